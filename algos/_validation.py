@@ -1,0 +1,247 @@
+"""Shared input checks with one error wording for the whole package.
+
+Every public entry point validates its input once, at the boundary, with these helpers. Messages
+follow scikit-learn's wording: they name the parameter, the rule, and what was received::
+
+    'gamma' must be a float in [0, 1]; got 1.5.
+
+Wrong *type* raises :class:`TypeError`; wrong *value* or *shape* raises :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+__all__ = [
+    "check_scalar_float",
+    "check_scalar_int",
+    "check_option",
+    "check_bool",
+    "check_array_1d",
+    "check_finite",
+    "check_random_state",
+    "spawn_generators",
+]
+
+
+def _interval_text(low, high, closed):
+    left = "[" if closed in ("both", "left") else "("
+    right = "]" if closed in ("both", "right") else ")"
+    lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
+    hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _in_interval(value, low, high, closed):
+    if low is not None:
+        if closed in ("both", "left"):
+            if value < low:
+                return False
+        elif value <= low:
+            return False
+    if high is not None:
+        if closed in ("both", "right"):
+            if value > high:
+                return False
+        elif value >= high:
+            return False
+    return True
+
+
+def check_scalar_float(value, name, *, low=None, high=None, closed="both"):
+    """Return ``value`` as a Python float, checking type, finiteness and an interval.
+
+    Parameters
+    ----------
+    value : object
+        The value to check. Booleans are rejected; any real number (int, float, numpy scalar) is
+        accepted.
+    name : str
+        Parameter name used in the error message.
+    low, high : float or None, default=None
+        Interval ends; ``None`` means unbounded.
+    closed : {"both", "left", "right", "neither"}, default="both"
+        Which ends are included.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ``value`` is NaN, infinite (when bounded) or outside the interval.
+
+    Examples
+    --------
+    >>> check_scalar_float(0.5, "gamma", low=0.0, high=1.0)
+    0.5
+    >>> check_scalar_float(1.5, "gamma", low=0.0, high=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'gamma' must be a float in [0, 1]; got 1.5.
+    """
+    interval = _interval_text(low, high, closed)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"'{name}' must be a float in {interval}; got {value!r} of type {type(value).__name__}."
+        )
+    value = float(value)
+    if np.isnan(value) or not _in_interval(value, low, high, closed):
+        raise ValueError(f"'{name}' must be a float in {interval}; got {value!r}.")
+    return value
+
+
+def check_scalar_int(value, name, *, low=None, high=None, closed="both"):
+    """Return ``value`` as a Python int, checking type and an interval.
+
+    Integral floats (``3.0``) are rejected: a count must be an integer.
+
+    Examples
+    --------
+    >>> check_scalar_int(3, "n_runs", low=1)
+    3
+    >>> check_scalar_int(0, "n_runs", low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'n_runs' must be an int in [1, inf]; got 0.
+    """
+    interval = _interval_text(low, high, closed)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"'{name}' must be an int in {interval}; got {value!r} of type {type(value).__name__}."
+        )
+    value = operator.index(value)
+    if not _in_interval(value, low, high, closed):
+        raise ValueError(f"'{name}' must be an int in {interval}; got {value!r}.")
+    return int(value)
+
+
+def check_option(value, name, options):
+    """Check that ``value`` is one of ``options`` (strings compared exactly).
+
+    Examples
+    --------
+    >>> check_option("index", "tie_break", ("index", "random"))
+    'index'
+    >>> check_option("foo", "tie_break", ("index", "random"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'tie_break' must be one of {'index', 'random'}; got 'foo'.
+    """
+    if not isinstance(value, str) or value not in options:
+        opts = ", ".join(repr(o) for o in options)
+        raise ValueError(f"'{name}' must be one of {{{opts}}}; got {value!r}.")
+    return value
+
+
+def check_bool(value, name):
+    """Check that ``value`` is a bool (Python or numpy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"'{name}' must be a bool; got {value!r} of type {type(value).__name__}.")
+    return bool(value)
+
+
+def check_finite(array, name):
+    """Raise ``ValueError`` if a float array contains NaN or inf, saying where."""
+    array = np.asarray(array)
+    if array.dtype.kind in "fc":
+        bad = ~np.isfinite(array)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            idx_txt = idx[0] if len(idx) == 1 else idx
+            raise ValueError(
+                f"'{name}' must contain only finite values; got {array[bad][0]!r} at index {idx_txt}."
+            )
+    return array
+
+
+def check_array_1d(value, name, *, dtype="int", allow_empty=True):
+    """Convert ``value`` to a 1-d numpy array of integers or floats, with clear errors.
+
+    Parameters
+    ----------
+    value : array-like
+    name : str
+    dtype : {"int", "float"}, default="int"
+        ``"int"`` accepts integer arrays and float arrays whose entries are all integral;
+        anything else (non-integral floats, strings, booleans, objects) raises ``TypeError``.
+    allow_empty : bool, default=True
+
+    Returns
+    -------
+    ndarray of int64 or float64
+    """
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged input and the like
+        raise TypeError(f"'{name}' must be a 1-d array of {dtype}s; got {type(value).__name__}.") from exc
+    if arr.ndim != 1:
+        raise ValueError(f"'{name}' must be 1-dimensional; got an array of shape {arr.shape}.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"'{name}' must not be empty; got an array of length 0.")
+    if dtype == "int":
+        if arr.size == 0:
+            return arr.astype(np.int64)
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "f":
+            check_finite(arr, name)
+            if np.all(arr == np.round(arr)):
+                return arr.astype(np.int64)
+            bad = arr[arr != np.round(arr)][0]
+            raise TypeError(f"'{name}' must contain integers; got non-integer value {bad!r}.")
+        raise TypeError(f"'{name}' must contain integers; got an array of dtype {arr.dtype}.")
+    if dtype == "float":
+        if arr.size and arr.dtype.kind not in "iuf":
+            raise TypeError(f"'{name}' must contain real numbers; got an array of dtype {arr.dtype}.")
+        arr = arr.astype(np.float64)
+        check_finite(arr, name)
+        return arr
+    raise ValueError(f"unknown dtype {dtype!r}")  # programming error, not user input
+
+
+def check_random_state(random_state, name="random_state"):
+    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``numpy.random.Generator``.
+
+    A ``RandomState`` is accepted for scikit-learn compatibility: a seed is drawn from it.
+
+    Examples
+    --------
+    >>> g = check_random_state(0)
+    >>> float(g.random()) == float(np.random.default_rng(0).random())
+    True
+    """
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+            if random_state < 0:
+                raise ValueError(f"'{name}' must be a non-negative int; got {random_state!r}.")
+        elif isinstance(random_state, (bool, np.bool_)):
+            raise TypeError(f"'{name}' must be None, an int or a numpy Generator; got a bool.")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    raise TypeError(
+        f"'{name}' must be None, an int, a SeedSequence or a numpy Generator; "
+        f"got {type(random_state).__name__}."
+    )
+
+
+def spawn_generators(random_state, n):
+    """Return ``n`` independent generators derived from ``random_state`` via ``SeedSequence.spawn``.
+
+    Same ``random_state`` (an int or SeedSequence), same children, whatever the order of use: this is
+    how Monte-Carlo replicates and sweep points get their own streams.
+    """
+    n = check_scalar_int(n, "n", low=0)
+    if isinstance(random_state, np.random.Generator):
+        seq = random_state.bit_generator.seed_seq.spawn(1)[0]
+    elif isinstance(random_state, np.random.SeedSequence):
+        seq = random_state
+    else:
+        rng = check_random_state(random_state)
+        seq = rng.bit_generator.seed_seq
+    return [np.random.default_rng(child) for child in seq.spawn(n)]

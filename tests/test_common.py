@@ -1,0 +1,40 @@
+"""scikit-learn estimator checks over every array estimator of the package.
+
+Estimators whose input is not an ``(X, y)`` array (online matching instances, POMDPs, point
+patterns) are checked for the parts of the contract that apply to them in their own test files
+(``get_params``/``set_params``/``clone``, ``fit`` returns ``self``, fitted attributes end in ``_``).
+Module issues add their array estimators to ``ARRAY_ESTIMATORS``; each expected failure needs a
+reason in ``EXPECTED_FAILED``.
+"""
+
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from algos.fair_matching import EqualFilling, ThresholdEqualFilling, WaterFilling
+
+ARRAY_ESTIMATORS = []  # filled by the modules with X, y estimators
+EXPECTED_FAILED = {}  # {estimator class name: {check name: reason}}
+
+NON_ARRAY_ESTIMATORS = [
+    ThresholdEqualFilling(gamma=0.3, exact=False, steps=50, tie_break="random", random_state=1),
+    EqualFilling(),
+    WaterFilling(verbose=0),
+]
+
+
+if ARRAY_ESTIMATORS:
+
+    @parametrize_with_checks(ARRAY_ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
+    def test_sklearn_compatible_estimator(estimator, check):
+        check(estimator)
+
+
+@pytest.mark.parametrize("est", NON_ARRAY_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_non_array_estimator_params_roundtrip(est):
+    params = est.get_params()
+    twin = clone(est)
+    assert type(twin) is type(est)
+    assert twin.get_params() == params
+    assert twin.set_params(**params) is twin
+    assert not [k for k in vars(twin) if k.endswith("_")], "clone must not carry fitted state"
