@@ -27,6 +27,13 @@ __all__ = [
 ]
 
 
+def _show(value):
+    """``repr`` of a value with numpy scalars shown as plain Python numbers."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
 def _interval_text(low, high, closed):
     left = "[" if closed in ("both", "left") else "("
     right = "]" if closed in ("both", "right") else ")"
@@ -85,10 +92,10 @@ def check_scalar_float(value, name, *, low=None, high=None, closed="both"):
     interval = _interval_text(low, high, closed)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(
-            f"'{name}' must be a float in {interval}; got {value!r} of type {type(value).__name__}."
+            f"'{name}' must be a float in {interval}; got {_show(value)} of type {type(value).__name__}."
         )
     value = float(value)
-    if np.isnan(value) or not _in_interval(value, low, high, closed):
+    if not np.isfinite(value) or not _in_interval(value, low, high, closed):
         raise ValueError(f"'{name}' must be a float in {interval}; got {value!r}.")
     return value
 
@@ -110,7 +117,7 @@ def check_scalar_int(value, name, *, low=None, high=None, closed="both"):
     interval = _interval_text(low, high, closed)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(
-            f"'{name}' must be an int in {interval}; got {value!r} of type {type(value).__name__}."
+            f"'{name}' must be an int in {interval}; got {_show(value)} of type {type(value).__name__}."
         )
     value = operator.index(value)
     if not _in_interval(value, low, high, closed):
@@ -130,8 +137,10 @@ def check_option(value, name, options):
     ...
     ValueError: 'tie_break' must be one of {'index', 'random'}; got 'foo'.
     """
-    if not isinstance(value, str) or value not in options:
-        opts = ", ".join(repr(o) for o in options)
+    opts = ", ".join(repr(o) for o in options)
+    if not isinstance(value, str):
+        raise TypeError(f"'{name}' must be one of {{{opts}}}; got {_show(value)} of type {type(value).__name__}.")
+    if value not in options:
         raise ValueError(f"'{name}' must be one of {{{opts}}}; got {value!r}.")
     return value
 
@@ -152,7 +161,7 @@ def check_finite(array, name):
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             idx_txt = idx[0] if len(idx) == 1 else idx
             raise ValueError(
-                f"'{name}' must contain only finite values; got {array[bad][0]!r} at index {idx_txt}."
+                f"'{name}' must contain only finite values; got {_show(array[bad][0])} at index {idx_txt}."
             )
     return array
 
@@ -191,7 +200,7 @@ def check_array_1d(value, name, *, dtype="int", allow_empty=True):
             if np.all(arr == np.round(arr)):
                 return arr.astype(np.int64)
             bad = arr[arr != np.round(arr)][0]
-            raise TypeError(f"'{name}' must contain integers; got non-integer value {bad!r}.")
+            raise TypeError(f"'{name}' must contain integers; got non-integer value {_show(bad)}.")
         raise TypeError(f"'{name}' must contain integers; got an array of dtype {arr.dtype}.")
     if dtype == "float":
         if arr.size and arr.dtype.kind not in "iuf":
@@ -213,12 +222,13 @@ def check_random_state(random_state, name="random_state"):
     >>> float(g.random()) == float(np.random.default_rng(0).random())
     True
     """
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(
+            f"'{name}' must be None, an int, a SeedSequence or a numpy Generator; got {type(random_state).__name__}."
+        )
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
-            if random_state < 0:
-                raise ValueError(f"'{name}' must be a non-negative int; got {random_state!r}.")
-        elif isinstance(random_state, (bool, np.bool_)):
-            raise TypeError(f"'{name}' must be None, an int or a numpy Generator; got a bool.")
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"'{name}' must be a non-negative int; got {_show(random_state)}.")
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -233,12 +243,17 @@ def check_random_state(random_state, name="random_state"):
 def spawn_generators(random_state, n):
     """Return ``n`` independent generators derived from ``random_state`` via ``SeedSequence.spawn``.
 
-    Same ``random_state`` (an int or SeedSequence), same children, whatever the order of use: this is
-    how Monte-Carlo replicates and sweep points get their own streams.
+    Same int ``random_state``, same children, whatever the order of use: this is how Monte-Carlo
+    replicates and sweep points get their own streams. A ``SeedSequence`` or ``Generator`` passed
+    twice gives fresh children the second time (numpy's ``spawn`` semantics).
     """
     n = check_scalar_int(n, "n", low=0)
     if isinstance(random_state, np.random.Generator):
-        seq = random_state.bit_generator.seed_seq.spawn(1)[0]
+        seq = getattr(random_state.bit_generator, "seed_seq", None)
+        if seq is None:  # a generator built on legacy seeding has no SeedSequence: draw one
+            seq = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
+        else:
+            seq = seq.spawn(1)[0]
     elif isinstance(random_state, np.random.SeedSequence):
         seq = random_state
     else:
