@@ -1,0 +1,860 @@
+r"""Offline evaluators for online class matching: OPT, bundle values, CEF, USW, CPROP, waste.
+
+All functions take an :class:`~algos.fair_matching.OnlineMatchingInstance` and an *allocation*: a
+scipy sparse matrix or a dense array of shape ``(n_agents, n_items)``, agents x items, column ``t``
+= item ``t`` in arrival order. The algorithms of this package return a ``scipy.sparse.csc_array``
+with the instance's own ``indptr``/``indices`` layout, but any layout is accepted.
+
+Definitions (spec section 1.1). Agent ``a`` has load :math:`x_a = \sum_t X_{a t}`; class ``i`` has
+utility :math:`u_i(X_i) = \sum_{a \in N_i} x_a`; the bundle of class ``j`` is the item vector
+:math:`c_j[t] = \sum_{b \in N_j} X_{b t}`, and :math:`u_i(X_j)` is the value of a maximum
+fractional b-matching between the agents :math:`N_i` (capacity 1) and the items (capacity
+:math:`c_j[t]`) on the input edges, i.e. a maximum flow.
+
+Every allocation is checked first (tolerance ``1e-9``): finite, non-negative, zero off the
+instance's edges, each item given at most 1 and each agent at most 1. An infeasible allocation
+raises ``ValueError`` naming the agent/item and the amount (use
+:func:`theory.fair_matching.check_allocation` to list all violations instead of raising).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from .._validation import (
+    check_array_1d,
+    check_bool,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+)
+from ._instance import OnlineMatchingInstance, as_instance
+from ._maxflow import _bundle_flow
+
+__all__ = [
+    "opt_matching_size",
+    "bundle_value",
+    "cef_matrix",
+    "cef_ratio",
+    "usw_ratio",
+    "cprop_ratio",
+    "is_non_wasteful",
+    "cef_trajectory",
+    "ex_ante_cef_ratio",
+    "ex_post_cef_ratio",
+    "ExAnteCEF",
+]
+
+#: feasibility tolerance applied to every allocation (spec section 2, "agent sums <= 1 (+1e-9)")
+FEASIBILITY_TOL = 1e-9
+#: pairs (i, j) with u_i(X_j) at or below this are skipped by the CEF ratio (spec section 2, T2)
+ZERO_VALUE_TOL = 1e-9
+
+
+# ============================================================================================ helpers
+class _Edges(NamedTuple):
+    m: int  # prefix length (number of items)
+    agent: np.ndarray  # int64, agent of each edge of the prefix, item-major order
+    item: np.ndarray  # int64, item of each edge
+    cls: np.ndarray  # int64, class of the agent of each edge
+    x: np.ndarray  # float64, allocation on each edge (0 where nothing is allocated)
+
+
+def _prefix_len(instance, n_items):
+    if n_items is None:
+        return instance.n_items
+    return check_scalar_int(n_items, "n_items", low=0, high=instance.n_items)
+
+
+def _edge_arrays(instance, m):
+    nnz = int(instance.indptr[m])
+    agent = np.ascontiguousarray(instance.indices[:nnz], dtype=np.int64)
+    item = np.repeat(np.arange(m, dtype=np.int64), np.diff(instance.indptr[: m + 1]))
+    cls = np.ascontiguousarray(instance.agent_class[agent], dtype=np.int64)
+    return agent, item, cls
+
+
+def _to_csc(allocation, name):
+    """Convert to a float64 ``csc_array`` with a clear TypeError/ValueError on bad input."""
+    if sp.issparse(allocation):
+        if allocation.dtype.kind not in "biuf":
+            raise TypeError(f"'{name}' must hold real numbers; got a sparse matrix of dtype {allocation.dtype}.")
+        if allocation.ndim != 2:
+            raise ValueError(f"'{name}' must be a 2-d agents x items matrix; got shape {allocation.shape}.")
+        return sp.csc_array(allocation, dtype=np.float64)
+    if isinstance(allocation, (np.ndarray, list, tuple)):
+        try:
+            arr = np.asarray(allocation)
+        except Exception as exc:  # ragged lists
+            raise TypeError(f"'{name}' must be a 2-d numeric array or scipy sparse matrix.") from exc
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"'{name}' must hold real numbers; got an array of dtype {arr.dtype}.")
+        if arr.ndim != 2:
+            raise ValueError(f"'{name}' must be a 2-d agents x items matrix; got shape {arr.shape}.")
+        return sp.csc_array(arr.astype(np.float64))
+    raise TypeError(
+        f"'{name}' must be a scipy sparse matrix or a 2-d numpy array (agents x items); "
+        f"got {type(allocation).__name__}."
+    )
+
+
+def _prepare(instance, allocation, m, name="allocation", tol=FEASIBILITY_TOL):
+    """Validate ``allocation`` against the prefix of length ``m`` and align it with the edges.
+
+    The allocation may have ``instance.n_items`` columns (only the first ``m`` are used) or
+    exactly ``m`` columns. Returns an :class:`_Edges`.
+    """
+    X = _to_csc(allocation, name)
+    n = instance.n_agents
+    if X.shape[0] != n or X.shape[1] not in (instance.n_items, m):
+        want = f"({n}, {instance.n_items})" if m == instance.n_items else f"({n}, {instance.n_items}) or ({n}, {m})"
+        raise ValueError(f"'{name}' must have shape {want} (agents x items); got shape {X.shape}.")
+    if X.shape[1] != m:
+        X = sp.csc_array(X[:, :m])
+    X.sum_duplicates()
+    rows = X.indices.astype(np.int64)
+    cols = np.repeat(np.arange(m, dtype=np.int64), np.diff(X.indptr))
+    vals = X.data
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        e = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"'{name}' must contain only finite values; got X[{rows[e]}, {cols[e]}] = {float(vals[e])!r}."
+        )
+    bad = vals < -tol
+    if bad.any():
+        e = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"'{name}' must be non-negative (tolerance {tol:g}); got X[{rows[e]}, {cols[e]}] = {float(vals[e])!r}."
+        )
+    agent, item, cls = _edge_arrays(instance, m)
+    edge_key = item * n + agent  # sorted: item-major, agents sorted within an item
+    key = cols * n + rows
+    pos = np.searchsorted(edge_key, key)
+    on = pos < edge_key.shape[0]
+    on[on] = edge_key[pos[on]] == key[on]
+    off = ~on & (np.abs(vals) > tol)
+    if off.any():
+        e = int(np.flatnonzero(off)[0])
+        raise ValueError(
+            f"'{name}' must be zero off the instance's edges (tolerance {tol:g}); got "
+            f"X[{rows[e]}, {cols[e]}] = {float(vals[e])!r}, but agent {rows[e]} does not like item {cols[e]}."
+        )
+    x = np.zeros(edge_key.shape[0], dtype=np.float64)
+    x[pos[on]] = np.maximum(vals[on], 0.0)
+    item_sum = np.bincount(item, weights=x, minlength=m)
+    bad = item_sum > 1.0 + tol
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"'{name}' must give each item at most 1 (tolerance {tol:g}); item {t} is given {float(item_sum[t])!r}."
+        )
+    load = np.bincount(agent, weights=x, minlength=n)
+    bad = load > 1.0 + tol
+    if bad.any():
+        a = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"'{name}' must give each agent at most 1 (tolerance {tol:g}); agent {a} receives {float(load[a])!r}."
+        )
+    return _Edges(m, agent, item, cls, x)
+
+
+def _class_utility(E, k):
+    return np.bincount(E.cls, weights=E.x, minlength=k)
+
+
+def _cef_matrix_core(E, k, class_sizes, need=None):
+    """The k x k matrix V[i, j] = u_i(X_j) on the edges ``E``.
+
+    ``need`` is an optional boolean k x k mask of the off-diagonal entries to compute; the others
+    are NaN. The diagonal is always the class utility.
+    """
+    m = E.m
+    V = np.zeros((k, k), dtype=np.float64)
+    if need is not None:
+        V[~need] = np.nan
+    V[np.diag_indices(k)] = _class_utility(E, k)
+    if k == 1 or E.x.shape[0] == 0:
+        if need is None:
+            return V
+        off = need & ~np.eye(k, dtype=bool)
+        V[off] = 0.0
+        return V
+    # unique (class, item) pairs: item t has a neighbour in class i
+    pair_key = np.unique(E.cls * m + E.item)
+    pair_cls, pair_item = pair_key // m, pair_key % m
+    for j in range(k):
+        rows = [i for i in range(k) if i != j and (need is None or need[i, j])]
+        if not rows:
+            continue
+        in_j = E.cls == j
+        c_j = np.bincount(E.item[in_j], weights=E.x[in_j], minlength=m)
+        # cheap upper bound u_i(X_j) <= min(|N_i|, sum of c_j over items with a neighbour in N_i)
+        ub = np.minimum(np.bincount(pair_cls, weights=c_j[pair_item], minlength=k), class_sizes)
+        for i in rows:
+            V[i, j] = 0.0 if ub[i] <= 0.0 else _bundle_flow(E.agent, E.item, E.cls, i, c_j)
+    return V
+
+
+def _ratio_from_matrix(V, zero_tol=ZERO_VALUE_TOL):
+    """min over i != j with V[i, j] > zero_tol of V[i, i] / V[i, j] (NaN entries skipped); 1.0 if none.
+
+    Returns ``(ratio, (i, j) or None)``.
+    """
+    k = V.shape[0]
+    best, arg = np.inf, None
+    for i in range(k):
+        for j in range(k):
+            if i != j and V[i, j] > zero_tol:  # NaN compares False: skipped
+                r = V[i, i] / V[i, j]
+                if r < best:
+                    best, arg = r, (i, j)
+    return (1.0, None) if arg is None else (float(best), arg)
+
+
+def _check_allocations(allocations, name="allocations"):
+    if sp.issparse(allocations) or (isinstance(allocations, np.ndarray) and allocations.ndim != 3):
+        raise TypeError(
+            f"'{name}' must be a sequence of allocations (one per run) or a 3-d array (runs x agents x "
+            f"items); got a single {type(allocations).__name__}"
+            + (f" of shape {allocations.shape}." if hasattr(allocations, "shape") else ".")
+        )
+    if isinstance(allocations, (str, bytes, dict)) or not hasattr(allocations, "__len__"):
+        raise TypeError(
+            f"'{name}' must be a sequence of allocations (one per run); got {type(allocations).__name__}."
+        )
+    if len(allocations) == 0:
+        raise ValueError(f"'{name}' must hold at least one allocation; got an empty sequence.")
+    return list(allocations)
+
+
+def _run_matrices(instance, allocations, name="allocations"):
+    allocations = _check_allocations(allocations, name)
+    k = instance.n_classes
+    sizes = instance.class_sizes.astype(np.float64)
+    out = np.empty((len(allocations), k, k), dtype=np.float64)
+    for r, alloc in enumerate(allocations):
+        E = _prepare(instance, alloc, instance.n_items, name=f"{name}[{r}]")
+        out[r] = _cef_matrix_core(E, k, sizes)
+    return out
+
+
+# ============================================================================================ public
+def opt_matching_size(instance, n_items=None):
+    r"""Size of a maximum matching of the (prefix of the) instance: the offline optimum OPT.
+
+    OPT is the maximum-cardinality matching of the bipartite graph agents x items. The fractional
+    optimum (max fractional matching) equals it because the bipartite incidence matrix is totally
+    unimodular, so OPT is also the benchmark for divisible algorithms (spec section 1.1, USW).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    n_items : int in [0, instance.n_items], default=None
+        Use only the first ``n_items`` arrivals; ``None`` means the whole instance.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``instance`` is not an :class:`OnlineMatchingInstance` or ``n_items`` is not an int.
+    ValueError
+        If ``n_items`` is out of range.
+
+    See Also
+    --------
+    usw_ratio : allocated mass divided by OPT.
+
+    Notes
+    -----
+    Hopcroft-Karp via :func:`scipy.sparse.csgraph.maximum_bipartite_matching`,
+    :math:`O(|E| \sqrt{|V|})`.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(3, [0, 0, 1], [[0, 1, 2], [0], [0]])
+    >>> opt_matching_size(inst), opt_matching_size(inst, n_items=1)
+    (2, 1)
+    """
+    instance = as_instance(instance)
+    m = _prefix_len(instance, n_items)
+    nnz = int(instance.indptr[m])
+    if nnz == 0:
+        return 0
+    B = sp.csr_array(instance.biadjacency(m))
+    match = maximum_bipartite_matching(B, perm_type="column")
+    return int(np.count_nonzero(match >= 0))
+
+
+def bundle_value(instance, class_i, item_capacity):
+    r"""Value :math:`u_i(c)` of an item-capacity vector for class ``i``, by maximum flow.
+
+    The value is the largest fractional b-matching between the agents :math:`N_i` of class ``i``
+    (capacity 1 each) and the items (capacity ``item_capacity[t]``), using only the instance's
+    edges. With ``item_capacity`` = the bundle :math:`c_j` of class ``j`` this is
+    :math:`u_i(X_j)` (spec section 1.1).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    class_i : int in [0, n_classes - 1]
+    item_capacity : array-like of float, shape (n_items,)
+        Non-negative, finite capacities, one per item in arrival order.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        Wrong types (not an instance, a non-integer class, non-numeric capacities).
+    ValueError
+        Class out of range, wrong length, negative or non-finite capacity.
+
+    See Also
+    --------
+    cef_matrix : all values :math:`u_i(X_j)` at once.
+
+    Notes
+    -----
+    Max flow on the network source -> agent (1) -> item (:math:`\infty`, on edges) -> sink
+    (:math:`c[t]`), keeping only items with :math:`c[t] > 0` that have a neighbour in class ``i``.
+    It is solved by a numba Dinic kernel (BFS level graph + iterative DFS with current-arc pointers;
+    residual capacities below ``1e-12`` count as saturated). By max-flow/min-cut and total
+    unimodularity,
+
+    .. math:: u_i(c) = \min_{T \subseteq N_i} \Big( |N_i \setminus T| + \sum_{t \in N(T)} c[t] \Big).
+
+    With 0/1 item capacities the network is a unit network and Dinic needs
+    :math:`O(\sqrt{|V|})` phases of :math:`O(|E|)` work each; for fractional capacities the
+    general bound :math:`O(|V|^2 |E|)` applies.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(3, [0, 0, 1], [[0, 1, 2], [0], [0]])
+    >>> bundle_value(inst, 0, [0.5, 1.0, 1.0])
+    1.5
+    >>> bundle_value(inst, 1, [0.5, 1.0, 1.0])
+    0.5
+    """
+    instance = as_instance(instance)
+    class_i = check_scalar_int(class_i, "class_i", low=0, high=instance.n_classes - 1)
+    cap = check_array_1d(item_capacity, "item_capacity", dtype="float")
+    if cap.shape[0] != instance.n_items:
+        raise ValueError(
+            f"'item_capacity' must have one entry per item (n_items={instance.n_items}); got length {cap.shape[0]}."
+        )
+    if cap.size and cap.min() < 0:
+        t = int(np.argmin(cap))
+        raise ValueError(f"'item_capacity' must be non-negative; got {float(cap[t])!r} at index {t}.")
+    agent, item, cls = _edge_arrays(instance, instance.n_items)
+    return _bundle_flow(agent, item, cls, class_i, np.ascontiguousarray(cap))
+
+
+def cef_matrix(instance, allocation, n_items=None, pairs="all", *, n_pairs=None, random_state=None):
+    r"""Matrix of class values :math:`V_{ij} = u_i(X_j)`: what class ``i`` gets from class ``j``'s bundle.
+
+    The diagonal is the class utility :math:`u_i(X_i) = \sum_{a \in N_i} x_a` (the allocation
+    restricted to a class is already a matching, so no flow is needed). An off-diagonal entry is the
+    max-flow value of class ``j``'s bundle :math:`c_j` for class ``i`` (see :func:`bundle_value`).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+        Agents x items; with ``n_items`` set, shape ``(n_agents, n_items)`` of the prefix is also
+        accepted.
+    n_items : int in [0, instance.n_items], default=None
+        Evaluate after the first ``n_items`` arrivals (prefix); ``None`` means all items.
+    pairs : {"all", "sampled"}, default="all"
+        ``"all"`` computes every off-diagonal entry (``k (k - 1)`` max flows at most).
+        ``"sampled"`` computes ``n_pairs`` ordered pairs ``(i, j)``, ``i != j``, drawn uniformly
+        without replacement; the other off-diagonal entries are NaN.
+    n_pairs : int >= 1, default=None
+        Required when ``pairs="sampled"`` (capped at ``k (k - 1)``).
+    random_state : None, int or numpy Generator, default=None
+        Seed for the pair sample.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_classes, n_classes)
+
+    Raises
+    ------
+    TypeError
+        Wrong types.
+    ValueError
+        Wrong shape, an infeasible allocation (negative, off-edge, item or agent over-allocated,
+        tolerance ``1e-9``), ``n_items`` out of range, an unknown ``pairs``.
+
+    See Also
+    --------
+    cef_ratio, bundle_value
+
+    Notes
+    -----
+    Before each flow the cheap bound
+    :math:`u_i(X_j) \le \min(|N_i|, \sum_{t:\, N(t) \cap N_i \ne \emptyset} c_j[t])` is evaluated,
+    and the flow is skipped when it is 0. Cost: :math:`O(k \cdot |E|)` numpy work plus at most
+    :math:`k(k-1)` max flows.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0, 1]])
+    >>> X = np.array([[1.0, 0.0], [0.0, 0.5]])
+    >>> cef_matrix(inst, X)
+    array([[1. , 0.5],
+           [1. , 0.5]])
+    """
+    instance = as_instance(instance)
+    m = _prefix_len(instance, n_items)
+    check_option(pairs, "pairs", ("all", "sampled"))
+    k = instance.n_classes
+    need = None
+    if pairs == "sampled":
+        if n_pairs is None:
+            raise ValueError("'n_pairs' must be an int in [1, inf] when pairs='sampled'; got None.")
+        n_pairs = check_scalar_int(n_pairs, "n_pairs", low=1)
+        rng = check_random_state(random_state)
+        off = np.flatnonzero(~np.eye(k, dtype=bool).ravel())
+        chosen = rng.choice(off, size=min(n_pairs, off.shape[0]), replace=False) if off.size else off
+        need = np.zeros(k * k, dtype=bool)
+        need[chosen] = True
+        need = need.reshape(k, k)
+    E = _prepare(instance, allocation, m)
+    return _cef_matrix_core(E, k, instance.class_sizes.astype(np.float64), need)
+
+
+def cef_ratio(instance, allocation, n_items=None):
+    r"""Realised class envy-freeness ratio :math:`\min_{i \ne j} u_i(X_i) / u_i(X_j)`.
+
+    The minimum runs over ordered pairs with :math:`u_i(X_j) > 10^{-9}`; pairs where class ``i``
+    values ``j``'s bundle at (about) 0 cannot envy and are skipped. The ratio is 1.0 when
+    ``k == 1`` or when every such value is about 0 (CEF is then vacuous). An allocation is
+    :math:`\alpha`-CEF iff the ratio is at least :math:`\alpha`.
+
+    The ratio is **not capped at 1**: if every class strictly prefers its own bundle the value
+    exceeds 1 (it can be as large as :math:`|N_i|/10^{-9}` in principle).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+    n_items : int, default=None
+        Prefix length (see :func:`cef_matrix`).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`cef_matrix`.
+
+    See Also
+    --------
+    cef_matrix, cef_trajectory, ex_ante_cef_ratio, theory.fair_matching.cef_lower_bound
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0, 1]])
+    >>> cef_ratio(inst, np.array([[1.0, 0.0], [0.0, 0.5]]))
+    0.5
+    """
+    V = cef_matrix(instance, allocation, n_items)
+    return _ratio_from_matrix(V)[0]
+
+
+def usw_ratio(instance, allocation, n_items=None):
+    r"""Utilitarian welfare ratio: total allocated mass :math:`\sum_a x_a` divided by OPT.
+
+    OPT is the maximum matching of the same prefix (:func:`opt_matching_size`). The ratio is 1.0
+    when OPT == 0 (then nothing can be allocated on an edge).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+    n_items : int, default=None
+        Prefix length; both the allocated mass and OPT use the first ``n_items`` items.
+
+    Returns
+    -------
+    float
+        In [0, 1] for feasible allocations (up to the ``1e-9`` feasibility tolerance).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`cef_matrix`.
+
+    See Also
+    --------
+    theory.fair_matching.usw_lower_bound
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0]])
+    >>> usw_ratio(inst, np.array([[1.0, 0.0], [0.0, 0.0]]))
+    0.5
+    """
+    instance = as_instance(instance)
+    m = _prefix_len(instance, n_items)
+    E = _prepare(instance, allocation, m)
+    total = float(E.x.sum())
+    opt = opt_matching_size(instance, m)
+    if opt == 0:
+        return 1.0
+    return total / opt
+
+
+def cprop_ratio(instance, allocation):
+    r"""Class proportionality ratio :math:`\min_i u_i(X_i) / (\tfrac1k u_i(M))` (reconstructed).
+
+    :math:`u_i(M)` is the size of a maximum matching between class ``i``'s agents and *all* items
+    (class ``i``'s value of the whole item set). Classes with :math:`u_i(M) = 0` are skipped; the
+    ratio is 1.0 if every class is skipped. An allocation is :math:`\alpha`-CPROP iff the ratio is
+    at least :math:`\alpha`. The ratio is not capped at 1 (it can reach ``k``).
+
+    .. note:: reconstructed: the proportional share :math:`u_i(M)/k` is the project's reading of
+       H23/H24 (spec section 1.1, CPROP [R]); the papers may define the share slightly
+       differently.
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`cef_matrix`.
+
+    References
+    ----------
+    .. [1] H. Hosseini, Z. Huang, A. Igarashi, N. Shah, "Class Fairness in Online Matching",
+       AAAI 2023 (arXiv:2203.03751).
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0, 1]])
+    >>> cprop_ratio(inst, np.array([[1.0, 0.0], [0.0, 0.5]]))
+    1.0
+    """
+    instance = as_instance(instance)
+    m = instance.n_items
+    E = _prepare(instance, allocation, m)
+    k = instance.n_classes
+    util = _class_utility(E, k)
+    B = sp.csr_array(instance.biadjacency(m))
+    best = np.inf
+    for i in range(k):
+        rows = np.flatnonzero(instance.agent_class == i)
+        Bi = sp.csr_array(B[rows])
+        if Bi.nnz == 0:
+            continue
+        share = np.count_nonzero(maximum_bipartite_matching(Bi, perm_type="column") >= 0) / k
+        best = min(best, util[i] / share)
+    return 1.0 if best == np.inf else float(best)
+
+
+def is_non_wasteful(instance, allocation, tol=1e-9, integral=False):
+    r"""Whether no item kept unallocated mass while one of its neighbours still had room.
+
+    Checked in the online sense: for every item ``t`` with :math:`1 - \sum_a X_{at} > \mathrm{tol}`,
+    every neighbour ``a`` of ``t`` must have load :math:`\sum_{s \le t} X_{as} \ge 1 - \mathrm{tol}`
+    *after* item ``t`` was processed (loads only grow, so this is the condition at the moment
+    ``t`` left; it implies the end-of-stream condition). With ``integral=True`` the allocation must
+    be a 0/1 matching (indivisible case: no item left unmatched while a neighbour was unmatched).
+
+    A non-wasteful algorithm builds a maximal fractional matching and so is at least 1/2-USW
+    (:func:`theory.fair_matching.nonwasteful_usw_lower_bound`).
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+    tol : float >= 0, default=1e-9
+        Tolerance for "unallocated", "full", integrality and feasibility.
+    integral : bool, default=False
+        Require (and check) a 0/1 allocation.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        Wrong types.
+    ValueError
+        Wrong shape, an infeasible allocation, or a fractional entry when ``integral=True``.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0]])
+    >>> is_non_wasteful(inst, np.array([[0.0, 1.0], [1.0, 0.0]]))
+    True
+    >>> is_non_wasteful(inst, np.array([[1.0, 0.0], [0.0, 0.0]]))
+    True
+    >>> is_non_wasteful(inst, np.array([[0.0, 0.0], [1.0, 0.0]]))  # item 1 dropped, agent 0 empty
+    False
+    """
+    instance = as_instance(instance)
+    tol = check_scalar_float(tol, "tol", low=0.0)
+    integral = check_bool(integral, "integral")
+    E = _prepare(instance, allocation, instance.n_items, tol=tol)
+    if integral:
+        frac = np.minimum(np.abs(E.x), np.abs(E.x - 1.0)) > tol
+        if frac.any():
+            e = int(np.flatnonzero(frac)[0])
+            raise ValueError(
+                f"'allocation' must be 0/1 when integral=True (tolerance {tol:g}); got "
+                f"X[{E.agent[e]}, {E.item[e]}] = {float(E.x[e])!r}."
+            )
+    if E.x.shape[0] == 0:
+        return True
+    # load of each edge's agent after the edge's item: cumulative sums per agent in item order
+    order = np.lexsort((E.item, E.agent))
+    xs = E.x[order]
+    cs = np.cumsum(xs)
+    ag = E.agent[order]
+    start = np.ones(ag.shape[0], dtype=bool)
+    start[1:] = ag[1:] != ag[:-1]
+    first = np.maximum.accumulate(np.where(start, np.arange(ag.shape[0]), 0))
+    load_after = np.empty_like(cs)
+    load_after[order] = cs - cs[first] + xs[first]
+    deficit = 1.0 - np.bincount(E.item, weights=E.x, minlength=E.m)
+    wasteful = (deficit[E.item] > tol) & (load_after < 1.0 - tol)
+    return not bool(wasteful.any())
+
+
+def cef_trajectory(instance, allocation):
+    r"""CEF ratio after each arrival: entry ``t`` is :func:`cef_ratio` of the prefix of items ``0..t``.
+
+    The lower bound of the paper is a prefix property (it holds after every arrival); this curve
+    shows it, and is handy for teaching plots.
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocation : scipy sparse matrix or ndarray, shape (n_agents, n_items)
+
+    Returns
+    -------
+    ndarray of float64, shape (n_items,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`cef_matrix`.
+
+    Notes
+    -----
+    Incremental: when item ``t`` arrives, :math:`u_i(X_j)` can change only if
+    :math:`c_j[t] > 0` and ``t`` has a neighbour in class ``i`` (otherwise item ``t`` is not in the
+    flow network and the network is unchanged), so only those pairs are re-solved. Worst case
+    :math:`O(m k^2)` max flows.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0, 1]])
+    >>> cef_trajectory(inst, np.array([[1.0, 0.0], [0.0, 0.5]]))
+    array([0. , 0.5])
+    """
+    instance = as_instance(instance)
+    m = instance.n_items
+    E = _prepare(instance, allocation, m)
+    k = instance.n_classes
+    out = np.ones(m, dtype=np.float64)
+    if k == 1 or m == 0:
+        return out
+    sizes = instance.class_sizes.astype(np.float64)
+    V = np.zeros((k, k), dtype=np.float64)
+    util = np.zeros(k, dtype=np.float64)
+    indptr = instance.indptr
+    for t in range(m):
+        lo, hi = int(indptr[t]), int(indptr[t + 1])
+        if hi > lo:
+            cls_t, x_t = E.cls[lo:hi], E.x[lo:hi]
+            util += np.bincount(cls_t, weights=x_t, minlength=k)
+            js = np.unique(cls_t[x_t > 0.0])
+            if js.size:
+                is_ = np.unique(cls_t)
+                need = np.zeros((k, k), dtype=bool)
+                need[np.ix_(is_, js)] = True
+                np.fill_diagonal(need, False)
+                if need.any():
+                    P = _Edges(t + 1, E.agent[:hi], E.item[:hi], E.cls[:hi], E.x[:hi])
+                    W = _cef_matrix_core(P, k, sizes, need)
+                    V[need] = W[need]
+        V[np.diag_indices(k)] = util
+        out[t] = _ratio_from_matrix(V)[0]
+    return out
+
+
+class ExAnteCEF(NamedTuple):
+    r"""Ex-ante CEF of a randomised algorithm (ratio of means) with its delta-method standard error.
+
+    Attributes
+    ----------
+    ratio : float
+        :math:`\min_{i \ne j} \overline{V}_{ii} / \overline{V}_{ij}` over pairs with
+        :math:`\overline{V}_{ij} > 10^{-9}` (1.0 if none).
+    se : float
+        Delta-method standard error of ``ratio`` at the minimising pair:
+        :math:`\mathrm{sd}(V_{ii} - r V_{ij}) / (\sqrt{R}\, \overline{V}_{ij})`; 0.0 if no pair.
+    pair : tuple of int or None
+        The minimising ordered pair ``(i, j)``.
+    mean_matrix : ndarray, shape (k, k)
+        :math:`\overline{V}`, the mean of the per-run matrices.
+    run_matrices : ndarray, shape (R, k, k)
+        The per-run matrices :math:`V^{(r)}_{ij} = u_i(X^{(r)}_j)`.
+    """
+
+    ratio: float
+    se: float
+    pair: tuple | None
+    mean_matrix: np.ndarray
+    run_matrices: np.ndarray
+
+    def gap(self, alpha):
+        r"""Per-pair margin of the ex-ante :math:`\alpha`-CEF inequality and its standard error.
+
+        Returns ``(gap, se)``, two k x k arrays with
+        :math:`\mathrm{gap}_{ij} = \overline{V}_{ii} - \alpha \overline{V}_{ij}` and
+        :math:`\mathrm{se}_{ij} = \mathrm{sd}_r(V^{(r)}_{ii} - \alpha V^{(r)}_{ij}) / \sqrt{R}`
+        (the "combined" standard error of spec section 2, T3; the diagonal is 0). The ex-ante
+        bound passes a 4-SE test when ``(gap >= -4 * se - 1e-3).all()``.
+        """
+        alpha = check_scalar_float(alpha, "alpha", low=0.0)
+        Vr = self.run_matrices
+        R, k = Vr.shape[0], Vr.shape[1]
+        diag = np.einsum("rii->ri", Vr)[:, :, None]
+        D = diag - alpha * Vr
+        gap = D.mean(axis=0)
+        se = D.std(axis=0, ddof=1) / np.sqrt(R) if R > 1 else np.full((k, k), np.inf)
+        eye = np.eye(k, dtype=bool)
+        gap[eye], se[eye] = 0.0, 0.0
+        return gap, se
+
+
+def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
+    r"""**Ex-ante** CEF of a randomised algorithm: a ratio of means over Monte-Carlo runs.
+
+    .. math:: \min_{i \ne j} \frac{\tfrac1R \sum_r u_i(X^{(r)}_i)}{\tfrac1R \sum_r u_i(X^{(r)}_j)}
+
+    over pairs whose mean value exceeds ``1e-9`` (1.0 if none). This estimates the ex-ante notion
+    :math:`\mathbb E[u_i(X_i)] \ge \alpha\, \mathbb E[u_i(X_j)]` used for randomised algorithms
+    (spec section 1.1 [R], H24's convention). It differs from :func:`ex_post_cef_ratio`, the mean of
+    the per-run ratios; report both and label them.
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocations : sequence of allocations, or ndarray of shape (R, n_agents, n_items)
+        One allocation per run (e.g. Monte-Carlo realisations of ``HybridRanking``).
+    return_se : bool, default=False
+        Also return the standard error and the per-run matrices (needs ``R >= 2``).
+
+    Returns
+    -------
+    float or ExAnteCEF
+        The ratio; with ``return_se=True`` an :class:`ExAnteCEF` ``(ratio, se, pair, mean_matrix,
+        run_matrices)`` whose :meth:`ExAnteCEF.gap` gives the per-pair "combined SE" test of spec
+        section 2 (T3).
+
+    Raises
+    ------
+    TypeError
+        ``allocations`` is a single matrix or not a sequence; wrong types inside.
+    ValueError
+        Empty ``allocations``; fewer than 2 runs with ``return_se=True``; an infeasible allocation
+        (the message names ``allocations[r]``).
+
+    See Also
+    --------
+    ex_post_cef_ratio, cef_ratio, theory.fair_matching.cef_lower_bound
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1]])
+    >>> runs = [np.array([[1.0], [0.0]]), np.array([[0.0], [1.0]])]
+    >>> ex_ante_cef_ratio(inst, runs), ex_post_cef_ratio(inst, runs)
+    (1.0, 0.0)
+    """
+    instance = as_instance(instance)
+    return_se = check_bool(return_se, "return_se")
+    Vr = _run_matrices(instance, allocations)
+    R = Vr.shape[0]
+    if return_se and R < 2:
+        raise ValueError(f"'allocations' must hold at least 2 allocations when return_se=True; got {R}.")
+    Vbar = Vr.mean(axis=0)
+    ratio, pair = _ratio_from_matrix(Vbar)
+    if not return_se:
+        return ratio
+    if pair is None:
+        se = 0.0
+    else:
+        i, j = pair
+        g = Vr[:, i, i] - ratio * Vr[:, i, j]
+        se = float(g.std(ddof=1) / np.sqrt(R) / Vbar[i, j])
+    return ExAnteCEF(ratio, se, pair, Vbar, Vr)
+
+
+def ex_post_cef_ratio(instance, allocations, *, return_se=False):
+    r"""**Ex-post** CEF of a randomised algorithm: the mean over runs of the realised CEF ratio.
+
+    .. math:: \frac1R \sum_r \min_{i \ne j} u_i(X^{(r)}_i) / u_i(X^{(r)}_j)
+
+    (each run's ratio as in :func:`cef_ratio`). By Jensen-type effects this is usually *not* the
+    quantity the ex-ante guarantees bound; see :func:`ex_ante_cef_ratio` for the ratio of means.
+
+    Parameters
+    ----------
+    instance : OnlineMatchingInstance
+    allocations : sequence of allocations, or ndarray of shape (R, n_agents, n_items)
+    return_se : bool, default=False
+        Also return the standard error of the mean (needs ``R >= 2``).
+
+    Returns
+    -------
+    float or tuple of (float, float)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`ex_ante_cef_ratio`.
+
+    Examples
+    --------
+    >>> inst = OnlineMatchingInstance(2, [0, 1], [[0, 1], [0, 1]])
+    >>> runs = [np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 0.0]])]
+    >>> ex_post_cef_ratio(inst, runs)
+    0.5
+    """
+    instance = as_instance(instance)
+    return_se = check_bool(return_se, "return_se")
+    Vr = _run_matrices(instance, allocations)
+    R = Vr.shape[0]
+    if return_se and R < 2:
+        raise ValueError(f"'allocations' must hold at least 2 allocations when return_se=True; got {R}.")
+    ratios = np.array([_ratio_from_matrix(V)[0] for V in Vr])
+    mean = float(ratios.mean())
+    if not return_se:
+        return mean
+    return mean, float(ratios.std(ddof=1) / np.sqrt(R))
