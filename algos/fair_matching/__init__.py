@@ -8,7 +8,9 @@ the baselines are :class:`WaterFilling`, :class:`EqualFilling`, :class:`Ranking`
 :mod:`algos.fair_matching.metrics`; the guarantees in :mod:`theory.fair_matching`.
 """
 
+from ._adversary import hill_climb_instance
 from ._divisible import EqualFilling, ThresholdEqualFilling, WaterFilling
+from ._evaluate import evaluate
 from ._generators import (
     complete_instance,
     davis_instance,
@@ -18,13 +20,41 @@ from ._generators import (
     triangular_instance,
     upper_bound_instance,
 )
+from ._indivisible import Greedy, HybridRanking, Ranking
 from ._instance import OnlineMatchingInstance
+from .metrics import (
+    bundle_value,
+    cef_matrix,
+    cef_ratio,
+    cef_trajectory,
+    cprop_ratio,
+    ex_ante_cef_ratio,
+    ex_post_cef_ratio,
+    is_non_wasteful,
+    opt_matching_size,
+    usw_ratio,
+)
 
 __all__ = [
     "OnlineMatchingInstance",
     "ThresholdEqualFilling",
     "EqualFilling",
     "WaterFilling",
+    "HybridRanking",
+    "Ranking",
+    "Greedy",
+    "evaluate",
+    "hill_climb_instance",
+    "opt_matching_size",
+    "bundle_value",
+    "cef_matrix",
+    "cef_ratio",
+    "cef_trajectory",
+    "cprop_ratio",
+    "ex_ante_cef_ratio",
+    "ex_post_cef_ratio",
+    "is_non_wasteful",
+    "usw_ratio",
     "random_instance",
     "sparse_random_instance",
     "triangular_instance",
