@@ -11,7 +11,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from algos.fair_matching import EqualFilling, ThresholdEqualFilling, WaterFilling
+from algos.fair_matching import EqualFilling, Greedy, HybridRanking, Ranking, ThresholdEqualFilling, WaterFilling
 
 ARRAY_ESTIMATORS = []  # filled by the modules with X, y estimators
 EXPECTED_FAILED = {}  # {estimator class name: {check name: reason}}
@@ -20,6 +20,9 @@ NON_ARRAY_ESTIMATORS = [
     ThresholdEqualFilling(gamma=0.3, exact=False, steps=50, tie_break="random", random_state=1),
     EqualFilling(),
     WaterFilling(verbose=0),
+    HybridRanking(gamma=0.4, fair_rule="random_class", n_runs=3, random_state=0),
+    Ranking(n_runs=2, random_state=1),
+    Greedy(tie="first"),
 ]
 
 
@@ -38,3 +41,17 @@ def test_non_array_estimator_params_roundtrip(est):
     assert twin.get_params() == params
     assert twin.set_params(**params) is twin
     assert not [k for k in vars(twin) if k.endswith("_")], "clone must not carry fitted state"
+
+
+@pytest.mark.parametrize("est", NON_ARRAY_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_non_array_estimator_fit_contract(est):
+    """fit returns self, learns attributes ending in '_', and refitting a clone gives the same
+    allocation (fixed random_state)."""
+    from algos.fair_matching import random_instance
+
+    inst = random_instance(7, 9, n_classes=3, p=0.4, random_state=0)
+    assert est.fit(inst) is est
+    assert est.allocation_.shape == (7, 9)
+    assert est.n_items_seen_ == 9 and est.n_classes_ == 3
+    again = clone(est).fit(inst)
+    assert (again.allocation_ != est.allocation_).nnz == 0

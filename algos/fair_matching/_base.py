@@ -81,6 +81,14 @@ class _GrowingCSR:
         self.n_items += m
         return self._data[start:need]
 
+    def rows(self, start, n_agents):
+        """Dense (items x agents) block of the items ``start..n_items-1`` (cost: that block only)."""
+        out = np.zeros((self.n_items - start, n_agents), dtype=self._data.dtype)
+        for t in range(start, self.n_items):
+            lo, hi = self.indptr[t], self.indptr[t + 1]
+            out[t - start, self._indices[lo:hi]] = self._data[lo:hi]
+        return out
+
     def matrix(self, n_agents):
         m, nnz = self.n_items, self.nnz
         return sp.csc_array(
@@ -184,7 +192,7 @@ class OnlineAllocatorMixin:
         )
         start = self._alloc.n_items
         self.partial_fit(item_neighbors)
-        X = self.allocation_[:, start:].toarray().T
+        X = self._alloc.rows(start, self.n_agents_)
         return X[0] if single else X
 
     def _run(self, indptr, indices):

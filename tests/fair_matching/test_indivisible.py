@@ -434,6 +434,20 @@ def test_randomness_contract_replayed_by_hand(inst, gamma, rule, seed, R):
     assert_array_equal(est.matches_, ref)
 
 
+def test_pickled_mid_stream_continues_identically():
+    """A fitted estimator survives pickling (joblib sweeps) and continues the same stream."""
+    import pickle
+
+    inst = random_instance(7, 12, n_classes=3, p=0.5, random_state=2)
+    items = inst.item_neighbors
+    est = HybridRanking(gamma=0.8, n_runs=4, random_state=3).partial_fit(items[:5], agent_class=inst.agent_class)
+    copy = pickle.loads(pickle.dumps(est))
+    est.partial_fit(items[5:])
+    copy.partial_fit(items[5:])
+    assert_array_equal(copy.matches_, est.matches_)
+    assert_array_equal(copy.matches_, HybridRanking(gamma=0.8, n_runs=4, random_state=3).fit(inst).matches_)
+
+
 def test_different_seeds_give_different_ranks():
     inst = random_instance(8, 10, n_classes=2, p=0.5, random_state=0)
     a = HybridRanking(n_runs=4, random_state=0).fit(inst)

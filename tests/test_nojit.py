@@ -1,0 +1,33 @@
+"""Run the kernel-vs-twin tests with ``NUMBA_DISABLE_JIT=1``: the kernels' Python source must give
+the same results as the compiled kernels (catches code paths that only work compiled, and makes
+coverage of the kernels meaningful)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SELECTED = [
+    "tests/fair_matching/test_divisible.py::test_exact_pour_matches_bisection_twin",
+    "tests/fair_matching/test_divisible.py::test_water_filling_matches_bisection_twin",
+    "tests/fair_matching/test_divisible.py::test_hand_computed_rules_differ_on_counterexample",
+    "tests/fair_matching/test_metrics.py::test_dinic_matches_reference_and_linprog_on_random_networks",
+    "tests/fair_matching/test_indivisible.py::test_hybrid_kernel_matches_reference",
+    "tests/fair_matching/test_indivisible.py::test_ranking_kernel_matches_reference",
+    "tests/fair_matching/test_indivisible.py::test_greedy_kernel_matches_reference",
+]
+
+
+@pytest.mark.slow
+def test_kernels_pass_twin_tests_without_jit(tmp_path):
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", ALGOS_HYPOTHESIS_PROFILE="dev")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", *SELECTED],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "passed" in out.stdout
