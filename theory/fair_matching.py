@@ -192,6 +192,10 @@ def cef_lower_bound(gamma, divisible=True):
 
     .. note:: reconstructed: the indivisible rule "Hybrid Ranking" and the reading of
        :math:`\gamma/2` as an ex-ante statement follow the spec's reconstruction (section 1.3 [R]).
+       The divisible bound depends on the fair-phase rule: with the equal split (the package's
+       default) it held on every random and hill-climbed instance we tried; the spec's
+       min-utility rule violates it for :math:`\gamma \ge 0.7` (counterexample in
+       ``docs/fair_matching.md``).
 
     Parameters
     ----------

@@ -7,9 +7,34 @@ from sklearn.base import clone
 
 from .._validation import check_scalar_int, spawn_generators
 from ._instance import OnlineMatchingInstance, as_instance
-from .metrics import cef_ratio, cprop_ratio, ex_ante_cef_ratio, ex_post_cef_ratio, is_non_wasteful, usw_ratio
+from .metrics import (
+    cef_ratio,
+    cprop_ratio,
+    ex_ante_cef_ratio,
+    _ratio_from_matrix,
+    is_non_wasteful,
+    opt_matching_size,
+    usw_ratio,
+)
 
 __all__ = ["evaluate"]
+
+
+def _runs_non_wasteful(instance, matches):
+    """Whether every run of an integral online matching is non-wasteful: no item is left
+    unmatched while one of its neighbours is still unmatched at its arrival. Vectorised over runs
+    (``matches``: runs x items, agent or -1)."""
+    R, m = matches.shape
+    matched_at = np.full((R, instance.n_agents), np.iinfo(np.int64).max)
+    for t in range(m - 1, -1, -1):  # backwards, so the first item matched to an agent wins
+        rows = np.flatnonzero(matches[:, t] >= 0)
+        matched_at[rows, matches[rows, t]] = t
+    for t in range(m):
+        dropped = np.flatnonzero(matches[:, t] < 0)
+        nb = instance.neighbors(t)
+        if dropped.size and nb.size and np.any(matched_at[np.ix_(dropped, nb)] > t):
+            return False
+    return True
 
 
 def _summary(values):
@@ -71,15 +96,16 @@ def evaluate(estimator, instances, *, n_runs=1000, random_state=None):
         row = {"cprop_ratio": cprop_ratio(inst, X) if not randomized else np.nan}
         if randomized:
             runs = est.realizations()
-            usw = np.array([usw_ratio(inst, R) for R in runs])
+            opt = opt_matching_size(inst)
+            usw = est.usw_runs_ / opt if opt else np.ones(n_runs)
             ex_ante = ex_ante_cef_ratio(inst, runs, return_se=True)
             row.update(
                 usw_ratio=float(usw.mean()),
                 usw_se=float(usw.std(ddof=1) / np.sqrt(n_runs)),
                 cef_ratio=float(ex_ante.ratio),
                 cef_se=float(ex_ante.se),
-                cef_ex_post=float(ex_post_cef_ratio(inst, runs)),
-                non_wasteful=all(is_non_wasteful(inst, R, integral=True) for R in runs),
+                cef_ex_post=float(np.mean([_ratio_from_matrix(V)[0] for V in ex_ante.run_matrices])),
+                non_wasteful=_runs_non_wasteful(inst, est.matches_),
             )
             row["cprop_ratio"] = cprop_ratio(inst, X)  # CPROP of the expected allocation
         else:

@@ -54,6 +54,16 @@ def _fill_buckets(bottom, top, n, mass, new_level, vals, sgn, order):
     writes ``new_level[j] = min(max(W, b_j), e_j)``; a full bucket gets exactly ``top[j]``.
     Returns the mass used. ``vals``, ``sgn``, ``order`` are scratch arrays of length >= 2n.
     """
+    if n == 1:  # fast path (most buckets hold one agent or one class at degree ~5)
+        nl = bottom[0] + mass
+        if nl >= top[0]:
+            new_level[0] = top[0]
+            return top[0] - bottom[0]
+        if mass <= 0.0:
+            new_level[0] = bottom[0]
+            return 0.0
+        new_level[0] = nl
+        return mass
     room = 0.0
     for j in range(n):
         room += top[j] - bottom[j]
