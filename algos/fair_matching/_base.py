@@ -62,8 +62,20 @@ class _GrowingCSR:
         return int(self.indptr[self.n_items])
 
     def reserve(self, indptr, indices):
-        """Append the structure of a batch and return the (writable) data slice for it."""
+        """Append the structure of a batch and return the (writable) data slice for it.
+
+        The first batch of an immutable instance (read-only arrays, as ``fit`` passes them) is
+        shared, not copied; the buffers are copied on the next append.
+        """
         m, e = indptr.shape[0] - 1, indices.shape[0]
+        if self.n_items == 0 and not indptr.flags.writeable and not indices.flags.writeable:
+            self.indptr, self._indices = indptr, indices
+            self._data = np.zeros(e, dtype=self._data.dtype)
+            self.n_items = m
+            return self._data
+        if not self.indptr.flags.writeable:  # leave the shared instance arrays untouched
+            self.indptr = self.indptr.copy()
+            self._indices = self._indices.copy()
         start = self.nnz
         need = start + e
         if need > self._indices.shape[0]:

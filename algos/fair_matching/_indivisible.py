@@ -106,13 +106,16 @@ class _IndivisibleMatcher(_FairMatchingEstimator):
         for lo in range(0, m, chunk):
             hi = min(m, lo + chunk)
             e0, e1 = int(indptr[lo]), int(indptr[hi])
-            sub_indptr = indptr[lo : hi + 1] - e0
+            sub_indptr = indptr[lo : hi + 1] - e0 if e0 else indptr[lo : hi + 1]
             sub_indices = indices[e0:e1]
             keys = self._rng.random((hi - lo, R)) if self._draws_keys() else None
             match = self._kernel(sub_indptr, sub_indices, keys)
             self._matches.append(match)
             counts = edge_counts(sub_indptr, sub_indices, match)
-            data[e0:e1] = counts / R  # exact 0/1 when n_runs == 1
+            if R == 1:
+                data[e0:e1] = counts  # exact 0/1
+            else:
+                np.divide(counts, R, out=data[e0:e1])
             if bar is not None:
                 bar.update(hi - lo)
         if bar is not None:

@@ -180,8 +180,11 @@ def tef_exact_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rule, 
         rem = 1.0
         # ---- fair phase: neighbours strictly below the threshold
         nc = 0
+        n_open = 0
         for e in range(lo, hi):
             a = indices[e]
+            if x[a] < 1.0:
+                n_open += 1
             if x[a] < gamma:
                 c = agent_class[a]
                 if not seen[c]:
@@ -229,7 +232,8 @@ def tef_exact_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rule, 
                 cap[c] = 0.0
                 seen[c] = False
         # ---- efficiency phase: water-filling (BALANCE) of what is left, cap 1
-        if rem > 1e-15:  # below that the fair phase took the whole unit up to round-off
+        # (skipped when every neighbour was already full: the common case late in a stream)
+        if rem > 1e-15 and n_open > 0:  # below 1e-15 the fair phase took the unit up to round-off
             rem -= _level_fill(indices, lo, hi, agent_class, 1.0, x, u, rem, data, bottom, top, new_level, pos, vals, sgn, order)
         waste[t] = rem if rem > 0.0 else 0.0
     return 0

@@ -1,0 +1,198 @@
+"""Small helpers shared by the ``benchmarks/bench_<module>.py`` scripts.
+
+* :func:`timeit_median` runs a callable several times and returns the median wall time (and the
+  last result, so the quality check does not need another run);
+* :func:`markdown_table` / :func:`print_table` print the side-by-side tables of DESIGN.md section 8;
+* :func:`make_parser` builds the common command line (``--quick``, ``--repeat``, ``--sections``);
+* :func:`environment` describes the machine, to print above the tables.
+
+Benchmarks are scripts, not tests: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable, NamedTuple, Sequence
+
+__all__ = [
+    "Timing",
+    "timeit_median",
+    "fmt_s",
+    "fmt_ratio",
+    "fmt_us",
+    "markdown_table",
+    "print_table",
+    "make_parser",
+    "selected_sections",
+    "environment",
+]
+
+
+class Timing(NamedTuple):
+    """Result of :func:`timeit_median`.
+
+    Attributes
+    ----------
+    median : float
+        Median wall time in seconds.
+    times : tuple of float
+        Every measured run, in order.
+    result : object
+        What the last call returned.
+    """
+
+    median: float
+    times: tuple
+    result: Any
+
+
+def timeit_median(fn: Callable[[], Any], repeat: int = 5, *, warmup: int = 0,
+                  budget_s: float | None = None) -> Timing:
+    """Call ``fn()`` ``warmup`` times untimed, then ``repeat`` times timed; return the median.
+
+    As in :mod:`timeit`, the garbage collector is collected before and disabled during each timed
+    call, so a collection triggered by earlier work does not land in the measurement.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes no argument.
+    repeat : int >= 1, default=5
+    warmup : int >= 0, default=0
+        Untimed calls first (JIT compilation, caches).
+    budget_s : float, optional
+        Stop repeating once the timed calls have used this many seconds (at least one call is
+        always made); ``len(result.times)`` then tells how many runs the median is over.
+
+    Returns
+    -------
+    Timing
+        ``(median, times, result)``.
+    """
+    if repeat < 1:
+        raise ValueError(f"'repeat' must be an int >= 1; got {repeat!r}.")
+    for _ in range(warmup):
+        fn()
+    times = []
+    result = None
+    gc_was_enabled = gc.isenabled()
+    try:
+        for _ in range(repeat):
+            gc.collect()
+            gc.disable()
+            t0 = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - t0)
+            if gc_was_enabled:
+                gc.enable()
+            if budget_s is not None and sum(times) >= budget_s:
+                break
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return Timing(statistics.median(times), tuple(times), result)
+
+
+def fmt_s(seconds: float) -> str:
+    """Seconds with 3 significant digits (``0.0123``, ``1.58``, ``12.3``)."""
+    if seconds != seconds:  # NaN
+        return "n/a"
+    if seconds >= 100:
+        return f"{seconds:.0f}"
+    return f"{seconds:.3g}"
+
+
+def fmt_us(seconds: float, n: int) -> str:
+    """Microseconds per unit: ``seconds / n`` in µs, 3 significant digits."""
+    return f"{1e6 * seconds / n:.3g}"
+
+
+def fmt_ratio(anchor: float, ours: float) -> str:
+    """``anchor / ours`` as ``12.3x`` (``> 1`` means ours is faster)."""
+    if ours <= 0 or anchor != anchor or ours != ours:
+        return "n/a"
+    r = anchor / ours
+    return f"{r:.0f}x" if r >= 100 else f"{r:.3g}x"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-flavoured markdown table; cells are ``str()``-ed (``|`` escaped) and padded to align."""
+
+    def cell(c):
+        return str(c).replace("|", "\\|")
+
+    cells = [[cell(h) for h in headers]] + [[cell(c) for c in row] for row in rows]
+    for r in cells[1:]:
+        if len(r) != len(headers):
+            raise ValueError(f"every row must have {len(headers)} cells; got {len(r)}: {r!r}")
+    width = [max(len(r[j]) for r in cells) for j in range(len(headers))]
+
+    def line(r):
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(r, width)) + " |"
+
+    out = [line(cells[0]), "|" + "|".join("-" * (w + 2) for w in width) + "|"]
+    out.extend(line(r) for r in cells[1:])
+    return "\n".join(out)
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
+                notes: Sequence[str] = ()) -> None:
+    """Print ``### title``, the markdown table and one line per note (then a blank line)."""
+    print(f"### {title}\n")
+    print(markdown_table(headers, rows))
+    if notes:
+        print()
+        for n in notes:
+            print(f"* {n}")
+    print(flush=True)
+
+
+def make_parser(description: str, sections: Sequence[str]) -> argparse.ArgumentParser:
+    """The common command line: ``--quick``, ``--repeat N``, ``--sections a,b,...``.
+
+    ``--repeat`` defaults to ``None``; use ``args.repeat or (2 if args.quick else 5)``.
+    """
+    p = argparse.ArgumentParser(description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes (a smoke run of a few seconds)")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed repeats per measurement; the median is quoted (default 5, --quick 2)")
+    p.add_argument("--sections", default=",".join(sections),
+                   help=f"comma-separated subset of {','.join(sections)} (default: all)")
+    return p
+
+
+def selected_sections(args: argparse.Namespace, sections: Sequence[str]) -> list:
+    """Validate ``args.sections`` against ``sections`` and return the chosen ones, in order."""
+    chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
+    bad = [s for s in chosen if s not in sections]
+    if bad:
+        raise SystemExit(f"--sections: unknown section {bad[0]!r}; choose from {','.join(sections)}.")
+    return [s for s in sections if s in chosen]
+
+
+def environment(extra: Sequence[str] = ()) -> str:
+    """One line describing the interpreter, numpy/scipy/numba versions and the CPU count."""
+    parts = [f"python {platform.python_version()}"]
+    for mod in ("numpy", "scipy", "numba", "networkx"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            parts.append(f"{mod} {m.__version__}")
+    try:
+        ncpu = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        ncpu = os.cpu_count()
+    parts.append(f"{ncpu} CPUs")
+    if hasattr(os, "getloadavg"):
+        parts.append("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        parts.append(f"numba threads {numba.get_num_threads()}")
+    parts.extend(extra)
+    return ", ".join(parts) + f"; {platform.platform()}"
