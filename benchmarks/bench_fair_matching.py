@@ -191,7 +191,7 @@ def hybrid_ranking_pure_python(indptr, indices, agent_class, n_agents, n_classes
 # ============================================================================ sections
 def section_a(quick, repeat):
     from algos.fair_matching import ThresholdEqualFilling, sparse_random_instance
-    from algos.fair_matching._indivisible import HybridRanking
+    from algos.fair_matching import HybridRanking
 
     n_agents, k, deg, gamma = (10**3, 5, 5.0, 0.5) if quick else (10**4, 5, 5.0, 0.5)
     sizes = (10**3, 10**4) if quick else (10**4, 10**5, 10**6)
@@ -410,7 +410,7 @@ def section_c(quick, repeat):
 
 def section_d(quick, repeat):
     from algos.fair_matching import sparse_random_instance
-    from algos.fair_matching._indivisible import HybridRanking
+    from algos.fair_matching import HybridRanking
 
     try:
         import torch

@@ -22,7 +22,7 @@ grid, over three families of instances:
 
 1. a batch of small random instances (2-8 agents, 1-10 items, 2-4 classes);
 2. instances found by a hill-climbing adversary that mutates edges, arrival order and classes to
-   push each ratio down (:func:`algos.fair_matching._adversary.hill_climb_instance`);
+   push each ratio down (:func:`algos.fair_matching.hill_climb_instance`);
 3. structured instances: the KVV upper triangle and the upper-bound family UB(alpha, n, k).
 
 and draws them next to the guarantees (left) and in the USW-vs-CEF plane (right).
@@ -57,7 +57,7 @@ from algos.fair_matching import (  # noqa: E402
     triangular_instance,
     upper_bound_instance,
 )
-from algos.fair_matching._adversary import hill_climb_instance  # noqa: E402
+from algos.fair_matching import hill_climb_instance  # noqa: E402
 from algos.fair_matching.metrics import cef_ratio, usw_ratio  # noqa: E402
 from theory.fair_matching import (  # noqa: E402
     cef_lower_bound,

@@ -19,7 +19,7 @@ from algos.fair_matching import (
     WaterFilling,
     upper_bound_instance,
 )
-from algos.fair_matching._adversary import hill_climb_instance
+from algos.fair_matching import hill_climb_instance
 from algos.fair_matching.metrics import cef_ratio, cprop_ratio, opt_matching_size, usw_ratio
 from tests.strategies import SEEDS, gammas, matching_instances
 from theory.fair_matching import (
