@@ -1,0 +1,712 @@
+r"""M1: fixed-threshold Huber regression for the subset-of-signals model (IRLS + a fused numba pass).
+
+The estimator solves the convex program
+
+.. math:: \hat\beta \in \arg\min_b L(b), \qquad L(b) = \sum_{i=1}^n s_i\, H_\delta(y_i - x_i^\top b),
+          \qquad H_\delta(r) = \begin{cases} r^2/2 & |r| \le \delta \\ \delta |r| - \delta^2/2 & |r| > \delta
+          \end{cases}
+
+with a *fixed* threshold :math:`\delta` (no joint scale estimate, unlike
+:class:`sklearn.linear_model.HuberRegressor`, whose scale is inflated by the noisy sources).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+import numpy as np
+from scipy import linalg as sla
+from scipy.linalg.blas import dsyrk
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
+from ._kernels import huber_pass, masked_ratio_medians
+
+__all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
+
+#: IRLS ridge safety: ``RIDGE * trace(G) / p`` is added to the diagonal of the weighted Gram matrix.
+#: It keeps the Cholesky factorisation defined when almost every weight is tiny (sign-only regime) and
+#: does not break monotonicity (a larger quadratic majoriser is still a majoriser).
+RIDGE = 1e-12
+#: An accepted step may raise the objective by at most ``MONOTONE_RTOL * |L|`` (summation round-off of
+#: ``n`` terms; the property test P6 allows ``1e-9 * |L|``). Beyond that, the step is backtracked.
+MONOTONE_RTOL = 1e-11
+#: Step halvings tried before IRLS declares that it stalls.
+MAX_BACKTRACKS = 40
+#: Column-scaled X with a condition number above ``1 / sqrt(RANK_RTOL)`` (= 1e6) is treated as
+#: rank-deficient. The check works on the Gram matrix, whose smallest eigenvalue is only known to
+#: ~``p * eps`` of the largest: an exactly collinear column shows up as a ratio ~1e-16..1e-14, so the
+#: threshold keeps a margin of 100 above that noise (a design this ill-conditioned would also make the
+#: normal-equation steps of IRLS lose ~12 digits).
+RANK_RTOL = 1e-12
+#: Newton acceleration (solver="irls"): tried only with at least this many inliers per coefficient,
+#: accepted with the Armijo constant ``ARMIJO_C`` at one of ``NEWTON_TRIES`` step lengths 1, 1/2, ...
+NEWTON_MIN_INLIERS_PER_COEF = 2
+ARMIJO_C = 1e-4
+NEWTON_TRIES = 3
+NEWTON_MAX_BACKOFF = 4
+#: solver="irls" doubles an accepted MM step while the objective keeps decreasing, up to this factor
+MAX_EXTRAPOLATION = 64.0
+#: IRLS-for-L1 steps of ``init="lad"``, and coordinate-median rounds of ``init="cmed"``.
+LAD_INIT_STEPS = 20
+CMED_INIT_ROUNDS = 10
+#: Relative gradient tolerance of the intermediate stages of ``continuation=True``.
+CONTINUATION_STAGE_TOL = 1e-4
+
+_INITS = ("ols", "zeros", "lad", "cmed")
+_SOLVERS = ("irls", "mm", "lbfgs")
+_BACKENDS = ("auto", "numpy", "torch")
+
+
+class ConvexRegimeWarning(UserWarning):
+    """Warns that a fit has fewer than :math:`2\\sqrt{nd}` inliers.
+
+    Below :math:`m \\approx 1.5\\text{--}2\\sqrt{nd}` reliable sources, every convex M-estimator (Huber,
+    LAD) can run off to an error of the order of the noisy sources' scale (Compton & Schramm 2026,
+    Thm 4.7); the fit is not wrong as an optimiser output, but it may be far from the truth.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# linear algebra helpers
+# --------------------------------------------------------------------------------------------------
+def _weighted_gram(X, s, buf):
+    """Upper triangle of ``X^T diag(s^2) X`` with BLAS ``dsyrk`` (``buf`` receives ``s * X``)."""
+    np.multiply(X, s[:, None], out=buf)
+    return dsyrk(1.0, buf.T, trans=0)  # buf.T is Fortran-contiguous: no copy
+
+
+def _spd_solve(G_upper, rhs):
+    """Solve ``G x = rhs`` for the symmetric ``G`` given by its upper triangle (Cholesky, else lstsq)."""
+    try:
+        c = sla.cho_factor(G_upper, lower=False, check_finite=False)
+        x = sla.cho_solve(c, rhs, check_finite=False)
+        if np.all(np.isfinite(x)):
+            return x
+    except (np.linalg.LinAlgError, ValueError):
+        pass
+    G = np.triu(G_upper) + np.triu(G_upper, 1).T
+    return np.linalg.lstsq(G, rhs, rcond=None)[0]
+
+
+def _check_full_rank(X, G_upper, pos, fit_intercept):
+    """Raise ``ValueError`` naming the column if ``X`` (rows with positive weight) lacks full column rank."""
+    n_cols = X.shape[1]
+    d = n_cols - 1 if fit_intercept else n_cols
+    diag = np.diag(G_upper).copy()
+    for j in range(d):
+        if diag[j] <= 0.0:
+            raise ValueError(
+                f"Column {j} of X is zero on every sample with positive weight; X must have full column "
+                "rank. Remove the column."
+            )
+    if fit_intercept:
+        Xp = X[pos, :d] if pos is not None else X[:, :d]
+        spread = np.ptp(Xp, axis=0) if Xp.shape[0] else np.zeros(d)
+        for j in range(d):
+            if spread[j] == 0.0:
+                raise ValueError(
+                    f"Column {j} of X is constant, which duplicates the intercept added by "
+                    "fit_intercept=True; remove the column or set fit_intercept=False."
+                )
+    scale = 1.0 / np.sqrt(diag)
+    G = np.triu(G_upper) + np.triu(G_upper, 1).T
+    C = G * scale[:, None] * scale[None, :]
+    evals, evecs = np.linalg.eigh(C)
+    if evals[0] <= RANK_RTOL * evals[-1]:
+        v = np.abs(evecs[:, 0])
+        involved = np.flatnonzero(v >= 1e-3 * v.max())
+        j = int(involved.max())
+        others = [int(k) for k in involved if k != j]
+
+        def name(k):
+            return "the intercept column (fit_intercept=True)" if fit_intercept and k == d else f"column {k}"
+
+        cond = f"~{math.sqrt(evals[-1] / evals[0]):.1e}" if evals[0] > 0 else "infinite"
+        raise ValueError(
+            f"X is rank-deficient: {name(j)} is (numerically) a linear combination of "
+            f"{', '.join(name(k) for k in others) or 'the other columns'} (condition number of the "
+            f"column-scaled X {cond} > 1e6). Remove or combine columns so that X has full column rank."
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# solvers of one stage (one delta)
+# --------------------------------------------------------------------------------------------------
+class _Stage:
+    """Outcome of minimising ``L`` for one ``delta``."""
+
+    __slots__ = ("coef", "objective", "n_inliers", "n_iter", "history", "converged", "n_backtracks",
+                 "n_newton", "n_extrapolations", "grad_rel")
+
+    def __init__(self, **kw):
+        self.n_newton = self.n_extrapolations = 0
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+def _newton_step(X, y, sw, b, r, g, L, delta, bufs):
+    r"""Try one semismooth Newton step; return ``(b_new, L_new, nin_new)`` or ``None``.
+
+    The generalised Hessian of :math:`L` is :math:`X_I^\top \operatorname{diag}(s_I) X_I` over the
+    inliers :math:`I = \{i : |r_i| \le \delta\}` (cost :math:`|I| d^2`, cheap when few rows are
+    inliers). The step :math:`-H^{-1}\nabla L` is accepted only if it passes the Armijo test
+    :math:`L(b + t p) \le L(b) + c\, t\, \nabla L^\top p` for some :math:`t \in \{1, 1/2, 1/4\}`
+    (``c = 1e-4``); otherwise the caller takes the majorise-minimise step.
+    """
+    p = X.shape[1]
+    inl = np.abs(r) <= delta
+    if sw.shape[0]:
+        inl &= sw > 0
+        XI = X[inl] * np.sqrt(sw[inl])[:, None]
+    else:
+        XI = X[inl]
+    H = dsyrk(1.0, XI.T, trans=0)
+    tr = float(np.trace(H))
+    if not tr > 0:
+        return None
+    H[np.diag_indices(p)] += RIDGE * tr / p
+    try:
+        step = sla.cho_solve(sla.cho_factor(H, lower=False, check_finite=False), -g, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    slope = float(g @ step)
+    if not (np.all(np.isfinite(step)) and slope < 0.0):
+        return None
+    r2, w2, g2 = bufs
+    gnorm = float(np.linalg.norm(g))
+    t = 1.0
+    for _ in range(NEWTON_TRIES):
+        b_new = b + t * step
+        L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
+        if L_new <= L + ARMIJO_C * t * slope:
+            return b_new, L_new, nin_new
+        # near the minimiser the decrease is below round-off: accept a step that keeps L within
+        # round-off (the MM step's own tolerance) and halves the gradient
+        if L_new <= L + MONOTONE_RTOL * abs(L) and float(np.linalg.norm(g2)) <= 0.5 * gnorm:
+            return b_new, L_new, nin_new
+        t *= 0.5
+    return None
+
+
+def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True):
+    r"""IRLS (majorise-minimise) for the weighted Huber objective, stopping on the relative gradient.
+
+    MM step: :math:`b \leftarrow b + (X^\top W X + \lambda I)^{-1} X^\top (s \odot \psi_\delta(r))`
+    with :math:`W = \operatorname{diag}(s_i \min(1, \delta/|r_i|))`. The quadratic with curvature
+    :math:`X^\top W X` majorises :math:`L` at the current point, so each step decreases :math:`L`; a
+    step that raises it beyond round-off (``MONOTONE_RTOL``) is halved until it does not. With
+    ``newton=True`` every iteration first tries a semismooth Newton step (:func:`_newton_step`,
+    accepted only with sufficient decrease) and takes the MM step when it is refused, then doubles the
+    MM step (up to ``MAX_EXTRAPOLATION``) while :math:`L` keeps decreasing.
+    """
+    n, p = X.shape
+    r, w, g = np.empty(n), np.empty(n), np.empty(p)
+    r2, w2, g2 = np.empty(n), np.empty(n), np.empty(p)
+    r3, w3, g3 = (np.empty(n), np.empty(n), np.empty(p)) if newton else (None, None, None)
+    buf = np.empty_like(X)
+    s = np.empty(n)
+    b = np.array(b0, dtype=np.float64, copy=True)
+    L, nin = huber_pass(X, y, b, delta, sw, r, w, g)
+    history = [L]
+    n_iter = n_back = n_newton = n_extra = 0
+    skip = backoff = 0  # after a refused Newton step, skip the next 1, 2, 4, ... attempts
+    converged = False
+    while True:
+        grad_rel = float(np.linalg.norm(g)) / gscale
+        if grad_rel < tol and (n_iter >= 1 or max_iter == 0):  # at least one iteration (sklearn's n_iter_ >= 1)
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        n_iter += 1
+        trial = None
+        if newton and skip == 0 and nin >= NEWTON_MIN_INLIERS_PER_COEF * p:
+            trial = _newton_step(X, y, sw, b, r, g, L, delta, (r2, w2, g2))
+            if trial is None:
+                backoff = min(2 * backoff, NEWTON_MAX_BACKOFF) if backoff else 1
+                skip = backoff
+            else:
+                backoff = 0
+        elif skip:
+            skip -= 1
+        if trial is not None:
+            n_newton += 1
+            b_new, L_new, nin_new = trial
+        else:
+            np.sqrt(w, out=s)
+            G = _weighted_gram(X, s, buf)
+            tr = float(np.trace(G))
+            G[np.diag_indices(p)] += RIDGE * tr / p if tr > 0 else 1e-300
+            step = _spd_solve(G, -g)
+            b_new = b + step
+            L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
+            if not L_new <= L + MONOTONE_RTOL * abs(L):  # also catches NaN
+                t = 1.0
+                ok = False
+                for _ in range(MAX_BACKTRACKS):
+                    t *= 0.5
+                    n_back += 1
+                    b_new = b + t * step
+                    L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
+                    if L_new <= L + MONOTONE_RTOL * abs(L):
+                        ok = True
+                        break
+                if not ok:  # no descent left at working precision: stalled (not counted)
+                    n_iter -= 1
+                    break
+            elif newton:  # extrapolate: double the step while L keeps decreasing
+                t = 1.0
+                while t < MAX_EXTRAPOLATION:
+                    L_try, nin_try = huber_pass(X, y, b + 2.0 * t * step, delta, sw, r3, w3, g3)
+                    if not L_try < L_new:
+                        break
+                    t *= 2.0
+                    n_extra += 1
+                    b_new, L_new, nin_new = b + t * step, L_try, nin_try
+                    r2, r3, w2, w3, g2, g3 = r3, r2, w3, w2, g3, g2
+        b, L, nin = b_new, L_new, nin_new
+        r, r2, w, w2, g, g2 = r2, r, w2, w, g2, g
+        history.append(L)
+    return _Stage(coef=b, objective=L, n_inliers=int(nin), n_iter=n_iter, history=history,
+                  converged=converged, n_backtracks=n_back, n_newton=n_newton, n_extrapolations=n_extra,
+                  grad_rel=grad_rel)
+
+
+def _lbfgs(X, y, sw, b0, delta, tol, max_iter, gscale):
+    """scipy L-BFGS-B on ``L`` with the analytic gradient (fallback solver; monotone by line search)."""
+    from scipy.optimize import minimize
+
+    n, p = X.shape
+    r, w, g = np.empty(n), np.empty(n), np.empty(p)
+
+    def fun(b):
+        L, _ = huber_pass(X, y, np.ascontiguousarray(b), delta, sw, r, w, g)
+        return L, g.copy()
+
+    L0, _ = fun(np.asarray(b0, dtype=np.float64))
+    history = [L0]
+    if max_iter == 0:
+        grad_rel = float(np.linalg.norm(g)) / gscale
+        nin = huber_pass(X, y, np.asarray(b0, dtype=np.float64), delta, sw, r, w, g)[1]
+        return _Stage(coef=np.asarray(b0, dtype=np.float64), objective=L0, n_inliers=int(nin), n_iter=0,
+                      history=history, converged=grad_rel < tol, n_backtracks=0, grad_rel=grad_rel)
+
+    def callback(intermediate_result):
+        history.append(float(intermediate_result.fun))
+
+    res = minimize(
+        fun, np.asarray(b0, dtype=np.float64), jac=True, method="L-BFGS-B", callback=callback,
+        # gtol bounds the max-norm; ||g||_2 <= sqrt(p) ||g||_inf. ftol=0: never stop on objective change.
+        options={"maxiter": max_iter, "gtol": tol * gscale / math.sqrt(p), "ftol": 0.0, "maxcor": 20,
+                 "maxls": 50},
+    )
+    b = np.asarray(res.x, dtype=np.float64)
+    L, nin = huber_pass(X, y, b, delta, sw, r, w, g)
+    grad_rel = float(np.linalg.norm(g)) / gscale
+    return _Stage(coef=b, objective=L, n_inliers=int(nin), n_iter=int(res.nit), history=history,
+                  converged=grad_rel < tol, n_backtracks=0, grad_rel=grad_rel)
+
+
+def _irls_torch(X, y, sw, b0, delta, tol, max_iter, gscale):
+    """The IRLS stage on the torch core (:func:`accel.hetero_regression.huber_irls_batched`, B = 1)."""
+    from accel.hetero_regression import huber_irls_batched
+
+    coef, n_iter, conv, hist = huber_irls_batched(
+        X, y[None, :], delta, max_iter=max_iter, tol=tol, coef_init=b0[None, :],
+        sample_weight=None if sw.shape[0] == 0 else sw, return_history=True,
+    )
+    b = np.ascontiguousarray(coef[0])
+    n = X.shape[0]
+    r, w, g = np.empty(n), np.empty(n), np.empty(X.shape[1])
+    L, nin = huber_pass(X, y, b, delta, sw, r, w, g)
+    history = [float(v) for v in hist[0] if np.isfinite(v)]
+    return _Stage(coef=b, objective=L, n_inliers=int(nin), n_iter=int(n_iter[0]), history=history,
+                  converged=bool(conv[0]), n_backtracks=0, grad_rel=float(np.linalg.norm(g)) / gscale)
+
+
+# --------------------------------------------------------------------------------------------------
+# starting points
+# --------------------------------------------------------------------------------------------------
+def _init_lad(X, y, sw, b_ols):
+    """A rough LAD start: ``LAD_INIT_STEPS`` IRLS-for-L1 steps (weights ``s_i / max(|r_i|, eps)``)."""
+    n, p = X.shape
+    s_w = np.ones(n) if sw.shape[0] == 0 else sw
+    b = b_ols.copy()
+    buf = np.empty_like(X)
+    for _ in range(LAD_INIT_STEPS):
+        r = y - X @ b
+        a = np.abs(r)
+        floor = max(1e-6 * float(np.median(a)), 1e-12)
+        wt = s_w / np.maximum(a, floor)
+        G = _weighted_gram(X, np.sqrt(wt), buf)
+        tr = float(np.trace(G))
+        G[np.diag_indices(p)] += RIDGE * tr / p if tr > 0 else 1e-300
+        b = _spd_solve(G, X.T @ (wt * y))
+    return b
+
+
+def _init_cmed(X, y, sw, G_upper):
+    r"""A coordinate-median start in the style of d'Orsi, Novikov & Steurer (2021).
+
+    Whiten with the Cholesky factor of the (sample-weighted) Gram matrix, :math:`Z = X R^{-1}
+    \sqrt{n}` (so :math:`Z^\top Z / n = I`), then run ``CMED_INIT_ROUNDS`` rounds of
+    :math:`\theta \leftarrow \theta + \operatorname{median}\{r_i / Z_{ij} : |Z_{ij}| \ge 1\}` (all
+    coordinates at once), and map back, :math:`b = \sqrt{n} R^{-1}\theta`. Rows with zero weight are
+    left out; the weights' magnitudes are ignored (it is only a start).
+    """
+    if sw.shape[0]:
+        keep = sw > 0
+        X, y = X[keep], y[keep]
+    n, p = X.shape
+    if sw.shape[0]:  # whiten with the unweighted Gram of the kept rows
+        R = sla.cholesky(X.T @ X, lower=False, check_finite=False)
+    else:
+        R = sla.cholesky(np.triu(G_upper) + np.triu(G_upper, 1).T, lower=False, check_finite=False)
+    Z = np.ascontiguousarray(sla.solve_triangular(R, X.T, trans="T", lower=False).T) * math.sqrt(n)
+    theta = np.zeros(p)
+    out = np.empty(p)
+    counts = np.empty(p, dtype=np.int64)
+    for _ in range(CMED_INIT_ROUNDS):
+        r = np.ascontiguousarray(y - Z @ theta)
+        masked_ratio_medians(Z, r, 1.0, out, counts)
+        theta += out
+    return sla.solve_triangular(R, theta, lower=False) * math.sqrt(n)
+
+
+# --------------------------------------------------------------------------------------------------
+# the estimator
+# --------------------------------------------------------------------------------------------------
+class HuberSoSRegressor(RegressorMixin, BaseEstimator):
+    r"""Huber regression with a fixed threshold, for heteroskedastic noise with few reliable sources.
+
+    Minimises the Huber objective with a **fixed** threshold :math:`\delta` (the noise scale of the
+    reliable sources),
+
+    .. math:: L(b) = \sum_{i=1}^n s_i\, H_\delta(y_i - x_i^\top b), \qquad
+              H_\delta(r) = \begin{cases} r^2/2, & |r| \le \delta,\\
+              \delta|r| - \delta^2/2, & |r| > \delta, \end{cases}
+
+    by iteratively reweighted least squares (IRLS). In the *subset-of-signals* model, :math:`y_i =
+    x_i^\top\beta^* + \sigma_i\xi_i` with :math:`\sigma_i \le 1` on an unknown set of :math:`m` of the
+    :math:`n` rows and arbitrary (possibly huge) :math:`\sigma_i` elsewhere, this estimator attains
+
+    .. math:: \|\hat\beta - \beta^*\|_2 = O\!\left(\sqrt{nd}/m\right)
+
+    for Gaussian designs once :math:`m \gtrsim \sqrt{nd}`: this is the oblivious-noise Huber result of
+    d'Orsi, Novikov & Steurer (2021), :math:`O(\sqrt{d/(\alpha^2 n)})` with :math:`\alpha = m/n`.
+    Below :math:`m \approx 2\sqrt{nd}` convex estimators can fail (Compton & Schramm 2026, Thm 4.7);
+    the fit then warns with :class:`ConvexRegimeWarning`.
+
+    Parameters
+    ----------
+    delta : float, default=1.0
+        Huber threshold :math:`\delta > 0`, in the units of ``y``: the noise scale of the reliable
+        sources. ``delta=1`` assumes their noise standard deviation is about 1; rescale for real data.
+    fit_intercept : bool, default=False
+        Add a column of ones to ``X`` and estimate its coefficient like any other (``X`` is not
+        centred). A constant column of ``X`` then duplicates the intercept and is rejected.
+    init : {"ols", "zeros", "lad", "cmed"}, default="ols"
+        Starting point: least squares; zero; a rough least-absolute-deviation fit (20 IRLS-for-L1 steps
+        from OLS); or a coordinate-median start (10 rounds of the d'Orsi-Novikov-Steurer coordinate
+        median on the whitened design). The problem is convex, so the start changes the number of
+        iterations, not the minimiser (up to ``tol``; the minimiser is unique when the inliers span
+        :math:`\mathbb{R}^d`).
+    max_iter : int, default=500
+        Maximum number of iterations (over all stages with ``continuation=True``). At least one
+        iteration is always run, even from a start that already meets ``tol``.
+    tol : float, default=1e-10
+        Stop when the relative gradient norm :math:`\|X^\top (s\odot\psi_\delta(r))\|_2 /
+        (\delta\, \|\operatorname{diag}(\sqrt{s}) X\|_F)` falls below ``tol``. The objective can reach
+        :math:`10^{10}` when noisy sources have huge variance, so the fit never stops on a change of
+        the objective.
+    continuation : bool, default=False
+        Solve a sequence of problems with :math:`\delta_k = \max(\delta, \delta_0 2^{-k})`,
+        :math:`\delta_0 = \operatorname{median}|r^{(0)}|` (residuals at the start), each warm-started
+        from the previous one; intermediate stages stop at a relative gradient of ``1e-4``. Useful from
+        far starting points; the final problem (and minimiser) is the same.
+    solver : {"irls", "mm", "lbfgs"}, default="irls"
+        ``"irls"``: IRLS with the BLAS weighted Gram matrix and the fused numba pass, accelerated by
+        semismooth Newton steps (see Notes): every iteration decreases :math:`L`. ``"mm"``: plain IRLS,
+        every step a majorise-minimise step (what the torch core runs; slower: linear convergence).
+        ``"lbfgs"``: :func:`scipy.optimize.minimize` (L-BFGS-B) with the analytic gradient; it rarely
+        reaches ``tol=1e-10`` and then warns with a :class:`~sklearn.exceptions.ConvergenceWarning`.
+    backend : {"numpy", "torch", "auto"}, default="numpy"
+        ``"torch"`` runs plain IRLS (the ``"mm"`` iterations, also for ``solver="irls"``) on the torch
+        core (:func:`accel.hetero_regression.huber_irls_batched`; CUDA if available, else CPU;
+        ``solver="lbfgs"`` is refused). ``"auto"`` means ``"numpy"``: for one fit the numpy path is the faster;
+        the torch core pays off for many replicates at once.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Estimated coefficients (without the intercept).
+    intercept_ : float
+        Estimated intercept; ``0.0`` when ``fit_intercept=False``.
+    n_iter_ : int
+        Iterations run (all stages).
+    n_inliers_ : int
+        Number of samples with :math:`|r_i| \le \delta` (and positive weight) at the solution.
+    objective_ : float
+        :math:`L(\hat\beta)` for the final ``delta``.
+    objective_history_ : ndarray
+        :math:`L` at the start and after every iteration of the final stage (non-increasing up to
+        ``MONOTONE_RTOL * |L|`` round-off).
+    delta_path_ : ndarray
+        The thresholds of the stages (just ``[delta]`` without continuation).
+    converged_ : bool
+        Whether the relative gradient norm fell below ``tol``.
+    gradient_norm_ : float
+        The final relative gradient norm.
+    n_backtracks_ : int
+        Number of step halvings IRLS needed (an IRLS step raises :math:`L` only through round-off).
+    n_newton_steps_ : int
+        Number of accepted Newton steps (``solver="irls"``, final stage).
+    n_extrapolations_ : int
+        Number of step doublings after MM steps (``solver="irls"``, final stage).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str
+        Names of the features seen during ``fit`` (only when ``X`` has string column names).
+
+    Raises
+    ------
+    ValueError
+        On NaN/inf, on ``n_samples <= n_features`` (``+1`` with ``fit_intercept=True``; counted over
+        samples with positive weight), on an all-zero, constant (with an intercept) or linearly
+        dependent column (the message names it), on a bad parameter value.
+    TypeError
+        On sparse ``X`` (densify it with ``X.toarray()`` first) or a parameter of the wrong type.
+
+    Warns
+    -----
+    ConvexRegimeWarning
+        If ``n_inliers_ < 2 sqrt(n p)`` (``p`` coefficients including the intercept).
+    sklearn.exceptions.ConvergenceWarning
+        If ``tol`` is not reached within ``max_iter`` iterations.
+
+    See Also
+    --------
+    sklearn.linear_model.HuberRegressor : Huber with a jointly estimated scale (a baseline; its scale
+        is inflated by the noisy sources).
+    sklearn.linear_model.QuantileRegressor : LAD (``quantile=0.5, alpha=0``).
+
+    Notes
+    -----
+    **Algorithm.** IRLS is majorise-minimise: at :math:`b^t` the quadratic with weights
+    :math:`w_i = s_i\min(1, \delta/|r_i|)` majorises :math:`L`, so
+
+    .. math:: b^{t+1} = b^t + (X^\top W X + \lambda I)^{-1} X^\top (s \odot \psi_\delta(r^t)),
+              \qquad \lambda = 10^{-12}\operatorname{tr}(X^\top W X)/d,
+
+    gives :math:`L(b^{t+1}) \le L(b^t)` (a larger curvature still majorises). A step that raises
+    :math:`L` beyond round-off is halved (counted in ``n_backtracks_``). This MM step converges only
+    linearly (factor about the share of the curvature :math:`X^\top W X` that comes from outliers), so
+    ``solver="irls"`` first tries, at every iteration, the semismooth Newton step
+    :math:`-(X_I^\top S_I X_I)^{-1}\nabla L(b^t)` over the current inliers
+    :math:`I = \{i: |r_i| \le \delta\}` (when :math:`|I| \ge 2d`) and keeps it only if it passes an
+    Armijo sufficient-decrease test with step 1, 1/2 or 1/4; otherwise it takes the MM step and
+    then doubles it (2, 4, ..., 64 times) while :math:`L` keeps decreasing. Far from the minimiser (few
+    inliers, e.g. an OLS start under huge noise) the MM steps are too short by a steady factor, which
+    the doubling recovers. Every accepted step decreases :math:`L`, and once the inlier set is right
+    the Newton step lands on the minimiser, so the fit typically takes 5-20 iterations instead of
+    25-70. An MM iteration costs one BLAS ``dsyrk``
+    (:math:`nd^2/2` flops) and one fused numba pass over the rows (residuals, weights, objective,
+    gradient: :math:`2nd` flops); a Newton iteration costs :math:`|I|d^2/2` flops plus one to three
+    passes. Weights are clipped, :math:`\delta/\max(|r|, 10^{-300})`, so a zero residual never
+    divides.
+
+    **Sample weights** multiply each row's loss: an integer weight equals repeating the row. They
+    are *not* inverse variances (with known variances, use weighted least squares instead).
+
+    **Assumptions.** Fisher consistency needs noise symmetric about zero (for every estimator of this
+    module). ``delta`` must match the reliable sources' noise scale. The intercept is an ordinary
+    coefficient.
+
+    References
+    ----------
+    .. [1] T. d'Orsi, G. Novikov, D. Steurer, "Consistent regression when oblivious outliers
+       overwhelm", ICML 2021.
+    .. [2] S. Compton, T. Schramm, "Algorithms for adaptive and heteroskedastic linear regression at
+       the computational threshold", 2026.
+    .. [3] S. Chaudhary, A. Bhaskara, "Linear regression with heteroskedastic errors", UAI 2026
+       (the probable target paper; its algorithm is not reproduced here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from algos.hetero_regression import HuberSoSRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> n, d, m = 4000, 3, 1000
+    >>> X = rng.standard_normal((n, d))
+    >>> beta = np.array([1.0, -2.0, 0.5])
+    >>> sigma = np.full(n, 1e3)
+    >>> sigma[:m] = 1.0                       # only m reliable sources
+    >>> y = X @ beta + sigma * rng.standard_normal(n)
+    >>> est = HuberSoSRegressor(delta=1.0).fit(X, y)
+    >>> bool(np.linalg.norm(est.coef_ - beta) < 0.2), est.converged_
+    (True, True)
+    """
+
+    def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
+                 continuation=False, solver="irls", backend="numpy"):
+        self.delta = delta
+        self.fit_intercept = fit_intercept
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.continuation = continuation
+        self.solver = solver
+        self.backend = backend
+
+    def _check_params(self):
+        return {
+            "delta": check_scalar_float(self.delta, "delta", low=0.0, closed="neither"),
+            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
+            "init": check_option(self.init, "init", _INITS),
+            "max_iter": check_scalar_int(self.max_iter, "max_iter", low=1),
+            "tol": check_scalar_float(self.tol, "tol", low=0.0),
+            "continuation": check_bool(self.continuation, "continuation"),
+            "solver": check_option(self.solver, "solver", _SOLVERS),
+            "backend": check_option(self.backend, "backend", _BACKENDS),
+        }
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Dense design matrix (float32 is computed in float64; sparse input raises ``TypeError``).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative multipliers of each row's loss (not inverse variances).
+
+        Returns
+        -------
+        self : HuberSoSRegressor
+        """
+        prm = self._check_params()
+        backend = "numpy" if prm["backend"] == "auto" else prm["backend"]
+        if backend == "torch" and prm["solver"] == "lbfgs":
+            raise ValueError(f"'backend'='torch' needs solver='irls' or 'mm'; got solver={prm['solver']!r}.")
+        X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
+        n, d = X.shape
+        if sample_weight is None:
+            sw = np.empty(0)
+            pos = None
+            n_pos = n
+        else:
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            sw = np.ascontiguousarray(sw)
+            pos = sw > 0
+            n_pos = int(np.count_nonzero(pos))
+        Xa = np.hstack([X, np.ones((n, 1))]) if prm["fit_intercept"] else X
+        p = Xa.shape[1]
+        if n_pos <= p:
+            extra = " + 1 (fit_intercept=True)" if prm["fit_intercept"] else ""
+            which = " with positive sample_weight" if pos is not None else ""
+            raise ValueError(
+                f"HuberSoSRegressor needs n_samples{which} > n_features{extra}; got n_samples = {n_pos} "
+                f"and n_features = {d}."
+            )
+        y = np.ascontiguousarray(y, dtype=np.float64)
+
+        # Gram matrix of the (sample-weighted) design: rank check, OLS start, gradient scale
+        buf = np.empty_like(Xa)
+        G0 = _weighted_gram(Xa, np.sqrt(sw) if sw.shape[0] else np.ones(n), buf)
+        _check_full_rank(Xa, G0, pos, prm["fit_intercept"])
+        gscale = prm["delta"] * math.sqrt(float(np.trace(G0)))  # delta * ||diag(sqrt s) X||_F
+
+        b0 = self._start(prm["init"], Xa, y, sw, G0)
+
+        solve = {"irls": _irls, "mm": functools.partial(_irls, newton=False), "lbfgs": _lbfgs}[prm["solver"]]
+        if backend == "torch":
+            solve = _irls_torch
+        delta, tol, budget = prm["delta"], prm["tol"], prm["max_iter"]
+        deltas = [delta]
+        if prm["continuation"]:
+            delta0 = float(np.median(np.abs((y - Xa @ b0)[pos] if pos is not None else y - Xa @ b0)))
+            deltas = []
+            k = 0
+            while True:
+                dk = max(delta, delta0 * 2.0**-k)
+                deltas.append(dk)
+                if dk == delta:
+                    break
+                k += 1
+        n_iter = 0
+        b = b0
+        for k, dk in enumerate(deltas):
+            last = k == len(deltas) - 1
+            stage = solve(Xa, y, sw, b, dk, tol if last else max(tol, CONTINUATION_STAGE_TOL),
+                          max(budget - n_iter, 0), dk * gscale / delta)
+            n_iter += stage.n_iter
+            b = stage.coef
+
+        self.delta_path_ = np.asarray(deltas)
+        self.n_iter_ = int(n_iter)
+        self.objective_ = float(stage.objective)
+        self.objective_history_ = np.asarray(stage.history, dtype=np.float64)
+        self.n_inliers_ = int(stage.n_inliers)
+        self.converged_ = bool(stage.converged)
+        self.gradient_norm_ = float(stage.grad_rel)
+        self.n_backtracks_ = int(stage.n_backtracks)
+        self.n_newton_steps_ = int(stage.n_newton)
+        self.n_extrapolations_ = int(stage.n_extrapolations)
+        if prm["fit_intercept"]:
+            self.coef_ = np.ascontiguousarray(b[:d])
+            self.intercept_ = float(b[d])
+        else:
+            self.coef_ = np.ascontiguousarray(b)
+            self.intercept_ = 0.0
+
+        if not self.converged_:
+            warnings.warn(
+                f"HuberSoSRegressor did not converge: relative gradient norm {self.gradient_norm_:.2e} "
+                f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={prm['max_iter']}). Increase "
+                "max_iter, or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        threshold = 2.0 * math.sqrt(n_pos * p)
+        if self.n_inliers_ < threshold:
+            warnings.warn(
+                f"Only {self.n_inliers_} of {n_pos} samples are inliers (|r_i| <= delta={delta:g}), fewer "
+                f"than 2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see "
+                "Compton & Schramm 2026. Check that delta matches the noise scale of the reliable sources.",
+                ConvexRegimeWarning,
+                stacklevel=2,
+            )
+        return self
+
+    @staticmethod
+    def _start(init, X, y, sw, G0):
+        if init == "zeros":
+            return np.zeros(X.shape[1])
+        rhs = X.T @ (y if sw.shape[0] == 0 else sw * y)
+        b_ols = _spd_solve(G0, rhs)
+        if init == "ols":
+            return b_ols
+        if init == "lad":
+            return _init_lad(X, y, sw, b_ols)
+        return _init_cmed(X, y, sw, G0)
+
+    def predict(self, X):
+        """Predict ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
