@@ -20,6 +20,7 @@ from . import __version__
 # (subcommand name, module folder); each module issue adds its line
 SUBCOMMANDS = [
     ("matching", "fair_matching"),
+    ("hetero", "hetero_regression"),
 ]
 DEMOS = [m for _, m in SUBCOMMANDS]
 

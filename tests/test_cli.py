@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from algos.cli import main
@@ -84,3 +85,61 @@ def test_bad_json_file_names_file_and_line(tmp_path, capsys):
 def test_console_script_entry_point():
     out = subprocess.run([sys.executable, "-m", "algos.cli", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("algos ")
+
+
+# ---------------------------------------------------------------------------- algos hetero
+def _write_csv(path, n=400, seed=0):
+    from algos.hetero_regression import make_subset_of_signals
+
+    data = make_subset_of_signals(n, 2, n // 2, noisy_sigma=100.0, random_state=seed)
+    lines = ["# a comment line", "x1,x2,label,y"]
+    lines += [f"{a:.10g},{b:.10g},name{i},{t:.10g}" for i, (a, b, t) in enumerate(zip(data.X[:, 0], data.X[:, 1], data.y))]
+    path.write_text("\n".join(lines) + "\n")
+    return data
+
+
+def test_hetero_fit_csv_json(tmp_path, capsys):
+    data = _write_csv(tmp_path / "d.csv")
+    argv = ["hetero", "--csv", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1,x2", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {r["estimator"]: r for r in out["results"]}
+    assert set(rows) == {"huber", "cmed", "lad", "ols"}
+    huber = np.array([rows["huber"]["coef"]["x1"], rows["huber"]["coef"]["x2"]])
+    ols = np.array([rows["ols"]["coef"]["x1"], rows["ols"]["coef"]["x2"]])
+    # half the sources have sigma = 100: Huber must be far closer to the truth than OLS
+    assert np.linalg.norm(huber - data.beta) < 0.5 * np.linalg.norm(ols - data.beta)
+    assert rows["huber"]["converged"] is True
+
+
+def test_hetero_fit_needs_numeric_columns(tmp_path, capsys):
+    _write_csv(tmp_path / "d.csv")
+    assert main(["hetero", "--csv", str(tmp_path / "d.csv"), "--target", "y"]) == 2
+    err = capsys.readouterr().err
+    assert "line 3" in err and "'label'" in err and "--features" in err
+    assert main(["hetero", "--csv", str(tmp_path / "d.csv"), "--target", "nope"]) == 2
+    assert "'target' must be a column" in capsys.readouterr().err
+    assert main(["hetero", "--csv", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1", "--delta", "-1"]) == 2
+    assert "'delta'" in capsys.readouterr().err
+
+
+def test_hetero_on_engel(shared_data_dir, capsys):
+    path = shared_data_dir / "regression" / "engel.csv"
+    assert main(["hetero", "--csv", str(path), "--target", "foodexp", "--intercept", "--delta", "auto",
+                 "--estimator", "huber,lad,ols"]) == 0
+    out = capsys.readouterr().out
+    assert "235 rows" in out
+    lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in ("huber", "lad", "ols")}
+    # food expenditure rises with income with slope ~0.56 (LAD, Koenker & Bassett 1982)
+    assert 0.5 < float(lines["lad"][2]) < 0.6
+    assert 0.5 < float(lines["huber"][2]) < 0.6
+
+
+def test_hetero_simulate_table(capsys):
+    assert main(["hetero", "simulate", "--n", "3000", "--d", "2", "--ms", "300,600", "--reps", "2",
+                 "--estimator", "huber,ols", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["m"] for r in out["rows"]] == [300, 600]
+    for r in out["rows"]:
+        assert r["huber"] < r["ols"] / 10
+        assert r["huber"] < 3 * r["sqrt(nd)/m"]

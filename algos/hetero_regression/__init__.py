@@ -1,0 +1,41 @@
+r"""Linear regression under heteroskedastic noise, subset-of-signals model.
+
+``n`` sources each give one linear measurement of :math:`\beta^*`; only an unknown subset of
+``m`` has noise variance at most 1. :class:`HuberSoSRegressor` (fixed-threshold Huber, the main
+estimator) reaches error :math:`\tilde O(\sqrt{nd}/m)`; :class:`CoordinateMedianRegressor` is the
+whitened coordinate-median reduction, :class:`IterativeWindowRegressor` a reconstructed
+shrinking-window estimator. Baselines: OLS, exact LAD, feasible WLS, iterative trimming, and the
+oracle WLS. Rates in :mod:`theory.hetero_regression`.
+"""
+
+from ._baselines import (
+    FeasibleWLSRegressor,
+    LADRegressor,
+    TrimmedLSRegressor,
+    feasible_wls,
+    iterative_trimming,
+    lad,
+    ols,
+)
+from ._data import SubsetOfSignals, make_subset_of_signals, oracle_wls, suggest_delta
+from ._huber import ConvexRegimeWarning, HuberSoSRegressor
+from ._median import CoordinateMedianRegressor
+from ._window import IterativeWindowRegressor
+
+__all__ = [
+    "HuberSoSRegressor",
+    "CoordinateMedianRegressor",
+    "IterativeWindowRegressor",
+    "LADRegressor",
+    "FeasibleWLSRegressor",
+    "TrimmedLSRegressor",
+    "ConvexRegimeWarning",
+    "make_subset_of_signals",
+    "SubsetOfSignals",
+    "oracle_wls",
+    "suggest_delta",
+    "ols",
+    "lad",
+    "feasible_wls",
+    "iterative_trimming",
+]
