@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
+
+from .._io import read_csv_columns
 
 ESTIMATORS = ("huber", "cmed", "window", "lad", "ols")
 
@@ -49,49 +50,6 @@ def add_parser(subparsers, name):
     return p
 
 
-def _read_csv(path, target, features):
-    """Read the target and feature columns of a CSV with a header row; errors name the file, the
-    line and the column."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file.")
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
-    header_idx = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#")), None)
-    if header_idx is None:
-        raise ValueError(f"{path}: empty file.")
-    names = [h.strip().strip('"') for h in lines[header_idx].split(",")]
-    if target not in names:
-        raise ValueError(f"'target' must be a column of {path} ({', '.join(names)}); got {target!r}.")
-    feats = [c for c in names if c != target] if not features else [f.strip() for f in features.split(",")]
-    for f in feats:
-        if f not in names or f == target:
-            raise ValueError(f"'features' must be columns of {path} other than the target; got {f!r}.")
-    cols = [names.index(c) for c in feats + [target]]
-    rows = []
-    for lineno in range(header_idx + 1, len(lines)):
-        line = lines[lineno]
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split(",")
-        if len(parts) != len(names):
-            raise ValueError(f"{path}: line {lineno + 1}: expected {len(names)} fields, got {len(parts)}.")
-        row = []
-        for c in cols:
-            tok = parts[c].strip().strip('"')
-            try:
-                row.append(float(tok))
-            except ValueError:
-                raise ValueError(
-                    f"{path}: line {lineno + 1}: column {names[c]!r}: not a number: {tok!r} "
-                    "(choose numeric columns with --features)."
-                ) from None
-        rows.append(row)
-    if not rows:
-        raise ValueError(f"{path}: no data rows.")
-    data = np.asarray(rows)
-    return data[:, :-1], data[:, -1], feats
-
-
 def _make(name, delta, intercept):
     from ._baselines import LADRegressor
     from ._huber import HuberSoSRegressor
@@ -126,7 +84,7 @@ def _fit(args):
 
     if not args.csv or not args.target:
         raise ValueError("'csv' and 'target' are required to fit (or run `algos hetero simulate`).")
-    X, y, feats = _read_csv(args.csv, args.target, args.features)
+    X, y, feats = read_csv_columns(args.csv, args.target, args.features)
     if args.delta == "auto":
         Xd = np.column_stack([np.ones(len(y)), X]) if args.intercept else X
         delta = suggest_delta(Xd, y)
