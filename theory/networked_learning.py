@@ -1,0 +1,508 @@
+r"""Bounds for least-squares learning on a DAG of agents, full-message and shared-sketch protocols.
+
+Model (KRR, [C]): agent :math:`v` sees the features :math:`S_v` and its parents' predictions and
+outputs the :math:`L^2` projection of :math:`y` on their span; :math:`f_v = \beta_v^\top x`. Excess
+error :math:`e(f) = \mathrm{MSE}(f) - \mathrm{MSE}(f^*) = \|\beta - \beta^*\|_\Sigma^2`,
+:math:`\beta^* = \Sigma^+ b`. Normalisation: :math:`A = \|\beta^*\|_1`,
+:math:`B^2 = \max_l E[x_l^2]` (class :math:`C_d`: :math:`A = B = 1`). A path
+:math:`A_1 \to \dots \to A_D` is *M-covered* if every block of :math:`M` consecutive agents jointly
+sees all features.
+
+Status tags follow ``specs/networked_learning.md``: **[C]** confirmed by an abstract or a primary
+source, **[R]** reconstructed by the project (implemented as written), **[D]** derived, **[V]**
+checked numerically in the reference prototype.
+
+Sources
+-------
+* [KRR] M. Kearns, A. Roth, E. Ryu, "Networked information aggregation", arXiv 2507.09683,
+  SODA 2026 (known from its abstract and from follow-ups that restate its model and theorems).
+* [BHH+26] Bateni, Hadizadeh, Hajiaghayi, JafariRaviz, Taherijam, "Optimal Networks for Agentic
+  Information Aggregation" (full text); [BHH+26b] "Optimal Rates for Agentic Networked Information
+  Aggregation", arXiv 2609.05318 (abstract).
+* [TGT] the target NeurIPS 2026 paper (shared-sketch protocol), known only from its abstract.
+* [Ver12] R. Vershynin, "Introduction to the non-asymptotic analysis of random matrices", 2012,
+  Cor. 5.35.
+
+Pure numpy; imports nothing from ``algos``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "BOUND_KIND",
+    "krr_path_bound",
+    "krr_path_bound_normalised",
+    "greedy_bound",
+    "greedy_step_bound",
+    "greedy_lower_bound",
+    "worst_case_rate",
+    "gaussian_ose_eta",
+    "gaussian_ose_min_k",
+    "aggregation_term",
+    "full_message_risk_bound",
+    "sketched_risk_bound",
+    "sketch_ls_expectation_factor",
+    "ols_expected_excess",
+]
+
+BOUND_KIND = {
+    "krr_path_bound": "exact",
+    "krr_path_bound_normalised": "exact",
+    "greedy_bound": "exact",
+    "greedy_step_bound": "exact",
+    "greedy_lower_bound": "exact",
+    "worst_case_rate": "up to constants",
+    "gaussian_ose_eta": "high-probability",
+    "gaussian_ose_min_k": "high-probability",
+    "aggregation_term": "exact",
+    "full_message_risk_bound": "high-probability",
+    "sketched_risk_bound": "high-probability",
+    "sketch_ls_expectation_factor": "in expectation",
+    "ols_expected_excess": "in expectation",
+}
+
+
+# --- private checks with the wording of algos._validation (theory/ must not import algos) -------
+
+def _interval_text(low, high, closed):
+    left = "[" if closed in ("both", "left") else "("
+    right = "]" if closed in ("both", "right") else ")"
+    lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
+    hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _inside(value, low, high, closed):
+    if low is not None and (value < low if closed in ("both", "left") else value <= low):
+        return False
+    if high is not None and (value > high if closed in ("both", "right") else value >= high):
+        return False
+    return True
+
+
+def _show(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def _float(value, name, *, low=None, high=None, closed="both"):
+    interval = _interval_text(low, high, closed)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"'{name}' must be a float in {interval}; got {_show(value)} of type {type(value).__name__}."
+        )
+    value = float(value)
+    if not math.isfinite(value) or not _inside(value, low, high, closed):
+        raise ValueError(f"'{name}' must be a float in {interval}; got {value!r}.")
+    return value
+
+
+def _int(value, name, *, low=None, high=None, closed="both"):
+    interval = _interval_text(low, high, closed)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"'{name}' must be an int in {interval}; got {_show(value)} of type {type(value).__name__}."
+        )
+    value = int(value)
+    if not _inside(value, low, high, closed):
+        raise ValueError(f"'{name}' must be an int in {interval}; got {value!r}.")
+    return value
+
+
+def _path_sizes(M, D):
+    M = _int(M, "M", low=1)
+    D = _int(D, "D", low=1)
+    if D < M:
+        raise ValueError(f"'D' must be at least M = {M} (a path of depth D >= M); got {D}.")
+    return M, D
+
+
+# --- population bounds ---------------------------------------------------------------------------
+
+def _agg(e1, A, B, M, D, names):
+    e1 = _float(e1, names[0], low=0.0)
+    A = _float(A, names[1], low=0.0)
+    B = _float(B, names[2], low=0.0)
+    M, D = _path_sizes(M, D)
+    if M == 1:
+        return 0.0
+    return A * B * math.sqrt((M - 1) * e1 / (D // M))
+
+
+def krr_path_bound(e1, A, B, M, D):
+    r"""Excess error at the end of an M-covered path (T1, KRR linear upper bound).
+
+    **Theorem (T1; [KRR] rate, [C]; explicit constant, [R]).** On an :math:`M`-covered path
+    :math:`A_1 \to \dots \to A_D` with :math:`D \ge M`,
+
+    .. math:: e(f_D) \le A\,B\,\sqrt{\frac{(M-1)\, e(f_1)}{\lfloor D/M \rfloor}}
+              \le (AB)^2 \sqrt{\frac{M-1}{\lfloor D/M \rfloor}},
+
+    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (spec section 2):
+    :math:`e(f_t) = \sum_l \beta^*_l \langle y - f_t, x_l\rangle`; an agent :math:`j` of the block
+    that sees :math:`x_l` has :math:`\langle y - f_j, x_l\rangle = 0`, so by Cauchy-Schwarz and
+    Pythagoras :math:`|\langle y - f_t, x_l\rangle| \le B\sqrt{(M-1)\Delta}`; some of the
+    :math:`\lfloor D/M\rfloor` disjoint blocks has :math:`\Delta \le e(f_1)/\lfloor D/M\rfloor`.
+    ``M = 1`` (every agent sees every feature) gives exactly 0.
+
+    Assumptions: finite second moments; an :math:`M`-covered path; holds verbatim for the empirical
+    measure (full-message protocol). Source: [KRR] (rate :math:`O(M/\sqrt D)`); constant
+    reconstructed by the project. Kind: ``exact`` (every instance).
+
+    .. note:: reconstructed from [KRR] and the BCE follow-up (explicit constant).
+
+    Parameters
+    ----------
+    e1 : float >= 0
+        Excess error of the first agent, :math:`e(f_1)`.
+    A, B : float >= 0
+    M : int >= 1
+        Coverage number of the path.
+    D : int >= M
+        Depth (number of agents on the path).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> krr_path_bound(0.5, 1.0, 1.0, 3, 12)   # sqrt(2 * 0.5 / 4)
+    0.5
+    >>> krr_path_bound(0.5, 1.0, 1.0, 1, 5)
+    0.0
+    """
+    return _agg(e1, A, B, M, D, ("e1", "A", "B"))
+
+
+def krr_path_bound_normalised(A, B, M, D):
+    r"""T1 with :math:`e(f_1) \le (AB)^2`: :math:`(AB)^2\sqrt{(M-1)/\lfloor D/M\rfloor}`.
+
+    **Theorem (T1, [KRR], rate [C], constant [R]).** Since :math:`e(f_1) \le e(0) =
+    \beta^{*\top}\Sigma\beta^* \le \|\beta^*\|_1^2 B^2`, :func:`krr_path_bound` gives
+
+    .. math:: e(f_D) \le (AB)^2 \sqrt{\frac{M-1}{\lfloor D/M \rfloor}}.
+
+    Assumptions and source as :func:`krr_path_bound`. Kind: ``exact``.
+
+    .. note:: reconstructed from [KRR] (explicit constant).
+
+    Examples
+    --------
+    >>> krr_path_bound_normalised(1.0, 2.0, 5, 5)   # 4 * sqrt(4 / 1)
+    8.0
+    """
+    A = _float(A, "A", low=0.0)
+    B = _float(B, "B", low=0.0)
+    M, D = _path_sizes(M, D)
+    return (A * B) ** 2 * math.sqrt((M - 1) / (D // M))
+
+
+def greedy_bound(A, B, D):
+    r"""Excess after ``D`` greedy agents (T3): :math:`(AB)^2/(D+1)`.
+
+    **Theorem (T3, [BHH+26], [C]).** If agent :math:`t+1` sees its parent and the feature
+    :math:`\arg\max_i |\langle y - f_t, x_i\rangle|/\|x_i\|`, then
+    :math:`e_{t+1} \le e_t - e_t^2/(AB)^2` (see :func:`greedy_step_bound`); with
+    :math:`e_0 = e(0) \le (AB)^2` this gives
+
+    .. math:: e_D \le \frac{(AB)^2}{D + 1}.
+
+    Assumptions: one parent per agent (a path), greedy feature choice. Kind: ``exact``.
+
+    Parameters
+    ----------
+    A, B : float >= 0
+    D : int >= 0
+        Number of greedy agents (``D = 0``: the zero predictor).
+
+    Examples
+    --------
+    >>> greedy_bound(1.0, 2.0, 7)
+    0.5
+    """
+    A = _float(A, "A", low=0.0)
+    B = _float(B, "B", low=0.0)
+    D = _int(D, "D", low=0)
+    return (A * B) ** 2 / (D + 1)
+
+
+def greedy_step_bound(e, A, B):
+    r"""One greedy step (T3): :math:`e_{t+1} \le e_t - e_t^2/(AB)^2`.
+
+    **Lemma (T3, [BHH+26], [C]).** With :math:`g = \max_i |\langle y - f_t, x_i\rangle|/\|x_i\|`,
+    :math:`e_t = \sum_l \beta^*_l\langle y - f_t, x_l\rangle \le A B g`, and adding the best feature
+    lowers the error by at least :math:`g^2 \ge e_t^2/(AB)^2`.
+
+    Assumptions: :math:`AB > 0` and :math:`0 \le e_t \le (AB)^2` (always true, see
+    :func:`greedy_bound`). Kind: ``exact``.
+
+    Parameters
+    ----------
+    e : float in [0, (AB)^2]
+    A, B : float > 0
+
+    Examples
+    --------
+    >>> greedy_step_bound(0.5, 1.0, 1.0)
+    0.25
+    """
+    A = _float(A, "A", low=0.0, closed="neither")
+    B = _float(B, "B", low=0.0, closed="neither")
+    e = _float(e, "e", low=0.0)
+    cap = (A * B) ** 2
+    if e > cap:
+        raise ValueError(f"'e' must be at most (A B)^2 = {cap:g}; got {e!r}.")
+    return max(0.0, e * (1.0 - e / cap))  # clip the rounding at e = cap
+
+
+def greedy_lower_bound(D):
+    r"""Minimax lower bound for single-feature paths: :math:`R_1(d, D) \ge 1/(640 D)`.
+
+    **Theorem ([BHH+26] eq. (5), [C]).** For :math:`d \ge 3`, over normalised instances
+    (:math:`A = B = 1`) the best depth-``D`` path with one feature per agent has worst-case excess
+
+    .. math:: R_1(d, D) \ge \frac{1}{640\, D},
+
+    attained by the instance of :func:`algos.networked_learning._data.make_krr_hard3`. Together with
+    :func:`greedy_bound`: :math:`1/(640D) \le R_1 \le 1/(D+1)`. Kind: ``exact`` (a minimax
+    statement with an explicit constant).
+
+    Examples
+    --------
+    >>> greedy_lower_bound(10)
+    0.00015625
+    """
+    D = _int(D, "D", low=1)
+    return 1.0 / (640.0 * D)
+
+
+def worst_case_rate(M, D):
+    r"""Worst-case excess rate on M-covered paths (T2): :math:`\Theta(1)` if :math:`D < M^2`, else :math:`M^2/D`.
+
+    **Theorem (T2, [BHH+26b], [C]).** Over normalised distributions and :math:`M`-covered paths
+    of depth :math:`D`, the worst-case excess is :math:`\Theta(1)` for :math:`D < M^2` and
+    :math:`\Theta(M^2/D)` for :math:`D \ge M^2`. The function returns the rate without constants:
+    ``1.0`` or ``M**2 / D``. Kind: ``up to constants`` (asymptotic).
+
+    Examples
+    --------
+    >>> worst_case_rate(3, 8), worst_case_rate(3, 18)
+    (1.0, 0.5)
+    """
+    M = _int(M, "M", low=1)
+    D = _int(D, "D", low=1)
+    return 1.0 if D < M * M else M * M / D
+
+
+# --- sketching -----------------------------------------------------------------------------------
+
+def gaussian_ose_eta(k, r, delta):
+    r"""Distortion of a Gaussian subspace embedding (T6): :math:`(\sqrt r + \sqrt{2\ln(2/\delta)})/\sqrt k`.
+
+    **Theorem (T6, [Ver12] Cor. 5.35, [C]).** For :math:`U \in \mathbb R^{m\times r}` with
+    orthonormal columns and :math:`S = G/\sqrt k`, :math:`G_{ij} \sim N(0,1)` i.i.d., with
+    probability at least :math:`1 - \delta` all singular values of :math:`SU` lie in
+    :math:`[1-\eta, 1+\eta]`,
+
+    .. math:: \eta = \frac{\sqrt r + \sqrt{2\ln(2/\delta)}}{\sqrt k}.
+
+    With :math:`r = \mathrm{rank}[X, y] \le d + 1` and :math:`\eta < 1`:
+    :math:`(1-\eta)^2\hat L(\beta) \le \tilde L(\beta) \le (1+\eta)^2\hat L(\beta)` for all
+    :math:`\beta` at once. Kind: ``high-probability`` (probability :math:`1-\delta`). A value
+    :math:`\ge 1` is vacuous.
+
+    Parameters
+    ----------
+    k : int >= 1
+        Sketch size.
+    r : int >= 1
+        Subspace dimension.
+    delta : float in (0, 1)
+
+    Examples
+    --------
+    >>> round(gaussian_ose_eta(100, 9, 2 * math.exp(-8)), 12)   # (3 + 4) / 10
+    0.7
+    """
+    k = _int(k, "k", low=1)
+    r = _int(r, "r", low=1)
+    delta = _float(delta, "delta", low=0.0, high=1.0, closed="neither")
+    return (math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 / delta))) / math.sqrt(k)
+
+
+def gaussian_ose_min_k(r, eta, delta):
+    r"""Smallest sketch size with :func:`gaussian_ose_eta` :math:`\le \eta` (T6).
+
+    .. math:: k = \left\lceil \frac{(\sqrt r + \sqrt{2\ln(2/\delta)})^2}{\eta^2} \right\rceil,
+
+    order :math:`O((r + \log 1/\delta)/\eta^2)`. Source [Ver12] Cor. 5.35, [C]. Kind:
+    ``high-probability``.
+
+    Parameters
+    ----------
+    r : int >= 1
+    eta : float in (0, 1)
+    delta : float in (0, 1)
+
+    Examples
+    --------
+    >>> gaussian_ose_min_k(9, 0.7, 2 * math.exp(-8))
+    100
+    """
+    r = _int(r, "r", low=1)
+    eta = _float(eta, "eta", low=0.0, high=1.0, closed="neither")
+    delta = _float(delta, "delta", low=0.0, high=1.0, closed="neither")
+    root = math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 / delta))
+    k = max(1, math.ceil((root / eta) ** 2))
+    # guard against rounding of the ceiling in either direction
+    while k > 1 and root / math.sqrt(k - 1) <= eta:
+        k -= 1
+    while root / math.sqrt(k) > eta:
+        k += 1
+    return k
+
+
+# --- finite-sample bounds ------------------------------------------------------------------------
+
+def aggregation_term(A_hat, B_hat, M, e1_hat, D):
+    r"""The empirical aggregation term of T5: :math:`\hat A\hat B\sqrt{(M-1)\hat e_1/\lfloor D/M\rfloor}`.
+
+    **T1 on the empirical measure (T5, [R]).** :math:`\hat A = \|\hat\beta\|_1`,
+    :math:`\hat B^2 = \max_l \|X_l\|^2/m`, :math:`\hat e_1 = \hat L(\hat\beta_1) - \hat L(\hat\beta)`;
+    then :math:`\hat L(\hat\beta_D) - \hat L(\hat\beta) \le \widehat{\mathrm{Agg}}`. For the
+    sketched protocol pass :math:`\tilde A, \tilde B, \tilde e_1` computed on :math:`(SX, Sy)` with
+    the :math:`1/m` scaling. Kind: ``exact``.
+
+    .. note:: reconstructed by the project from [KRR] (T1 applied to the empirical measure).
+
+    Examples
+    --------
+    >>> aggregation_term(2.0, 1.0, 2, 0.25, 4)   # 2 * sqrt(0.25 / 2)
+    0.7071067811865476
+    """
+    return _agg(e1_hat, A_hat, B_hat, M, D, ("e1_hat", "A_hat", "B_hat"))
+
+
+def full_message_risk_bound(stat_term, agg_term):
+    r"""Population excess of the full-message protocol (T5): :math:`2\,\mathrm{stat} + 4\,\widehat{\mathrm{Agg}}`.
+
+    **Theorem (T5, [R]).** On :math:`E_{cov} = \{\hat\Sigma \succeq \tfrac12\Sigma\}` (probability
+    :math:`\ge 1-\delta` once :math:`m \gtrsim d + \log(1/\delta)` for sub-Gaussian :math:`x`),
+
+    .. math:: R(\hat\beta_D) - R(\beta^*) \le 2\|\hat\beta - \beta^*\|_\Sigma^2
+              + 4\,\widehat{\mathrm{Agg}},
+
+    with :math:`\widehat{\mathrm{Agg}}` from :func:`aggregation_term`. Steps: T1 on the empirical
+    measure, :math:`\hat L(\hat\beta_D) - \hat L(\hat\beta) = \|\hat\beta_D - \hat\beta\|^2_{\hat\Sigma}`,
+    transfer with :math:`\Sigma \preceq 2\hat\Sigma`. Source: the project's reconstruction of the
+    [TGT] full-message guarantee. Kind: ``high-probability`` (deterministic on :math:`E_{cov}`).
+
+    .. note:: reconstructed by the project (spec T5).
+
+    Parameters
+    ----------
+    stat_term : float >= 0
+        :math:`\|\hat\beta - \beta^*\|_\Sigma^2` (in expectation :func:`ols_expected_excess`).
+    agg_term : float >= 0
+
+    Examples
+    --------
+    >>> full_message_risk_bound(0.1, 0.25)
+    1.2
+    """
+    stat_term = _float(stat_term, "stat_term", low=0.0)
+    agg_term = _float(agg_term, "agg_term", low=0.0)
+    return 2.0 * stat_term + 4.0 * agg_term
+
+
+def sketched_risk_bound(stat_term, L_hat, eta, agg_tilde):
+    r"""Population excess of the shared-sketch protocol (T7, main theorem as reconstructed).
+
+    **Theorem (T7, [R]).** On :math:`E_{cov} \cap E_{OSE}` (probability
+    :math:`\ge 1 - \delta_{cov} - \delta`, :math:`\eta` from :func:`gaussian_ose_eta`),
+
+    .. math:: R(\tilde\beta_D) - R(\beta^*) \le 2\|\hat\beta - \beta^*\|_\Sigma^2
+              + 4\cdot\frac{4\eta}{(1-\eta)^2}\,\hat L(\hat\beta)
+              + \frac{4\,\widetilde{\mathrm{Agg}}}{(1-\eta)^2},
+
+    statistics (governed by ``m``), compression (governed by ``k``; note
+    :math:`((1+\eta)/(1-\eta))^2 - 1 = 4\eta/(1-\eta)^2`) and aggregation
+    (:math:`O(M/\sqrt D)`). The bound is loose (reference prototype: excess/bound :math:`\le 0.003`).
+    Source: the project's reconstruction of [TGT]. Kind: ``high-probability``.
+
+    .. note:: reconstructed by the project (spec T7).
+
+    Parameters
+    ----------
+    stat_term : float >= 0
+    L_hat : float >= 0
+        In-sample OLS risk :math:`\hat L(\hat\beta) = \|y - X\hat\beta\|^2/m`.
+    eta : float in [0, 1)
+    agg_tilde : float >= 0
+        :func:`aggregation_term` on the sketched data.
+
+    Examples
+    --------
+    >>> sketched_risk_bound(0.1, 1.0, 0.5, 0.25)   # 0.2 + 4 * 8 * 1 + 4 * 0.25 / 0.25
+    36.2
+    """
+    stat_term = _float(stat_term, "stat_term", low=0.0)
+    L_hat = _float(L_hat, "L_hat", low=0.0)
+    eta = _float(eta, "eta", low=0.0, high=1.0, closed="left")
+    agg_tilde = _float(agg_tilde, "agg_tilde", low=0.0)
+    shrink = (1.0 - eta) ** 2
+    return 2.0 * stat_term + 4.0 * (4.0 * eta / shrink) * L_hat + 4.0 * agg_tilde / shrink
+
+
+def sketch_ls_expectation_factor(p, k):
+    r"""Expected in-sample loss inflation of sketch-and-solve least squares (T8): :math:`1 + p/(k-p-1)`.
+
+    **Theorem (T8, classical, [C]).** For fixed full-rank :math:`X \in \mathbb R^{m\times p}`,
+    :math:`k > p + 1` and a Gaussian sketch :math:`S \in \mathbb R^{k\times m}` (any scaling),
+    :math:`\tilde\beta = \arg\min \|S(y - X\beta)\|`,
+
+    .. math:: E_S \|y - X\tilde\beta\|^2 = \|y - X\hat\beta\|^2\left(1 + \frac{p}{k - p - 1}\right).
+
+    Kind: ``in expectation`` (over the sketch).
+
+    Examples
+    --------
+    >>> sketch_ls_expectation_factor(5, 30)   # 1 + 5/24
+    1.2083333333333333
+    """
+    p = _int(p, "p", low=1)
+    k = _int(k, "k", low=1)
+    if k <= p + 1:
+        raise ValueError(f"'k' must be greater than p + 1 = {p + 1}; got {k}.")
+    return 1.0 + p / (k - p - 1)
+
+
+def ols_expected_excess(sigma2, d, m):
+    r"""Expected excess risk of OLS under Gaussian design: :math:`\sigma^2 d/(m-d-1)`.
+
+    **Fact ([C], classical; the statistical term of T5/T7).** For rows
+    :math:`x \sim N(0, \Sigma)` i.i.d., full-rank :math:`\Sigma`, well-specified noise of variance
+    :math:`\sigma^2` and :math:`m > d + 1`,
+
+    .. math:: E\|\hat\beta - \beta^*\|_\Sigma^2 = \frac{\sigma^2 d}{m - d - 1}.
+
+    Kind: ``in expectation`` (over the sample).
+
+    Examples
+    --------
+    >>> ols_expected_excess(2.0, 3, 10)
+    1.0
+    """
+    sigma2 = _float(sigma2, "sigma2", low=0.0)
+    d = _int(d, "d", low=1)
+    m = _int(m, "m", low=1)
+    if m <= d + 1:
+        raise ValueError(f"'m' must be greater than d + 1 = {d + 1}; got {m}.")
+    return sigma2 * d / (m - d - 1)
