@@ -21,6 +21,7 @@ from . import __version__
 SUBCOMMANDS = [
     ("matching", "fair_matching"),
     ("hetero", "hetero_regression"),
+    ("dag", "networked_learning"),
 ]
 DEMOS = [m for _, m in SUBCOMMANDS]
 

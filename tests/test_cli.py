@@ -143,3 +143,28 @@ def test_hetero_simulate_table(capsys):
     for r in out["rows"]:
         assert r["huber"] < r["ols"] / 10
         assert r["huber"] < 3 * r["sqrt(nd)/m"]
+
+
+# ---------------------------------------------------------------------------- algos dag
+def test_dag_on_diabetes_json(capsys):
+    assert main(["dag", "--diabetes", "--topology", "star", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    info, agents = out["info"], out["agents"]
+    assert info["edges"] == 10 and info["comm_floats"] == info["full_message_floats"]
+    hub = [a for a in agents if a["agent"] == info["output_agent"]][0]
+    assert hub["depth"] == 2 and len(hub["parents"]) == 10
+    # the hub combines ten one-feature agents: it fits the training set better than any spoke
+    assert hub["train_mse"] < min(a["train_mse"] for a in agents if a["agent"] != hub["agent"])
+
+
+def test_dag_sketch_protocol_counts_k_floats_per_edge(tmp_path, capsys):
+    _write_csv(tmp_path / "d.csv", n=600)
+    argv = ["dag", "--csv", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1,x2", "--topology", "path",
+            "--depth", "6", "--protocol", "sketch", "--k", "60", "--json"]
+    assert main(argv) == 0
+    info = json.loads(capsys.readouterr().out)["info"]
+    assert info["comm_floats"] == 60 * 5
+    assert info["full_message_floats"] == info["n_train"] * 5
+    assert main(["dag", "--csv", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1,x2",
+                 "--protocol", "sketch", "--k", "1"]) == 2
+    assert "'k' must be an int in" in capsys.readouterr().err

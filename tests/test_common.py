@@ -20,6 +20,7 @@ from algos.hetero_regression import (
     LADRegressor,
     TrimmedLSRegressor,
 )
+from algos.networked_learning import NetworkedDAGRegressor
 
 ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
     HuberSoSRegressor(),
@@ -28,6 +29,8 @@ ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
     LADRegressor(),
     FeasibleWLSRegressor(),
     TrimmedLSRegressor(),
+    NetworkedDAGRegressor(),
+    NetworkedDAGRegressor(protocol="sketch", random_state=0),
 ]
 EXPECTED_FAILED = {  # {estimator class name: {check name: reason}}
     "HuberSoSRegressor": {
@@ -51,6 +54,7 @@ if ARRAY_ESTIMATORS:
 
     @parametrize_with_checks(ARRAY_ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
     @pytest.mark.filterwarnings("ignore::algos.hetero_regression.ConvexRegimeWarning")
+    @pytest.mark.filterwarnings("ignore::algos.networked_learning.SketchSizeWarning")
     def test_sklearn_compatible_estimator(estimator, check):
         check(estimator)
 

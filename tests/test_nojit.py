@@ -22,6 +22,9 @@ SELECTED = [
     "tests/hetero_regression/test_huber.py::test_huber_pass_matches_twin",
     "tests/hetero_regression/test_huber.py::test_quickselect_median_matches_numpy",
     "tests/hetero_regression/test_huber.py::test_masked_ratio_medians_matches_twin",
+    "tests/networked_learning/test_sketch.py::test_countsketch_kernel_matches_dense_twin",
+    "tests/networked_learning/test_sketch.py::test_fwht_kernel_matches_scipy_hadamard",
+    "tests/networked_learning/test_sketch.py::test_gaussian_block_kernel_matches_twin",
 ]
 
 

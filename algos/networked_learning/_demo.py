@@ -1,0 +1,143 @@
+"""The networked_learning section of ``algos demo``: topology matters (suppressor), depth helps at
+rate 1/D on the hard instance (with KRR's bound), and a shared sketch cuts communication by m/k at
+a cost governed by k, on any design (where row subsampling fails on a high-leverage one)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._report import Check, DemoSection
+from ._data import make_krr_hard3, make_leverage_design, make_suppressor
+from ._estimator import NetworkedDAGRegressor
+from ._graphs import cyclic_allocation, make_path, make_star
+from ._population import excess_risk, population_fit
+
+
+def _suppressor_checks():
+    model = make_suppressor()
+    cases = {
+        "star hub": (make_star(2), {0: [0], 1: [1], 2: []}, 2, 0.5),
+        "path x1 -> x2": (make_path(2), {0: [0], 1: [1]}, 1, 0.0),
+        "path x2 -> x1": (make_path(2), {0: [1], 1: [0]}, 1, 0.5),
+        "path x2 -> x1 -> x2": (make_path(3), {0: [1], 1: [0], 2: [1]}, 2, 0.0),
+    }
+    checks, rows = [], []
+    for name, (G, feats, out, expected) in cases.items():
+        betas = population_fit(G, feats, model.Sigma, model.b)
+        e = excess_risk(betas[out], model.Sigma, model.beta_star)
+        rows.append(f"| {name} | {e:.6f} | {expected} |")
+        checks.append(Check(f"suppressor, {name}: excess = {expected} (|diff|)", abs(e - expected), 1e-9,
+                            relation="<=", source="spec 8.1 [V]"))
+    return checks, rows
+
+
+def _depth_curve(depths):
+    from theory.networked_learning import krr_path_bound
+
+    out = []
+    for D in depths:
+        model = make_krr_hard3(D)
+        G = make_path(D)
+        feats = cyclic_allocation(list(range(D)), 3)
+        betas = population_fit(G, feats, model.Sigma, model.b)
+        e1 = excess_risk(betas[0], model.Sigma, model.beta_star)
+        eD = excess_risk(betas[D - 1], model.Sigma, model.beta_star)
+        A = float(np.abs(model.beta_star).sum())
+        B = float(np.sqrt(np.max(np.diag(model.Sigma))))
+        out.append((D, eD, krr_path_bound(e1, A, B, 3, D)))
+    return out
+
+
+def _sketch_vs_subsample(m, ks, reps, seed):
+    """Excess risk of the output agent vs k on the leverage design: sketch vs row subsampling."""
+    d = 6
+    model = make_leverage_design(d, 0.01)
+    G = make_path(2 * d)
+    feats = cyclic_allocation(list(range(2 * d)), d)
+    res = {"sketch": [], "subsample": []}
+    for k in ks:
+        for proto in res:
+            errs = []
+            for r in range(reps):
+                X, y = model.sample(m, random_state=seed + r)
+                est = NetworkedDAGRegressor(graph=G, feature_sets=feats, protocol=proto, k=k, fit_intercept=False,
+                                            random_state=seed + 100 + r).fit(X, y)
+                errs.append(excess_risk(est.coef_, model.Sigma, model.beta_star))
+            res[proto].append(float(np.median(errs)))
+    X, y = model.sample(m, random_state=seed)
+    full = NetworkedDAGRegressor(graph=G, feature_sets=feats, protocol="full", fit_intercept=False).fit(X, y)
+    return res, excess_risk(full.coef_, model.Sigma, model.beta_star), G.number_of_edges()
+
+
+def _figure(path, depth_rows, ks, sk, full_excess):
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    D = np.array([r[0] for r in depth_rows])
+    ax1.loglog(D, [r[1] for r in depth_rows], "C0o-", label="excess risk $e_D$ (population)")
+    ax1.loglog(D, [r[2] for r in depth_rows], "C3--", label="KRR bound (explicit constant)")
+    ax1.loglog(D, 0.0116 / D, "k:", label="0.0116 / D")
+    ax1.set_xlabel("depth D (cyclic path, 3 features)")
+    ax1.set_ylabel("excess risk")
+    ax1.set_title("Depth on the hard instance")
+    ax1.legend(fontsize=8)
+    ax2.loglog(ks, sk["sketch"], "C0o-", label="shared Gaussian sketch")
+    ax2.loglog(ks, sk["subsample"], "C1s-", label="shared row subsample")
+    ax2.axhline(full_excess, color="k", lw=0.8, label="full messages (k = m)")
+    ax2.set_xlabel("floats per edge k")
+    ax2.set_ylabel("excess risk of the output agent")
+    ax2.set_title("Compression vs subsampling, high-leverage design")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_demo(out_dir, quick=False, random_state=0):
+    """Build the networked_learning section of the demo report (figure written to ``out_dir``)."""
+    seed = int(random_state)
+    checks, sup_rows = _suppressor_checks()
+    depths = [10, 30, 100, 300] if quick else [10, 30, 100, 300, 1000]
+    depth_rows = _depth_curve(depths)
+    for D, eD, bound in depth_rows:
+        checks.append(Check(f"hard instance, depth {D}: e_D <= KRR bound", eD, bound, relation="<=", source="KRR T1 [C/R]"))
+    slope = float(np.polyfit(np.log([r[0] for r in depth_rows]), np.log([r[1] for r in depth_rows]), 1)[0])
+    checks.append(Check("log-log slope of e_D in D on the depth-tuned instance (band [-1.1, -0.9])", slope, -0.9,
+                        relation="<=", source="BHH+26 Theta(1/D) [C]"))
+    checks.append(Check("same slope, lower end", slope, -1.1, relation=">=", source="BHH+26 Theta(1/D) [C]"))
+    m = 4000 if quick else 20000
+    ks = [50, 100, 200, 400] if quick else [50, 100, 200, 400, 800]
+    sk, full_excess, n_edges = _sketch_vs_subsample(m, ks, 3 if quick else 5, seed)
+    k_mid = ks[len(ks) // 2]
+    checks.append(Check(f"leverage design, k = {k_mid}: sketch excess / subsample excess",
+                        sk["sketch"][len(ks) // 2] / sk["subsample"][len(ks) // 2], 1.0, relation="<=",
+                        source="spec T8 consequence [R]"))
+    fig = "networked_learning_depth_and_sketch.png"
+    _figure(out_dir / fig, depth_rows, ks, sk, full_excess)
+    depth_table = ["| D | e_D | e_D * D | KRR bound |", "|---|---|---|---|"]
+    depth_table += [f"| {D} | {eD:.3e} | {eD * D:.4f} | {b:.3e} |" for D, eD, b in depth_rows]
+    k_table = ["| k | sketch | subsample | floats sent (sketch) |", "|---|---|---|---|"]
+    k_table += [f"| {k} | {a:.3e} | {b:.3e} | {k * n_edges} |" for k, a, b in zip(ks, sk["sketch"], sk["subsample"])]
+    body = f"""
+Agents on a DAG each see some features plus their parents' predictions and fit least squares in
+topological order (Kearns, Roth & Ryu 2026). Order and depth matter (suppressor: x2 is useless
+alone, yet lets a later agent remove the noise in x1):
+
+| topology | excess risk | spec |
+|---|---|---|
+{chr(10).join(sup_rows)}
+
+On the depth-tuned hard instance the excess decays like 1/D (e_D * D ~ 0.0116), below KRR's
+explicit bound:
+
+{chr(10).join(depth_table)}
+
+Shared-sketch protocol: every edge carries k floats instead of m = {m}; on a design with
+high-leverage rows the oblivious sketch keeps working where a shared row subsample of the same
+size misses the rare rows (median excess risk of the output agent; full messages: {full_excess:.3e}):
+
+{chr(10).join(k_table)}
+"""
+    return DemoSection(module="networked_learning", title="Networked learning on DAGs", body=body,
+                       checks=checks, figures=[fig])
+

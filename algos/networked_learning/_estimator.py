@@ -1,0 +1,420 @@
+r"""``NetworkedDAGRegressor``: least-squares agents on a DAG with full, sketched or subsampled messages."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import networkx as nx
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
+from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
+
+__all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
+
+_PROTOCOLS = ("full", "sketch", "subsample")
+_SKETCHES = ("gaussian", "srht", "countsketch")
+_ENGINES = ("messages", "coef")
+_BACKENDS = ("auto", "numpy", "torch")
+SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (spec 1.3, T6)
+
+
+class SketchSizeWarning(UserWarning):
+    """``k`` is below ``d + 1 + 2 ln(2/delta)`` (delta = 0.05): the subspace-embedding guarantee (T6/T7) is void."""
+
+
+def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
+    r"""Sketch size giving a Gaussian :math:`\eta`-subspace embedding of ``span([X, y])`` w.p. ``1 - delta``.
+
+    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (spec T6 with ``r = d + 1``);
+    with the defaults, ``k = 131`` for ``d = 8``.
+
+    Examples
+    --------
+    >>> default_sketch_size(8)
+    131
+    """
+    return int(math.ceil((math.sqrt(d + 1) + math.sqrt(2 * math.log(2 / delta))) ** 2 / eta**2))
+
+
+def _lstsq(A, y, rcond):
+    if A.shape[1] == 0 or A.shape[0] == 0:
+        return np.zeros(A.shape[1])
+    return np.linalg.lstsq(A, y, rcond=rcond)[0]
+
+
+class _TorchGaussianSketch:
+    """The same Gaussian sketch, applied with torch (blocks drawn identically, matmul on device)."""
+
+    def __init__(self, sketch, device):
+        self._sketch = sketch
+        self._device = device
+
+    def apply(self, A):
+        from accel.networked_learning import gaussian_sketch_apply_torch
+
+        sk = self._sketch
+        return gaussian_sketch_apply_torch(sk.k, sk.m, sk.seed, A, chunk=sk.chunk, device=self._device)
+
+
+def _run_protocol(Xc, yc, order, parents, fs, rcond, sketch=None, engine="messages"):
+    """Fit every agent in topological order.
+
+    Without ``sketch`` this is the full-message protocol on ``(Xc, yc)``. With ``sketch`` (an object
+    with ``apply``) and ``engine="messages"`` it is the literal sketched protocol: each agent applies
+    ``S`` to its own columns and combines its parents' messages ``z_u = S yhat_u``. Returns local
+    coefficients ``{v: (theta_v, w_v)}`` and global coefficients ``{v: beta_v}``.
+    """
+    d = Xc.shape[1]
+    target = yc if sketch is None else sketch.apply(yc)
+    messages, local, glob = {}, {}, {}
+    for v in order:
+        cols = list(fs[v])
+        pa = parents[v]
+        own = Xc[:, cols]
+        if sketch is not None:
+            own = sketch.apply(own) if cols else np.zeros((target.shape[0], 0))
+            if own.ndim == 1:
+                own = own[:, None]
+        if engine == "coef" and sketch is None:
+            par = [Xc @ glob[u] for u in pa]  # parent predictions recomputed from coefficients
+        else:
+            par = [messages[u] for u in pa]
+        A = np.column_stack([own] + par) if par else own
+        c = _lstsq(A, target, rcond)
+        theta, w = c[: len(cols)], c[len(cols):]
+        beta = np.zeros(d)
+        beta[cols] = theta
+        for wu, u in zip(w, pa):
+            beta += wu * glob[u]
+        local[v] = (theta.copy(), w.copy())
+        glob[v] = beta
+        messages[v] = A @ c
+    return local, glob
+
+
+class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
+    r"""Linear agents on a DAG, each fitting least squares on its own features and its parents' predictions.
+
+    Agent ``v`` sees the columns :math:`S_v` of ``X`` (``feature_sets[v]``), the shared label column ``y``
+    and the predictions of its parents :math:`\mathrm{Pa}(v)` in ``graph``. In topological order it solves
+    (min-norm least squares)
+
+    .. math:: (\hat\theta_v, \hat w_v) = \arg\min_{\theta, w}
+              \Big\|y - X_{S_v}\theta - \sum_{u\in\mathrm{Pa}(v)} w_u \hat y_u\Big\|^2
+
+    and sends :math:`\hat y_v = X_{S_v}\hat\theta_v + \sum_u \hat w_u\hat y_u` to its children (Kearns,
+    Roth & Ryu's model on the empirical measure). Every agent's prediction is linear in ``x``:
+    :math:`f_v(x) = \beta_v^\top x`, with :math:`\beta_v = E_v\hat\theta_v + \sum_u\hat w_u\beta_u`.
+
+    Protocols (messages per edge):
+
+    * ``"full"``: the message is the in-sample prediction column, ``m`` floats.
+    * ``"sketch"`` (the target paper's shared-sketch protocol, formulas reconstructed [R]): every agent
+      regenerates the same :math:`S\in\mathbb{R}^{k\times m}` from a shared seed, sketches its own columns
+      and ``y``, and sends :math:`z_v = S\hat y_v` (``k`` floats). By the reduction lemma this equals the
+      full protocol run on ``(S X, S y)``; ``engine="messages"`` runs the literal message passing,
+      ``engine="coef"`` the reduction.
+    * ``"subsample"``: the full protocol on a shared uniform row subset of size ``k`` (``k`` floats per
+      edge; the baseline named by the paper's abstract).
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph or None, default=None
+        DAG of agents (edge ``u -> v``: ``v`` receives ``u``'s prediction). ``None``: a path of ``d``
+        agents (``d`` = number of features), agent ``t`` seeing feature ``t`` (cyclic allocation).
+    feature_sets : dict node -> list of int, or None, default=None
+        Features seen by each agent. ``None``: cyclic single-feature allocation along the topological
+        order of ``graph`` (agent number ``t`` sees feature ``t mod d``). An agent with no feature and no
+        parent is allowed and predicts 0 (plus the intercept).
+    protocol : {"full", "sketch", "subsample"}, default="full"
+    sketch : {"gaussian", "srht", "countsketch"}, default="gaussian"
+        Sketch family for ``protocol="sketch"`` (Gaussian: :math:`S_{ij}\sim N(0, 1/k)`).
+    k : int or None, default=None
+        Sketch size / number of subsampled rows. ``None``: :func:`default_sketch_size` ``(d)`` (a
+        1/2-subspace embedding of ``span([X, y])`` w.p. 0.95), capped at ``m`` for ``"subsample"``.
+        Ignored by ``"full"``. Must be at least :math:`\max_v(|S_v| + |\mathrm{Pa}(v)|) + 1`.
+    output_agent : node or None, default=None
+        Agent whose prediction ``predict`` returns. ``None``: the deepest sink (``ValueError`` when
+        several sinks share the largest depth).
+    fit_intercept : bool, default=True
+        Centre ``X`` and ``y`` with the shared-sample means (``d + 1`` floats broadcast once) before
+        fitting; ``intercept_`` restores the mean.
+    rcond : float or None, default=None
+        Singular-value cut-off of each agent's ``lstsq`` (numpy's default ``eps * max(rows, cols)``).
+    engine : {"messages", "coef"}, default="messages"
+        ``"messages"``: literal message passing. ``"coef"``: for ``"sketch"``, the full protocol on
+        ``(S X, S y)`` (reduction lemma); for ``"full"``/``"subsample"``, parent predictions are
+        recomputed from their global coefficients (``X beta_u``). All engines agree up to round-off.
+    backend : {"auto", "numpy", "torch"}, default="numpy"
+        Where the Gaussian sketch is applied (the heavy step of ``protocol="sketch"``): ``"numpy"``
+        uses the chunked numba kernel; ``"torch"`` draws the same blocks and multiplies them on
+        ``device`` (:func:`accel.networked_learning.gaussian_sketch_apply_torch`; equal to 1e-12);
+        ``"auto"`` picks torch only when CUDA is available and ``k * n_samples >= 1e8``. SRHT and
+        CountSketch always run their numba kernels (they cost O(m log m) and O(m) per column).
+    device : str or torch.device, optional
+        Device of the torch backend (default: CUDA when available).
+    random_state : None, int, SeedSequence or Generator, default=None
+        Source of the shared seed (one draw per ``fit``) for the sketch or the row subset.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Global coefficients of the output agent.
+    intercept_ : float
+    global_coefs_ : dict node -> ndarray of shape (n_features,)
+    local_coefs_ : dict node -> (theta_v, w_v)
+        ``theta_v`` over ``feature_sets[v]`` (sorted), ``w_v`` over ``graph.predecessors(v)`` (in
+        networkx order).
+    intercepts_ : dict node -> float
+    order_ : list
+        Topological order used.
+    depth_ : dict node -> int
+        Agents on the longest path ending at ``v`` (sources: 1).
+    comm_floats_ : int
+        Floats sent along edges: ``m`` (full) or ``k`` (sketch, subsample) times the number of edges.
+    train_mse_ : dict node -> float
+        Each agent's mean squared error on all ``m`` training rows (for the sketched protocol too).
+    graph_ : networkx.DiGraph
+    feature_sets_ : dict node -> tuple of int
+    output_agent_ : node
+    k_ : int or None
+    sketch_seed_ : int or None
+        The shared seed: ``make_sketch(sketch, k_, m, sketch_seed_)`` regenerates ``S``.
+    rows_ : ndarray of int or None
+        The shared row subset (``"subsample"``).
+    constant_features_ : ndarray of int
+        Columns that are constant on the training sample. They are kept (a centred constant column is 0
+        and gets coefficient 0 from the min-norm solve); no error is raised.
+    n_features_in_ : int
+
+    Raises
+    ------
+    ValueError
+        ``k`` below :math:`\max_v(|S_v|+|\mathrm{Pa}(v)|)+1` (the compressed fit would interpolate),
+        ``k > m`` for ``"subsample"``, invalid graphs (cycles, out-of-range features), NaN/inf input.
+
+    Warns
+    -----
+    SketchSizeWarning
+        ``k < d + 1 + 2 ln(2/0.05)``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)); y = X @ [1.0, -2.0, 0.5]
+    >>> est = NetworkedDAGRegressor(graph=nx.path_graph(6, create_using=nx.DiGraph)).fit(X, y)
+    >>> est.depth_[5], est.comm_floats_
+    (6, 1000)
+    """
+
+    def __init__(
+        self,
+        graph=None,
+        feature_sets=None,
+        protocol="full",
+        sketch="gaussian",
+        k=None,
+        output_agent=None,
+        fit_intercept=True,
+        rcond=None,
+        engine="messages",
+        backend="numpy",
+        device=None,
+        random_state=None,
+    ):
+        self.graph = graph
+        self.feature_sets = feature_sets
+        self.protocol = protocol
+        self.sketch = sketch
+        self.k = k
+        self.output_agent = output_agent
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+        self.engine = engine
+        self.backend = backend
+        self.device = device
+        self.random_state = random_state
+
+    def _check_params(self):
+        prm = {
+            "protocol": check_option(self.protocol, "protocol", _PROTOCOLS),
+            "sketch": check_option(self.sketch, "sketch", _SKETCHES),
+            "k": None if self.k is None else check_scalar_int(self.k, "k", low=1),
+            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
+            "rcond": None if self.rcond is None else check_scalar_float(self.rcond, "rcond", low=0.0),
+            "engine": check_option(self.engine, "engine", _ENGINES),
+            "backend": check_option(self.backend, "backend", _BACKENDS),
+        }
+        if prm["backend"] == "torch":
+            from accel.backend import TORCH_INSTALL_HINT, available_backends
+
+            if "torch" not in available_backends():
+                raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}`.")
+        return prm
+
+    @staticmethod
+    def _use_torch(backend, k, m):
+        if backend == "torch":
+            return True
+        if backend == "numpy" or k * m < 1e8:
+            return False
+        from accel.backend import cuda_available
+
+        return cuda_available()
+
+    def _resolve_graph(self, d):
+        graph = self.graph
+        if graph is None:
+            if self.feature_sets is not None:
+                raise ValueError("'feature_sets' was given without 'graph'; pass both, or neither (default path).")
+            graph = make_path(d)
+        if not isinstance(graph, nx.DiGraph):
+            raise TypeError(f"'graph' must be a networkx.DiGraph or None; got {type(graph).__name__}.")
+        if self.feature_sets is None:
+            if not nx.is_directed_acyclic_graph(graph):
+                check_graph(graph, {}, d)  # raises the cycle error
+            feature_sets = cyclic_allocation(graph, d)
+        else:
+            feature_sets = self.feature_sets
+        fs = check_graph(graph, feature_sets, d)
+        return graph, fs
+
+    def fit(self, X, y):
+        """Run the protocol on the shared sample ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d)
+        y : array-like of shape (m,)
+
+        Returns
+        -------
+        self : NetworkedDAGRegressor
+        """
+        prm = self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        m, d = X.shape
+        graph, fs = self._resolve_graph(d)
+        dep = depths(graph)
+        out = resolve_output_agent(graph, self.output_agent, dep)
+        order = list(nx.topological_sort(graph))
+        parents = {v: list(graph.predecessors(v)) for v in order}
+
+        if prm["fit_intercept"]:
+            x_mean, y_mean = X.mean(axis=0), float(y.mean())
+        else:
+            x_mean, y_mean = np.zeros(d), 0.0
+        Xc, yc = X - x_mean, y - y_mean
+        self.constant_features_ = np.flatnonzero(np.ptp(X, axis=0) == 0) if m else np.zeros(0, dtype=int)
+
+        protocol = prm["protocol"]
+        k = None
+        seed = None
+        rows = None
+        sketch_obj = None
+        if protocol != "full":
+            k = prm["k"]
+            if k is None:
+                k = default_sketch_size(d)
+                if protocol == "subsample":
+                    k = min(k, m)
+            p_max = max(len(fs[v]) + len(parents[v]) for v in order)
+            if protocol == "subsample" and m < p_max + 1:
+                raise ValueError(
+                    f"protocol='subsample' needs n_samples >= max_v |S_v| + |Pa(v)| + 1 = {p_max + 1}; "
+                    f"got n_samples = {m}."
+                )
+            if k < p_max + 1:
+                raise ValueError(
+                    f"'k' must be an int in [{p_max + 1}, inf] (max_v |S_v| + |Pa(v)| + 1, else the compressed "
+                    f"least squares interpolates); got {k}."
+                )
+            if protocol == "subsample" and k > m:
+                raise ValueError(f"'k' must be an int in [1, {m}] (n_samples) for protocol='subsample'; got {k}.")
+            k_warn = d + 1 + 2 * math.log(2 / SKETCH_DELTA)
+            if k < k_warn:
+                warnings.warn(
+                    f"k={k} is below d + 1 + 2 ln(2/{SKETCH_DELTA}) = {k_warn:.1f}: the subspace-embedding "
+                    "guarantee does not apply; increase 'k'.",
+                    SketchSizeWarning,
+                    stacklevel=2,
+                )
+            rng = check_random_state(self.random_state)
+            seed = int(rng.integers(0, 2**31 - 1))
+            if protocol == "subsample":
+                from ._sketch import subsample_rows
+
+                rows = subsample_rows(k, m, seed)
+            else:
+                from ._sketch import make_sketch
+
+                sketch_obj = make_sketch(prm["sketch"], k, m, seed)
+                if prm["sketch"] == "gaussian" and self._use_torch(prm["backend"], k, m):
+                    sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
+        self.backend_ = "torch" if isinstance(sketch_obj, _TorchGaussianSketch) else "numpy"
+
+        if protocol == "full":
+            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], engine=prm["engine"])
+        elif protocol == "subsample":
+            local, glob = _run_protocol(Xc[rows], yc[rows], order, parents, fs, prm["rcond"], engine=prm["engine"])
+        elif prm["engine"] == "messages":
+            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], sketch=sketch_obj)
+        else:
+            SX = sketch_obj.apply(Xc)
+            Sy = sketch_obj.apply(yc)
+            local, glob = _run_protocol(SX, Sy, order, parents, fs, prm["rcond"], engine="messages")
+
+        self.graph_ = graph
+        self.feature_sets_ = fs
+        self.order_ = order
+        self.depth_ = dep
+        self.output_agent_ = out
+        self.k_ = k
+        self.sketch_seed_ = seed
+        self.rows_ = rows
+        self.local_coefs_ = {v: local[v] for v in graph.nodes()}
+        self.global_coefs_ = {v: glob[v] for v in graph.nodes()}
+        self.intercepts_ = {v: float(y_mean - x_mean @ glob[v]) for v in graph.nodes()}
+        self.coef_ = glob[out].copy()
+        self.intercept_ = self.intercepts_[out]
+        per_edge = m if protocol == "full" else k
+        self.comm_floats_ = int(per_edge * graph.number_of_edges())
+        self.train_mse_ = {
+            v: float(np.mean((y - X @ glob[v] - self.intercepts_[v]) ** 2)) if m else 0.0 for v in graph.nodes()
+        }
+        return self
+
+    def _check_agent(self, agent):
+        if agent is None:
+            return self.output_agent_
+        if agent not in self.global_coefs_:
+            raise ValueError(f"'agent' must be a node of the fitted graph; got {agent!r}.")
+        return agent
+
+    def predict(self, X, agent=None):
+        """Prediction of the output agent (or of ``agent``): ``X @ beta_v + intercept_v``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        agent : node or None, default=None
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        v = self._check_agent(agent)
+        return X @ self.global_coefs_[v] + self.intercepts_[v]
+
+    def agent_predict(self, X):
+        """Predictions of every agent: ``{v: ndarray of shape (n,)}``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return {v: X @ b + self.intercepts_[v] for v, b in self.global_coefs_.items()}
