@@ -108,9 +108,10 @@ def run_demo(out_dir, quick=False, random_state=0):
     m = 4000 if quick else 20000
     ks = [50, 100, 200, 400] if quick else [50, 100, 200, 400, 800]
     sk, full_excess, n_edges = _sketch_vs_subsample(m, ks, 3 if quick else 5, seed)
-    k_mid = ks[len(ks) // 2]
-    checks.append(Check(f"leverage design, k = {k_mid}: sketch excess / subsample excess",
-                        sk["sketch"][len(ks) // 2] / sk["subsample"][len(ks) // 2], 1.0, relation="<=",
+    # the subsample fails when its k rows miss the ~q m rare rows: probability (1 - q)^k = 0.61 at
+    # k = 50, so at the smallest k the median subsample run is a miss; at large k both are alike
+    checks.append(Check(f"leverage design, k = {ks[0]}: sketch excess / subsample excess (median)",
+                        sk["sketch"][0] / sk["subsample"][0], 0.5, relation="<=",
                         source="spec T8 consequence [R]"))
     fig = "networked_learning_depth_and_sketch.png"
     _figure(out_dir / fig, depth_rows, ks, sk, full_excess)
@@ -132,9 +133,12 @@ explicit bound:
 
 {chr(10).join(depth_table)}
 
-Shared-sketch protocol: every edge carries k floats instead of m = {m}; on a design with
-high-leverage rows the oblivious sketch keeps working where a shared row subsample of the same
-size misses the rare rows (median excess risk of the output agent; full messages: {full_excess:.3e}):
+Shared-sketch protocol: every edge carries k floats instead of m = {m}. On a design where one
+feature is nonzero on only 1 % of the rows, a shared row subsample of k rows misses all of them
+with probability 0.99^k (0.61 at k = 50) and the output agent then cannot learn that feature; the
+oblivious sketch always sees them. Once k is large enough to catch the rare rows, subsampling is
+as good (a sketch is statistically no better than k rows; its advantage is obliviousness). Median
+excess risk of the output agent; full messages: {full_excess:.3e}:
 
 {chr(10).join(k_table)}
 """
