@@ -21,9 +21,10 @@ from scipy import linalg as sla
 from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
+from ._baselines import _LinearPredictMixin
 from ._kernels import huber_pass, masked_ratio_medians
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
@@ -381,7 +382,7 @@ def _init_cmed(X, y, sw, G_upper):
 # --------------------------------------------------------------------------------------------------
 # the estimator
 # --------------------------------------------------------------------------------------------------
-class HuberSoSRegressor(RegressorMixin, BaseEstimator):
+class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     r"""Huber regression with a fixed threshold, for heteroskedastic noise with few reliable sources.
 
     Minimises the Huber objective with a **fixed** threshold :math:`\delta` (the noise scale of the
@@ -696,17 +697,3 @@ class HuberSoSRegressor(RegressorMixin, BaseEstimator):
             return _init_lad(X, y, sw, b_ols)
         return _init_cmed(X, y, sw, G0)
 
-    def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
