@@ -25,6 +25,7 @@ SELECTED = [
     "tests/networked_learning/test_sketch.py::test_countsketch_kernel_matches_dense_twin",
     "tests/networked_learning/test_sketch.py::test_fwht_kernel_matches_scipy_hadamard",
     "tests/networked_learning/test_sketch.py::test_gaussian_block_kernel_matches_twin",
+    "tests/pomdp/test_beliefs_pbvi.py::test_kernels_match_reference_twins",
 ]
 
 
