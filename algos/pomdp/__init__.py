@@ -3,8 +3,10 @@ r"""RECAP finite-memory POMDP controllers from belief codebooks (in progress).
 Available now: the :class:`POMDP` model with a complete parser and writer of Cassandra's
 ``.POMDP`` format (:func:`read_pomdp`, :func:`parse_pomdp`, :func:`write_pomdp`), the built-in
 models :func:`tiger` and :func:`rock_sample`, belief updates, exact and Monte-Carlo evaluation of
-finite-state controllers, blind policies, and :class:`PBVI` with a sawtooth/FIB upper bound.
-RECAP itself, the codebook baselines and the converse bound are not implemented yet.
+finite-state controllers, blind policies, :class:`PBVI` with a sawtooth/FIB upper bound, the
+codebook controllers :class:`RECAPController` (reconstructed), :class:`GridCodebook`,
+:class:`KMeansCodebook`, and the baselines :class:`FiniteWindowController` and
+:class:`BPIController`.
 """
 
 from ._beliefs import (
@@ -16,10 +18,14 @@ from ._beliefs import (
     successors,
     update,
 )
+from ._bpi import BPIController
 from ._builtin import rock_sample, tiger
+from ._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
 from ._model import POMDP
 from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
 from ._pbvi import PBVI, fib_upper_bound
+from ._recap import RECAPController
+from ._window import FiniteWindowController
 
 __all__ = [
     "POMDP",
@@ -38,4 +44,10 @@ __all__ = [
     "blind_policy_values",
     "PBVI",
     "fib_upper_bound",
+    "RECAPController",
+    "GridCodebook",
+    "KMeansCodebook",
+    "build_codebook_fsc",
+    "FiniteWindowController",
+    "BPIController",
 ]

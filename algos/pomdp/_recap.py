@@ -1,0 +1,400 @@
+r"""RECAP: a K-node controller from a belief codebook grown through its own successors.
+
+Spec ``pomdp.md`` §1.4. .. note:: reconstructed [R] from the paper's abstract and prior work
+(Saldi-Yuksel-Linder belief quantisation, Bregman clustering of Banerjee et al. 2005, PBVI alpha
+vectors); the paper's own algorithm was not available.
+
+Algorithm (nested over K = 1..n_memory):
+
+1. Gamma: PBVI alpha vectors (lower bound of V*).
+2. ``c_1 = b0`` (so the initial distortion is 0); K = 1 is the best blind policy.
+3. Greedy closure growth: for every node k with its action ``pi(k)`` and every observation with
+   ``P(o | c_k, pi(k)) > 0`` score the successor ``tau = tau(c_k, pi(k), o)`` by
+   ``nu_k P(o | c_k, pi(k)) d(tau, C)`` (``nu`` = discounted node occupancy of the current FSC from
+   ``m0``; ``d`` the decision distortion ``d_V(tau, C) = V_Gamma(tau) - max_k alpha_{c_k} . tau``,
+   falling back to L1 when every decision score is below ``tol``). The ``n_candidates`` best
+   successors are tried; the one whose FSC has the highest exact value is added. When every L1
+   score is below ``tol`` the codebook is closed (``rho_pi = 0``) and growth stops (``K_eff < K``).
+4. Safeguard: the FSC of the grown codebook (quantiser = decision distortion with L1 tie-break) is
+   accepted only when its exact value does not fall below the (K-1)-controller's. Otherwise the
+   (K-1)-controller's tables are kept with the generating transition redirected to the new node
+   (if that does not lower the value), else with the new node unreachable -- a K-node FSC can
+   always emulate a (K-1)-node one. Hence ``value_history_`` is non-decreasing in K.
+5. Optional Bregman-Lloyd refinement (``refine=True``): assign beliefs reached by running the FSC
+   (and the nodes' successors) to codewords by ``d_V`` (L1 tie-break), move each codeword except
+   ``c_1 = b0`` to its cell's weighted mean, rebuild the FSC and keep it only when the exact value
+   does not decrease.
+
+Because of the safeguard, ``eta_`` may differ from the plain quantiser table for a few transitions
+(the table ``eta_full_`` holds the quantiser for the actions the nodes do not play).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import (
+    check_bool,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    spawn_generators,
+)
+from ._beliefs import _arrays, _b0, evaluate_fsc
+from ._codebook import (
+    _CodebookController,
+    _default_horizon,
+    _v_gamma,
+    build_codebook_fsc,
+    decision_distortion,
+    quantize,
+    simulate_beliefs,
+)
+
+__all__ = ["RECAPController"]
+
+
+_ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float round-off of the solve
+
+
+def _tie(value):
+    return _ACCEPT_RTOL * max(1.0, abs(value))
+
+
+def _occupancy(P, action, eta, m0, discount):
+    """Discounted node occupancy ``nu`` of the FSC run on the codeword beliefs from ``m0``."""
+    K = len(action)
+    Pa = P[np.arange(K), action]  # (K, O)
+    M = np.zeros((K, K))
+    for o in range(Pa.shape[1]):
+        np.add.at(M, (np.arange(K), eta[:, o]), Pa[:, o])
+    e = np.zeros(K)
+    e[m0] = 1.0
+    return np.linalg.solve(np.eye(K) - discount * M.T, e)
+
+
+class RECAPController(_CodebookController):
+    r"""RECAP finite-memory controller (spec §1.4). [R] reconstructed, see the module docstring.
+
+    Parameters
+    ----------
+    n_memory : int, default=8
+        Memory budget K (number of FSC nodes); the fitted controller may use fewer (``n_memory_``)
+        when the codebook closes early.
+    action_rule : {"lookahead", "quantized_mdp"}, default="lookahead"
+    refine : bool, default=True
+        Bregman-Lloyd refinement at each K, accepted only when the exact value does not drop.
+    n_refine : int, default=10
+        Maximum Lloyd steps per K.
+    pbvi_params : dict or None, default=None
+        Keyword arguments of :class:`PBVI` (defaults ``n_beliefs=200, max_iter=200``).
+    growth_metric : {"decision", "l1"}, default="decision"
+    n_candidates : int, default=3
+        Number of best-scored successors whose FSCs are evaluated exactly at each growth step.
+    n_traj : int, default=200
+        Trajectories simulated for the refinement sample.
+    tol : float, default=1e-9
+        Closure tolerance of the growth scores.
+    polish : bool, default=True
+        After growth/refinement at each K, coordinate ascent on the node actions and on the
+        transitions (among the 3 decision-nearest codewords of each successor), each change kept
+        only when the exact value rises. Not in the spec: a project addition, see ``_polish``.
+    random_state : None, int or Generator
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    codebook_, action_, eta_, eta_full_, m0_, W_, value_, alphas_, pbvi_, n_memory_ : see the base class.
+    value_history_ : ndarray (n_memory,)
+        Exact value of the accepted controller for K = 1..n_memory (constant after closure).
+    objective_history_ : ndarray (n_memory,)
+        Spec §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
+    closed_ : bool
+        Whether growth stopped because every successor is already a codeword (rho_pi = 0).
+    bound_ : dict
+        ``L, rho, rho_pi, delta0`` and ``U1, U2, U3`` from :mod:`theory.pomdp` when it is available.
+    """
+
+    _distance = "decision"
+
+    def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
+                 growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
+                 random_state=None, verbose=0):
+        self.polish = polish
+        self.n_memory = n_memory
+        self.action_rule = action_rule
+        self.refine = refine
+        self.n_refine = n_refine
+        self.pbvi_params = pbvi_params
+        self.growth_metric = growth_metric
+        self.n_candidates = n_candidates
+        self.n_traj = n_traj
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ pieces
+    def _evaluate(self, pomdp, tab):
+        return evaluate_fsc(pomdp, tab["action"], tab["eta"], tab["m0"])
+
+    def _candidates(self, pomdp, C, tab, alphas, discount, with_l1=True):
+        """Successors of the nodes under their actions, scored (spec §1.4 step 3)."""
+        K = len(C)
+        P, Bn, action = tab["P"], tab["Bn"], tab["action"]
+        nu = _occupancy(P, action, tab["eta"], tab["m0"], discount)
+        Pa = P[np.arange(K), action]           # (K, O)
+        Ba = Bn[np.arange(K), action]          # (K, O, S)
+        S = C.shape[1]
+        flat = Ba.reshape(-1, S)
+        nu = np.maximum(nu, 0.0) / max(nu.sum(), 1e-300) + 1e-3  # unreachable nodes keep a small weight
+        w = (nu[:, None] * Pa).reshape(-1)
+        l1 = np.abs(flat[:, None, :] - C[None]).sum(axis=2).min(axis=1)
+        live = (Pa.reshape(-1) > 0) & (l1 > self.tol)
+        score_l1 = np.where(live, w * l1, 0.0)
+        def top(score):
+            order = np.argsort(-score, kind="stable")
+            return [int(i) for i in order if score[i] > self.tol][: self.n_candidates]
+
+        picked = top(score_l1)
+        if self.growth_metric == "decision":
+            score = np.where(live, w * decision_distortion(flat, C, alphas).min(axis=1), 0.0)
+            if score.max() > self.tol:
+                lead = top(score)
+                # optionally followed by the L1 leaders (see ``fit``: two growth paths)
+                picked = lead + [i for i in picked if i not in lead] if with_l1 else lead
+        return [(flat[i], divmod(i, Pa.shape[1])) for i in picked]
+
+    def _grow(self, pomdp, C, tab, value, cand, alphas):
+        """Codebook ``C + [cand]`` and its safeguarded FSC tables (spec §1.4 steps 3-4)."""
+        b, (k, o) = cand
+        C2 = np.vstack([C, b[None, :]])
+        new = self._build(pomdp, C2, alphas)
+        v_new = self._evaluate(pomdp, new)
+        if v_new >= value - _tie(value):
+            return C2, new, v_new
+        K = len(C)
+        # keep the old tables; the new node gets its own rule, and only (k, o) is redirected to it
+        ext = dict(new)
+        ext["action"] = np.concatenate([tab["action"], new["action"][K:]])
+        eta_full = new["eta_full"].copy()
+        eta_full[:K] = np.where(np.arange(eta_full.shape[1])[None, :, None] == tab["action"][:, None, None],
+                                tab["eta"][:, None, :], eta_full[:K])
+        ext["eta_full"] = eta_full
+        ext["m0"] = tab["m0"]
+        eta = np.vstack([tab["eta"], new["eta"][K:]])
+        eta[k, o] = K
+        ext["eta"] = eta
+        ext["eta_full"][k, ext["action"][k], o] = K
+        v_ext = self._evaluate(pomdp, ext)
+        if v_ext >= value - _tie(value):
+            return C2, ext, v_ext
+        ext["eta"] = np.vstack([tab["eta"], new["eta"][K:]])  # new node unreachable: emulate K-1
+        ext["eta_full"][k, ext["action"][k], o] = tab["eta"][k, o]
+        return C2, ext, self._evaluate(pomdp, ext)
+
+    def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
+        """Bregman-Lloyd refinement with exact-value acceptance (spec §1.4 step 4)."""
+        S = C.shape[1]
+        H = _default_horizon(discount)
+        B, w = simulate_beliefs(pomdp, self.n_traj, H, rng, policy=(tab["action"], tab["eta"], tab["m0"]))
+        K = len(C)
+        nu = _occupancy(tab["P"], tab["action"], tab["eta"], tab["m0"], discount)
+        Pa = tab["P"][np.arange(K), tab["action"]]
+        Ba = tab["Bn"][np.arange(K), tab["action"]].reshape(-1, S)
+        wa = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
+        B = np.vstack([B, Ba[wa > 0]])
+        w = np.concatenate([w / max(w.sum(), 1e-300), wa[wa > 0] / max(wa.sum(), 1e-300)])
+        cur_C, cur_tab, cur_v = C, tab, value
+        C_try = C.copy()
+        prev_assign = None
+        for _ in range(n_refine):
+            assign = quantize(B, C_try, "decision", alphas)
+            if prev_assign is not None and np.array_equal(assign, prev_assign):
+                break
+            prev_assign = assign
+            C_new = C_try.copy()
+            for j in range(1, K):  # c_1 = b0 stays fixed
+                cell = assign == j
+                if cell.any() and w[cell].sum() > 0:
+                    C_new[j] = (w[cell, None] * B[cell]).sum(axis=0) / w[cell].sum()
+            C_new = np.clip(C_new, 0.0, None)
+            C_new /= C_new.sum(axis=1, keepdims=True)
+            C_try = C_new
+            new = self._build(pomdp, C_try, alphas)
+            v = self._evaluate(pomdp, new)
+            if v >= cur_v - _tie(cur_v):
+                cur_C, cur_tab, cur_v = C_try, new, v
+        return cur_C, cur_tab, cur_v
+
+    def _polish(self, pomdp, C, tab, value, alphas, n_alt=3, n_sweeps=2):
+        """Coordinate ascent on the FSC tables with exact-value acceptance (decision-aware
+        assignment): each transition ``eta[k, o]`` may move to one of the ``n_alt`` codewords
+        nearest (in d_V, L1 tie-break) to its successor belief; each node's action may change to
+        another action (with that action's quantiser transitions). A change is kept only when the
+        exact value strictly rises, so the value never drops. [R] project addition, see docs."""
+        K = len(C)
+        if K == 1:
+            return tab, value
+        S = C.shape[1]
+        tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
+        A, O = tab["P"].shape[1], tab["P"].shape[2]
+        d = decision_distortion(tab["Bn"].reshape(-1, S), C, alphas)
+        l1 = np.abs(tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
+        rank = np.argsort(d + 1e-9 * l1, axis=1, kind="stable")
+        rank = rank.reshape(K, A, O, K)[:, :, :, :n_alt]
+        for _ in range(n_sweeps):
+            improved = False
+            for k in range(K):
+                for a in range(A):
+                    if a == tab["action"][k]:
+                        continue
+                    trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
+                    trial["action"][k] = a
+                    trial["eta"][k] = tab["eta_full"][k, a]
+                    v = self._evaluate(pomdp, trial)
+                    if v > value + _tie(value):
+                        tab, value, improved = trial, v, True
+                a = tab["action"][k]
+                for o in range(O):
+                    if tab["P"][k, a, o] <= 0:
+                        continue
+                    for n in rank[k, a, o]:
+                        if n == tab["eta"][k, o]:
+                            continue
+                        trial = dict(tab, eta=tab["eta"].copy())
+                        trial["eta"][k, o] = n
+                        v = self._evaluate(pomdp, trial)
+                        if v > value + _tie(value):
+                            tab, value, improved = trial, v, True
+            if not improved:
+                break
+        tab["eta_full"] = tab["eta_full"].copy()
+        tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
+        return tab, value
+
+    def _objective(self, pomdp, C, tab, W, alphas, discount, b0, B=None, w=None):
+        """Spec §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
+        S = C.shape[1]
+        K = len(C)
+        G = np.vstack([alphas, W])
+        nu = _occupancy(tab["P"], tab["action"], tab["eta"], tab["m0"], discount)
+        Pa = tab["P"][np.arange(K), tab["action"]]
+        Ba = tab["Bn"][np.arange(K), tab["action"]]
+        target = C[tab["eta"]]  # (K, O, S)
+        dG = np.abs(np.einsum("kos,ns->kon", Ba - target, G)).max(axis=2)
+        rho = (Pa * dG).sum(axis=1)
+        closure = discount / (1 - discount) * float(nu @ rho)
+        Bs = Ba.reshape(-1, S)
+        ws = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
+        dec = float(ws @ decision_distortion(Bs, C, alphas).min(axis=1))
+        init = float(np.abs(G @ (b0 - C[tab["m0"]])).max())
+        return dec + closure + init
+
+    def _bound(self, pomdp, C, tab, discount, r, b0):
+        K = len(C)
+        P, Bn = tab["P"], tab["Bn"]
+        l1 = np.abs(Bn - C[tab["eta_full"]]).sum(axis=3)  # (K, A, O)
+        rho_ka = (P * l1).sum(axis=2)
+        comp = dict(rho=float(rho_ka.max()), rho_pi=float(rho_ka[np.arange(K), tab["action"]].max()),
+                    delta0=float(np.abs(b0 - C[tab["m0"]]).sum()))
+        try:
+            import theory.pomdp as tp
+        except ImportError:
+            return None
+        lip = getattr(tp, "lipschitz_constant", None)
+        cb = getattr(tp, "closure_bounds", None) or getattr(tp, "closure_bound", None)
+        if lip is None or cb is None:
+            return None
+        try:
+            L = float(lip(r, discount))
+            out = cb(L, comp["rho"], comp["rho_pi"], comp["delta0"], discount)
+        except Exception:  # the theory module is being written in parallel; never fail fit on it
+            return None
+        bound = dict(L=L, **comp)
+        if isinstance(out, dict):
+            bound.update({k: float(v) for k, v in out.items()})
+        else:
+            bound["U2"] = float(out)
+        return bound
+
+    # ------------------------------------------------------------------ fit
+    def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1):
+        """One nested growth K = 1..n_memory; returns (C, tab, value, values, objectives, closed)."""
+        C = b0[None, :].copy()
+        tab = self._build(pomdp, C, G)
+        value = self._evaluate(pomdp, tab)
+        values, objectives = [value], []
+        closed = False
+        bar = None
+        if verbose >= 1:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=self.n_memory, desc="RECAP", leave=False)
+            bar.update(1)
+        for K in range(2, self.n_memory + 1):
+            _, W = evaluate_fsc(pomdp, tab["action"], tab["eta"], tab["m0"], return_values=True)
+            objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
+            if not closed:
+                cands = self._candidates(pomdp, C, tab, G, discount, with_l1)
+                if not cands:
+                    closed = True
+                else:
+                    best = None
+                    for cand in cands:
+                        out = self._grow(pomdp, C, tab, value, cand, G)
+                        if best is None or out[2] > best[2]:
+                            best = out
+                    C, tab, value = best
+                    if refine and n_refine > 0:
+                        C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
+                    if self.polish:
+                        tab, value = self._polish(pomdp, C, tab, value, G)
+            values.append(value)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(value=value, K=len(C))
+        if bar is not None:
+            bar.close()
+        return C, tab, value, values, objectives, closed
+
+    def fit(self, pomdp, alphas=None):
+        """Grow the codebook for K = 1..n_memory and build the RECAP controller."""
+        _, _, r, discount = self._check_common(pomdp)
+        refine = check_bool(self.refine, "refine")
+        n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
+        check_option(self.growth_metric, "growth_metric", ("decision", "l1"))
+        check_scalar_int(self.n_candidates, "n_candidates", low=1)
+        check_scalar_int(self.n_traj, "n_traj", low=1)
+        check_scalar_float(self.tol, "tol", low=0.0)
+        verbose = check_scalar_int(self.verbose, "verbose", low=0)
+        check_bool(self.polish, "polish")
+        rng = check_random_state(self.random_state)
+        G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
+        self.pbvi_ = pbvi
+        self._alpha_labels = labels
+        S = np.asarray(pomdp.T).shape[1]
+        b0 = _b0(pomdp, None, S)
+
+        if self.growth_metric == "decision":
+            # two nested growth paths: decision-distortion candidates only, and decision + L1
+            # candidates; the path with the higher final exact value is kept (each path is
+            # non-decreasing in K, so the kept one is too; costs two growths).
+            rngs = spawn_generators(rng, 2)
+            paths = [self._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1)
+                     for r_, with_l1 in zip(rngs, (False, True))]
+            if paths[1][2] > paths[0][2]:
+                C, tab, value, values, objectives, closed = paths[1]
+            else:
+                C, tab, value, values, objectives, closed = paths[0]
+        else:
+            C, tab, value, values, objectives, closed = self._grow_path(
+                pomdp, G, b0, rng, refine, n_refine, discount, verbose, True)
+        self._set_tables(pomdp, C, tab, G)
+        objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))
+        self.value_history_ = np.asarray(values)
+        self.objective_history_ = np.asarray(objectives)
+        self.closed_ = closed
+        bound = self._bound(pomdp, C, tab, discount, r, b0)
+        if bound is not None:
+            self.bound_ = bound
+        return self
