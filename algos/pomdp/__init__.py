@@ -6,7 +6,8 @@ models :func:`tiger` and :func:`rock_sample`, belief updates, exact and Monte-Ca
 finite-state controllers, blind policies, :class:`PBVI` with a sawtooth/FIB upper bound, the
 codebook controllers :class:`RECAPController` (reconstructed), :class:`GridCodebook`,
 :class:`KMeansCodebook`, and the baselines :class:`FiniteWindowController` and
-:class:`BPIController`.
+:class:`BPIController`, and :func:`converse_lower_bound` (depth-1 and history forms).
+Bounds and the FSC certificate are in :mod:`theory.pomdp`.
 """
 
 from ._beliefs import (
@@ -21,6 +22,7 @@ from ._beliefs import (
 from ._bpi import BPIController
 from ._builtin import rock_sample, tiger
 from ._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
+from ._converse import ConverseBound, converse_lower_bound
 from ._model import POMDP
 from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
 from ._pbvi import PBVI, fib_upper_bound
@@ -50,4 +52,6 @@ __all__ = [
     "build_codebook_fsc",
     "FiniteWindowController",
     "BPIController",
+    "converse_lower_bound",
+    "ConverseBound",
 ]
