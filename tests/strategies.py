@@ -62,3 +62,25 @@ def gammas(draw, *, grid=True):
     if grid and draw(st.booleans()):
         return draw(st.sampled_from([round(0.1 * i, 1) for i in range(11)]))
     return draw(st.floats(0.0, 1.0))
+
+
+@st.composite
+def pomdps(draw, *, min_states=2, max_states=5, max_actions=3, max_observations=3,
+           discounts=(0.7, 0.8, 0.9), with_rng=False):
+    """A random :class:`~algos.pomdp.POMDP`: Dirichlet(0.5) transition and observation rows,
+    rewards uniform on [-1, 1], a Dirichlet(1) start belief and a discount from ``discounts``.
+    With ``with_rng`` also returns the numpy generator (after the model's draws) for the test's
+    own randomness."""
+    from algos.pomdp import POMDP
+
+    S = draw(st.integers(min_states, max_states))
+    A = draw(st.integers(2, max_actions))
+    O = draw(st.integers(2, max_observations))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    T = rng.dirichlet(np.full(S, 0.5), size=(A, S))
+    Z = rng.dirichlet(np.full(O, 0.5), size=(A, S))
+    r = rng.uniform(-1, 1, size=(S, A))
+    g = draw(st.sampled_from(list(discounts)))
+    model = POMDP(T, Z, r, g, b0=rng.dirichlet(np.ones(S)))
+    return (model, rng) if with_rng else model

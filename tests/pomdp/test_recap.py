@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from tests.strategies import pomdps
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._codebook import GridCodebook, KMeansCodebook
@@ -98,22 +99,8 @@ def test_recap_vs_baselines_tiger(tiger_setup, K):
 
 
 # ------------------------------------------------------------------------------ random POMDPs
-@st.composite
-def random_pomdps(draw):
-    S = draw(st.integers(2, 5))
-    A = draw(st.integers(2, 3))
-    O = draw(st.integers(2, 3))
-    seed = draw(st.integers(0, 2**31 - 1))
-    rng = np.random.default_rng(seed)
-    T = rng.dirichlet(np.full(S, 0.5), size=(A, S))
-    Z = rng.dirichlet(np.full(O, 0.5), size=(A, S))
-    r = rng.uniform(-1, 1, size=(S, A))
-    g = draw(st.sampled_from([0.7, 0.8, 0.9]))
-    return POMDP(T, Z, r, g, b0=rng.dirichlet(np.ones(S)))
-
-
 @settings(max_examples=12)
-@given(random_pomdps(), st.sampled_from(["lookahead", "quantized_mdp"]))
+@given(pomdps(), st.sampled_from(["lookahead", "quantized_mdp"]))
 def test_random_pomdps_upper_bound_and_monotone(p, rule):
     pb = PBVI(n_beliefs=60, max_iter=60, random_state=0).fit(p)
     ub = pb.upper_bound_

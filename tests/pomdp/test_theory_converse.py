@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import pomdps
 from algos.pomdp._beliefs import blind_policy_values, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._converse import _value_fns, converse_lower_bound
@@ -16,18 +17,6 @@ from algos.pomdp._pbvi import PBVI
 from theory import pomdp as th
 
 
-@st.composite
-def random_pomdps(draw):
-    S = draw(st.integers(2, 5))
-    A = draw(st.integers(2, 3))
-    O = draw(st.integers(2, 3))
-    seed = draw(st.integers(0, 2**31 - 1))
-    rng = np.random.default_rng(seed)
-    T = rng.dirichlet(np.full(S, 0.5), size=(A, S))
-    Z = rng.dirichlet(np.full(O, 0.5), size=(A, S))
-    r = rng.uniform(-1, 1, size=(S, A))
-    g = draw(st.sampled_from([0.7, 0.8, 0.9]))
-    return POMDP(T, Z, r, g, b0=rng.dirichlet(np.ones(S))), rng
 
 
 def _solve(m):
@@ -84,7 +73,7 @@ def _m0(m, C):
 
 # ----------------------------------------------------------------------------- Lipschitz (§2.2)
 @settings(max_examples=15)
-@given(random_pomdps())
+@given(pomdps(with_rng=True))
 def test_lipschitz_constant_brackets(case):
     m, rng = case
     sol = _solve(m)
@@ -117,7 +106,7 @@ def test_lipschitz_tiger_value_and_discount_error():
 
 # ----------------------------------------------------------------------------- U1, U2, U3 (§2.5)
 @settings(max_examples=15)
-@given(random_pomdps(), st.sampled_from(["corners", "corners+b0", "grid2"]))
+@given(pomdps(with_rng=True), st.sampled_from(["corners", "corners+b0", "grid2"]))
 def test_closure_bounds_hold(case, kind):
     m, rng = case
     S = m.T.shape[1]
@@ -185,7 +174,7 @@ def test_tiger_converse_k1_sound_and_monotone():
 
 @pytest.mark.slow
 @settings(max_examples=3)
-@given(random_pomdps())
+@given(pomdps(with_rng=True))
 def test_converse_never_exceeds_actual_loss(case):
     m, rng = case
     S = m.T.shape[1]
@@ -219,7 +208,7 @@ def test_converse_never_exceeds_actual_loss(case):
 
 
 @settings(max_examples=15)
-@given(random_pomdps(), st.integers(1, 4))
+@given(pomdps(with_rng=True), st.integers(1, 4))
 def test_blahut_arimoto_below_hard_clustering_and_merge_cost(case, K):
     m, rng = case
     S = m.T.shape[1]
