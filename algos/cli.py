@@ -22,6 +22,7 @@ SUBCOMMANDS = [
     ("matching", "fair_matching"),
     ("hetero", "hetero_regression"),
     ("dag", "networked_learning"),
+    ("pomdp", "pomdp"),
 ]
 DEMOS = [m for _, m in SUBCOMMANDS]
 

@@ -1,0 +1,192 @@
+"""``algos pomdp``: solve a POMDP file with finite-memory controllers, or describe it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
+
+EPILOG = """\
+MODEL is a Cassandra .POMDP file, or a built-in model: 'tiger' or 'rocksample:N,K'.
+
+examples:
+  algos pomdp info tiger.95.POMDP
+  algos pomdp solve tiger --memory 5
+  algos pomdp solve shuttle.95.POMDP --memory 8 --baseline kmeans,window --json
+  algos pomdp solve rocksample:4,4 --memory 16 --simulate 20000
+"""
+
+
+def add_parser(subparsers, name):
+    import argparse
+
+    p = subparsers.add_parser(
+        name,
+        help="finite-memory POMDP controllers from belief codebooks (RECAP)",
+        description="Build a K-node finite-state controller for a POMDP with RECAP and baselines, "
+        "evaluate each exactly (V^F(b0) by a linear solve) next to the PBVI bracket, or print a "
+        "model's sizes.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("action", choices=("solve", "info"), help="solve: fit controllers; info: describe the model")
+    p.add_argument("model", help="a .POMDP file, 'tiger' or 'rocksample:N,K'")
+    p.add_argument("--memory", type=int, default=8, help="memory budget K, number of controller nodes (default 8)")
+    p.add_argument("--baseline", default="",
+                   help="comma-separated baselines to fit next to RECAP: " + ", ".join(CONTROLLERS[1:]))
+    p.add_argument("--pbvi-beliefs", type=int, default=200, help="belief points of the shared PBVI run (default 200)")
+    p.add_argument("--simulate", type=int, default=0,
+                   help="also estimate each controller's value from this many Monte-Carlo episodes")
+    p.add_argument("--discount", type=float, default=None, help="override the model's discount")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+    return p
+
+
+def load_model(spec, discount=None):
+    """A :class:`POMDP` from a file path or a built-in name (``tiger``, ``rocksample:N,K``)."""
+    from ._builtin import rock_sample, tiger
+    from ._model import POMDP
+
+    text = str(spec)
+    low = text.lower()
+    if low == "tiger":
+        model = tiger()
+    elif low.startswith("rocksample"):
+        try:
+            n, k = (int(v) for v in text.split(":", 1)[1].split(","))
+        except (IndexError, ValueError):
+            raise ValueError(f"'model' must be 'rocksample:N,K' with integers N, K; got {text!r}.") from None
+        model = rock_sample(n, k)
+    else:
+        model = POMDP.from_file(text)
+    if discount is not None:
+        model = POMDP(model.T, model.Z, model.r, discount, model.b0,
+                      model.states, model.actions, model.observations)
+    return model
+
+
+def _info(model, spec):
+    T = np.asarray(model.T)
+    return {
+        "model": spec,
+        "states": int(model.n_states),
+        "actions": int(model.n_actions),
+        "observations": int(model.n_observations),
+        "discount": float(model.discount),
+        "reward_range": [float(np.min(model.r)), float(np.max(model.r))],
+        "transition_density": float(np.count_nonzero(T) / T.size),
+        "b0_support": int(np.count_nonzero(model.b0)),
+        "action_names": list(model.actions),
+        "observation_names": list(model.observations),
+    }
+
+
+def _make(name, K, seed, pbvi):
+    from ._bpi import BPIController
+    from ._codebook import GridCodebook, KMeansCodebook
+    from ._recap import RECAPController
+    from ._window import FiniteWindowController
+
+    if name == "recap":
+        return RECAPController(n_memory=K, random_state=seed)
+    if name == "kmeans":
+        return KMeansCodebook(n_memory=K, random_state=seed)
+    if name == "grid":
+        return GridCodebook(n_memory=K, random_state=seed)
+    if name == "window":
+        return FiniteWindowController(n_memory=K, random_state=seed)
+    return BPIController(n_memory=K, random_state=seed)
+
+
+def _solve(model, args):
+    import warnings
+
+    from ._beliefs import blind_policy_values
+    from ._pbvi import PBVI
+
+    names = ["recap"] + [b.strip() for b in args.baseline.split(",") if b.strip()]
+    bad = [b for b in names if b not in CONTROLLERS]
+    if bad:
+        raise ValueError(f"'--baseline' must be a comma-separated subset of {', '.join(CONTROLLERS[1:])}; "
+                         f"got {bad[0]!r}.")
+    names = list(dict.fromkeys(names))
+    t0 = time.perf_counter()
+    pbvi = PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed).fit(model)
+    pbvi_s = time.perf_counter() - t0
+    rows = []
+    for name in names:
+        est = _make(name, args.memory, args.seed, pbvi)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(model, alphas=pbvi) if name != "bpi" else est.fit(model)
+        row = {"controller": type(est).__name__, "value": float(est.value_),
+               "nodes": int(getattr(est, "n_memory_", getattr(est, "n_nodes_", args.memory))),
+               "fit_seconds": time.perf_counter() - t0}
+        if args.simulate:
+            mean, se = _simulated(est, model, args.simulate, args.seed)
+            row["simulated_mean"], row["simulated_se"] = mean, se
+        if name == "recap" and getattr(est, "bound_", None):
+            row["bound"] = {k: float(v) for k, v in est.bound_.items()}
+        rows.append(row)
+    blind = float(blind_policy_values(model).best_value)
+    return {
+        "model": args.model,
+        "memory": args.memory,
+        "pbvi": {"lower": float(pbvi.value_), "upper": float(pbvi.upper_bound_), "seconds": pbvi_s,
+                 "n_alpha": int(len(pbvi.alphas_))},
+        "blind_value": blind,
+        "controllers": rows,
+    }
+
+
+def _simulated(est, model, n, seed):
+    out = est.simulate(model, n_episodes=n, random_state=seed)
+    return float(out.mean), float(out.stderr)
+
+
+def run(args):
+    try:
+        model = load_model(args.model, args.discount)
+        if args.action == "info":
+            out = _info(model, args.model)
+            if args.json:
+                print(json.dumps(out, indent=2))
+            else:
+                print(f"{args.model}: S = {out['states']}, A = {out['actions']}, O = {out['observations']}, "
+                      f"discount = {out['discount']:g}")
+                print(f"  rewards in [{out['reward_range'][0]:g}, {out['reward_range'][1]:g}]; "
+                      f"T density {out['transition_density']:.3f}; b0 support {out['b0_support']} states")
+                print(f"  actions: {', '.join(out['action_names'])}")
+                print(f"  observations: {', '.join(out['observation_names'])}")
+            return 0
+        if args.memory < 1:
+            raise ValueError(f"'--memory' must be an int >= 1; got {args.memory}.")
+        out = _solve(model, args)
+    except (ValueError, OSError) as exc:
+        print(f"algos pomdp: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    pb = out["pbvi"]
+    print(f"{args.model}: K = {args.memory}; PBVI bracket [{pb['lower']:.4f}, {pb['upper']:.4f}] "
+          f"({pb['n_alpha']} alpha vectors, {pb['seconds']:.1f} s); best blind policy {out['blind_value']:.4f}")
+    print(f"{'controller':<24}{'nodes':>6}{'V^F(b0) exact':>16}{'fit s':>9}" + ("  Monte Carlo" if args.simulate else ""))
+    for row in out["controllers"]:
+        line = f"{row['controller']:<24}{row['nodes']:>6}{row['value']:>16.4f}{row['fit_seconds']:>9.2f}"
+        if "simulated_mean" in row:
+            line += f"  {row['simulated_mean']:.4f} +- {2 * row['simulated_se']:.4f}"
+        print(line)
+    rec = out["controllers"][0]
+    if "bound" in rec and "U2" in rec["bound"]:
+        b = rec["bound"]
+        print(f"RECAP closure certificate: rho = {b['rho']:.3g}, rho_pi = {b['rho_pi']:.3g}, "
+              f"L = {b['L']:.3g}; V*(b0) - V^F(b0) <= U2 = {b['U2']:.4g}")
+    return 0
