@@ -1,0 +1,516 @@
+r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
+
+Definitions follow spec section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
+GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
+:class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
+
+* :class:`LocalOnlyClassifier` -- each client trains alone from :math:`\theta^0`.
+* :class:`FedAvgClassifier` -- McMahan et al. 2017; deploys :math:`\theta^R` everywhere.
+* :class:`FedAvgFTClassifier` -- FedAvg then ``finetune_epochs`` local epochs (= Potara's
+  :math:`\theta_L`, i.e. Potara with :math:`\lambda = 0`).
+* :class:`FixedMixClassifier` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` with a fixed :math:`\lambda`.
+* :class:`OracleGridClassifier` -- :math:`\lambda` per client from the grid :math:`\{0, 0.1, \dots, 1\}` by
+  accuracy on validation data (given, or held out from the client's training data).
+* :class:`APFLClassifier` -- Deng, Kamani, Mahdavi 2020 (adaptive mixing :math:`\alpha_i`).
+* :class:`DittoClassifier` -- Li, Hu, Beirami, Smith 2021 (proximal personal models).
+* :class:`PFedMeClassifier` -- T. Dinh, Tran, Nguyen 2020 (Moreau-envelope personalisation).
+* :class:`FedRepClassifier` -- Collins et al. 2021 (shared body ``A``, local head ``B, b``).
+* :class:`FedITClassifier` -- FedAvg of the LoRA factors ``A`` and ``B`` separately (Zhang et al. 2024).
+* :class:`FFALoRAClassifier` -- ``A`` frozen at its random init, only ``B`` trained and averaged
+  (Sun et al. 2024).
+* :class:`FedSALoRAClassifier` -- ``A`` averaged, ``B`` kept local (Guo et al. 2024).
+
+The LoRA baselines (FedRep, FedIT, FFA-LoRA, FedSA-LoRA) need an adapter: they use the base estimator's
+``rank``, or their own ``rank`` parameter when the base has none (the head ``W`` is then frozen at 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_scalar_float, check_scalar_int
+from ._model import _train_clients, init_params, local_train, loss_grad
+from ._potara import FederatedClassifierBase, client_generator, merge_models
+
+__all__ = [
+    "LocalOnlyClassifier",
+    "FedAvgClassifier",
+    "FedAvgFTClassifier",
+    "FixedMixClassifier",
+    "OracleGridClassifier",
+    "APFLClassifier",
+    "DittoClassifier",
+    "PFedMeClassifier",
+    "FedRepClassifier",
+    "FedITClassifier",
+    "FFALoRAClassifier",
+    "FedSALoRAClassifier",
+    "BASELINES",
+]
+
+
+class _FLBaseline(FederatedClassifierBase):
+    """Common settings and set-up of the baselines (not an estimator by itself)."""
+
+    _needs_rank = False
+
+    def _settings(self):
+        h = self._base()
+        h["n_rounds"] = check_scalar_int(getattr(self, "n_rounds", 0), "n_rounds", low=0)
+        h["local_epochs"] = check_scalar_int(getattr(self, "local_epochs", 1), "local_epochs", low=0)
+        h["client_fraction"] = check_scalar_float(getattr(self, "client_fraction", 1.0), "client_fraction",
+                                                  low=0.0, high=1.0, closed="right")
+        if self._needs_rank and not h["rank"]:
+            h["rank"] = check_scalar_int(self.rank, "rank", low=1)
+        return h
+
+    def _setup(self, X, y, client_ids):
+        h = self._settings()
+        Xs, ys = self._split(X, y, client_ids)
+        C = len(self.classes_)
+        seed = self._seed()
+        theta0 = init_params(Xs[0].shape[1], C, rank=h["rank"], random_state=client_generator(seed, "__server__"))
+        rng = client_generator(seed, "__rounds__")
+        self.personalized_models_ = {}
+        return h, Xs, ys, C, theta0, rng
+
+    def _trainable(self, theta):
+        return ("b", "A", "B") if "A" in theta else ("W", "b")
+
+    def _run_fedavg(self, h, Xs, ys, theta0, rng, trainable=None, **kw):
+        trainable = trainable or self._trainable(theta0)
+        theta, hist = self._fedavg(theta0, Xs, ys, n_rounds=h["n_rounds"], local_epochs=h["local_epochs"],
+                                   trainable=trainable, client_fraction=h["client_fraction"], lr=h["lr"], l2=h["l2"],
+                                   batch_size=h["batch_size"], rng=rng, eval_fn=self._global_accuracy_fn(Xs, ys), **kw)
+        return theta, hist
+
+    def _finetune(self, h, theta, X, y, C, epochs, m):
+        rng = client_generator(self._seed(), self._cid(m), stream=1)
+        return local_train(theta, X, y, n_classes=C, epochs=epochs, lr=h["lr"], l2=h["l2"],
+                           trainable=self._trainable(theta), batch_size=h["batch_size"], random_state=rng)
+
+
+class LocalOnlyClassifier(_FLBaseline):
+    """Each client trains its own model from :math:`\\theta^0` for ``epochs`` epochs; no communication.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True); X = (X - X.mean(0)) / X.std(0)
+    >>> LocalOnlyClassifier(epochs=50).fit(X, y, np.arange(150) % 3).score(X, y, np.arange(150) % 3) > 0.8
+    True
+    """
+
+    def __init__(self, base_estimator=None, epochs=100, random_state=None):
+        self.base_estimator = base_estimator
+        self.epochs = epochs
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
+        epochs = check_scalar_int(self.epochs, "epochs", low=0)
+        for m in range(len(Xs)):
+            self.personalized_models_[self._cid(m)] = self._finetune(h, theta0, Xs[m], ys[m], C, epochs, m)
+        self.federated_model_ = theta0
+        self.history_ = []
+        return self
+
+
+class FedAvgClassifier(_FLBaseline):
+    """FedAvg (McMahan et al. 2017): ``n_rounds`` rounds of ``local_epochs`` local epochs, weighted mean;
+    every client uses :math:`\\theta^R`."""
+
+    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None):
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng)
+        self._final_broadcast(self.history_, theta0, self._trainable(theta0), len(Xs))
+        return self
+
+
+class FedAvgFTClassifier(_FLBaseline):
+    """FedAvg, then each client fine-tunes :math:`\\theta^R` for ``finetune_epochs`` epochs (Potara's
+    local model; Potara with :math:`\\lambda = 0`)."""
+
+    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+                 random_state=None):
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.finetune_epochs = finetune_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def _fit_ft(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng)
+        self._final_broadcast(self.history_, theta0, self._trainable(theta0), len(Xs))
+        ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        self.local_models_ = {self._cid(m): self._finetune(h, self.federated_model_, Xs[m], ys[m], C, ft, m)
+                              for m in range(len(Xs))}
+        return h, Xs, ys, C
+
+    def fit(self, X, y, client_ids):
+        self._fit_ft(X, y, client_ids)
+        self.personalized_models_ = dict(self.local_models_)
+        return self
+
+
+class FixedMixClassifier(FedAvgFTClassifier):
+    """:math:`\\lambda\\theta_F + (1-\\lambda)\\theta_{L,i}` with a fixed ``lam`` for every client."""
+
+    def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
+                 client_fraction=1.0, random_state=None):
+        self.lam = lam
+        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
+
+    def fit(self, X, y, client_ids):
+        lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
+        self._fit_ft(X, y, client_ids)
+        self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
+        return self
+
+
+class OracleGridClassifier(FedAvgFTClassifier):
+    """Per-client :math:`\\lambda` from ``grid`` maximising accuracy (ties: log-likelihood) on validation
+    data: the ``X_val, y_val, val_client_ids`` passed to :meth:`fit` (an upper reference when these are
+    the test data), else a held-out ``val_fraction`` of each client's training data (the local model is
+    then fine-tuned on the rest).
+
+    Attributes
+    ----------
+    mixing_weights_ : dict client -> chosen lambda
+    """
+
+    def __init__(self, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
+                 finetune_epochs=10, client_fraction=1.0, random_state=None):
+        self.grid = grid
+        self.val_fraction = val_fraction
+        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
+
+    def fit(self, X, y, client_ids, X_val=None, y_val=None, val_client_ids=None):
+        from ._model import predict_logits
+
+        G = check_scalar_int(self.grid, "grid", low=2)
+        grid = np.linspace(0.0, 1.0, G)
+        if X_val is None:
+            vf = check_scalar_float(self.val_fraction, "val_fraction", low=0.0, high=1.0, closed="neither")
+            h, Xs, ys, C = self._fit_ft(X, y, client_ids)
+            ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+            vals = {}
+            for m in range(len(Xs)):
+                n = len(ys[m])
+                perm = client_generator(self._seed(), self._cid(m), stream=2).permutation(n)
+                k = min(max(1, int(round(vf * n))), n - 1)
+                va, tr = perm[:k], perm[k:]
+                self.local_models_[self._cid(m)] = self._finetune(h, self.federated_model_, Xs[m][tr], ys[m][tr], C, ft, m)
+                vals[m] = (Xs[m][va], ys[m][va])
+        else:
+            h, Xs, ys, C = self._fit_ft(X, y, client_ids)
+            Xv = self._features(self._check_X(X_val, "X_val"))
+            pos = self._client_index(val_client_ids, Xv.shape[0])
+            y_val = np.asarray(y_val)
+            if y_val.shape != (Xv.shape[0],):
+                raise ValueError(f"'y_val' must have one label per row of X_val ({Xv.shape[0]}); got shape {y_val.shape}.")
+            unseen = ~np.isin(y_val, self.classes_)
+            if unseen.any():
+                raise ValueError(f"'y_val' contains labels not seen in fit: {sorted(set(y_val[unseen].tolist()))[:5]}.")
+            yv = np.searchsorted(self.classes_, y_val)
+            vals = {m: (Xv[pos == m], yv[pos == m]) for m in range(len(Xs)) if np.any(pos == m)}
+        self.mixing_weights_ = {}
+        for m in range(len(Xs)):
+            cid = self._cid(m)
+            best, key = 1.0, None
+            if m in vals:
+                Xv_m, yv_m = vals[m]
+                for lam in grid:
+                    Z = predict_logits(merge_models(self.federated_model_, self.local_models_[cid], float(lam)), Xv_m)
+                    Z = Z - Z.max(1, keepdims=True)
+                    ll = float(np.mean(Z[np.arange(len(yv_m)), yv_m] - np.log(np.exp(Z).sum(1))))
+                    score = (float(np.mean(Z.argmax(1) == yv_m)), ll)
+                    if key is None or score > key:
+                        best, key = float(lam), score
+            self.mixing_weights_[cid] = best
+            self.personalized_models_[cid] = merge_models(self.federated_model_, self.local_models_[cid], best)
+        return self
+
+
+class APFLClassifier(_FLBaseline):
+    """APFL (Deng, Kamani, Mahdavi 2020): per local step :math:`w \\leftarrow w - \\eta\\nabla L_i(w)`,
+    :math:`v_i \\leftarrow v_i - \\eta\\alpha_i\\nabla L_i(\\bar v_i)`, :math:`\\alpha_i \\leftarrow
+    \\mathrm{clip}(\\alpha_i - \\eta_\\alpha\\langle v_i - w, \\nabla L_i(\\bar v_i)\\rangle, 0, 1)` with
+    :math:`\\bar v_i = \\alpha_i v_i + (1-\\alpha_i)w`; the server averages :math:`w`; deployed:
+    :math:`\\alpha_i v_i + (1-\\alpha_i)\\theta^R`.
+
+    Attributes: ``alphas_`` (dict client -> alpha).
+    """
+
+    def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
+                 client_fraction=1.0, random_state=None):
+        self.alpha0 = alpha0
+        self.lr_alpha = lr_alpha
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
+        la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
+        keys = self._trainable(theta0)
+        v = [dict(theta0) for _ in Xs]
+        alpha = np.full(len(Xs), a0)
+        lr, l2 = h["lr"], h["l2"]
+
+        def update(t, theta, sel):
+            out = []
+            for i in sel:
+                w = {k: a.copy() for k, a in theta.items()}
+                for _ in range(h["local_epochs"]):
+                    _, gw = loss_grad(w, Xs[i], ys[i], n_classes=C, l2=l2, trainable=keys)
+                    vbar = {k: alpha[i] * v[i][k] + (1 - alpha[i]) * w[k] for k in w}
+                    _, gv = loss_grad(vbar, Xs[i], ys[i], n_classes=C, l2=l2, trainable=keys)
+                    inner = sum(float(np.sum((v[i][k] - w[k]) * gv[k])) for k in keys)
+                    v[i] = {k: (v[i][k] - lr * alpha[i] * gv[k] if k in keys else v[i][k]) for k in w}
+                    alpha[i] = float(np.clip(alpha[i] - la * inner, 0.0, 1.0))
+                    w = {k: (w[k] - lr * gw[k] if k in keys else w[k]) for k in w}
+                out.append(w)
+            return out
+
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update)
+        self._final_broadcast(self.history_, theta0, keys, len(Xs))
+        self.alphas_ = {}
+        for m in range(len(Xs)):
+            cid = self._cid(m)
+            self.alphas_[cid] = float(alpha[m])
+            self.personalized_models_[cid] = {k: alpha[m] * v[m][k] + (1 - alpha[m]) * self.federated_model_[k]
+                                              for k in theta0}
+        return self
+
+
+class DittoClassifier(_FLBaseline):
+    """Ditto (Li, Hu, Beirami, Smith 2021): FedAvg for :math:`\\theta`; each sampled client also runs
+    ``personal_epochs`` steps of :math:`v_i \\leftarrow v_i - \\eta(\\nabla L_i(v_i) + \\mu(v_i - \\theta^t))`;
+    deploys :math:`v_i`."""
+
+    def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
+                 client_fraction=1.0, random_state=None):
+        self.mu = mu
+        self.personal_epochs = personal_epochs
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        mu = check_scalar_float(self.mu, "mu", low=0.0)
+        pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=0)
+        keys = self._trainable(theta0)
+        v = [theta0] * len(Xs)
+
+        def hook(t, theta_prev, new, sel):
+            center = {k: theta_prev[k] for k in keys}
+            starts = [v[i] for i in sel]
+            upd = _train_clients(starts, [Xs[i] for i in sel], [ys[i] for i in sel], n_classes=C, epochs=pe,
+                                 lr=h["lr"], l2=h["l2"], centers=[center] * len(sel), mu=mu, trainable=keys)
+            for j, i in enumerate(sel):
+                v[i] = upd[j]
+            return new
+
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, client_hook=hook)
+        self._final_broadcast(self.history_, theta0, keys, len(Xs))
+        self.personalized_models_ = {self._cid(m): v[m] for m in range(len(Xs))}
+        return self
+
+
+class PFedMeClassifier(_FLBaseline):
+    """pFedMe (T. Dinh, Tran, Nguyen 2020): each local step approximately solves
+    :math:`\\tilde\\theta_i = \\arg\\min_v L_i(v) + \\frac{\\lambda}2\\|v - w_i\\|^2` by ``K`` GD steps
+    (step ``personal_lr``, default :math:`\\eta/(1 + \\eta\\lambda)` for stability), then
+    :math:`w_i \\leftarrow w_i - \\eta\\lambda(w_i - \\tilde\\theta_i)`; the server sets
+    :math:`w \\leftarrow (1-\\beta)w + \\beta\\,\\mathrm{mean}_i w_i`; deployed: :math:`\\tilde\\theta_i` computed
+    from :math:`w^R`."""
+
+    def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
+                 client_fraction=1.0, random_state=None):
+        self.lam = lam
+        self.beta = beta
+        self.K = K
+        self.personal_lr = personal_lr
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
+        beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
+        K = check_scalar_int(self.K, "K", low=1)
+        lr = h["lr"]
+        plr = lr / (1 + lr * lam) if self.personal_lr is None else check_scalar_float(
+            self.personal_lr, "personal_lr", low=0.0, closed="neither")
+        eta = min(lr, 1.0 / lam)  # outer step: w moves at most all the way to theta_tilde
+        keys = self._trainable(theta0)
+
+        def inner(w, i):
+            return local_train(w, Xs[i], ys[i], n_classes=C, epochs=K, lr=plr, l2=h["l2"],
+                               prox_center={k: w[k] for k in keys}, mu=lam, trainable=keys)
+
+        def update(t, theta, sel):
+            out = []
+            for i in sel:
+                w = theta
+                for _ in range(h["local_epochs"]):
+                    tt = inner(w, i)
+                    w = {k: (w[k] - eta * lam * (w[k] - tt[k]) if k in keys else w[k]) for k in w}
+                out.append(w)
+            return out
+
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
+                                                                server_mix=beta)
+        self._final_broadcast(self.history_, theta0, keys, len(Xs))
+        self.personalized_models_ = {self._cid(m): inner(self.federated_model_, m) for m in range(len(Xs))}
+        return self
+
+
+class _LoRABaseline(_FLBaseline):
+    _needs_rank = True
+
+
+class FedRepClassifier(_LoRABaseline):
+    """FedRep (Collins et al. 2021) on the adapter: body :math:`\\phi = A` shared and averaged, head
+    ``B, b`` local; per round ``head_epochs`` epochs on the head (body fixed), then ``body_epochs`` on the
+    body (head fixed). Deployed: final body with each client's head (refreshed once on the final body).
+    Communicates ``A`` only."""
+
+    def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
+                 random_state=None):
+        self.head_epochs = head_epochs
+        self.body_epochs = body_epochs
+        self.rank = rank
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
+        be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
+        heads = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
+
+        def step(body, i, epochs_head):
+            p = {"W": body["W"], "A": body["A"], **heads[i]}
+            p = local_train(p, Xs[i], ys[i], n_classes=C, epochs=epochs_head, lr=h["lr"], l2=h["l2"], trainable=("B", "b"))
+            heads[i] = {"B": p["B"], "b": p["b"]}
+            return p
+
+        def update(t, theta, sel):
+            out = []
+            for i in sel:
+                p = step(theta, i, he)
+                p = local_train(p, Xs[i], ys[i], n_classes=C, epochs=be, lr=h["lr"], l2=h["l2"], trainable=("A",))
+                out.append(p)
+            return out
+
+        def keep_body_only(t, theta_prev, new, sel):
+            return [{"W": theta_prev["W"], "A": p["A"], "B": theta_prev["B"], "b": theta_prev["b"]} for p in new]
+
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
+                                                                client_hook=keep_body_only, comm_keys=("A",))
+        self._final_broadcast(self.history_, theta0, ("A",), len(Xs))
+        self.personalized_models_ = {self._cid(m): step(self.federated_model_, m, he) for m in range(len(Xs))}
+        return self
+
+
+class FedITClassifier(_LoRABaseline):
+    """FedIT: FedAvg of the adapter factors ``A`` and ``B`` (and ``b``) averaged separately; deploys
+    the global adapter."""
+
+    def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
+                 random_state=None):
+        self.rank = rank
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def _keys(self):
+        return ("b", "A", "B")
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        keys = self._keys()
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, trainable=keys, comm_keys=keys)
+        self._final_broadcast(self.history_, theta0, keys, len(Xs))
+        return self
+
+
+class FFALoRAClassifier(FedITClassifier):
+    """FFA-LoRA: ``A`` frozen at its (shared-seed) random initialisation; only ``B`` and ``b`` are trained
+    and averaged (exact aggregation: the product is linear in ``B``); half the communication of FedIT."""
+
+    def _keys(self):
+        return ("b", "B")
+
+
+class FedSALoRAClassifier(_LoRABaseline):
+    """FedSA-LoRA: all adapter factors trained locally each round; ``A`` is averaged by the server,
+    ``B`` and ``b`` stay on the client. Deployed: global ``A`` with the client's ``B, b``."""
+
+    def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
+                 random_state=None):
+        self.rank = rank
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.client_fraction = client_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y, client_ids):
+        h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
+        local = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
+
+        def update(t, theta, sel):
+            starts = [{"W": theta["W"], "A": theta["A"], **local[i]} for i in sel]
+            new = _train_clients(starts, [Xs[i] for i in sel], [ys[i] for i in sel], n_classes=C,
+                                 epochs=h["local_epochs"], lr=h["lr"], l2=h["l2"], trainable=("b", "A", "B"))
+            for j, i in enumerate(sel):
+                local[i] = {"B": new[j]["B"], "b": new[j]["b"]}
+            return [{"W": theta["W"], "A": p["A"], "B": theta["B"], "b": theta["b"]} for p in new]
+
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
+                                                                comm_keys=("A",))
+        self._final_broadcast(self.history_, theta0, ("A",), len(Xs))
+        self.personalized_models_ = {self._cid(m): {"W": self.federated_model_["W"], "A": self.federated_model_["A"],
+                                                    **local[m]} for m in range(len(Xs))}
+        return self
+
+
+BASELINES = {
+    "local": LocalOnlyClassifier,
+    "fedavg": FedAvgClassifier,
+    "fedavg_ft": FedAvgFTClassifier,
+    "fixed_mix": FixedMixClassifier,
+    "oracle_grid": OracleGridClassifier,
+    "apfl": APFLClassifier,
+    "ditto": DittoClassifier,
+    "pfedme": PFedMeClassifier,
+    "fedrep": FedRepClassifier,
+    "fedit": FedITClassifier,
+    "ffa_lora": FFALoRAClassifier,
+    "fedsa_lora": FedSALoRAClassifier,
+}

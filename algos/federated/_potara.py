@@ -1,0 +1,507 @@
+r"""PotaraClassifier: federated training, then per-client merging of the federated and local models.
+
+Also the base class shared with the baselines of :mod:`._baselines` (data split by client, the FedAvg
+loop with client sampling and communication accounting, per-client prediction).
+"""
+
+from __future__ import annotations
+
+import numbers
+import zlib
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from ._model import (
+    LowRankSoftmax,
+    _check_params,
+    _check_Xy,
+    _softmax,
+    _train_clients,
+    _weighted_mean,
+    default_trainable,
+    effective_weights,
+    init_params,
+    local_train,
+    predict_logits,
+)
+from .merge import merge_lora, merge_params
+from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
+
+__all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]
+
+BYTES_PER_FLOAT = 8
+
+
+def _client_key(cid):
+    """A stable integer for a client id (ints as themselves, anything else by CRC32 of its str)."""
+    if isinstance(cid, (numbers.Integral, np.integer)) and not isinstance(cid, (bool, np.bool_)):
+        return int(cid) & 0xFFFFFFFF
+    return zlib.crc32(str(cid).encode("utf-8"))
+
+
+def client_generator(random_state, client_id, stream=0):
+    """Generator of one client, seeded from ``(random_state, client_id, stream)`` (fresh entropy when
+    ``random_state`` is None); the same on every process, so a Flower client and the in-process run draw
+    the same numbers."""
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        seed = int(random_state.bit_generator.seed_seq.entropy) if hasattr(random_state.bit_generator, "seed_seq") else 0
+    else:
+        seed = check_scalar_int(random_state, "random_state", low=0)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_client_key(client_id), int(stream))))
+
+
+def _n_floats(params, keys):
+    return int(sum(params[k].size for k in keys))
+
+
+def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
+    """Merge two parameter dicts of the model with per-block weights ``lam`` (keys of
+    :func:`algos.federated.variance.model_blocks`, or one float for all): plain interpolation without
+    adapter; with one, exact product-space LoRA merge (``"AB"``) or factor-space averaging."""
+    if not isinstance(lam, dict):
+        from .variance import model_blocks
+
+        lam = {k: float(lam) for k in model_blocks(theta_f, merge_space)}
+    if "A" not in theta_f:
+        return merge_params(theta_f, theta_l, lam)
+    if merge_space == "factors":
+        return merge_params(theta_f, theta_l, {"W": 1.0, **lam})  # W is frozen: identical in both
+    la = lam["AB"]
+    out = {"b": merge_params(theta_f["b"], theta_l["b"], lam["b"])}
+    if np.ndim(la) == 0:
+        out["W"] = merge_params(theta_f["W"], theta_l["W"], la)
+        out["A"], out["B"] = merge_lora(theta_f["A"], theta_f["B"], theta_l["A"], theta_l["B"], float(la),
+                                        space="product", rank=merge_rank)
+    else:  # per-coordinate weights on delta W cannot be factored: dense merged head, no adapter
+        out["W"] = merge_params(effective_weights(theta_f), effective_weights(theta_l), la)
+    return out
+
+
+class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
+    """Shared machinery of the federated classifiers (``fit(X, y, client_ids)``,
+    ``predict(X, client_ids)``). Not an estimator by itself."""
+
+    # ------------------------------------------------------------------ settings
+    def _base(self):
+        base = getattr(self, "base_estimator", None)
+        if base is None:
+            base = LowRankSoftmax()
+        if not isinstance(base, LowRankSoftmax):
+            raise TypeError(f"'base_estimator' must be a LowRankSoftmax instance or None; got {type(base).__name__}.")
+        rank = base._rank()
+        l2 = check_scalar_float(base.l2, "base_estimator.l2", low=0.0)
+        lr = check_scalar_float(base.lr, "base_estimator.lr", low=0.0, closed="neither")
+        bs = base.batch_size
+        if bs is not None:
+            bs = check_scalar_int(bs, "base_estimator.batch_size", low=1)
+        return {"rank": rank, "l2": l2, "lr": lr, "batch_size": bs, "base_features": base.base_features}
+
+    def _features(self, X):
+        f = self._base()["base_features"]
+        if f is None:
+            return X
+        Z = np.asarray(f(X), dtype=np.float64)
+        if Z.ndim != 2 or Z.shape[0] != X.shape[0]:
+            raise ValueError(f"'base_features' must map (n, d) to (n, k); got shape {Z.shape}.")
+        return Z
+
+    # ------------------------------------------------------------------ data
+    def _check_X(self, X, name="X"):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"'{name}' must be a 2-d array; got shape {X.shape}.")
+        if X.dtype.kind not in "iuf":
+            raise TypeError(f"'{name}' must contain real numbers; got dtype {X.dtype}.")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"'{name}' must contain only finite values.")
+        return X
+
+    def _check_client_ids(self, client_ids, n):
+        ids = np.asarray(client_ids)
+        if ids.ndim != 1 or ids.shape[0] != n:
+            raise ValueError(f"'client_ids' must be 1-d with one entry per row of X ({n}); got shape {ids.shape}.")
+        if ids.dtype.kind == "f":
+            if not np.all(np.isfinite(ids)) or not np.all(ids == np.round(ids)):
+                raise ValueError("'client_ids' must be integers or strings; got non-integral floats.")
+            ids = ids.astype(np.int64)
+        if ids.dtype.kind not in "iuUSO":
+            raise TypeError(f"'client_ids' must contain integers or strings; got dtype {ids.dtype}.")
+        return ids
+
+    def _split(self, X, y, client_ids):
+        """Validate and split by client: sets ``classes_``, ``clients_``, ``n_features_in_``."""
+        X = self._check_X(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"'y' must be 1-d with one label per row of X ({X.shape[0]}); got shape {y.shape}.")
+        if X.shape[0] == 0:
+            raise ValueError("'X' must have at least one row; got 0.")
+        ids = self._check_client_ids(client_ids, X.shape[0])
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"'y' must contain at least 2 classes over all clients; got {len(self.classes_)}.")
+        self.n_features_in_ = X.shape[1]
+        self.clients_, ci = np.unique(ids, return_inverse=True)
+        counts = np.bincount(ci, minlength=len(self.clients_))
+        if np.any(counts < 2):
+            bad = self.clients_[np.argmax(counts < 2)]
+            raise ValueError(f"every client needs at least 2 training samples; client {bad!r} has "
+                             f"{int(counts.min())}.")
+        Z = self._features(X)
+        Xs = [np.ascontiguousarray(Z[ci == m]) for m in range(len(self.clients_))]
+        ys = [yi[ci == m].astype(np.int64) for m in range(len(self.clients_))]
+        self.n_samples_per_client_ = counts
+        return Xs, ys
+
+    def _client_index(self, client_ids, n):
+        ids = self._check_client_ids(client_ids, n)
+        pos = np.searchsorted(self.clients_, ids)
+        pos = np.clip(pos, 0, len(self.clients_) - 1)
+        ok = self.clients_[pos] == ids
+        if not np.all(ok):
+            unknown = sorted({str(v) for v in ids[~ok]})[:5]
+            raise ValueError(f"'client_ids' contains clients not seen in fit: {unknown}; known clients are "
+                             f"the ones passed to fit (personalised models exist only for them).")
+        return pos
+
+    # ------------------------------------------------------------------ training loop
+    def _seed(self):
+        rs = getattr(self, "random_state", None)
+        if rs is None or isinstance(rs, (numbers.Integral, np.integer)):
+            return None if rs is None else check_scalar_int(rs, "random_state", low=0)
+        return int(check_random_state(rs).integers(2**31))
+
+    def _fedavg(self, theta0, Xs, ys, *, n_rounds, local_epochs, trainable, comm_keys=None, client_fraction=1.0,
+                lr, l2, batch_size, rng, client_hook=None, local_update=None, eval_fn=None, server_mix=1.0):
+        """FedAvg rounds; returns (theta_R, history). ``local_update(round, theta, sel)`` replaces the
+        clients' local GD (returns one dict per selected client); ``client_hook(round, theta_prev,
+        new_list, sel)`` post-processes them; the server sets ``theta <- (1 - server_mix) theta +
+        server_mix * weighted mean``."""
+        M = len(Xs)
+        C = theta0["W"].shape[1]
+        comm_keys = trainable if comm_keys is None else comm_keys
+        n_comm = _n_floats(theta0, comm_keys)
+        weights = np.array([len(y) for y in ys], dtype=np.float64)
+        k = M if client_fraction >= 1.0 else max(1, int(round(client_fraction * M)))
+        theta = theta0
+        history, total = [], 0
+        for t in range(1, n_rounds + 1):
+            sel = np.arange(M) if k == M else np.sort(rng.choice(M, size=k, replace=False))
+            if local_update is not None:
+                new = local_update(t, theta, sel)
+            else:
+                rngs = None
+                if batch_size is not None:
+                    rngs = [np.random.default_rng(rng.integers(2**63)) for _ in sel]
+                new = _train_clients([theta] * len(sel), [Xs[i] for i in sel], [ys[i] for i in sel], n_classes=C,
+                                     epochs=local_epochs, lr=lr, l2=l2, trainable=trainable, batch_size=batch_size,
+                                     rngs=rngs)
+            if client_hook is not None:
+                new = client_hook(t, theta, new, sel)
+            avg = _weighted_mean(new, weights[sel])
+            if server_mix == 1.0:
+                theta = avg
+            else:
+                theta = {k: (1.0 - server_mix) * theta[k] + server_mix * avg[k] for k in theta}
+            sent = 2 * len(sel) * n_comm * BYTES_PER_FLOAT
+            total += sent
+            entry = {"round": t, "clients": int(len(sel)), "bytes_sent": int(sent), "cumulative_bytes": int(total)}
+            if eval_fn is not None:
+                entry["train_accuracy"] = float(eval_fn(theta))
+            history.append(entry)
+        return theta, history
+
+    def _global_accuracy_fn(self, Xs, ys):
+        X = np.concatenate(Xs)
+        y = np.concatenate(ys)
+
+        def acc(theta):
+            return float(np.mean(np.argmax(X @ effective_weights(theta) + theta["b"], axis=1) == y))
+
+        return acc
+
+    def _final_broadcast(self, history, theta, keys, M):
+        sent = M * _n_floats(theta, keys) * BYTES_PER_FLOAT
+        total = (history[-1]["cumulative_bytes"] if history else 0) + sent
+        history.append({"round": "final broadcast", "clients": int(M), "bytes_sent": int(sent),
+                        "cumulative_bytes": int(total)})
+
+    # ------------------------------------------------------------------ prediction
+    def _cid(self, m):
+        c = self.clients_[m]
+        return c.item() if hasattr(c, "item") else c
+
+    def _model_of(self, m):
+        """Deployed parameters of client index ``m``: its personalised model if any, else the global one."""
+        pm = getattr(self, "personalized_models_", None)
+        if pm:
+            return pm[self._cid(m)]
+        return self.federated_model_
+
+    def decision_function(self, X, client_ids):
+        """Logits of each row under its client's deployed model, shape (n, n_classes)."""
+        check_is_fitted(self, "clients_")
+        X = self._check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"'X' has {X.shape[1]} features; the model was fitted with {self.n_features_in_}.")
+        pos = self._client_index(client_ids, X.shape[0])
+        Z = self._features(X)
+        out = np.empty((X.shape[0], len(self.classes_)))
+        for m in np.unique(pos):
+            rows = pos == m
+            out[rows] = predict_logits(self._model_of(int(m)), Z[rows])
+        return out
+
+    def predict_proba(self, X, client_ids):
+        return _softmax(self.decision_function(X, client_ids))[0]
+
+    def predict(self, X, client_ids):
+        Z = self.decision_function(X, client_ids)
+        return self.classes_[np.argmax(Z, axis=1)]
+
+    def score(self, X, y, client_ids):
+        """Mean accuracy of the per-client predictions."""
+        return float(np.mean(self.predict(X, client_ids) == np.asarray(y)))
+
+    def client_scores(self, X, y, client_ids):
+        """Dict client -> accuracy on that client's rows."""
+        ids = self._check_client_ids(client_ids, np.asarray(X).shape[0])
+        pred = self.predict(X, ids)
+        y = np.asarray(y)
+        return {c.item() if hasattr(c, "item") else c: float(np.mean(pred[ids == c] == y[ids == c]))
+                for c in np.unique(ids)}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = getattr(self, "random_state", 0) is None
+        return tags
+
+
+class PotaraClassifier(FederatedClassifierBase):
+    r"""Potara: per-client merge :math:`\lambda_i\theta_F + (1-\lambda_i)\theta_{L,i}` of the federated
+    and local models with the closed-form mixing weight of the variance-trace bound.
+
+    Steps (spec section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
+    epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
+    :math:`\theta_F`; (2) every client fine-tunes :math:`\theta_{L,i}` from :math:`\theta_F` for
+    ``finetune_epochs`` epochs (no communication); (3) estimates :math:`\hat V_{F}, \hat V_{L}` per group
+    (``variance_method``, :mod:`algos.federated.variance`) and sets
+    :math:`\lambda = \hat V_L/(\hat V_F + \hat V_L)` clipped to ``lam_clip``; (4) merges (in product space for
+    a LoRA base: :math:`\lambda A_F B_F + (1-\lambda)A_L B_L`, exact, rank :math:`2r`, or SVD-truncated to
+    ``merge_rank``).
+
+    Parameters
+    ----------
+    base_estimator : LowRankSoftmax or None, default=None
+        Base model; its ``rank``, ``l2``, ``lr``, ``batch_size``, ``base_features`` are used
+        (``None``: ``LowRankSoftmax()``).
+    n_rounds : int, default=50
+    local_epochs : int, default=1
+    finetune_epochs : int, default=10
+    client_fraction : float in (0, 1], default=1.0
+    variance_method : {"bootstrap", "plugin_fisher", "fisher", "sandwich", "swag"}, default="bootstrap"
+        How :math:`\hat V_L` is estimated (:func:`algos.federated.variance.estimate_variances`);
+        :math:`\hat V_F` is always the plug-in :math:`\max(\|\theta_F - \theta_L\|^2 - \hat V_L, \cdot)`.
+        The spec proposes ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
+        sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
+        so), as the spec's own prototype found; ``"bootstrap"`` (the spec's E2 setting) is the default.
+        ``"sandwich"`` is a cheap alternative with similar weights.
+    granularity : {"global", "module", "coordinate"}, default="module"
+    merge_space : {"product", "factors"}, default="product"
+    lam_clip : (float, float), default=(0.0, 1.0)
+    fisher_floor : float, default=1e-4
+        :math:`\delta/n_i` of the Fisher floor.
+    mask_untouched : bool, default=True
+    n_bootstrap : int, default=8
+    merge_rank : None or int, default=None
+    random_state : None or int, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_, clients_, n_features_in_
+    federated_model_ : dict
+    local_models_ : dict client -> params
+    personalized_models_ : dict client -> merged params
+    mixing_weights_ : dict client -> {block: lambda}
+    bound_ : dict client -> {"lam_star": U(lambda*), "federated": U(1), "local": U(0)}
+    history_ : list of dicts (per round: clients, bytes_sent, cumulative_bytes, train_accuracy of the
+        federated model)
+
+    Notes
+    -----
+    ``y`` passed to :meth:`personalize` are class *indices* (positions in ``classes_``), as in the
+    functions of :mod:`._model`; :meth:`fit` encodes labels itself. A client whose data hold one class
+    only is accepted (its local model never sees the others; the merge keeps them through
+    :math:`\theta_F`); every client needs at least 2 samples. :meth:`predict` raises for clients not seen
+    in :meth:`fit`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True); X = (X - X.mean(0)) / X.std(0)
+    >>> ids = np.arange(len(y)) % 3
+    >>> est = PotaraClassifier(n_rounds=5, random_state=0).fit(X, y, ids)
+    >>> sorted(est.mixing_weights_[0])
+    ['W', 'b']
+    >>> est.score(X, y, ids) > 0.8
+    True
+    """
+
+    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+                 variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
+                 fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
+                 verbose=0):
+        self.base_estimator = base_estimator
+        self.n_rounds = n_rounds
+        self.local_epochs = local_epochs
+        self.finetune_epochs = finetune_epochs
+        self.client_fraction = client_fraction
+        self.variance_method = variance_method
+        self.granularity = granularity
+        self.merge_space = merge_space
+        self.lam_clip = lam_clip
+        self.fisher_floor = fisher_floor
+        self.mask_untouched = mask_untouched
+        self.n_bootstrap = n_bootstrap
+        self.merge_rank = merge_rank
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ settings shared with Flower
+    def _hparams(self):
+        h = self._base()
+        h["n_rounds"] = check_scalar_int(self.n_rounds, "n_rounds", low=0)
+        h["local_epochs"] = check_scalar_int(self.local_epochs, "local_epochs", low=0)
+        h["finetune_epochs"] = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        h["client_fraction"] = check_scalar_float(self.client_fraction, "client_fraction", low=0.0, high=1.0,
+                                                  closed="right")
+        h["variance_method"] = check_option(self.variance_method, "variance_method", METHODS)
+        h["granularity"] = check_option(self.granularity, "granularity", GRANULARITIES)
+        h["merge_space"] = check_option(self.merge_space, "merge_space", ("product", "factors"))
+        try:
+            lo, hi = float(self.lam_clip[0]), float(self.lam_clip[1])
+        except Exception:
+            raise TypeError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.") from None
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.")
+        h["lam_clip"] = (lo, hi)
+        h["fisher_floor"] = check_scalar_float(self.fisher_floor, "fisher_floor", low=0.0)
+        if not isinstance(self.mask_untouched, (bool, np.bool_)):
+            raise TypeError(f"'mask_untouched' must be a bool; got {self.mask_untouched!r}.")
+        h["n_bootstrap"] = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=2)
+        if self.merge_rank is not None:
+            check_scalar_int(self.merge_rank, "merge_rank", low=1)
+        check_scalar_int(self.verbose, "verbose", low=0)
+        return h
+
+    def local_train_kwargs(self, n_classes):
+        """Keyword arguments of :func:`algos.federated.local_train` / :func:`fedavg_round` for one FL
+        round of this estimator (what a Flower client runs each round)."""
+        h = self._hparams()
+        trainable = ("b", "A", "B") if h["rank"] else ("W", "b")
+        return {"n_classes": int(n_classes), "epochs": h["local_epochs"], "lr": h["lr"], "l2": h["l2"],
+                "trainable": trainable, "batch_size": h["batch_size"]}
+
+    def initial_params(self, n_features, n_classes):
+        """The server's initial parameters (the same as :meth:`fit` uses for this ``random_state``)."""
+        h = self._hparams()
+        return init_params(n_features, n_classes, rank=h["rank"], random_state=client_generator(self._seed(), "__server__"))
+
+    # ------------------------------------------------------------------ personalisation
+    def personalize(self, federated_params, X, y, client_id, *, n_total=None):
+        r"""Final personalisation round of one client: fine-tune from the federated model, estimate the
+        variances, set :math:`\lambda^*`, merge.
+
+        Parameters
+        ----------
+        federated_params : dict
+        X : ndarray (n, d) -- the client's features (after ``base_features``)
+        y : ndarray of int (n,) -- class indices in ``[0, C)``
+        client_id : int or str -- seeds the client's random draws
+        n_total : int or None -- all clients' training samples (``variance_method="fisher"`` only;
+            :meth:`fit` passes it)
+
+        Returns
+        -------
+        merged : dict
+        lam : dict block -> float (or array for ``granularity="coordinate"``)
+        bound : dict with ``"lam_star"``, ``"federated"``, ``"local"`` (U at lambda*, 1, 0), ``"moments"``
+            (group -> (V_F, V_L)) and ``"local_model"`` (the fine-tuned parameters).
+        """
+        return self._personalize(federated_params, X, y, client_id, n_total=n_total)
+
+    def _personalize(self, theta_f, X, y, client_id, n_total):
+        from theory.federated import variance_trace_bound
+
+        h = self._hparams()
+        d, C, r = _check_params(theta_f, "federated_params")
+        X, y = _check_Xy(X, y, d, C)
+        if X.shape[0] < 2:
+            raise ValueError(f"client {client_id!r} needs at least 2 samples to personalise; got {X.shape[0]}.")
+        rng = client_generator(self._seed(), client_id, stream=1)
+        trainable = default_trainable(theta_f)
+        kw = {"epochs": h["finetune_epochs"], "lr": h["lr"], "l2": h["l2"], "trainable": trainable,
+              "batch_size": h["batch_size"]}
+        theta_l = local_train(theta_f, X, y, n_classes=C, random_state=rng, **kw)
+        est = estimate_variances(theta_f, theta_l, X, y, n_classes=C, method=h["variance_method"],
+                                 merge_space=h["merge_space"], fisher_floor=h["fisher_floor"],
+                                 mask_untouched=bool(self.mask_untouched), n_total=n_total, train_kwargs=kw,
+                                 n_bootstrap=h["n_bootstrap"], random_state=rng)
+        lam, moments = mixing_weights(est, h["granularity"], h["lam_clip"])
+        pooled = pool_moments(est, h["granularity"])
+        groups = {"global": list(lam)} if h["granularity"] == "global" else {k: [k] for k in lam}
+        u_star = u_fed = u_loc = 0.0
+        for g, (vf, vl, _) in pooled.items():
+            lg = lam[groups[g][0]]
+            u_star += float(np.sum(variance_trace_bound(lg, vf, vl)))
+            u_fed += float(np.sum(vf))
+            u_loc += float(np.sum(vl))
+        merged = self._merge(theta_f, theta_l, lam, h)
+        bound = {"lam_star": u_star, "federated": u_fed, "local": u_loc, "moments": moments, "local_model": theta_l}
+        return merged, lam, bound
+
+    def _merge(self, theta_f, theta_l, lam, h):
+        return merge_models(theta_f, theta_l, lam, h["merge_space"], self.merge_rank)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, client_ids):
+        """Federated rounds, then personalise every client. Returns ``self``."""
+        h = self._hparams()
+        Xs, ys = self._split(X, y, client_ids)
+        C = len(self.classes_)
+        seed = self._seed()
+        theta0 = self.initial_params(Xs[0].shape[1], C)
+        trainable = default_trainable(theta0)
+        rng = client_generator(seed, "__rounds__")
+        self.federated_model_, self.history_ = self._fedavg(
+            theta0, Xs, ys, n_rounds=h["n_rounds"], local_epochs=h["local_epochs"], trainable=trainable,
+            client_fraction=h["client_fraction"], lr=h["lr"], l2=h["l2"], batch_size=h["batch_size"], rng=rng,
+            eval_fn=self._global_accuracy_fn(Xs, ys))
+        self._final_broadcast(self.history_, theta0, trainable, len(Xs))
+        n_total = int(sum(len(v) for v in ys))
+        self.local_models_, self.personalized_models_, self.mixing_weights_, self.bound_ = {}, {}, {}, {}
+        it = range(len(Xs))
+        if self.verbose:
+            from tqdm import tqdm
+
+            it = tqdm(it, desc="personalise")
+        for m in it:
+            cid = self.clients_[m].item() if hasattr(self.clients_[m], "item") else self.clients_[m]
+            merged, lam, bound = self._personalize(self.federated_model_, Xs[m], ys[m], cid, n_total)
+            self.local_models_[cid] = bound.pop("local_model")
+            self.personalized_models_[cid] = merged
+            self.mixing_weights_[cid] = lam
+            self.bound_[cid] = bound
+        return self
+
+    def mean_lambda(self):
+        """Mean over clients and blocks of the fitted mixing weights."""
+        check_is_fitted(self, "mixing_weights_")
+        return float(np.mean([np.mean([np.mean(v) for v in lam.values()]) for lam in self.mixing_weights_.values()]))

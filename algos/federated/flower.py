@@ -1,0 +1,730 @@
+r"""Potara on Flower (extra ``federated``): a ``ClientApp`` factory, the ``PotaraFedAvg`` strategy and a
+simulation runner that reproduces :meth:`PotaraClassifier.fit <algos.federated.PotaraClassifier.fit>`.
+
+Flower (https://flower.ai, Apache-2.0) runs the same client code on a laptop (its Ray-based simulation
+engine) or on real devices (SuperNodes connected to a SuperLink). Potara changes nothing on the server:
+the federated model is plain FedAvg on the model's parameter blocks; personalisation happens on the
+clients, after training, without extra communication.
+
+Protocol (Flower's Message API, ``flwr>=1.21``; tested with 1.42):
+
+1. ``query.describe`` (once): every client reports its ``partition-id`` and training-set size, so the
+   server knows the clients, their FedAvg weights :math:`n_i` and the total :math:`N`.
+2. ``train`` (rounds ``1..n_rounds``): the server sends the global parameters (an ``ArrayRecord`` with
+   blocks ``W``, ``b`` and, with an adapter, ``A``, ``B``); every sampled client runs
+   :func:`~algos.federated.local_train` with the estimator's
+   :meth:`~algos.federated.PotaraClassifier.local_train_kwargs` and returns its parameters; the server
+   sets :math:`\theta \leftarrow \sum_i n_i\theta_i/\sum_i n_i` (only the trained blocks travel: for a
+   LoRA head ``b``, ``A``, ``B``; every client rebuilds the frozen ``W`` from the seeded initialisation).
+   Replies are averaged **in partition
+   order with the same arithmetic as** :func:`~algos.federated.fedavg_round`, and clients are sampled
+   with the same generator as the in-process run, so with the same ``random_state`` the global model is
+   bit-for-bit the in-process one.
+3. ``train.personalize`` (once, the final personalisation round): the server broadcasts
+   :math:`\theta_F`; every client calls :meth:`PotaraClassifier.personalize
+   <algos.federated.PotaraClassifier.personalize>` (fine-tune :math:`\theta_{L,i}` from :math:`\theta_F`,
+   estimate the variances, set :math:`\lambda_i`, merge), keeps the **local model, the merged model and
+   lambda in its persistent state** (``Context.state``, a ``RecordDict`` that survives between messages,
+   also in simulation where ClientApp objects are ephemeral), evaluates the merged model on its test data
+   and replies with metrics only. The strategy aggregates accuracy and the lambda statistics (mean, std,
+   quantiles, a 10-bin histogram on [0, 1], per-block means).
+4. ``evaluate`` (optional, FedAvg's per-round evaluation): accuracy of the global model and, once the
+   client holds one in its state, of its personalised model.
+
+State kept by a client (keys of ``context.state``): ``"potara.local"`` and ``"potara.personalized"``
+(``ArrayRecord`` of parameter blocks), ``"potara.lambda"`` (``ArrayRecord``: one array per block, 0-d for
+module/global granularity) and ``"potara.summary"`` (``MetricRecord``).
+
+``import algos.federated.flower`` does not import Flower; the Flower classes are built on first use
+(:data:`PotaraFedAvg` is created by the module's ``__getattr__``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_scalar_int
+
+__all__ = [
+    "make_client_app",
+    "make_server_app",
+    "PotaraFedAvg",
+    "PotaraResult",
+    "FlowerRun",
+    "run_flower_simulation",
+    "params_to_arrayrecord",
+    "arrayrecord_to_params",
+]
+
+BLOCKS = ("W", "b", "A", "B")
+STATE_LOCAL = "potara.local"
+STATE_MERGED = "potara.personalized"
+STATE_LAMBDA = "potara.lambda"
+STATE_SUMMARY = "potara.summary"
+
+
+def _require_flwr():
+    try:
+        import flwr  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "algos.federated.flower needs Flower: pip install 'algos[federated]' (flwr>=1.21)."
+        ) from exc
+
+
+# ---------------------------------------------------------------------------------------- conversions
+def params_to_arrayrecord(params):
+    """A parameter dict (``W``, ``b`` [, ``A``, ``B``]) as a Flower ``ArrayRecord`` (float64 kept)."""
+    _require_flwr()
+    from flwr.app import Array, ArrayRecord
+
+    return ArrayRecord({k: Array(np.ascontiguousarray(params[k], dtype=np.float64)) for k in BLOCKS if k in params})
+
+
+def arrayrecord_to_params(record):
+    """The inverse of :func:`params_to_arrayrecord`: a dict of float64 arrays."""
+    return {k: np.asarray(v.numpy(), dtype=np.float64) for k, v in record.items()}
+
+
+def _payload_bytes(record):
+    """Bytes of the float payload of an ArrayRecord (what the in-process accounting counts)."""
+    return int(sum(v.numpy().nbytes for v in record.values()))
+
+
+def _py(cid):
+    return cid.item() if hasattr(cid, "item") else cid
+
+
+# ------------------------------------------------------------------------------------------- client
+def _as_client_data(data, partition_id):
+    """Normalise what ``data_fn`` returns to a dict with X, y, X_test, y_test, client_id."""
+    if isinstance(data, dict):
+        out = dict(data)
+    elif isinstance(data, (tuple, list)) and len(data) in (2, 4):
+        keys = ("X", "y", "X_test", "y_test")[: len(data)]
+        out = dict(zip(keys, data))
+    else:
+        raise TypeError("'data_fn' must return a dict with keys 'X', 'y' (optionally 'X_test', 'y_test', "
+                        "'client_id') or a tuple (X, y) / (X, y, X_test, y_test); "
+                        f"got {type(data).__name__}.")
+    if "X" not in out or "y" not in out:
+        raise ValueError(f"'data_fn' must provide 'X' and 'y'; got keys {sorted(out)}.")
+    out.setdefault("X_test", None)
+    out.setdefault("y_test", None)
+    out.setdefault("client_id", partition_id)
+    return out
+
+
+def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"):
+    r"""Build the Flower ``ClientApp`` running Potara's client side.
+
+    Parameters
+    ----------
+    estimator : PotaraClassifier
+        Unfitted; its hyper-parameters (base model, ``local_epochs``, ``finetune_epochs``,
+        ``variance_method``, ``granularity``, ``random_state``, ...) configure every client exactly as
+        :meth:`~algos.federated.PotaraClassifier.fit` configures its in-process clients.
+    data_fn : callable
+        ``data_fn(partition_id) -> dict`` with ``"X"``, ``"y"`` (training data: raw features, before
+        ``base_features``, and raw labels), optionally ``"X_test"``, ``"y_test"`` (accuracy is reported
+        on them; on the training data otherwise) and ``"client_id"`` (the id used in the in-process run,
+        which seeds the client's random draws; default the partition id). A tuple ``(X, y)`` or
+        ``(X, y, X_test, y_test)`` is accepted. Called once per process and partition (cached).
+    classes : array-like
+        The global sorted class list (``PotaraClassifier.classes_`` / ``np.unique(y)`` over all clients):
+        every client must encode labels the same way although it sees only its own.
+    partition_key : str, default="partition-id"
+        Key of ``context.node_config`` holding the partition index. Flower's simulation engine sets
+        ``"partition-id"``; on a deployment pass it to each SuperNode with
+        ``flower-supernode --node-config "partition-id=3"``. The ids must be ``0 .. M-1`` (the server
+        checks); to reproduce an in-process run, partition ``m`` holds the ``m``-th client of
+        ``np.unique(client_ids)``.
+
+    Returns
+    -------
+    flwr.clientapp.ClientApp
+        With handlers ``query.describe``, ``train``, ``train.personalize`` and ``evaluate``.
+
+    Raises
+    ------
+    ValueError
+        At message time, in the client (reported to the server as an error reply): labels outside
+        ``classes``, a client with fewer than 2 samples.
+    """
+    _require_flwr()
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
+    from flwr.clientapp import ClientApp
+
+    from ._model import local_train, predict_logits
+
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or classes.size < 2:
+        raise ValueError(f"'classes' must be a 1-d array of at least 2 labels; got shape {classes.shape}.")
+    if not np.all(classes[1:] > classes[:-1]):
+        raise ValueError("'classes' must be sorted and without duplicates (use np.unique over all labels).")
+    if not callable(data_fn):
+        raise TypeError(f"'data_fn' must be callable; got {type(data_fn).__name__}.")
+    n_classes = len(classes)
+    cache = {}
+
+    def client_data(context):
+        pid = int(context.node_config[partition_key])
+        if pid not in cache:
+            raw = _as_client_data(data_fn(pid), pid)
+            X = estimator._check_X(raw["X"])
+            y = np.asarray(raw["y"])
+            if y.ndim != 1 or y.shape[0] != X.shape[0]:
+                raise ValueError(f"partition {pid}: 'y' must be 1-d with one label per row of X.")
+            pos = np.clip(np.searchsorted(classes, y), 0, n_classes - 1)
+            if not np.all(classes[pos] == y):
+                raise ValueError(f"partition {pid}: labels {sorted(set(y[classes[pos] != y].tolist()))[:5]} "
+                                 "are not in 'classes'.")
+            if X.shape[0] < 2:
+                raise ValueError(f"every client needs at least 2 training samples; partition {pid} has {X.shape[0]}.")
+            Z = estimator._features(X)
+            test = None
+            if raw["X_test"] is not None:
+                Xt = estimator._check_X(raw["X_test"], "X_test")
+                test = (estimator._features(Xt), np.asarray(raw["y_test"]))
+            cache[pid] = {"Z": np.ascontiguousarray(Z), "y": pos.astype(np.int64), "test": test,
+                          "client_id": _py(raw["client_id"]), "pid": pid}
+        return cache[pid]
+
+    frozen = {}
+
+    def full_params(record, data):
+        """Received (trainable) blocks plus the frozen ones, rebuilt from the seeded initialisation."""
+        received = arrayrecord_to_params(record)
+        d = data["Z"].shape[1]
+        if d not in frozen:
+            init = estimator.initial_params(d, n_classes)
+            trainable = estimator.local_train_kwargs(n_classes)["trainable"]
+            frozen[d] = {k: v for k, v in init.items() if k not in trainable}
+        return {**frozen[d], **received}
+
+    def trainable_only(params):
+        trainable = estimator.local_train_kwargs(n_classes)["trainable"]
+        return params_to_arrayrecord({k: v for k, v in params.items() if k in trainable})
+
+    def accuracy(params, data):
+        Z, y_raw = data["test"] if data["test"] is not None else (data["Z"], classes[data["y"]])
+        if Z.shape[0] == 0:
+            return float("nan"), 0
+        pred = classes[np.argmax(predict_logits(params, Z), axis=1)]
+        return float(np.mean(pred == y_raw)), int(Z.shape[0])
+
+    app = ClientApp()
+
+    @app.query("describe")
+    def describe(msg, context):
+        data = client_data(context)
+        cid = data["client_id"]
+        metrics = MetricRecord({"partition-id": data["pid"], "num-examples": int(data["y"].size),
+                                "client-id-int": int(cid) if isinstance(cid, numbers.Integral) else -1})
+        return Message(RecordDict({"metrics": metrics, "client": ConfigRecord({"client-id": str(cid)})}),
+                       reply_to=msg)
+
+    @app.train()
+    def train(msg, context):
+        data = client_data(context)
+        params = full_params(msg.content["arrays"], data)
+        config = msg.content["config"]
+        kw = estimator.local_train_kwargs(n_classes)
+        seed = config.get("batch-seed", None)
+        if kw["batch_size"] is not None and seed is not None:
+            kw["random_state"] = np.random.default_rng(int(seed))
+        new = local_train(params, data["Z"], data["y"], **kw)
+        metrics = MetricRecord({"num-examples": int(data["y"].size), "partition-id": data["pid"]})
+        return Message(RecordDict({"arrays": trainable_only(new), "metrics": metrics}), reply_to=msg)
+
+    @app.train("personalize")
+    def personalize(msg, context):
+        data = client_data(context)
+        theta_f = full_params(msg.content["arrays"], data)
+        config = msg.content["config"]
+        n_total = config.get("n-total", None)
+        merged, lam, bound = estimator.personalize(theta_f, data["Z"], data["y"], data["client_id"],
+                                                   n_total=None if n_total is None else int(n_total))
+        theta_l = bound.pop("local_model")
+        # persistent client state: survives between messages (and ClientApp instances in simulation)
+        context.state[STATE_LOCAL] = params_to_arrayrecord(theta_l)
+        context.state[STATE_MERGED] = params_to_arrayrecord(merged)
+        context.state[STATE_LAMBDA] = ArrayRecord({k: Array(np.array(v, dtype=np.float64)) for k, v in lam.items()})
+        acc, n_eval = accuracy(merged, data)
+        acc_fed, _ = accuracy(theta_f, data)
+        acc_loc, _ = accuracy(theta_l, data)
+        lam_means = {k: float(np.mean(v)) for k, v in lam.items()}
+        summary = {"accuracy": acc, "accuracy-federated": acc_fed, "accuracy-local": acc_loc,
+                   "lam-mean": float(np.mean(list(lam_means.values()))), "bound-lam-star": float(bound["lam_star"]),
+                   "bound-federated": float(bound["federated"]), "bound-local": float(bound["local"])}
+        context.state[STATE_SUMMARY] = MetricRecord(summary)
+        metrics = {"num-examples": int(data["y"].size), "num-eval": n_eval, "partition-id": data["pid"], **summary}
+        metrics.update({f"lam-{k}": v for k, v in lam_means.items()})
+        content = {"metrics": MetricRecord(metrics)}
+        if bool(config.get("return-models", False)):
+            content["personalized"] = params_to_arrayrecord(merged)
+            content["lambda"] = context.state[STATE_LAMBDA]
+        return Message(RecordDict(content), reply_to=msg)
+
+    @app.evaluate()
+    def evaluate(msg, context):
+        data = client_data(context)
+        n_eval = int(data["test"][0].shape[0]) if data["test"] is not None else int(data["y"].size)
+        metrics = {"num-examples": max(n_eval, 1), "partition-id": data["pid"]}
+        if "arrays" in msg.content.array_records:  # the global model, when sent
+            metrics["accuracy-federated"] = accuracy(full_params(msg.content["arrays"], data), data)[0]
+        if STATE_MERGED in context.state:  # the personalised model kept from the personalisation round
+            metrics["accuracy"] = accuracy(arrayrecord_to_params(context.state[STATE_MERGED]), data)[0]
+        return Message(RecordDict({"metrics": MetricRecord(metrics)}), reply_to=msg)
+
+    return app
+
+
+# ------------------------------------------------------------------------------------------- server
+@dataclass
+class PotaraResult:
+    """What :meth:`PotaraFedAvg.start` returns.
+
+    Attributes
+    ----------
+    result : flwr.serverapp.strategy.Result
+        Flower's result of the FedAvg rounds (final arrays, per-round metrics).
+    federated_params : dict
+        :math:`\\theta_F` as a parameter dict.
+    personalization : dict
+        Aggregated metrics of the personalisation round (accuracy weighted by evaluation samples,
+        lambda mean/std/min/max/quartiles, ``lam-hist`` (10 bins on [0, 1]), per-block lambda means).
+    clients : dict
+        Partition id -> that client's metrics (accuracy, accuracy-federated, accuracy-local, lambda per
+        block, bound values, ``accuracy-from-state`` with ``check_state``) and, with ``return_models``,
+        ``"personalized"`` and ``"lambda"`` arrays.
+    history : list of dict
+        Per round: clients, bytes_sent (float payload of the parameter arrays, down + up), cumulative;
+        the last entry is the final broadcast of the personalisation round (as in ``history_`` of the
+        in-process estimator). ``wire_bytes`` adds Flower's serialised size of the ArrayRecords.
+    """
+
+    result: object
+    federated_params: dict
+    personalization: dict
+    clients: dict
+    history: list = field(default_factory=list)
+
+
+_CLASS_CACHE = {}
+
+
+def _build_strategy_class():
+    if "PotaraFedAvg" in _CLASS_CACHE:
+        return _CLASS_CACHE["PotaraFedAvg"]
+    _require_flwr()
+    from logging import INFO
+
+    from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
+    from flwr.serverapp.strategy import FedAvg
+    from flwr.supercore import log
+
+    from ._model import _weighted_mean
+    from ._potara import client_generator
+
+    class PotaraFedAvg(FedAvg):
+        r"""Flower's FedAvg plus Potara's final personalisation round.
+
+        Differences from ``flwr.serverapp.strategy.FedAvg`` (everything else is inherited):
+
+        * client sampling follows the estimator's ``client_fraction`` with the same generator as the
+          in-process :meth:`PotaraClassifier.fit` (all clients when 1.0), after waiting for all
+          ``min_available_nodes`` SuperNodes (FedAvg computes the sample size before waiting);
+        * replies are averaged in partition order with :func:`fedavg_round`'s arithmetic, so the global
+          model equals the in-process one bit for bit; a failed client reply raises;
+        * :meth:`start` first asks every client for its size (``query.describe``), then runs the FedAvg
+          rounds, then the ``train.personalize`` round, whose lambda statistics are aggregated by
+          :meth:`aggregate_personalize`.
+
+        Parameters
+        ----------
+        estimator : PotaraClassifier
+            Its ``client_fraction`` and ``random_state`` drive the sampling (and the mini-batch seeds
+            sent to the clients when the base model has a ``batch_size``).
+        min_available_nodes : int, default=2
+            Number of SuperNodes to wait for (use the number of clients).
+        frozen_params : dict or None
+            Blocks that are not trained (``W`` of a LoRA head): never sent; added back to the final
+            ``federated_params``.
+        return_models : bool, default=False
+            Ask clients to send their personalised parameters and lambdas back in the personalisation
+            round (diagnostics only: Potara itself needs no upload there).
+        check_state : bool, default=True
+            After personalisation, send every client an ``evaluate`` message **without** parameters; the
+            client answers with the accuracy of the personalised model read back from its
+            ``Context.state`` (``clients[pid]["accuracy-from-state"]``): proof that the state persisted.
+            Not counted in ``history`` (evaluation traffic, as Flower's per-round evaluation).
+        **fedavg_kwargs
+            Passed to ``FedAvg`` (``fraction_evaluate`` defaults to 0: no per-round evaluation).
+        """
+
+        def __init__(self, estimator, *, min_available_nodes=2, return_models=False, frozen_params=None,
+                     check_state=True, fraction_evaluate=0.0, **fedavg_kwargs):
+            h = estimator._hparams()
+            fedavg_kwargs.setdefault("min_train_nodes", 1)
+            fedavg_kwargs.setdefault("min_evaluate_nodes", 1)
+            super().__init__(fraction_train=h["client_fraction"], fraction_evaluate=fraction_evaluate,
+                             min_available_nodes=check_scalar_int(min_available_nodes, "min_available_nodes", low=1),
+                             **fedavg_kwargs)
+            self.estimator = estimator
+            self.frozen_params = dict(frozen_params or {})
+            self.check_state = bool(check_state)
+            self.return_models = bool(return_models)
+            self._h = h
+            self._seed = estimator._seed()
+            self._rng = client_generator(self._seed, "__rounds__")
+            self.node_partition = {}  # node id -> partition id
+            self.partition_size = {}  # partition id -> n_i
+            self.history = []
+            self._total = 0
+
+        # -------------------------------------------------------------- discovery
+        def _wait_nodes(self, grid):
+            while len(nodes := list(grid.get_node_ids())) < self.min_available_nodes:
+                time.sleep(0.2)
+            return nodes
+
+        def describe(self, grid, timeout=3600):
+            """``query.describe`` round: learn each node's partition id and training-set size."""
+            nodes = self._wait_nodes(grid)
+            msgs = [Message(content=RecordDict({"config": ConfigRecord({})}), message_type="query.describe",
+                            dst_node_id=n) for n in nodes]
+            replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)), "describe")
+            for r in replies:
+                m = r.content["metrics"]
+                self.node_partition[r.metadata.src_node_id] = int(m["partition-id"])
+                self.partition_size[int(m["partition-id"])] = int(m["num-examples"])
+            pids = sorted(self.partition_size)
+            if pids != list(range(len(pids))):
+                raise RuntimeError(f"partition ids must be 0..M-1 without gaps; got {pids[:10]}.")
+            return self.partition_size
+
+        @staticmethod
+        def _raise_on_errors(replies, phase):
+            bad = [r for r in replies if r.has_error()]
+            if bad:
+                reasons = "; ".join(f"node {r.metadata.src_node_id}: {r.error.reason}" for r in bad[:3])
+                raise RuntimeError(f"{len(bad)} client(s) failed in the {phase} phase: {reasons}")
+            return replies
+
+        # -------------------------------------------------------------- FedAvg rounds
+        def configure_train(self, server_round, arrays, config, grid):
+            if self.fraction_train == 0.0:
+                return []
+            self._wait_nodes(grid)
+            by_pid = {p: n for n, p in self.node_partition.items()}
+            M = len(by_pid)
+            k = M if self.fraction_train >= 1.0 else max(1, int(round(self.fraction_train * M)))
+            sel = np.arange(M) if k == M else np.sort(self._rng.choice(M, size=k, replace=False))
+            seeds = None
+            if self._h["batch_size"] is not None:
+                seeds = [int(self._rng.integers(2**63)) for _ in sel]
+            config["server-round"] = server_round
+            msgs = []
+            for j, pid in enumerate(sel):
+                cfg = ConfigRecord(dict(config))
+                if seeds is not None:
+                    cfg["batch-seed"] = seeds[j]
+                msgs.append(Message(content=RecordDict({self.arrayrecord_key: arrays, self.configrecord_key: cfg}),
+                                    message_type=MessageType.TRAIN, dst_node_id=by_pid[int(pid)]))
+            log(INFO, "configure_train: %d of %d clients", len(msgs), M)
+            self._down = _payload_bytes(arrays) * len(msgs)
+            self._wire_down = arrays.count_bytes() * len(msgs)
+            return msgs
+
+        def aggregate_train(self, server_round, replies):
+            replies = self._raise_on_errors(list(replies), f"train (round {server_round})")
+            if not replies:
+                return None, None
+            replies.sort(key=lambda r: int(r.content["metrics"]["partition-id"]))
+            params = [arrayrecord_to_params(r.content[self.arrayrecord_key]) for r in replies]
+            weights = [float(r.content["metrics"][self.weighted_by_key]) for r in replies]
+            theta = _weighted_mean(params, weights)  # the arithmetic of fedavg_round
+            up = sum(_payload_bytes(r.content[self.arrayrecord_key]) for r in replies)
+            wire_up = sum(r.content[self.arrayrecord_key].count_bytes() for r in replies)
+            self._total += self._down + up
+            self.history.append({"round": server_round, "clients": len(replies), "bytes_sent": self._down + up,
+                                 "cumulative_bytes": self._total, "wire_bytes": self._wire_down + wire_up})
+            metrics = MetricRecord({"num-examples": int(sum(weights)), "clients": len(replies)})
+            return params_to_arrayrecord(theta), metrics
+
+        # -------------------------------------------------------------- personalisation round
+        def configure_personalize(self, arrays, grid):
+            """One ``train.personalize`` message per client carrying :math:`\\theta_F`."""
+            self._wait_nodes(grid)
+            cfg = {"n-total": int(sum(self.partition_size.values())), "return-models": self.return_models}
+            content = {self.arrayrecord_key: arrays, self.configrecord_key: ConfigRecord(cfg)}
+            msgs = [Message(content=RecordDict(dict(content)), message_type="train.personalize", dst_node_id=n)
+                    for n in sorted(self.node_partition)]
+            sent = _payload_bytes(arrays) * len(msgs)
+            self._total += sent
+            self.history.append({"round": "final broadcast", "clients": len(msgs), "bytes_sent": sent,
+                                 "cumulative_bytes": self._total, "wire_bytes": arrays.count_bytes() * len(msgs)})
+            return msgs
+
+        def aggregate_personalize(self, replies):
+            """Per-client metrics and the aggregated accuracy / lambda statistics."""
+            replies = self._raise_on_errors(list(replies), "personalize")
+            clients = {}
+            for r in replies:
+                m = dict(r.content["metrics"])
+                pid = int(m["partition-id"])
+                if "personalized" in r.content.array_records:
+                    m["personalized"] = arrayrecord_to_params(r.content["personalized"])
+                    m["lambda"] = {k: v.numpy() for k, v in r.content["lambda"].items()}
+                clients[pid] = m
+            clients = dict(sorted(clients.items()))
+            lam = np.array([c["lam-mean"] for c in clients.values()])
+            n_eval = np.array([c["num-eval"] for c in clients.values()], dtype=float)
+            agg = {"clients": len(clients), "lam-mean": float(lam.mean()), "lam-std": float(lam.std()),
+                   "lam-min": float(lam.min()), "lam-max": float(lam.max()),
+                   "lam-quartiles": [float(q) for q in np.quantile(lam, [0.25, 0.5, 0.75])],
+                   "lam-hist": [int(c) for c in np.histogram(np.clip(lam, 0, 1), bins=10, range=(0, 1))[0]]}
+            for key in ("accuracy", "accuracy-federated", "accuracy-local"):
+                vals = np.array([c[key] for c in clients.values()])
+                agg[key] = float(np.sum(vals * n_eval) / max(n_eval.sum(), 1))  # pooled over evaluation rows
+                agg[f"{key}-client-mean"] = float(np.mean(vals))
+            blocks = sorted({k[4:] for c in clients.values() for k in c if k.startswith("lam-")} - {"mean"})
+            for b in blocks:
+                agg[f"lam-{b}-mean"] = float(np.mean([c[f"lam-{b}"] for c in clients.values()]))
+            return agg, clients
+
+        # -------------------------------------------------------------- driver
+        def start(self, grid, initial_arrays, num_rounds=3, timeout=3600, train_config=None, evaluate_config=None,
+                  evaluate_fn=None):
+            """Describe, ``num_rounds`` FedAvg rounds, then the personalisation round; returns
+            :class:`PotaraResult`."""
+            self.describe(grid, timeout)
+            self.min_available_nodes = max(self.min_available_nodes, len(self.node_partition))
+            result = super().start(grid, initial_arrays, num_rounds=num_rounds, timeout=timeout,
+                                   train_config=train_config, evaluate_config=evaluate_config, evaluate_fn=evaluate_fn)
+            arrays = result.arrays if num_rounds > 0 and len(result.arrays) else initial_arrays
+            replies = grid.send_and_receive(messages=self.configure_personalize(arrays, grid), timeout=timeout)
+            agg, clients = self.aggregate_personalize(replies)
+            if self.check_state:  # evaluate messages without arrays: clients answer from their stored state
+                msgs = [Message(content=RecordDict({self.configrecord_key: ConfigRecord({"phase": "state-check"})}),
+                                message_type=MessageType.EVALUATE, dst_node_id=n) for n in sorted(self.node_partition)]
+                replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)),
+                                                "state check")
+                for r in replies:
+                    m = r.content["metrics"]
+                    clients[int(m["partition-id"])]["accuracy-from-state"] = float(m.get("accuracy", float("nan")))
+            log(INFO, "personalize: %s", {k: v for k, v in agg.items() if not isinstance(v, list)})
+            federated = {**self.frozen_params, **arrayrecord_to_params(arrays)}
+            return PotaraResult(result=result, federated_params=federated, personalization=agg,
+                                clients=clients, history=list(self.history))
+
+    _CLASS_CACHE["PotaraFedAvg"] = PotaraFedAvg
+    return PotaraFedAvg
+
+
+def __getattr__(name):  # PEP 562: build the Flower subclass only when asked for
+    if name == "PotaraFedAvg":
+        return _build_strategy_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_server_app(estimator, n_features, n_classes, *, min_nodes, sink=None, return_models=False, **strategy_kwargs):
+    r"""Build the Flower ``ServerApp``: :class:`PotaraFedAvg` from ``estimator.initial_params`` for
+    ``estimator.n_rounds`` rounds.
+
+    Parameters
+    ----------
+    estimator : PotaraClassifier
+    n_features : int
+        Features seen by the head (after ``base_features``).
+    n_classes : int
+    min_nodes : int
+        SuperNodes to wait for (the number of clients).
+    sink : dict, callable or None
+        Where the :class:`PotaraResult` goes: ``sink["result"]`` for a dict (the simulation runs the
+        ServerApp in a thread of the calling process), ``sink(result)`` for a callable (on a deployment:
+        e.g. save ``result.federated_params`` and ``result.personalization`` to disk).
+    return_models : bool, default=False
+    **strategy_kwargs
+        Passed to :class:`PotaraFedAvg`.
+    """
+    _require_flwr()
+    from flwr.serverapp import ServerApp
+
+    n_features = check_scalar_int(n_features, "n_features", low=1)
+    n_classes = check_scalar_int(n_classes, "n_classes", low=2)
+    min_nodes = check_scalar_int(min_nodes, "min_nodes", low=1)
+    h = estimator._hparams()
+    init = estimator.initial_params(n_features, n_classes)
+    trainable = estimator.local_train_kwargs(n_classes)["trainable"]
+    trained = {k: v for k, v in init.items() if k in trainable}
+    frozen = {k: v for k, v in init.items() if k not in trainable}
+    app = ServerApp()
+
+    @app.main()
+    def main(grid, context):
+        strategy = _build_strategy_class()(estimator, min_available_nodes=min_nodes, return_models=return_models,
+                                           frozen_params=frozen, **strategy_kwargs)
+        out = strategy.start(grid, params_to_arrayrecord(trained), num_rounds=h["n_rounds"])
+        if callable(sink):
+            sink(out)
+        elif sink is not None:
+            sink["result"] = out
+
+    return app
+
+
+# ------------------------------------------------------------------------------------------ simulation
+@dataclass
+class FlowerRun:
+    """Result of :func:`run_flower_simulation` (client keys are the ``client_ids`` labels).
+
+    Attributes
+    ----------
+    federated_params : dict
+    client_accuracy : dict client -> accuracy of the personalised model (on its test rows, else train)
+    client_accuracy_federated, client_accuracy_local : dict client -> accuracy of theta_F / theta_L
+    client_accuracy_from_state : dict client -> accuracy of the personalised model as read back from the
+        client's ``Context.state`` by a later message (equals ``client_accuracy``)
+    mixing_weights : dict client -> {block: lambda mean}
+    personalized_models : dict client -> params (only with ``return_models=True``)
+    lambdas : dict client -> {block: array} (only with ``return_models=True``)
+    lambda_stats : dict, the aggregated personalisation metrics of :class:`PotaraFedAvg`
+    history : list of dict, per-round bytes (see :class:`PotaraResult`)
+    bytes_total : int
+    wall_time_s : float, the whole simulation (Ray start-up included)
+    result : PotaraResult
+    """
+
+    federated_params: dict
+    client_accuracy: dict
+    client_accuracy_federated: dict
+    client_accuracy_local: dict
+    client_accuracy_from_state: dict
+    mixing_weights: dict
+    personalized_models: dict
+    lambdas: dict
+    lambda_stats: dict
+    history: list
+    bytes_total: int
+    wall_time_s: float
+    result: object
+
+
+def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None, test_client_ids=None, *,
+                          num_actors=1, return_models=False, backend_config=None, verbose=False):
+    r"""Run :class:`~algos.federated.PotaraClassifier`'s experiment on Flower's simulation engine.
+
+    One virtual SuperNode per client (clients in ``np.unique(client_ids)`` order, as in
+    :meth:`PotaraClassifier.fit`), the ClientApp of :func:`make_client_app` and the ServerApp of
+    :func:`make_server_app`. With full-batch training (``base_estimator.batch_size=None``) and an int
+    ``random_state``, the federated model, the lambdas, the personalised models and hence the per-client
+    accuracies equal those of ``estimator.fit(X, y, client_ids)`` (the test suite checks 1e-6; in
+    practice they agree bit for bit). Offline: Flower's Ray backend runs locally.
+
+    Parameters
+    ----------
+    estimator : PotaraClassifier
+    X, y, client_ids : training data, as for :meth:`PotaraClassifier.fit`
+    X_test, y_test, test_client_ids : optional held-out rows (every test client must be a training client)
+    num_actors : int, default=1
+        Ray actors running ClientApps (each gets one CPU). One actor keeps start-up short; Flower
+        runs the clients of a round on the actors in turn.
+    return_models : bool, default=False
+        Also bring back each client's personalised parameters and lambda arrays.
+    backend_config : dict or None
+        Flower backend configuration; default ``{"client_resources": {"num_cpus": 1, "num_gpus": 0},
+        "init_args": {"num_cpus": num_actors, "include_dashboard": False}}``.
+    verbose : bool, default=False
+        Keep Flower's INFO logging.
+
+    Returns
+    -------
+    FlowerRun
+    """
+    _require_flwr()
+    import logging
+    import warnings
+
+    from flwr.simulation import run_simulation
+
+    num_actors = check_scalar_int(num_actors, "num_actors", low=1)
+    estimator._hparams()
+    Xc = estimator._check_X(X)
+    y = np.asarray(y)
+    ids = estimator._check_client_ids(client_ids, Xc.shape[0])
+    if y.ndim != 1 or y.shape[0] != Xc.shape[0]:
+        raise ValueError(f"'y' must be 1-d with one label per row of X ({Xc.shape[0]}); got shape {y.shape}.")
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"'y' must contain at least 2 classes over all clients; got {classes.size}.")
+    clients = np.unique(ids)
+    ci = np.searchsorted(clients, ids)
+    test_pos = None
+    if X_test is not None:
+        if y_test is None or test_client_ids is None:
+            raise ValueError("'y_test' and 'test_client_ids' are required with 'X_test'.")
+        Xt = estimator._check_X(X_test, "X_test")
+        yt = np.asarray(y_test)
+        tids = estimator._check_client_ids(test_client_ids, Xt.shape[0])
+        test_pos = np.clip(np.searchsorted(clients, tids), 0, len(clients) - 1)
+        if not np.all(clients[test_pos] == tids):
+            raise ValueError("'test_client_ids' contains clients without training data.")
+    parts = []
+    for m in range(len(clients)):
+        d = {"X": Xc[ci == m], "y": y[ci == m], "client_id": _py(clients[m])}
+        if test_pos is not None:
+            d["X_test"], d["y_test"] = Xt[test_pos == m], yt[test_pos == m]
+        parts.append(d)
+    n_features = estimator._features(Xc[:2]).shape[1]
+
+    def data_fn(pid):
+        return parts[pid]
+
+    client_app = make_client_app(estimator, data_fn, classes)
+    sink = {}
+    server_app = make_server_app(estimator, n_features, len(classes), min_nodes=len(clients), sink=sink,
+                                 return_models=return_models)
+    if backend_config is None:
+        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                          "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
+    flwr_logger = logging.getLogger("flwr")
+    old_level = flwr_logger.level
+    if not verbose:
+        flwr_logger.setLevel(logging.WARNING)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
+                           backend_config=backend_config, verbose_logging=False)
+    finally:
+        flwr_logger.setLevel(old_level)
+    wall = time.perf_counter() - t0
+    if "result" not in sink:
+        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above).")
+    out = sink["result"]
+    key = {m: _py(clients[m]) for m in range(len(clients))}
+    cl = out.clients
+    return FlowerRun(
+        federated_params=out.federated_params,
+        client_accuracy={key[p]: c["accuracy"] for p, c in cl.items()},
+        client_accuracy_federated={key[p]: c["accuracy-federated"] for p, c in cl.items()},
+        client_accuracy_local={key[p]: c["accuracy-local"] for p, c in cl.items()},
+        client_accuracy_from_state={key[p]: c["accuracy-from-state"] for p, c in cl.items()
+                                    if "accuracy-from-state" in c},
+        mixing_weights={key[p]: {k[4:]: v for k, v in c.items() if k.startswith("lam-") and k != "lam-mean"}
+                        for p, c in cl.items()},
+        personalized_models={key[p]: c["personalized"] for p, c in cl.items() if "personalized" in c},
+        lambdas={key[p]: c["lambda"] for p, c in cl.items() if "lambda" in c},
+        lambda_stats=out.personalization,
+        history=out.history,
+        bytes_total=int(out.history[-1]["cumulative_bytes"]) if out.history else 0,
+        wall_time_s=wall,
+        result=out,
+    )
