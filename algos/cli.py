@@ -23,6 +23,8 @@ SUBCOMMANDS = [
     ("hetero", "hetero_regression"),
     ("dag", "networked_learning"),
     ("pomdp", "pomdp"),
+    ("circle", "continual"),
+    ("potara", "federated"),
 ]
 DEMOS = [m for _, m in SUBCOMMANDS]
 

@@ -20,6 +20,16 @@ from algos.hetero_regression import (
     LADRegressor,
     TrimmedLSRegressor,
 )
+from algos.continual import (
+    CIRCLEClassifier,
+    FeatureHead,
+    OfflineLDA,
+    RandomConvFeatures,
+    SLDAEnsemble,
+    StreamingLDA,
+    StreamingRidge,
+)
+from algos.federated import LowRankSoftmax
 from algos.networked_learning import NetworkedDAGRegressor
 
 ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
@@ -31,6 +41,17 @@ ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
     TrimmedLSRegressor(),
     NetworkedDAGRegressor(),
     NetworkedDAGRegressor(protocol="sketch", random_state=0),
+    StreamingLDA(),
+    StreamingLDA(covariance="hayes"),
+    SLDAEnsemble(),
+    StreamingRidge(),
+    OfflineLDA(),
+    FeatureHead(),
+    RandomConvFeatures(),
+    # pixel_range="none": the checks feed negative, non-image arrays
+    CIRCLEClassifier(n_reservoirs=2, n_groups=2, units=2, pixel_range="none", random_state=0),
+    LowRankSoftmax(),
+    LowRankSoftmax(rank=2, random_state=0),
 ]
 EXPECTED_FAILED = {  # {estimator class name: {check name: reason}}
     "HuberSoSRegressor": {

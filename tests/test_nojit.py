@@ -26,6 +26,13 @@ SELECTED = [
     "tests/networked_learning/test_sketch.py::test_fwht_kernel_matches_scipy_hadamard",
     "tests/networked_learning/test_sketch.py::test_gaussian_block_kernel_matches_twin",
     "tests/pomdp/test_beliefs_pbvi.py::test_kernels_match_reference_twins",
+    "tests/continual/test_slda.py::test_delta_pass_kernel_matches_twin",
+    "tests/continual/test_reservoir.py::test_reservoir_scan_matches_twin",
+    "tests/continual/test_reservoir.py::test_grid_scan4_matches_twin",
+    "tests/federated/test_model_kernels.py::test_local_gd_kernel_matches_twin",
+    "tests/federated/test_model_kernels.py::test_fisher_kernel_matches_twin",
+    "tests/federated/test_model_kernels.py::test_parallel_and_serial_kernels_bit_identical",
+    "tests/federated/test_model_kernels.py::test_single_client_equals_client_inside_round",
 ]
 
 

@@ -1,0 +1,677 @@
+r"""Data-free BiRC2D reservoir features: :class:`BiReservoir2D` blocks and the :class:`BiRC2DFeatures`
+image-to-vector transformer used by CIRCLE.
+
+A *reservoir* is a pair :math:`(W_{\mathrm{in}} \in \mathbb{R}^{d_{in}\times U}, W \in
+\mathbb{R}^{U\times U})` run as a leaky echo-state network (tfa ``ESNCell`` convention, row vectors):
+
+.. math:: h_0 = 0, \qquad h_t = (1-a)\,h_{t-1} + a\, f(u_t W_{\mathrm{in}} + h_{t-1} W),
+
+with leak :math:`a \in (0, 1]` (``a = 1``: no leak) and activation ``f`` (tanh, ReLU or leaky ReLU
+with slope 0.01). A :class:`BiReservoir2D` block runs four independent reservoirs over a grid of
+tokens ``(B, N_h, N_w, C)``: along every row forward and backward, and along every column forward and
+backward; the backward states are written back at their own position. The four state maps are
+concatenated per grid cell into ``(B, N_h, N_w, 4U)``.
+
+:class:`BiRC2DFeatures` maps images to vectors: patchify (non-overlapping ``P x P`` patches) or a fixed
+random convolution stem (CIRCLE change (i)), one or more blocks, then global average pooling (BiRC2D),
+``q x q`` average pooling plus flattening ("spatial concatenation", CIRCLE change (iv)) or plain
+flattening, and an optional fixed Gaussian projection with ReLU to a higher dimension.
+
+Everything is *data-free*: ``fit`` only draws the weights from ``random_state`` (each direction of each
+block, the stem and the projection get their own child seed through ``SeedSequence.spawn``), and
+``transform`` uses no statistic of the batch, so one image's features do not depend on the other
+images in the batch (up to the last bits of the BLAS products, whose kernel can change with the
+number of rows: ~1e-16 relative in float64, ~1e-6 in float32), and a seed gives bitwise-equal
+features for the same input on a CPU.
+
+Sources: BiRC2D -- NOLTA 15(4):838-850 (2024) and the authors' public code (weights, leak convention,
+direction layout) [C]; CIRCLE -- Jučas & Pan, arXiv:2606.27095 (2026): random-conv stem, leaky ReLU,
+Kaiming initialisation, spatial concatenation with a dimension-raising projection [T]. The stem's
+kernel size, stride and width, the pooling factor and the projection's scale and nonlinearity are
+*reconstructed* choices [R] (configurable).
+"""
+
+from __future__ import annotations
+
+import numbers
+import sys
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import (
+    check_bool,
+    check_finite,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+    spawn_generators,
+)
+from ._kernels import ACTIVATION_CODES, grid_scan4
+
+__all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
+
+#: Slope of the leaky ReLU for negative input (CIRCLE; PyTorch's default).
+NEGATIVE_SLOPE = 0.01
+#: Order of the four directions in a block's output (each ``units`` wide).
+DIRECTIONS = ("row_forward", "row_backward", "col_forward", "col_backward")
+_BACKENDS = ("auto", "numpy", "torch")
+_DTYPES = (np.float32, np.float64)
+
+
+class SpectralRadiusWarning(UserWarning):
+    """Raised when the requested spectral radius is >= 1 (the echo-state property may fail)."""
+
+
+def _check_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"'dtype' must be numpy.float32 or numpy.float64; got {dtype!r}.") from exc
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"'dtype' must be numpy.float32 or numpy.float64; got {dt}.")
+    return dt
+
+
+def _check_device(device):
+    if device is not None and not isinstance(device, str) and type(device).__name__ != "device":
+        raise TypeError(
+            f"'device' must be None, a str or a torch.device; got {device!r} of type {type(device).__name__}."
+        )
+
+
+def _resolve_backend(backend):
+    """'numpy' or 'torch' for a validated ``backend`` option."""
+    if backend == "numpy":
+        return "numpy"
+    if backend == "torch":
+        from accel.backend import TORCH_INSTALL_HINT, available_backends
+
+        if "torch" not in available_backends():
+            raise ImportError(
+                f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use backend='numpy'."
+            )
+        return "torch"
+    # "auto": torch only when it is already imported (never imported here) and CUDA is usable
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "cuda"):
+        return "numpy"
+    return "torch" if bool(torch.cuda.is_available()) else "numpy"
+
+
+def draw_reservoir_weights(rng, input_dim, units, *, spectral_radius=0.9, connectivity=0.1,
+                           input_scaling=1.0, init="uniform", rescale=True):
+    r"""Draw one reservoir ``(W_in, W)`` in float64.
+
+    * ``init="uniform"`` (BiRC2D [C]): :math:`W_{\mathrm{in}} \sim U(-s, s)`; :math:`W \sim
+      U(-\sqrt{6/2U}, \sqrt{6/2U})` (Glorot).
+    * ``init="kaiming"`` (CIRCLE [T]): :math:`W_{\mathrm{in}} \sim s\,N(0, 2/d_{in})`; :math:`W \sim
+      N(0, 2/U)`.
+
+    Each entry of ``W`` is then kept independently with probability ``connectivity``, and ``W`` is
+    rescaled so that :math:`\max|\mathrm{eig}(W)| = \rho` (``rescale=True``; whether CIRCLE rescales
+    after Kaiming is unknown [R]). A ``W`` whose eigenvalues are all zero (e.g. an empty mask) is left
+    unscaled (tfa's ``divide_no_nan``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    input_dim, units : int
+    spectral_radius, connectivity, input_scaling : float
+    init : {"uniform", "kaiming"}
+    rescale : bool
+
+    Returns
+    -------
+    W_in : ndarray of float64, shape (input_dim, units)
+    W : ndarray of float64, shape (units, units)
+    """
+    U = int(units)
+    if init == "uniform":
+        W_in = rng.uniform(-input_scaling, input_scaling, size=(input_dim, U))
+        lim = np.sqrt(6.0 / (2 * U))
+        W = rng.uniform(-lim, lim, size=(U, U))
+    else:
+        W_in = rng.standard_normal((input_dim, U)) * (np.sqrt(2.0 / input_dim) * input_scaling)
+        W = rng.standard_normal((U, U)) * np.sqrt(2.0 / U)
+    mask = rng.random((U, U)) < connectivity
+    W = np.where(mask, W, 0.0)
+    if rescale:
+        radius = float(np.max(np.abs(np.linalg.eigvals(W)))) if U else 0.0
+        if radius > 0.0:
+            W = W * (spectral_radius / radius)
+    return W_in, W
+
+
+class BiReservoir2D(TransformerMixin, BaseEstimator):
+    r"""One four-direction reservoir block over a 2-D grid of tokens (BiRC2D).
+
+    Four independent leaky echo-state reservoirs of ``units`` units each scan every row forward and
+    backward and every column forward and backward; their states are concatenated per grid cell in
+    the order row-forward, row-backward, column-forward, column-backward (see the module docstring for
+    the recursion).
+
+    Parameters
+    ----------
+    units : int, default=16
+        Units ``U`` per reservoir (the block outputs ``4U`` channels).
+    leak : float, default=0.5
+        Leak ``a`` in (0, 1]; ``1`` means no leak (``0`` would give all-zero features and is rejected).
+    spectral_radius : float, default=0.9
+        Target :math:`\max|\mathrm{eig}(W)|` (>= 0). A value >= 1 draws a
+        :class:`SpectralRadiusWarning`: the echo-state property (fading memory) may fail, and with
+        ReLU-type activations the states may diverge. Note that ``rho < 1`` does not imply
+        :math:`\|W\|_2 < 1`.
+    connectivity : float, default=0.1
+        Probability in (0, 1] that an entry of ``W`` is non-zero.
+    input_scaling : float, default=1.0
+        Scale ``s`` > 0 of ``W_in``.
+    activation : {"tanh", "relu", "leaky_relu"}, default="tanh"
+        ``f``; leaky ReLU has slope 0.01.
+    init : {"uniform", "kaiming"}, default="uniform"
+        Weight distribution (see :func:`draw_reservoir_weights`).
+    share_direction_weights : bool, default=False
+        Use the same weights for the forward and backward scans of rows (and of columns). BiRC2D uses
+        independent weights; sharing makes the horizontal-forward map of a left-right flipped image
+        the flipped horizontal-backward map of the image (a metamorphic test).
+    spectral_rescale : bool, default=True
+        Rescale ``W`` to ``spectral_radius`` after drawing it.
+    input_dim : int or None, default=None
+        Channels ``C`` of the grid; ``None``: taken from ``X.shape[-1]`` in :meth:`fit`.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the weights; each direction gets its own child seed (``SeedSequence.spawn``).
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        ``"numpy"``: numba scan kernel on the CPU; ``"torch"``: the scan as batched torch matmuls
+        (:func:`accel.continual.reservoir_scan_batched`); ``"auto"``: torch when torch has already been
+        imported and CUDA is available, else numpy (``"auto"`` never imports torch itself).
+    device : None, str or torch.device, default=None
+        Device of the torch backend (``None``: CUDA if available, else CPU).
+    dtype : numpy.float32 or numpy.float64, default=numpy.float32
+        Dtype of the weights and the computation.
+
+    Attributes
+    ----------
+    input_dim_ : int
+    W_in_ : ndarray, shape (4, input_dim, units)
+        Input matrices, in :data:`DIRECTIONS` order.
+    W_ : ndarray, shape (4, units, units)
+        Recurrent matrices.
+    n_features_out_ : int
+        ``4 * units``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> block = BiReservoir2D(units=4, random_state=0, backend="numpy").fit(input_dim=3)
+    >>> block.transform(np.zeros((2, 5, 6, 3))).shape
+    (2, 5, 6, 16)
+    """
+
+    def __init__(self, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
+                 activation="tanh", init="uniform", share_direction_weights=False, spectral_rescale=True,
+                 input_dim=None, random_state=None, backend="auto", device=None, dtype=np.float32):
+        self.units = units
+        self.leak = leak
+        self.spectral_radius = spectral_radius
+        self.connectivity = connectivity
+        self.input_scaling = input_scaling
+        self.activation = activation
+        self.init = init
+        self.share_direction_weights = share_direction_weights
+        self.spectral_rescale = spectral_rescale
+        self.input_dim = input_dim
+        self.random_state = random_state
+        self.backend = backend
+        self.device = device
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------------------------------
+    def _check_params(self):
+        check_scalar_int(self.units, "units", low=1)
+        check_scalar_float(self.leak, "leak", low=0.0, high=1.0, closed="right")
+        rho = check_scalar_float(self.spectral_radius, "spectral_radius", low=0.0)
+        check_scalar_float(self.connectivity, "connectivity", low=0.0, high=1.0, closed="right")
+        check_scalar_float(self.input_scaling, "input_scaling", low=0.0, closed="neither")
+        check_option(self.activation, "activation", tuple(ACTIVATION_CODES))
+        check_option(self.init, "init", ("uniform", "kaiming"))
+        check_bool(self.share_direction_weights, "share_direction_weights")
+        check_bool(self.spectral_rescale, "spectral_rescale")
+        if self.input_dim is not None:
+            check_scalar_int(self.input_dim, "input_dim", low=1)
+        check_option(self.backend, "backend", _BACKENDS)
+        _check_device(self.device)
+        _check_dtype(self.dtype)
+        if rho >= 1.0 and self.spectral_rescale:
+            warnings.warn(
+                f"'spectral_radius' = {rho:g} >= 1: the echo-state property (fading memory) may fail and "
+                f"{self.activation} states may grow without bound; use a value < 1.",
+                SpectralRadiusWarning,
+                stacklevel=3,
+            )
+
+    def fit(self, X=None, y=None, *, input_dim=None):
+        """Draw the weights (no data needed; ``X``, if given, only supplies the channel count).
+
+        Parameters
+        ----------
+        X : array-like, shape (B, N_h, N_w, C), optional
+        y : ignored
+        input_dim : int, optional
+            Channel count, overriding the ``input_dim`` parameter and ``X``.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if input_dim is None:
+            input_dim = self.input_dim
+        if input_dim is None:
+            if X is None:
+                raise ValueError(
+                    "BiReservoir2D.fit needs the channel count: pass X of shape (B, N_h, N_w, C), "
+                    "input_dim=..., or set the 'input_dim' parameter."
+                )
+            input_dim = np.shape(X)[-1]
+        self.input_dim_ = check_scalar_int(input_dim, "input_dim", low=1)
+        self._draw(spawn_generators(self.random_state, 4))
+        return self
+
+    def _draw(self, gens):
+        dt = _check_dtype(self.dtype)
+        kw = dict(spectral_radius=float(self.spectral_radius), connectivity=float(self.connectivity),
+                  input_scaling=float(self.input_scaling), init=self.init, rescale=bool(self.spectral_rescale))
+        mats = [draw_reservoir_weights(g, self.input_dim_, int(self.units), **kw) for g in gens]
+        if self.share_direction_weights:
+            mats = [mats[0], mats[0], mats[2], mats[2]]
+        self.W_in_ = np.stack([m[0] for m in mats]).astype(dt)
+        self.W_ = np.stack([m[1] for m in mats]).astype(dt)
+        self.n_features_out_ = 4 * int(self.units)
+        self.backend_ = _resolve_backend(self.backend)
+
+    def transform(self, X):
+        """Run the four scans.
+
+        Parameters
+        ----------
+        X : array-like, shape (B, N_h, N_w, C)
+
+        Returns
+        -------
+        ndarray, shape (B, N_h, N_w, 4 * units), of ``dtype``
+        """
+        check_is_fitted(self, "W_")
+        X = np.asarray(X)
+        if X.ndim != 4:
+            raise ValueError(f"'X' must be a grid of shape (B, N_h, N_w, C); got an array of shape {X.shape}.")
+        if X.shape[-1] != self.input_dim_:
+            raise ValueError(
+                f"'X' has {X.shape[-1]} channels but the block was fitted for {self.input_dim_} "
+                f"(input_dim); got an array of shape {X.shape}."
+            )
+        if X.dtype.kind not in "iuf":
+            raise TypeError(f"'X' must contain real numbers; got an array of dtype {X.dtype}.")
+        X = check_finite(X.astype(self.W_.dtype, copy=False), "X")
+        return self._transform_grid(X)
+
+    def _transform_grid(self, G):
+        """Unchecked transform of a grid already in the right dtype."""
+        B, Nh, Nw, C = G.shape
+        U = int(self.units)
+        out = np.empty((B, Nh, Nw, 4 * U), dtype=self.W_.dtype)
+        if B == 0 or Nh == 0 or Nw == 0:
+            return out
+        # one GEMM for the input drive of all four directions
+        W_in_cat = np.concatenate(list(self.W_in_), axis=1)  # (C, 4U)
+        Z = (G.reshape(-1, C) @ W_in_cat).reshape(B, Nh, Nw, 4 * U)
+        if self.backend_ == "numpy":  # the four scans in place on the grid (numba, prange)
+            grid_scan4(Z, self.W_, float(self.leak), ACTIVATION_CODES[self.activation], NEGATIVE_SLOPE, out)
+            return out
+        rows = Z.reshape(B * Nh, Nw, 4 * U)  # every row of every image is one sequence
+        cols = Z.transpose(0, 2, 1, 3).reshape(B * Nw, Nh, 4 * U)
+        seqs = [
+            np.ascontiguousarray(rows[:, :, 0:U]),
+            np.ascontiguousarray(rows[:, :, U:2 * U]),
+            np.ascontiguousarray(cols[:, :, 2 * U:3 * U]),
+            np.ascontiguousarray(cols[:, :, 3 * U:4 * U]),
+        ]
+        reverse = (False, True, False, True)
+        states = _scan_directions(seqs, self.W_, float(self.leak), ACTIVATION_CODES[self.activation],
+                                  reverse, self.device)
+        out[..., 0:U] = states[0].reshape(B, Nh, Nw, U)
+        out[..., U:2 * U] = states[1].reshape(B, Nh, Nw, U)
+        out[..., 2 * U:3 * U] = states[2].reshape(B, Nw, Nh, U).transpose(0, 2, 1, 3)
+        out[..., 3 * U:4 * U] = states[3].reshape(B, Nw, Nh, U).transpose(0, 2, 1, 3)
+        return out
+
+
+def _scan_directions(seqs, Ws, leak, act, reverse, device):
+    """torch path: scan ``(N_i, L_i, U)`` drives with ``Ws[i]``; equal shapes share one bmm per step."""
+    from accel.continual import reservoir_scan_batched
+
+    outs = [None] * len(seqs)
+    groups = {}
+    for i, z in enumerate(seqs):
+        groups.setdefault(z.shape, []).append(i)
+    for idx in groups.values():
+        res = reservoir_scan_batched(
+            np.stack([seqs[i] for i in idx]), np.stack([Ws[i] for i in idx]), leak, act,
+            negative_slope=NEGATIVE_SLOPE, reverse=[reverse[i] for i in idx], device=device,
+        )
+        for j, i in enumerate(idx):
+            outs[i] = res[j]
+    return outs
+
+
+class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Data-free BiRC2D / CIRCLE image features: stem, reservoir blocks, pooling, projection.
+
+    Pipeline for an image ``(C, H, W)``:
+
+    1. **Stem.** ``"none"``: patchify into non-overlapping ``P x P`` patches, a grid
+       ``(H/P, W/P)`` of tokens of size ``C P^2`` (BiRC2D). ``"random_conv"``: a fixed
+       Kaiming-normal convolution (``stem_kernel x stem_kernel``, stride ``P``, zero padding
+       ``stem_kernel // 2``, ``stem_channels`` outputs, no bias) followed by leaky ReLU, giving the same
+       grid with ``stem_channels`` channels (CIRCLE change (i) [T]; kernel 3, width 32 [R]).
+    2. **Blocks.** ``n_blocks`` :class:`BiReservoir2D` blocks in sequence (block ``i > 0`` reads the
+       ``4 * units`` channels of block ``i - 1``).
+    3. **Pooling.** ``"gap"``: the mean over the grid, ``4U`` features (BiRC2D). ``"avg"``:
+       ``pool_size x pool_size`` average pooling, then flattening in (row, column, channel) order,
+       ``(H/(P q)) (W/(P q)) 4U`` features (spatial concatenation, CIRCLE change (iv)). ``"none"``:
+       flattening of the whole grid.
+    4. **Projection** (``projection_dim`` not None): a fixed Gaussian matrix with entries
+       :math:`N(0, 1/m)` (``m`` = pooled dimension) to ``projection_dim`` features, then ReLU
+       (``projection_activation="relu"``) or nothing [R].
+
+    **Pixel range.** ``pixel_range="auto"`` (default): integer input is taken as 0..255 and divided
+    by 255; for float input, each image whose largest value exceeds 1 is taken as 0..255 and divided
+    by 255, the others as 0..1 (decided per image, so the features stay batch-independent; a float
+    0..255 image with no value above 1 is read as 0..1: pass ``"byte"`` to be explicit). ``"unit"``:
+    values must lie in [0, 1]; ``"byte"``: values must lie in [0, 255] and are divided by 255;
+    ``"none"``: any finite values, used unchanged. Values outside the accepted range raise
+    ``ValueError`` (unscaled 0..255 input would saturate tanh).
+
+    Parameters
+    ----------
+    image_shape : tuple of 3 ints, default=(1, 28, 28)
+        ``(C, H, W)``; ``H`` and ``W`` must be divisible by ``patch``.
+    patch : int, default=2
+        Patch size / stem stride ``P``.
+    stem : {"none", "random_conv"}, default="none"
+    stem_channels : int, default=32
+    stem_kernel : int, default=3
+    n_blocks : int, default=1
+    pooling : {"gap", "avg", "none"}, default="gap"
+    pool_size : int, default=2
+        ``q`` for ``pooling="avg"``; the grid sides must be divisible by it.
+    projection_dim : int or None, default=None
+    projection_activation : {"relu", "none"}, default="relu"
+    pixel_range : {"auto", "unit", "byte", "none"}, default="auto"
+    batch_size : int, default=256
+        Images transformed at a time (memory only; the result does not depend on it).
+    units, leak, spectral_radius, connectivity, input_scaling, activation, init,
+    share_direction_weights, spectral_rescale : see :class:`BiReservoir2D`.
+    random_state : None, int, SeedSequence or Generator, default=None
+        One seed for everything: the stem, the projection and each block get their own child seed.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+    device : None, str or torch.device, default=None
+    dtype : numpy.float32 or numpy.float64, default=numpy.float32
+
+    Attributes
+    ----------
+    blocks_ : list of BiReservoir2D
+    stem_weights_ : ndarray, shape (C * stem_kernel**2, stem_channels) or None
+    projection_ : ndarray, shape (pooled_dim, projection_dim) or None
+    grid_shape_ : tuple (N_h, N_w)
+    n_features_in_ : int
+        ``C * H * W``.
+    n_features_out_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = BiRC2DFeatures(image_shape=(1, 8, 8), patch=2, units=4, pooling="avg", random_state=0,
+    ...                    backend="numpy").fit()
+    >>> f.transform(np.random.default_rng(0).random((3, 64))).shape
+    (3, 64)
+    """
+
+    def __init__(self, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
+                 n_blocks=1, pooling="gap", pool_size=2, projection_dim=None, projection_activation="relu",
+                 pixel_range="auto", batch_size=256, units=16, leak=0.5, spectral_radius=0.9,
+                 connectivity=0.1, input_scaling=1.0, activation="tanh", init="uniform",
+                 share_direction_weights=False, spectral_rescale=True, random_state=None, backend="auto",
+                 device=None, dtype=np.float32):
+        self.image_shape = image_shape
+        self.patch = patch
+        self.stem = stem
+        self.stem_channels = stem_channels
+        self.stem_kernel = stem_kernel
+        self.n_blocks = n_blocks
+        self.pooling = pooling
+        self.pool_size = pool_size
+        self.projection_dim = projection_dim
+        self.projection_activation = projection_activation
+        self.pixel_range = pixel_range
+        self.batch_size = batch_size
+        self.units = units
+        self.leak = leak
+        self.spectral_radius = spectral_radius
+        self.connectivity = connectivity
+        self.input_scaling = input_scaling
+        self.activation = activation
+        self.init = init
+        self.share_direction_weights = share_direction_weights
+        self.spectral_rescale = spectral_rescale
+        self.random_state = random_state
+        self.backend = backend
+        self.device = device
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------------------------------
+    def _check_image_shape(self):
+        shape = self.image_shape
+        if (not isinstance(shape, (tuple, list)) or len(shape) != 3
+                or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in shape)):
+            raise TypeError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {shape!r}.")
+        if any(int(s) < 1 for s in shape):
+            raise ValueError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {tuple(shape)!r}.")
+        return tuple(int(s) for s in shape)
+
+    def _check_params(self):
+        C, H, W = self._check_image_shape()
+        P = check_scalar_int(self.patch, "patch", low=1)
+        if H % P or W % P:
+            raise ValueError(
+                f"image size {H}x{W} is not divisible by 'patch' = {P}; crop or pad the images to a multiple "
+                f"of the patch size first."
+            )
+        check_option(self.stem, "stem", ("none", "random_conv"))
+        check_scalar_int(self.stem_channels, "stem_channels", low=1)
+        check_scalar_int(self.stem_kernel, "stem_kernel", low=1)
+        check_scalar_int(self.n_blocks, "n_blocks", low=1)
+        check_option(self.pooling, "pooling", ("gap", "avg", "none"))
+        q = check_scalar_int(self.pool_size, "pool_size", low=1)
+        Nh, Nw = H // P, W // P
+        if self.pooling == "avg" and (Nh % q or Nw % q):
+            raise ValueError(
+                f"the {Nh}x{Nw} token grid (image {H}x{W}, patch {P}) is not divisible by 'pool_size' = {q}."
+            )
+        if self.projection_dim is not None:
+            check_scalar_int(self.projection_dim, "projection_dim", low=1)
+        check_option(self.projection_activation, "projection_activation", ("relu", "none"))
+        check_option(self.pixel_range, "pixel_range", ("auto", "unit", "byte", "none"))
+        check_scalar_int(self.batch_size, "batch_size", low=1)
+        _check_dtype(self.dtype)
+        return (C, H, W), P, (Nh, Nw)
+
+    def _block_params(self):
+        return dict(units=self.units, leak=self.leak, spectral_radius=self.spectral_radius,
+                    connectivity=self.connectivity, input_scaling=self.input_scaling,
+                    activation=self.activation, init=self.init,
+                    share_direction_weights=self.share_direction_weights,
+                    spectral_rescale=self.spectral_rescale, backend=self.backend, device=self.device,
+                    dtype=self.dtype)
+
+    def fit(self, X=None, y=None):
+        """Draw all weights; needs no data (``X``, if given, is only checked against ``image_shape``).
+
+        Returns
+        -------
+        self
+        """
+        (C, H, W), P, (Nh, Nw) = self._check_params()
+        dt = _check_dtype(self.dtype)
+        if X is not None:
+            self._to_images(X, (C, H, W), dt)
+        n_blocks = int(self.n_blocks)
+        gens = spawn_generators(self.random_state, 2 + n_blocks)
+        if self.stem == "random_conv":
+            k, cs = int(self.stem_kernel), int(self.stem_channels)
+            fan_in = C * k * k
+            self.stem_weights_ = (gens[0].standard_normal((fan_in, cs)) * np.sqrt(2.0 / fan_in)).astype(dt)
+            d_in = cs
+        else:
+            self.stem_weights_ = None
+            d_in = C * P * P
+        self.blocks_ = []
+        for b in range(n_blocks):
+            block = BiReservoir2D(input_dim=d_in, random_state=gens[2 + b], **self._block_params())
+            block.fit()
+            self.blocks_.append(block)
+            d_in = block.n_features_out_
+        if self.pooling == "gap":
+            pooled = d_in
+        elif self.pooling == "avg":
+            q = int(self.pool_size)
+            pooled = (Nh // q) * (Nw // q) * d_in
+        else:
+            pooled = Nh * Nw * d_in
+        if self.projection_dim is not None:
+            m = int(self.projection_dim)
+            self.projection_ = (gens[1].standard_normal((pooled, m)) / np.sqrt(pooled)).astype(dt)
+            self.n_features_out_ = m
+        else:
+            self.projection_ = None
+            self.n_features_out_ = pooled
+        self.grid_shape_ = (Nh, Nw)
+        self.n_features_in_ = C * H * W
+        return self
+
+    @property
+    def _n_features_out(self):
+        return self.n_features_out_
+
+    # ------------------------------------------------------------------------------------------
+    def _to_images(self, X, shape, dt):
+        """Validate, reshape to (n, C, H, W) and scale pixels; returns an array of dtype ``dt``."""
+        C, H, W = shape
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise TypeError("'X' must be a dense array of images; sparse input is not supported.")
+        X = np.asarray(X)
+        if X.dtype.kind not in "iuf":
+            raise TypeError(f"'X' must contain real numbers; got an array of dtype {X.dtype}.")
+        if X.ndim == 2:
+            if X.shape[1] != C * H * W:
+                raise ValueError(
+                    f"'X' has {X.shape[1]} features per row but image_shape = {(C, H, W)} needs C*H*W = "
+                    f"{C * H * W} (wrong channel count or image size?)."
+                )
+            X = X.reshape(X.shape[0], C, H, W)
+        elif X.ndim == 4:
+            if X.shape[1:] != (C, H, W):
+                hint = ""
+                if X.shape[1:] == (H, W, C):
+                    hint = " The images look channel-last: transpose them with X.transpose(0, 3, 1, 2)."
+                raise ValueError(
+                    f"'X' must have shape (n, {C}, {H}, {W}) to match image_shape (wrong channel count or "
+                    f"image size); got {X.shape}.{hint}"
+                )
+        else:
+            raise ValueError(
+                f"'X' must have shape (n, C*H*W) or (n, C, H, W); got an array of shape {X.shape}."
+            )
+        integer = X.dtype.kind in "iu"
+        X = X.astype(dt, copy=True)
+        check_finite(X, "X")
+        mode = self.pixel_range
+        if mode == "none" or X.shape[0] == 0:
+            return X
+        flat = X.reshape(X.shape[0], -1)
+        lo = flat.min(axis=1)
+        hi = flat.max(axis=1)
+        top = 1.0 if mode == "unit" else 255.0
+        bad = np.flatnonzero((lo < 0) | (hi > top))
+        if bad.size:
+            i = int(bad[0])
+            allowed = "[0, 1]" if mode == "unit" else "[0, 1] or [0, 255]" if mode == "auto" else "[0, 255]"
+            raise ValueError(
+                f"pixel values must lie in {allowed} (pixel_range={mode!r}); image {i} has values in "
+                f"[{float(lo[i]):g}, {float(hi[i]):g}]. Scale the images, or pass pixel_range='none' to use "
+                f"them unchanged."
+            )
+        if mode == "byte" or (mode == "auto" and integer):
+            X *= dt.type(1.0 / 255.0)
+        elif mode == "auto":
+            byte_rows = hi > 1.0
+            if byte_rows.any():
+                X[byte_rows] *= dt.type(1.0 / 255.0)
+        return X
+
+    def _stem(self, X):
+        n, C, H, W = X.shape
+        P = int(self.patch)
+        Nh, Nw = self.grid_shape_
+        if self.stem_weights_ is None:
+            g = X.reshape(n, C, Nh, P, Nw, P).transpose(0, 2, 4, 1, 3, 5)
+            return np.ascontiguousarray(g).reshape(n, Nh, Nw, C * P * P)
+        k = int(self.stem_kernel)
+        p = k // 2
+        Xp = np.pad(X, ((0, 0), (0, 0), (p, p), (p, p)))
+        win = np.lib.stride_tricks.sliding_window_view(Xp, (k, k), axis=(2, 3))[:, :, ::P, ::P][:, :, :Nh, :Nw]
+        cols = np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * Nh * Nw, C * k * k)
+        z = cols @ self.stem_weights_
+        z = np.where(z > 0, z, z * z.dtype.type(NEGATIVE_SLOPE))
+        return z.reshape(n, Nh, Nw, -1)
+
+    def _features(self, X):
+        g = self._stem(X)
+        for block in self.blocks_:
+            g = block._transform_grid(g)
+        n, Nh, Nw, D = g.shape
+        if self.pooling == "gap":
+            f = g.mean(axis=(1, 2))
+        elif self.pooling == "avg":
+            q = int(self.pool_size)
+            f = g.reshape(n, Nh // q, q, Nw // q, q, D).mean(axis=(2, 4)).reshape(n, -1)
+        else:
+            f = g.reshape(n, -1)
+        if self.projection_ is not None:
+            f = f @ self.projection_
+            if self.projection_activation == "relu":
+                f = np.maximum(f, 0)
+        return f
+
+    def transform(self, X):
+        """Features of images.
+
+        Parameters
+        ----------
+        X : array-like, shape (n, C*H*W) or (n, C, H, W)
+            Pixels in [0, 1] or [0, 255] (see *Pixel range* above).
+
+        Returns
+        -------
+        ndarray, shape (n, n_features_out_), of ``dtype``
+        """
+        check_is_fitted(self, "blocks_")
+        dt = self.blocks_[0].W_.dtype
+        X = self._to_images(X, self._check_image_shape(), dt)
+        n = X.shape[0]
+        out = np.empty((n, self.n_features_out_), dtype=dt)
+        bs = int(self.batch_size)
+        for start in range(0, n, bs):
+            out[start:start + bs] = self._features(X[start:start + bs])
+        return out

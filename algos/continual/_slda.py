@@ -1,0 +1,430 @@
+r"""``StreamingLDA``: streaming linear discriminant analysis with a growing class list.
+
+The head of CIRCLE (and of Deep SLDA, Hayes & Kanan 2020): one running mean per class, one shared
+covariance, a Gaussian (equal-prior) posterior with a tempered softmax.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_option, check_scalar_float
+from ._slda_kernels import RULE_HAYES, delta_pass
+
+__all__ = ["StreamingLDA"]
+
+_COVARIANCES = ("exact", "hayes", "identity", "fixed")
+#: Above this many features a float64 state triggers a ResourceWarning (spec section 7: 2 GiB at 16384).
+LARGE_D = 8192
+_DTYPES = (np.float32, np.float64)
+
+
+def _check_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.type not in _DTYPES:
+        raise ValueError(f"'dtype' must be one of {{numpy.float32, numpy.float64}}; got {dtype!r}.")
+    return dt.type
+
+
+class _Cache:
+    """Holder of the cached precision solve (mutated by prediction without changing ``__dict__``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = None
+
+    def __deepcopy__(self, memo):
+        return _Cache()
+
+
+def _log_softmax(scores, seen):
+    """Row-wise log-softmax over the ``seen`` columns; ``-inf`` in the others."""
+    out = np.full(scores.shape, -np.inf, dtype=scores.dtype)
+    z = scores[:, seen]
+    out[:, seen] = z - logsumexp(z, axis=1, keepdims=True)
+    return out
+
+
+class StreamingLDA(ClassifierMixin, BaseEstimator):
+    r"""Streaming LDA: running class means, one shared covariance, softmax over the seen classes.
+
+    The state after any stream is the class means :math:`\mu_k`, the counts :math:`c_k`, the total
+    count :math:`n` and a shared covariance :math:`\Sigma`. Prediction uses the shrunk precision
+    :math:`\Lambda = [(1-\varepsilon)\Sigma + \varepsilon I]^{-1}` (a Cholesky solve, cached until
+    the next update), the weights :math:`W = \Lambda M` and the scores
+
+    .. math:: s_k(x) = x^\top \Lambda \mu_k - \tfrac12 \mu_k^\top \Lambda \mu_k,
+
+    which differ from :math:`\log \mathcal N(x;\mu_k,\Sigma_\varepsilon)` by a term that does not
+    depend on :math:`k`. ``predict_proba`` is :math:`\operatorname{softmax}(s/\tau)` over the classes
+    seen so far: with :math:`\tau = 1` the Gaussian posterior under equal class priors.
+
+    Parameters
+    ----------
+    shrinkage : float in [0, 1], default=1e-4
+        :math:`\varepsilon`. Any :math:`\varepsilon > 0` makes every eigenvalue of the shrunk matrix
+        at least :math:`\varepsilon` (:func:`theory.continual.shrinkage_eigenvalue_floor`), so the
+        solve never fails, even with fewer samples than features. ``0`` is allowed and gives plain
+        LDA (the exact correspondence with scikit-learn below); prediction then raises
+        ``ValueError`` if :math:`\Sigma` is singular. Ignored when ``covariance="identity"``.
+    covariance : {"exact", "hayes", "identity", "fixed"}, default="exact"
+        How :math:`\Sigma` is learned.
+
+        * ``"exact"`` [R]: the pooled within-class covariance
+          :math:`\frac1n\sum_k\sum_{i\in k}(x_i-\mu_k)(x_i-\mu_k)^\top` of everything seen, updated
+          exactly by Chan/Welford merging of each batch. It does not depend on the order of the
+          samples, on the batch sizes, or on how the stream is cut into tasks.
+        * ``"hayes"`` [C]: the Deep SLDA reference rule
+          :math:`\Sigma \leftarrow (n\Sigma + \tfrac{n}{n+1}\delta\delta^\top)/(n+1)` with
+          :math:`\delta = x - \mu_y` (old mean; 0 for a new class). Results depend on the order:
+          the first sample of every class adds :math:`xx^\top`. Kept for parity with the reference.
+        * ``"identity"``: :math:`\Sigma = I`, the nearest-class-mean classifier (NCM).
+        * ``"fixed"``: :math:`\Sigma` is estimated once and then frozen: by :meth:`fit_base` (OAS),
+          or else from the first non-empty batch (pooled within-class covariance of that batch).
+    temperature : float > 0, default=1.0
+        :math:`\tau` of the softmax.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Dtype of the state and of the computations.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+        Every class registered so far (seen in ``y`` or announced with ``classes``), sorted.
+    means_ : ndarray of shape (K, n_features)
+        Class means (0 for a class announced but not seen yet).
+    counts_ : ndarray of int64, shape (K,)
+        Samples seen per class; a class with count 0 is never predicted.
+    covariance_ : ndarray of shape (n_features, n_features)
+        The shared covariance :math:`\Sigma` (before shrinkage).
+    n_samples_seen_ : int
+        Total number of samples seen.
+    n_features_in_ : int
+
+    Notes
+    -----
+    **Batched, sample-equivalent updates.** ``"exact"``: per batch and class, the batch mean
+    :math:`m_b` and the centred scatter are merged with the running state,
+    :math:`S \mathrel{+}= S_b + \tfrac{c\,n_b}{c+n_b}(\mu-m_b)(\mu-m_b)^\top` (Chan et al. 1979),
+    done as one GEMM over the centred batch stacked with the :math:`K_b` correction rows.
+    ``"hayes"``: a sequential numba pass computes :math:`\delta_i` and the weights :math:`w_i`
+    (:math:`O(Bd)`), then one GEMM adds :math:`D^\top\operatorname{diag}(w)D`. Both equal the
+    per-sample loop. Cost per batch :math:`O(Bd^2)`; prediction recomputes the :math:`O(d^3/3)`
+    Cholesky factor only after an update.
+
+    **Correspondence with scikit-learn.** With ``shrinkage=0`` and ``covariance="exact"``,
+    ``LinearDiscriminantAnalysis(solver="lsqr")`` with its default priors (the class frequencies
+    :math:`\pi_k = c_k/n`) uses the covariance :math:`\sum_k \pi_k \hat\Sigma_k = \Sigma`, so
+    ``coef_[k]`` equals :math:`\Lambda\mu_k` and ``intercept_[k]`` equals
+    :math:`-\tfrac12\mu_k^\top\Lambda\mu_k + \log\pi_k` (three classes or more; scikit-learn
+    collapses the binary case to one row). Our scores use equal priors: add :math:`\log\pi_k` to
+    get scikit-learn's decision function.
+
+    **Labels.** ``partial_fit`` accepts unseen labels at any time (the class list grows; no
+    ``classes`` needed on the first call). ``predict``/``predict_proba`` range over the classes with
+    a positive count; a registered but unseen class gets probability 0 and score ``-inf``. With a
+    single seen class every prediction is that class with probability 1. An empty batch is a no-op.
+
+    References
+    ----------
+    T. L. Hayes and C. Kanan, "Lifelong machine learning with deep streaming linear discriminant
+    analysis", CVPR Workshops 2020 (reference code ``tyler-hayes/Deep_SLDA``).
+    T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and a pairwise algorithm for
+    computing sample variances", 1979.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from algos.continual import StreamingLDA
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 1, (50, 3)), rng.normal(3, 1, (50, 3))]
+    >>> y = np.r_[np.zeros(50, int), np.ones(50, int)]
+    >>> clf = StreamingLDA().partial_fit(X[:50], y[:50]).partial_fit(X[50:], y[50:])
+    >>> clf.classes_.tolist(), clf.n_samples_seen_
+    ([0, 1], 100)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64):
+        self.shrinkage = shrinkage
+        self.covariance = covariance
+        self.temperature = temperature
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------ parameters and state
+    def _check_params(self):
+        mode = check_option(self.covariance, "covariance", _COVARIANCES)
+        eps = check_scalar_float(self.shrinkage, "shrinkage", low=0.0, high=1.0)
+        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
+        return mode, eps, tau, _check_dtype(self.dtype)
+
+    def _reset(self, d, dtype):
+        if d > LARGE_D and dtype is np.float64:
+            warnings.warn(
+                f"a {d} x {d} float64 covariance takes {d * d * 8 / 2**30:.1f} GiB (x2 with its Cholesky factor); "
+                "consider dtype=numpy.float32, fewer features or more heads.",
+                ResourceWarning,
+                stacklevel=3,
+            )
+        self.classes_ = np.zeros(0)
+        self.means_ = np.zeros((0, d), dtype=dtype)
+        self.counts_ = np.zeros(0, dtype=np.int64)
+        self.n_samples_seen_ = 0
+        self._scatter = np.zeros((d, d), dtype=dtype)
+        self._fixed_cov = None
+        self._cache = _Cache()
+
+    def _register(self, labels):
+        """Add ``labels`` to the sorted class list, moving the state rows along."""
+        labels = np.unique(np.asarray(labels))
+        if labels.size == 0:
+            return
+        if self.classes_.size == 0:
+            new = labels
+        else:
+            try:
+                new = np.union1d(self.classes_, labels)
+            except TypeError:
+                raise ValueError(
+                    f"labels must all be of one comparable type; got {labels.dtype} after {self.classes_.dtype}."
+                ) from None
+        if new.size == self.classes_.size:
+            return
+        pos = np.searchsorted(new, self.classes_)
+        means = np.zeros((new.size, self.means_.shape[1]), dtype=self.means_.dtype)
+        counts = np.zeros(new.size, dtype=np.int64)
+        means[pos] = self.means_
+        counts[pos] = self.counts_
+        self.classes_, self.means_, self.counts_ = new, means, counts
+        self._cache.value = None
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y):
+        """Forget the state and learn from ``(X, y)`` in one batch (same result as any stream).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : StreamingLDA
+        """
+        for attr in ("classes_", "n_features_in_"):
+            self.__dict__.pop(attr, None)
+        return self._partial_fit(X, y, classes=None, first=True, allow_empty=False)
+
+    def partial_fit(self, X, y, classes=None):
+        """Update the state with one batch (any classes, any order, no task boundaries needed).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``n_samples`` may be 0 (a no-op).
+        y : array-like of shape (n_samples,)
+            Labels; labels never seen before extend ``classes_``.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self : StreamingLDA
+        """
+        first = not hasattr(self, "classes_")
+        return self._partial_fit(X, y, classes=classes, first=first, allow_empty=True)
+
+    def _validate_xy(self, X, y, first, allow_empty):
+        mode, eps, tau, dtype = self._check_params()
+        X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32],
+                             ensure_min_samples=0 if allow_empty else 1)
+        if len(y):
+            check_classification_targets(y)
+        if first:
+            self._reset(X.shape[1], dtype)
+        elif self.means_.dtype != dtype:
+            raise ValueError(
+                f"'dtype' changed from {self.means_.dtype} to {np.dtype(dtype)} between partial_fit calls; "
+                "call fit to start again."
+            )
+        return X.astype(dtype, copy=False), y, mode
+
+    def _partial_fit(self, X, y, classes, first, allow_empty):
+        X, y, mode = self._validate_xy(X, y, first, allow_empty)
+        if classes is not None:
+            self._register(np.asarray(classes))
+        if len(y) == 0:
+            return self
+        self._register(y)
+        yidx = np.searchsorted(self.classes_, y)
+        dt = self.means_.dtype
+        if mode == "hayes":
+            D = np.empty_like(X)
+            w = np.empty(len(X), dtype=dt)
+            self.n_samples_seen_ = int(delta_pass(np.ascontiguousarray(X), yidx.astype(np.int64), self.means_,
+                                                  self.counts_, self.n_samples_seen_, RULE_HAYES, D, w))
+            self._scatter += (D * w[:, None]).T @ D
+        else:
+            fixed_first = mode == "fixed" and self._fixed_cov is None
+            self._merge_exact(X, yidx, update_scatter=(mode == "exact" or fixed_first))
+            if fixed_first:
+                self._fixed_cov = self._scatter / self.n_samples_seen_
+        self._cache.value = None
+        return self
+
+    def _merge_exact(self, X, yidx, update_scatter=True):
+        """Chan/Welford merge of one batch into the means, counts and (optionally) scatter."""
+        dt = self.means_.dtype
+        ks, inv, nb = np.unique(yidx, return_inverse=True, return_counts=True)
+        onehot = np.zeros((len(inv), ks.size), dtype=X.dtype)
+        onehot[np.arange(len(inv)), inv] = 1.0
+        mb = ((onehot.T @ X) / nb[:, None]).astype(dt)  # per-class batch means, one GEMM
+        c = self.counts_[ks]
+        if update_scatter:
+            wk = np.sqrt(c * nb / (c + nb)).astype(dt)
+            Z = np.concatenate([X - mb[inv], wk[:, None] * (self.means_[ks] - mb)])
+            self._scatter += Z.T @ Z
+        tot = c + nb
+        self.means_[ks] = ((c / tot)[:, None] * self.means_[ks] + (nb / tot)[:, None] * mb).astype(dt)
+        self.counts_[ks] = tot
+        self.n_samples_seen_ += int(nb.sum())
+
+    def fit_base(self, X, y):
+        """Base initialisation (reference ``fit_base``): class means and the OAS covariance.
+
+        Sets the means and counts from ``(X, y)``, ``n = len(X)`` and :math:`\\Sigma` to the
+        Oracle-Approximating-Shrinkage estimate (``sklearn.covariance.OAS(assume_centered=True)``)
+        of the within-class deviations :math:`x_i - \\mu_{y_i}`. Streaming updates then continue
+        from this state (``"fixed"`` keeps this :math:`\\Sigma` for good). Forgets any earlier state.
+
+        Returns
+        -------
+        self : StreamingLDA
+        """
+        from sklearn.covariance import OAS
+
+        for attr in ("classes_", "n_features_in_"):
+            self.__dict__.pop(attr, None)
+        X, y, mode = self._validate_xy(X, y, first=True, allow_empty=False)
+        self._register(y)
+        yidx = np.searchsorted(self.classes_, y)
+        self._merge_exact(X, yidx, update_scatter=False)
+        R = X.astype(np.float64) - self.means_[yidx]
+        cov = OAS(assume_centered=True).fit(R).covariance_.astype(self.means_.dtype)
+        self._scatter = cov * self.n_samples_seen_
+        if mode == "fixed":
+            self._fixed_cov = cov
+        self._cache.value = None
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    @property
+    def covariance_(self):
+        """The shared covariance :math:`\\Sigma` (before shrinkage)."""
+        if not hasattr(self, "classes_"):
+            raise AttributeError("'covariance_' is available after fitting.")
+        d = self.means_.shape[1]
+        mode = self.covariance
+        if mode == "identity":
+            return np.eye(d, dtype=self.means_.dtype)
+        if mode == "fixed" and self._fixed_cov is not None:
+            return self._fixed_cov.copy()
+        if self.n_samples_seen_ == 0:
+            return np.zeros((d, d), dtype=self.means_.dtype)
+        return self._scatter / self.n_samples_seen_
+
+    def _seen(self):
+        check_is_fitted(self, "classes_")
+        seen = self.counts_ > 0
+        if not seen.any():
+            raise NotFittedError(
+                f"This {type(self).__name__} has seen no samples yet; call partial_fit with data first."
+            )
+        return seen
+
+    def _weights(self):
+        """Cached ``(W, b, seen)``: ``W = Lambda M^T`` (d, K), ``b_k = mu_k^T Lambda mu_k / 2``."""
+        seen = self._seen()
+        mode, eps, _, _ = self._check_params()
+        if self._cache.value is not None and self._cache.value[0] == (mode, eps):
+            return self._cache.value[1]
+        M = self.means_
+        if mode == "identity":
+            W = M.T.copy()
+        else:
+            d = M.shape[1]
+            A = (1.0 - eps) * self.covariance_
+            A[np.diag_indices(d)] += eps
+            try:
+                factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    "the covariance is singular (not positive definite) and 'shrinkage' is 0; "
+                    "use 'shrinkage' > 0."
+                ) from None
+            W = scipy.linalg.cho_solve(factor, M.T, check_finite=False)
+        b = 0.5 * np.einsum("kd,dk->k", M, W)
+        self._cache.value = ((mode, eps), (W, b, seen))
+        return self._cache.value[1]
+
+    def _scores(self, X):
+        """Scores ``s_k(x)`` of shape (n, K); ``-inf`` for unseen classes."""
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        W, b, seen = self._weights()
+        S = X.astype(W.dtype, copy=False) @ W - b
+        S[:, ~seen] = -np.inf
+        return S
+
+    def decision_function(self, X):
+        """Scores :math:`s_k(x)` (up to a constant, the class log-likelihoods).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K), or (n_samples,) when K == 2 (``s_1 - s_0``, scikit-learn's
+        binary convention) or K == 1 (the single score). Unseen classes score ``-inf``.
+        """
+        S = self._scores(X)
+        if S.shape[1] == 2:
+            return S[:, 1] - S[:, 0]
+        if S.shape[1] == 1:
+            return S[:, 0]
+        return S
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (``-inf`` for unseen classes)."""
+        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
+        S = self._scores(X)
+        return _log_softmax(S / tau, self.counts_ > 0)
+
+    def predict_proba(self, X):
+        """:math:`\\operatorname{softmax}(s/\\tau)` over the seen classes (0 for unseen classes).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+            Rows are non-negative and sum to 1.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The seen class with the highest score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        S = self._scores(X)
+        return self.classes_[np.argmax(S, axis=1)]
