@@ -244,13 +244,14 @@ def _fsc_system(T, Z, r, action, eta, sparse):
     O = Z.shape[2]
     R = r[:, action].T.reshape(-1)
     if not sparse:
-        P = np.zeros((K * S, K * S))
-        for m in range(K):
-            a = action[m]
-            for o in range(O):
-                n = eta[m, o]
-                P[m * S:(m + 1) * S, n * S:(n + 1) * S] += T[a] * Z[a, :, o][None, :]
-        return R, P
+        # blocks[m, o] = T[a_m] * Z[a_m, :, o] (row s, column s'); one vectorised add per o (within
+        # one o every node m appears once, so the fancy-indexed += has no duplicates)
+        P = np.zeros((K, S, K, S))
+        Ta, Za = T[action], Z[action]  # (K, S, S), (K, S, O)
+        rows = np.arange(K)
+        for o in range(O):
+            P[rows, :, eta[:, o], :] += Ta * Za[:, None, :, o]
+        return R, P.reshape(K * S, K * S)
     rows, cols, vals = [], [], []
     for m in range(K):
         a = action[m]

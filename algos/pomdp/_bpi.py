@@ -24,6 +24,7 @@ node for ``b0``, Poupart & Boutilier's convention).
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -179,6 +180,9 @@ class BPIController(BaseEstimator):
         ``"blind"``: every node plays the best blind action and loops on itself (so
         ``value_ >= `` the blind value); ``"random"``: Dirichlet(1) rows from ``random_state``.
     random_state : None, int or Generator
+    time_limit : float or None, default=None
+        Wall-clock budget in seconds: no new sweep starts after it is spent (the controller is
+        then the last accepted one, ``converged_ = False``, and a ``ConvergenceWarning`` is raised).
 
     Attributes
     ----------
@@ -188,8 +192,9 @@ class BPIController(BaseEstimator):
     blind_value_.
     """
 
-    def __init__(self, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None):
+    def __init__(self, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
         self.n_memory = n_memory
+        self.time_limit = time_limit
         self.max_iter = max_iter
         self.tol = tol
         self.init = init
@@ -236,6 +241,9 @@ class BPIController(BaseEstimator):
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)
         check_option(self.init, "init", ("blind", "random"))
+        time_limit = (None if self.time_limit is None
+                      else check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="neither"))
+        t_start = time.perf_counter()
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "BPIController")
         A, S, _ = T.shape
@@ -255,9 +263,17 @@ class BPIController(BaseEstimator):
         history, eps_hist = [value], []
         converged = False
         it = 0
+        timed_out = False
         for it in range(1, max_iter + 1):
+            if time_limit is not None and time.perf_counter() - t_start > time_limit:
+                timed_out = True
+                it -= 1
+                break
             max_eps = 0.0
             for n in range(K):
+                if time_limit is not None and time.perf_counter() - t_start > time_limit:
+                    timed_out = True  # a partial sweep: every accepted node change kept the values monotone
+                    break
                 eps, new_psi, new_eta = self._improve_node(n, W, psi, eta, T, Z, r, discount)
                 if new_psi is None or eps <= 1e-10:
                     continue
@@ -271,10 +287,16 @@ class BPIController(BaseEstimator):
                     psi[n], eta[n] = old
             history.append(value)
             eps_hist.append(max_eps)
+            if timed_out:
+                break
             if max_eps < tol:
                 converged = True
                 break
-        if not converged and max_iter > 0:
+        if timed_out:
+            warnings.warn(
+                f"BPIController stopped after {it} sweeps: time_limit={time_limit:g} s was spent before "
+                "convergence.", ConvergenceWarning, stacklevel=2)
+        elif not converged and max_iter > 0:
             warnings.warn(
                 f"BPIController did not converge in max_iter={max_iter} sweeps (last max eps "
                 f"{eps_hist[-1]:.3g} >= tol={tol:g}); increase 'max_iter'.", ConvergenceWarning, stacklevel=2)

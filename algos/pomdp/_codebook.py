@@ -76,12 +76,20 @@ def _argmin_ties(D, tie=None):
 def quantize(B, C, distance="l1", alphas=None):
     """Index of the nearest codeword of ``C`` (K, S) for each belief of ``B`` (N, S)."""
     B = np.atleast_2d(B)
-    l1 = np.abs(B[:, None, :] - C[None, :, :]).sum(axis=2)
     if distance == "l1":
-        return _argmin_ties(l1)
+        return _argmin_ties(np.abs(B[:, None, :] - C[None, :, :]).sum(axis=2))
     if distance == "l2":
         return _argmin_ties(((B[:, None, :] - C[None, :, :]) ** 2).sum(axis=2))
-    return _argmin_ties(decision_distortion(B, C, alphas), tie=l1)
+    # decision distortion with the L1 tie-break; L1 is computed only for the rows with a tie
+    D = decision_distortion(B, C, alphas)
+    scale = max(1.0, float(np.max(np.abs(D[np.isfinite(D)]))) if D.size else 1.0)
+    near = D <= D.min(axis=1, keepdims=True) + _TIE_RTOL * scale
+    out = np.argmax(near, axis=1)
+    multi = near.sum(axis=1) > 1
+    if multi.any():
+        l1 = np.abs(B[multi][:, None, :] - C[None, :, :]).sum(axis=2)
+        out[multi] = np.argmin(np.where(near[multi], l1, np.inf), axis=1)
+    return out
 
 
 def _argmax_ties(Q):

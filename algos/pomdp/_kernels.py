@@ -142,3 +142,62 @@ def fib_backup(Q, T, Z, r, discount):
                 tot += best
             out[a, s] = r[s, a] + discount * tot
     return out
+
+
+@numba.njit(cache=True)
+def sawtooth(X, Bu, vu, c):
+    """Sawtooth interpolation (Hauskrecht 2000) at every row of ``X`` (N, S) of the upper-bound
+    points ``(Bu[i], vu[i])`` over the corner values ``c``:
+    ``U(x) = x.c + min(0, min_i d_i min_{s: Bu_i(s) > 0} x(s) / Bu_i(s))``, ``d_i = min(vu_i - Bu_i.c, 0)``.
+    Points with ``d_i = 0`` cannot lower the bound and are skipped; each ratio runs over the
+    support of ``Bu_i`` only. Memory O(N + n), unlike the broadcast twin."""
+    N, S = X.shape
+    n = Bu.shape[0]
+    out = np.empty(N)
+    d = np.empty(n)
+    live = 0
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        acc = 0.0
+        for s in range(S):
+            acc += Bu[i, s] * c[s]
+        d[i] = min(vu[i] - acc, 0.0)
+        if d[i] < 0.0:
+            idx[live] = i
+            live += 1
+    # supports of the live points (CSR)
+    nnz = 0
+    for j in range(live):
+        for s in range(S):
+            if Bu[idx[j], s] > 0.0:
+                nnz += 1
+    ptr = np.zeros(live + 1, dtype=np.int64)
+    col = np.empty(nnz, dtype=np.int64)
+    inv = np.empty(nnz)
+    k = 0
+    for j in range(live):
+        i = idx[j]
+        for s in range(S):
+            if Bu[i, s] > 0.0:
+                col[k] = s
+                inv[k] = 1.0 / Bu[i, s]
+                k += 1
+        ptr[j + 1] = k
+    for m in range(N):
+        base = 0.0
+        for s in range(S):
+            base += X[m, s] * c[s]
+        low = 0.0
+        for j in range(live):
+            ratio = np.inf
+            for k in range(ptr[j], ptr[j + 1]):
+                v = X[m, col[k]] * inv[k]
+                if v < ratio:
+                    ratio = v
+                    if ratio <= 0.0:
+                        break
+            v = d[idx[j]] * ratio
+            if v < low:
+                low = v
+        out[m] = base + low
+    return out

@@ -64,15 +64,13 @@ def _draw(cum, u):
 def _sawtooth(X, Bu, vu, c):
     """Sawtooth interpolation (Hauskrecht 2000) of the upper-bound points ``(Bu[i], vu[i])`` over
     the corner values ``c``: ``U(x) = x.c + min(0, min_i (vu_i - Bu_i.c) min_{s: Bu_i(s)>0} x(s)/Bu_i(s))``.
-    An upper bound of ``V*`` whenever every ``vu_i >= V*(Bu_i)`` and ``c_s >= V*(e_s)``."""
-    base = X @ c
+    An upper bound of ``V*`` whenever every ``vu_i >= V*(Bu_i)`` and ``c_s >= V*(e_s)``
+    (numba kernel :func:`._kernels.sawtooth`; twin :func:`._reference.sawtooth`)."""
+    X = np.ascontiguousarray(X, dtype=float)
     if len(Bu) == 0:
-        return base
-    d = np.minimum(vu - Bu @ c, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(Bu[None, :, :] > 0, X[:, None, :] / np.where(Bu > 0, Bu, 1.0)[None], np.inf)
-    ratio = ratio.min(axis=2)
-    return base + np.minimum(0.0, (d[None, :] * ratio).min(axis=1))
+        return X @ c
+    return _kernels.sawtooth(X, np.ascontiguousarray(Bu, dtype=float), np.ascontiguousarray(vu, dtype=float),
+                             np.ascontiguousarray(c, dtype=float))
 
 
 def _upper_backup(Bu, vu, c, T, Z, r, discount):
@@ -106,6 +104,12 @@ class PBVI:
     random_state : None, int, SeedSequence or Generator
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar over sweeps.
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the point backups run: ``"numpy"`` is the numba kernel on the CPU; ``"torch"`` is the
+        batched torch core :func:`accel.pomdp.pbvi_backup_torch` (float64, same semantics; pays off
+        on large models or a GPU). Needs PyTorch (extra ``gpu``).
+    device : None, str or torch.device, default=None
+        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by ``"numpy"``.
 
     Attributes
     ----------
@@ -117,7 +121,7 @@ class PBVI:
     """
 
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, backend="numpy", device=None):
         self.n_beliefs = n_beliefs
         self.max_iter = max_iter
         self.tol = tol
@@ -125,10 +129,26 @@ class PBVI:
         self.upper = upper
         self.random_state = random_state
         self.verbose = verbose
+        self.backend = backend
+        self.device = device
 
     def get_params(self, deep=True):
         return {k: getattr(self, k) for k in
-                ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose")}
+                ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
+                 "device")}
+
+    def _backup_fn(self, T, Z, r, discount):
+        """The point-backup function ``(B, alphas) -> (new, actions, values)`` of ``backend``."""
+        if self.backend == "numpy":
+            return lambda B, alphas: _kernels.pbvi_backup(B, alphas, T, Z, r, discount)
+        from accel.backend import TORCH_INSTALL_HINT, available_backends
+
+        if "torch" not in available_backends():
+            raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use "
+                              "backend='numpy'.")
+        from accel.pomdp import PBVITorchBackup
+
+        return PBVITorchBackup(T, Z, r, discount, device=self.device)
 
     # ------------------------------------------------------------------ expansion
     def _expand(self, B, T, Z, rng):
@@ -170,6 +190,7 @@ class PBVI:
         tol = check_scalar_float(self.tol, "tol", low=0.0)
         check_option(self.expand, "expand", ("ssea", "random"))
         check_option(self.upper, "upper", ("sawtooth", "fib"))
+        check_option(self.backend, "backend", ("numpy", "torch"))
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         rng = check_random_state(self.random_state)
         T, Z, r, discount = _arrays(pomdp)
@@ -179,6 +200,7 @@ class PBVI:
         Z = np.ascontiguousarray(Z)
         r = np.ascontiguousarray(r)
         b0 = _b0(pomdp, None, S)
+        backup = self._backup_fn(T, Z, r, discount)
 
         blind = blind_policy_values(pomdp, b0=b0)
         alphas = np.ascontiguousarray(blind.vectors)
@@ -200,7 +222,7 @@ class PBVI:
         converged = False
         it = 0
         for it in range(1, max_iter + 1):
-            new, new_act, new_val = _kernels.pbvi_backup(B, alphas, T, Z, r, discount)
+            new, new_act, new_val = backup(B, alphas)
             old_scores = B @ alphas.T
             old_best = old_scores.argmax(axis=1)
             old_val = old_scores[np.arange(len(B)), old_best]

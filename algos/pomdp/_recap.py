@@ -25,6 +25,19 @@ Algorithm (nested over K = 1..n_memory):
    ``c_1 = b0`` to its cell's weighted mean, rebuild the FSC and keep it only when the exact value
    does not decrease.
 
+Project additions (not in the spec; each change is accepted only when the exact value rises, so
+``value_history_`` stays non-decreasing):
+
+6. Restart candidates (``restart=True``): at each K the codebooks of a k-means clustering of a
+   belief sample reached by the Gamma-greedy policy (``n_restarts`` seeds; with and without ``b0``
+   in place of its nearest centroid; decision, L1 and L2 quantisers) are evaluated exactly; the
+   best is kept when it beats every controller so far (its codebook need not contain ``b0``, so
+   ``delta0`` may be > 0); growth itself continues from the grown codebook, so it can still close.
+   Once the grown codebook is closed no more candidates are tried.
+7. Polish (``polish=True``): coordinate ascent on node actions and transitions. On large systems
+   (``K * S >= 600``) a trial is solved exactly only when its first-order gain (adjoint occupancy
+   times the Bellman residual of the changed rows) is positive.
+
 Because of the safeguard, ``eta_`` may differ from the plain quantiser table for a few transitions
 (the table ``eta_full_`` holds the quantiser for the actions the nodes do not play).
 """
@@ -32,6 +45,7 @@ Because of the safeguard, ``eta_`` may differ from the plain quantiser table for
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from .._validation import (
     check_bool,
@@ -41,8 +55,9 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
-from ._beliefs import _arrays, _b0, evaluate_fsc
+from ._beliefs import DENSE_LIMIT, _arrays, _b0, _fsc_system, evaluate_fsc
 from ._codebook import (
+    DISTANCES,
     _CodebookController,
     _default_horizon,
     _v_gamma,
@@ -58,8 +73,52 @@ __all__ = ["RECAPController"]
 _ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float round-off of the solve
 
 
+K_MAX = 2**20  # room for the per-K KMeans seeds (seed + rep * 4096 + K) below 2**31
+_SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
+
+
 def _tie(value):
     return _ACCEPT_RTOL * max(1.0, abs(value))
+
+
+def _weighted_kmeans(X, w, k, rng, n_iter=50):
+    """Weighted k-means (Euclidean; k-means++ seeding, Lloyd steps until the assignment repeats)."""
+    n = len(X)
+    p = w / w.sum()
+    centers = [X[rng.choice(n, p=p)]]
+    d2 = ((X - centers[0]) ** 2).sum(axis=1)
+    for _ in range(1, k):
+        q = w * d2
+        if q.sum() <= 0:
+            break
+        centers.append(X[rng.choice(n, p=q / q.sum())])
+        d2 = np.minimum(d2, ((X - centers[-1]) ** 2).sum(axis=1))
+    C = np.array(centers)
+    assign = None
+    for _ in range(n_iter):
+        D = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+        new = D.argmin(axis=1)
+        if assign is not None and np.array_equal(new, assign):
+            break
+        assign = new
+        for j in range(len(C)):
+            cell = assign == j
+            if cell.any():
+                C[j] = (w[cell, None] * X[cell]).sum(axis=0) / w[cell].sum()
+    return C
+
+
+def _values_and_adjoint(T, Z, r, discount, action, eta, m0, b0):
+    """Node values ``W`` (K, S) and the adjoint ``y`` (K, S), ``(I - discount P)^T y = e_{m0} (x) b0``
+    (discounted occupancy of (node, state) pairs from ``(m0, b0)``), from one LU factorisation."""
+    K, S = len(action), T.shape[1]
+    R, P = _fsc_system(T, Z, r, action, eta, False)
+    lu = scipy.linalg.lu_factor(np.eye(K * S) - discount * P, check_finite=False)
+    W = scipy.linalg.lu_solve(lu, R, check_finite=False).reshape(K, S)
+    e = np.zeros(K * S)
+    e[m0 * S:(m0 + 1) * S] = b0
+    y = scipy.linalg.lu_solve(lu, e, trans=1, check_finite=False).reshape(K, S)
+    return W, y
 
 
 def _occupancy(P, action, eta, m0, discount):
@@ -100,6 +159,18 @@ class RECAPController(_CodebookController):
         After growth/refinement at each K, coordinate ascent on the node actions and on the
         transitions (among the 3 decision-nearest codewords of each successor), each change kept
         only when the exact value rises. Not in the spec: a project addition, see ``_polish``.
+    restart : bool, default=True
+        At each K also try the codebooks of a sample clustering (weighted k-means on ``n_samples`` beliefs
+        reached by the Gamma-greedy policy with 10% random actions, and the same with ``b0`` in
+        place of its nearest centroid), each with the decision, L1 and L2 quantisers; the best is
+        kept when its exact value beats every controller so far; growth continues from the grown
+        codebook.
+        Not in the spec: a project addition (restart candidates, accepted by exact value, so the
+        value stays non-decreasing in K); see ``_restart_candidates``.
+    n_samples : int, default=2000
+        Size of the restart sample.
+    n_restarts : int, default=5
+        Number of k-means seeds (k-means++ seeding, Lloyd steps) per K for the restart candidates.
     random_state : None, int or Generator
     verbose : int, default=0
 
@@ -120,8 +191,11 @@ class RECAPController(_CodebookController):
 
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
-                 random_state=None, verbose=0):
+                 restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0):
         self.polish = polish
+        self.n_restarts = n_restarts
+        self.restart = restart
+        self.n_samples = n_samples
         self.n_memory = n_memory
         self.action_rule = action_rule
         self.refine = refine
@@ -136,7 +210,21 @@ class RECAPController(_CodebookController):
 
     # ------------------------------------------------------------------ pieces
     def _evaluate(self, pomdp, tab):
-        return evaluate_fsc(pomdp, tab["action"], tab["eta"], tab["m0"])
+        """Exact value of the tables: the same dense solve as :func:`evaluate_fsc` (identical
+        numbers) without re-validating the model on every call; sparse systems go through it."""
+        fast = getattr(self, "_model_cache", None)
+        if fast is None or fast[0] is not pomdp:
+            T, Z, r, discount = _arrays(pomdp)
+            fast = self._model_cache = (pomdp, T, Z, r, discount, _b0(pomdp, None, T.shape[1]))
+        _, T, Z, r, discount, b0 = fast
+        action = np.asarray(tab["action"], dtype=np.int64)
+        eta = np.asarray(tab["eta"], dtype=np.int64)
+        K, S = len(action), T.shape[1]
+        if K * S > DENSE_LIMIT:
+            return evaluate_fsc(pomdp, action, eta, tab["m0"])
+        R, P = _fsc_system(T, Z, r, action, eta, False)
+        W = scipy.linalg.solve(np.eye(K * S) - discount * P, R).reshape(K, S)
+        return float(b0 @ W[int(tab["m0"])])
 
     def _candidates(self, pomdp, C, tab, alphas, discount, with_l1=True):
         """Successors of the nodes under their actions, scored (spec §1.4 step 3)."""
@@ -238,6 +326,19 @@ class RECAPController(_CodebookController):
             return tab, value
         S = C.shape[1]
         tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
+        # Large systems: a trial is evaluated exactly only when its first-order gain y_k . delta_k
+        # is positive (delta_k: the Bellman residual of the changed node-k rows at the current W,
+        # y: the adjoint occupancy; the exact gain is e^T M'^{-1} U delta_k, of which y_k . delta_k
+        # is the first-order term, exact when node k is not revisited). Acceptance stays exact.
+        screen = K * S >= _SCREEN_SIZE
+        if screen:
+            T, Z, r, discount = _arrays(pomdp)
+            b0 = _b0(pomdp, None, S)
+
+            def refresh(tab):
+                return _values_and_adjoint(T, Z, r, discount, tab["action"], tab["eta"], tab["m0"], b0)
+
+            W, y = refresh(tab)
         A, O = tab["P"].shape[1], tab["P"].shape[2]
         d = decision_distortion(tab["Bn"].reshape(-1, S), C, alphas)
         l1 = np.abs(tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
@@ -249,12 +350,19 @@ class RECAPController(_CodebookController):
                 for a in range(A):
                     if a == tab["action"][k]:
                         continue
+                    if screen:
+                        nxt = tab["eta_full"][k, a]
+                        delta = r[:, a] + discount * T[a] @ np.einsum("to,ot->t", Z[a], W[nxt]) - W[k]
+                        if float(y[k] @ delta) <= _tie(value):
+                            continue
                     trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
                     trial["action"][k] = a
                     trial["eta"][k] = tab["eta_full"][k, a]
                     v = self._evaluate(pomdp, trial)
                     if v > value + _tie(value):
                         tab, value, improved = trial, v, True
+                        if screen:
+                            W, y = refresh(tab)
                 a = tab["action"][k]
                 for o in range(O):
                     if tab["P"][k, a, o] <= 0:
@@ -262,16 +370,50 @@ class RECAPController(_CodebookController):
                     for n in rank[k, a, o]:
                         if n == tab["eta"][k, o]:
                             continue
+                        if screen:
+                            delta = discount * T[a] @ (Z[a, :, o] * (W[n] - W[tab["eta"][k, o]]))
+                            if float(y[k] @ delta) <= _tie(value):
+                                continue
                         trial = dict(tab, eta=tab["eta"].copy())
                         trial["eta"][k, o] = n
                         v = self._evaluate(pomdp, trial)
                         if v > value + _tie(value):
                             tab, value, improved = trial, v, True
+                            if screen:
+                                W, y = refresh(tab)
             if not improved:
                 break
         tab["eta_full"] = tab["eta_full"].copy()
         tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
         return tab, value
+
+    def _restart_candidates(self, pomdp, K, alphas, cache):
+        """Best sample-clustering controller with at most ``K`` nodes: ``(C, tab, value)`` or None.
+
+        The sample (``cache["sample"]``) is drawn once per fit; results are cached per K so that
+        both growth paths see the same candidates. [R] project addition (see ``restart``)."""
+        if K in cache:
+            return cache[K]
+        Bu, wu, seed = cache["sample"]
+        best = None
+        k = min(K, len(Bu))
+        for rep in range(self.n_restarts if k >= 2 else 0):
+            C = _weighted_kmeans(Bu, wu, k, np.random.default_rng(seed + rep * 4096 + K))
+            C = np.clip(C, 0.0, None)
+            C /= C.sum(axis=1, keepdims=True)
+            b0 = cache["b0"]
+            C0 = C.copy()
+            j = int(np.argmin(np.abs(C0 - b0[None, :]).sum(axis=1)))
+            C0[j] = b0
+            C0[[0, j]] = C0[[j, 0]]  # b0 first, as in the grown codebooks
+            for cb in (C0, C):
+                for dist in DISTANCES:
+                    tab = build_codebook_fsc(pomdp, cb, alphas, distance=dist, action_rule=self.action_rule)
+                    v = self._evaluate(pomdp, tab)
+                    if best is None or v > best[2] + _tie(best[2]):
+                        best = (cb, tab, v)
+        cache[K] = best
+        return best
 
     def _objective(self, pomdp, C, tab, W, alphas, discount, b0, B=None, w=None):
         """Spec §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
@@ -319,12 +461,13 @@ class RECAPController(_CodebookController):
         return bound
 
     # ------------------------------------------------------------------ fit
-    def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1):
+    def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1, restarts=None):
         """One nested growth K = 1..n_memory; returns (C, tab, value, values, objectives, closed)."""
         C = b0[None, :].copy()
         tab = self._build(pomdp, C, G)
         value = self._evaluate(pomdp, tab)
         values, objectives = [value], []
+        kept = (C, tab, value)  # best controller so far (growth or restart candidate)
         closed = False
         bar = None
         if verbose >= 1:
@@ -349,13 +492,21 @@ class RECAPController(_CodebookController):
                         C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
                     if self.polish:
                         tab, value = self._polish(pomdp, C, tab, value, G)
-            values.append(value)
+                    if value > kept[2] + _tie(kept[2]):
+                        kept = (C, tab, value)
+                    if restarts is not None:
+                        # the restart candidate competes with the kept controller only; growth
+                        # continues from the grown codebook (so it can still close early)
+                        alt = self._restart_candidates(pomdp, K, G, restarts)
+                        if alt is not None and alt[2] > kept[2] + _tie(kept[2]):
+                            kept = alt
+            values.append(kept[2])
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(value=value, K=len(C))
+                bar.set_postfix(value=kept[2], K=len(kept[0]))
         if bar is not None:
             bar.close()
-        return C, tab, value, values, objectives, closed
+        return kept[0], kept[1], kept[2], values, objectives, closed
 
     def fit(self, pomdp, alphas=None):
         """Grow the codebook for K = 1..n_memory and build the RECAP controller."""
@@ -368,19 +519,32 @@ class RECAPController(_CodebookController):
         check_scalar_float(self.tol, "tol", low=0.0)
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_bool(self.polish, "polish")
+        restart = check_bool(self.restart, "restart")
+        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
+        check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
         rng = check_random_state(self.random_state)
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
         self.pbvi_ = pbvi
         self._alpha_labels = labels
         S = np.asarray(pomdp.T).shape[1]
         b0 = _b0(pomdp, None, S)
+        restarts = None
+        if restart:
+            (srng,) = spawn_generators(rng, 1)
+            H = _default_horizon(discount)
+            B, w = simulate_beliefs(pomdp, max(1, -(-n_samples // H)), H, srng,
+                                    alphas=G if labels is not None else None, actions=labels, explore=0.1)
+            B, w = B[:n_samples], w[:n_samples]
+            Bu, inv = np.unique(np.round(B, 12), axis=0, return_inverse=True)
+            restarts = {"sample": (Bu, np.bincount(inv.ravel(), weights=w), int(srng.integers(0, 2**31 - K_MAX))),
+                        "b0": b0}
 
         if self.growth_metric == "decision":
             # two nested growth paths: decision-distortion candidates only, and decision + L1
             # candidates; the path with the higher final exact value is kept (each path is
             # non-decreasing in K, so the kept one is too; costs two growths).
             rngs = spawn_generators(rng, 2)
-            paths = [self._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1)
+            paths = [self._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1, restarts)
                      for r_, with_l1 in zip(rngs, (False, True))]
             if paths[1][2] > paths[0][2]:
                 C, tab, value, values, objectives, closed = paths[1]
@@ -388,7 +552,7 @@ class RECAPController(_CodebookController):
                 C, tab, value, values, objectives, closed = paths[0]
         else:
             C, tab, value, values, objectives, closed = self._grow_path(
-                pomdp, G, b0, rng, refine, n_refine, discount, verbose, True)
+                pomdp, G, b0, rng, refine, n_refine, discount, verbose, True, restarts)
         self._set_tables(pomdp, C, tab, G)
         objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))
         self.value_history_ = np.asarray(values)

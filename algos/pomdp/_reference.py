@@ -45,3 +45,15 @@ def fib_backup(Q, T, Z, r, discount):
     # H[a, s, o, b] = sum_t T[a,s,t] Z[a,t,o] Q[b,t]
     H = np.einsum("ast,ato,bt->asob", T, Z, Q)
     return r.T + discount * H.max(axis=3).sum(axis=2)
+
+
+def sawtooth(X, Bu, vu, c):
+    """Twin of :func:`._kernels.sawtooth` (broadcast over all (row, point, state) triples)."""
+    base = X @ c
+    if len(Bu) == 0:
+        return base
+    d = np.minimum(vu - Bu @ c, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(Bu[None, :, :] > 0, X[:, None, :] / np.where(Bu > 0, Bu, 1.0)[None], np.inf)
+    ratio = ratio.min(axis=2)
+    return base + np.minimum(0.0, (d[None, :] * ratio).min(axis=1))

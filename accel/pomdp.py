@@ -1,0 +1,252 @@
+r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates and the PBVI point backup.
+
+Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
+:func:`algos.pomdp._kernels.pbvi_backup` (spec ``pomdp.md`` §1.1 and §6 "hot loops"), written as
+batched tensor algebra so that a GPU can run them:
+
+* :func:`belief_successors_torch` updates a (N, S) batch of beliefs under **every** action and
+  observation at once: ``P`` (N, A, O), ``Bn`` (N, A, O, S), ``zero`` (N, A, O) -- the numba
+  kernel's per-action outputs stacked along axis 1 (``Bn`` holds the prior-predicted belief
+  ``b T_a`` where ``P(o | b, a) = 0``). A single action (``T`` of shape (S, S)) gives exactly the
+  kernel's ``(P (N, O), Bn (N, O, S), zero (N, O))``.
+* :func:`pbvi_backup_torch` computes the back-projections
+  ``G[a, o, s, i] = sum_{s'} T[a, s, s'] Z[a, s', o] alpha_i(s')`` as one batched matmul, scores
+  every belief against every projection (``B @ G``, one batched GEMM per chunk of beliefs), takes
+  the argmax over the alpha vectors and then over the actions (the first maximum, i.e. the lowest
+  index, on exact ties, as the kernel), and returns the new vectors, their action labels and their
+  values ``b . alpha``.
+
+Everything is float64. Results agree with the numba kernels to round-off (the summation order
+differs); when two alpha vectors (or two actions) score within round-off of each other at a belief
+the two paths may pick different -- equally good -- vectors, so parity is on values first.
+
+torch is imported inside the functions: importing this module (or :mod:`algos`) does not import it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from algos._validation import check_scalar_float
+
+__all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup"]
+
+#: Beliefs per chunk are chosen so that a score block (chunk, A, O, n_alpha) holds at most this
+#: many float64 entries (128 MiB).
+_MAX_BLOCK = 2**24
+
+
+def _resolve_device(device):
+    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
+    from .backend import get_backend
+
+    return get_backend(backend="torch", device=device).device
+
+
+def _as_tensor(x, device, name, ndim):
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        t = x.detach().to(device=device, dtype=torch.float64)
+    else:
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"'{name}' must contain real numbers; got dtype {arr.dtype}.")
+        t = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float64), device=device)
+    if t.ndim not in ndim:
+        raise ValueError(f"'{name}' must have {' or '.join(map(str, ndim))} dimensions; got shape {tuple(t.shape)}.")
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"'{name}' must contain only finite values.")
+    return t
+
+
+def _check_model(T, Z, B=None):
+    """Shapes: T (A, S, S), Z (A, S, O), B (N, S)."""
+    A, S, S2 = T.shape
+    if S2 != S:
+        raise ValueError(f"'T' must have shape (A, S, S); got {tuple(T.shape)}.")
+    if Z.shape[0] != A or Z.shape[1] != S:
+        raise ValueError(f"'Z' must have shape ({A}, {S}, O) to match 'T'; got {tuple(Z.shape)}.")
+    if B is not None and B.shape[1] != S:
+        raise ValueError(f"'B' must have shape (N, {S}); got {tuple(B.shape)}.")
+
+
+def _successors(B, T, Z):
+    """Tensor core: ``P`` (N, A, O), ``Bn`` (N, A, O, S), ``zero`` (N, A, O)."""
+    import torch
+
+    pred = torch.einsum("ns,ast->nat", B, T)                  # (N, A, S) prior-predicted beliefs
+    joint = pred[:, :, None, :] * Z.permute(0, 2, 1)[None]    # (N, A, O, S) P(s', o | b, a)
+    P = joint.sum(dim=3)
+    zero = ~(P > 0.0)
+    safe = torch.where(zero, torch.ones_like(P), P)
+    Bn = joint / safe[..., None]
+    tot = pred.sum(dim=2, keepdim=True)
+    fallback = pred / torch.where(tot > 0, tot, torch.ones_like(tot))
+    Bn = torch.where(zero[..., None], fallback[:, :, None, :], Bn)
+    return P, Bn, zero
+
+
+def belief_successors_torch(B, T, Z, device=None, return_tensors=False):
+    r"""Bayes successors of every belief of ``B`` under every action and observation.
+
+    Parameters
+    ----------
+    B : array-like or tensor, shape (N, S)
+        Beliefs (rows on the simplex; not re-checked, as the kernel).
+    T : array-like or tensor, shape (A, S, S) or (S, S)
+        ``T[a, s, s'] = P(s' | s, a)``; a 2-d ``T`` is one action's matrix (then ``Z`` is (S, O)).
+    Z : array-like or tensor, shape (A, S, O) or (S, O)
+        ``Z[a, s', o] = P(o | s', a)``.
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+    return_tensors : bool, default=False
+        Return torch tensors on ``device`` instead of numpy arrays.
+
+    Returns
+    -------
+    P : (N, A, O) float64
+        ``P(o | B[n], a)``.
+    Bn : (N, A, O, S) float64
+        Posteriors ``tau(B[n], a, o)``; the prior-predicted ``B[n] @ T[a]`` where ``P == 0``.
+    zero : (N, A, O) bool
+        ``P == 0``.
+    With a 2-d ``T`` the action axis is dropped, matching
+    :func:`algos.pomdp._kernels.belief_successors` (``P`` (N, O), ``Bn`` (N, O, S), ``zero`` (N, O)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> T = np.array([np.eye(2)]); Z = np.array([[[0.85, 0.15], [0.15, 0.85]]])
+    >>> P, Bn, zero = belief_successors_torch(np.array([[0.5, 0.5]]), T, Z, device="cpu")
+    >>> P.round(3).tolist(), Bn[0, 0, 0].round(3).tolist()
+    ([[[0.5, 0.5]]], [0.85, 0.15])
+    """
+    dev = _resolve_device(device)
+    Bt = _as_tensor(B, dev, "B", (2,))
+    Tt = _as_tensor(T, dev, "T", (2, 3))
+    Zt = _as_tensor(Z, dev, "Z", (2, 3))
+    single = Tt.ndim == 2
+    if single != (Zt.ndim == 2):
+        raise ValueError(f"'T' and 'Z' must both be 2-d (one action) or both 3-d; got shapes "
+                         f"{tuple(Tt.shape)} and {tuple(Zt.shape)}.")
+    if single:
+        Tt, Zt = Tt[None], Zt[None]
+    _check_model(Tt, Zt, Bt)
+    P, Bn, zero = _successors(Bt, Tt, Zt)
+    if single:
+        P, Bn, zero = P[:, 0], Bn[:, 0], zero[:, 0]
+    if return_tensors:
+        return P, Bn, zero
+    return P.cpu().numpy(), Bn.cpu().numpy(), zero.cpu().numpy()
+
+
+def _projections(alphas, T, Z):
+    """``G[a, o, s, i] = sum_{s'} T[a, s, s'] Z[a, s', o] alphas[i, s']`` as one batched matmul."""
+    M = Z.permute(0, 2, 1)[:, :, :, None] * alphas.T[None, None]   # (A, O, S', n)
+    return T[:, None] @ M                                          # (A, O, S, n)
+
+
+def _backup(B, alphas, T, Z, r, discount):
+    """Tensor core of :func:`pbvi_backup_torch`: ``(new (N, S), acts (N,), vals (N,))``."""
+    import torch
+
+    A, O = T.shape[0], Z.shape[2]
+    N, S = B.shape
+    n = alphas.shape[0]
+    G = _projections(alphas, T, Z)                           # (A, O, S, n)
+    Gt = G.transpose(2, 3).reshape(A * O * n, S)             # rows (a, o, i)
+    chunk = max(1, _MAX_BLOCK // max(1, A * O * n))
+    new = torch.empty((N, S), dtype=B.dtype, device=B.device)
+    acts = torch.empty(N, dtype=torch.int64, device=B.device)
+    vals = torch.empty(N, dtype=B.dtype, device=B.device)
+    offs = (torch.arange(A * O, device=B.device) * n).reshape(A, O)
+    for lo in range(0, N, chunk):
+        Bc = B[lo:lo + chunk]
+        m = Bc.shape[0]
+        scores = (Bc @ G.reshape(A * O, S, n).transpose(0, 1).reshape(S, A * O * n)).reshape(m, A, O, n)
+        best = scores.argmax(dim=3)                           # (m, A, O): first maximum
+        rows = Gt[(best + offs[None]).reshape(-1)].reshape(m, A, O, S)
+        cand = r.T[None] + discount * rows.sum(dim=2)         # (m, A, S)
+        v = torch.einsum("ns,nas->na", Bc, cand)
+        a = v.argmax(dim=1)
+        idx = torch.arange(m, device=B.device)
+        new[lo:lo + m] = cand[idx, a]
+        acts[lo:lo + m] = a
+        vals[lo:lo + m] = v[idx, a]
+    return new, acts, vals
+
+
+def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=False):
+    r"""Point-based Bellman backup of ``alphas`` at every belief of ``B`` (torch, batched).
+
+    For each belief ``b`` and action ``a``:
+    ``alpha_a^b = r[:, a] + discount * sum_o G[a, o, i*(a, o)]`` with ``i*`` the argmax over ``i`` of
+    ``b . G[a, o, i]``; the new vector is the ``alpha_a^b`` with the largest ``b . alpha_a^b``
+    (first maximum on exact ties). Same outputs as :func:`algos.pomdp._kernels.pbvi_backup`.
+
+    Parameters
+    ----------
+    B : (N, S) beliefs; alphas : (n_alpha, S); T : (A, S, S); Z : (A, S, O); r : (S, A)
+    discount : float in [0, 1]
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+    return_tensors : bool, default=False
+        Return torch tensors on ``device`` instead of numpy arrays.
+
+    Returns
+    -------
+    new : (N, S) float64; actions : (N,) int64; values : (N,) float64 (``b . new``)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from algos.pomdp import tiger, blind_policy_values
+    >>> m = tiger()
+    >>> alphas = blind_policy_values(m).vectors
+    >>> new, act, val = pbvi_backup_torch(np.array([[0.5, 0.5]]), alphas, m.T, m.Z, m.r, m.discount, device="cpu")
+    >>> int(act[0]), bool(val[0] >= (alphas @ [0.5, 0.5]).max())
+    (0, True)
+    """
+    discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+    dev = _resolve_device(device)
+    Bt = _as_tensor(B, dev, "B", (2,))
+    At = _as_tensor(alphas, dev, "alphas", (2,))
+    Tt = _as_tensor(T, dev, "T", (3,))
+    Zt = _as_tensor(Z, dev, "Z", (3,))
+    rt = _as_tensor(r, dev, "r", (2,))
+    _check_model(Tt, Zt, Bt)
+    S, A = Tt.shape[1], Tt.shape[0]
+    if At.shape[1] != S or At.shape[0] == 0:
+        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got {tuple(At.shape)}.")
+    if tuple(rt.shape) != (S, A):
+        raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(rt.shape)}.")
+    new, acts, vals = _backup(Bt, At, Tt, Zt, rt, discount)
+    if return_tensors:
+        return new, acts, vals
+    return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
+
+
+class PBVITorchBackup:
+    """The model moved once to a torch device; ``__call__(B, alphas)`` is :func:`pbvi_backup_torch`
+    returning numpy arrays (used by ``PBVI(backend="torch")`` so T, Z, r are not copied per sweep).
+
+    Parameters
+    ----------
+    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1]
+    device : None, str or torch.device
+    """
+
+    def __init__(self, T, Z, r, discount, device=None):
+        self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+        self.device = _resolve_device(device)
+        self.T = _as_tensor(T, self.device, "T", (3,))
+        self.Z = _as_tensor(Z, self.device, "Z", (3,))
+        self.r = _as_tensor(r, self.device, "r", (2,))
+        _check_model(self.T, self.Z)
+
+    def __call__(self, B, alphas):
+        Bt = _as_tensor(B, self.device, "B", (2,))
+        At = _as_tensor(alphas, self.device, "alphas", (2,))
+        new, acts, vals = _backup(Bt, At, self.T, self.Z, self.r, self.discount)
+        return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
