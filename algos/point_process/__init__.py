@@ -1,0 +1,40 @@
+r"""Log-Gaussian Cox processes: VoGCAM, variational Voronoi inference with an NNGP prior.
+
+:class:`VoGCAM` fits the intensity of a spatial point pattern in a rectangular or polygonal window by
+Voronoi (Berman--Turner) quadrature, a nearest-neighbour GP prior and coordinate ascent on a closed-form
+ELBO [reconstructed from the target paper's abstract; spec ``point_process.md``]. Building blocks:
+:func:`voronoi_weights`, :func:`build_quadrature`, :func:`nngp_precision`, :func:`woodbury_solve`,
+:class:`SparseCholesky` (numba sparse Cholesky + Takahashi selected inverse), :class:`RasterCovariates`.
+Bounds in :mod:`theory.point_process`; torch kernels in :mod:`accel.point_process`.
+"""
+
+from ._covariates import RasterCovariates, load_raster_covariates
+from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
+from ._quadrature import Quadrature, build_quadrature, voronoi_weights
+from ._simulate import LGCPSample, simulate_lgcp
+from ._sparse import SparseCholesky
+from ._vogcam import HyperparameterWarning, VoGCAM
+from ._window import Window
+from .baselines import FRKVariationalLGCP, GridLaplaceLGCP, GridMALALGCP, SVGPCoxProcess
+
+__all__ = [
+    "VoGCAM",
+    "HyperparameterWarning",
+    "Window",
+    "voronoi_weights",
+    "build_quadrature",
+    "Quadrature",
+    "nngp_precision",
+    "NNGPFactor",
+    "matern",
+    "woodbury_solve",
+    "SparseCholesky",
+    "RasterCovariates",
+    "load_raster_covariates",
+    "simulate_lgcp",
+    "LGCPSample",
+    "GridLaplaceLGCP",
+    "FRKVariationalLGCP",
+    "GridMALALGCP",
+    "SVGPCoxProcess",
+]

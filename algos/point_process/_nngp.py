@@ -1,0 +1,322 @@
+r"""Nearest-neighbour Gaussian-process (Vecchia) precision and the Woodbury solve.
+
+For nodes in an ordering, each node ``i`` conditions on ``N(i)``, its ``k`` nearest *earlier* nodes
+(Vecchia 1988; Datta, Banerjee, Finley & Gelfand 2016):
+
+.. math::
+
+   a_i = R_{N(i)N(i)}^{-1} R_{N(i),i},\quad F_i = \sigma^2(1 - R_{i,N(i)} a_i),\quad
+   B = I - A,\quad \tilde Q = B^\top \operatorname{diag}(F)^{-1} B,\quad \log|\tilde K| = \sum_i \log F_i,
+
+with ``R`` the Matérn correlation (nu = 1/2 or 3/2) plus a jitter on the diagonal; ``F_i`` is floored at
+``jitter * sigma^2`` (ties in the ordering can make it non-positive). With ``k = N - 1`` this is the
+exact GP precision. Here ``B``, ``F`` and ``Q`` are returned in the *original* node indexing (row
+``i`` of ``B`` belongs to node ``i``), so ``Q`` is the precision of the nodes as given.
+
+The neighbour search queries a KD-tree for ``4k`` candidates, keeps those earlier in the ordering
+(numba :func:`._kernels.filter_earlier`), and re-queries with more candidates where too few were found.
+The ``k x k`` solves run in a numba ``prange`` (:func:`._kernels.nngp_rows`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from .._validation import check_option, check_scalar_float, check_scalar_int
+from ._kernels import filter_earlier, nngp_rows
+
+__all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
+           "NU_CODES"]
+
+NU_CODES = {0.5: 0, 1.5: 1}
+#: Default jitter added to the correlation diagonal (relative to sigma^2), spec default.
+JITTER = 1e-8
+
+
+def matern(d, length_scale, nu=0.5):
+    """Matérn correlation at distances ``d`` (nu = 1/2: exp(-d/phi); nu = 3/2: (1 + sqrt3 d/phi) exp(-sqrt3 d/phi))."""
+    r = np.asarray(d, dtype=np.float64) / length_scale
+    if nu == 0.5:
+        return np.exp(-r)
+    if nu == 1.5:
+        s = math.sqrt(3.0) * r
+        return (1.0 + s) * np.exp(-s)
+    raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
+
+
+@numba.njit(cache=True)
+def _maxmin(coords, start):
+    """Exact max-min ordering (O(N^2)): each next node is the farthest from those chosen."""
+    N = coords.shape[0]
+    dmin = np.full(N, np.inf)
+    order = np.empty(N, dtype=np.int64)
+    chosen = np.zeros(N, dtype=np.bool_)
+    cur = start
+    for t in range(N):
+        order[t] = cur
+        chosen[cur] = True
+        best = -1.0
+        nxt = -1
+        for i in range(N):
+            if not chosen[i]:
+                d = (coords[i, 0] - coords[cur, 0]) ** 2 + (coords[i, 1] - coords[cur, 1]) ** 2
+                if d < dmin[i]:
+                    dmin[i] = d
+                if dmin[i] > best:
+                    best = dmin[i]
+                    nxt = i
+        cur = nxt
+    return order
+
+
+def node_ordering(coords, ordering="coord", random_state=None):
+    """Ordering of the nodes (new -> old): ``"coord"`` (by x, then y), ``"maxmin"`` (max-min distance,
+    started at the node nearest the centroid), or ``"random"``."""
+    check_option(ordering, "ordering", ("coord", "maxmin", "random"))
+    coords = np.asarray(coords, dtype=np.float64)
+    N = len(coords)
+    if ordering == "coord":
+        return np.lexsort((coords[:, 1], coords[:, 0])).astype(np.int64)
+    if ordering == "maxmin":
+        start = int(np.argmin(((coords - coords.mean(0)) ** 2).sum(1)))
+        return _maxmin(np.ascontiguousarray(coords), start)
+    rng = np.random.default_rng(random_state)
+    return rng.permutation(N).astype(np.int64)
+
+
+def nngp_neighbors(coords, order, n_neighbors):
+    """``(nbr (N, k) -1 padded, cnt (N,))``: for node ``i`` its ``min(k, rank_i)`` nearest earlier nodes."""
+    coords = np.asarray(coords, dtype=np.float64)
+    N = len(coords)
+    k = int(min(n_neighbors, max(N - 1, 0)))
+    rank = np.empty(N, dtype=np.int64)
+    rank[order] = np.arange(N)
+    if k == 0:
+        return -np.ones((N, 0), dtype=np.int64), np.zeros(N, dtype=np.int64)
+    tree = cKDTree(coords)
+    m = min(N, 4 * k + 1)
+    _, cand = tree.query(coords, k=m)
+    cand = np.asarray(cand, dtype=np.int64).reshape(N, m)
+    nbr, cnt = filter_earlier(cand, rank, k)
+    need = np.flatnonzero(cnt < np.minimum(k, rank))
+    while len(need) and m < N:
+        m = min(N, 4 * m)
+        _, cand = tree.query(coords[need], k=m)
+        cand = np.asarray(cand, dtype=np.int64).reshape(len(need), m)
+        cand = np.where(cand >= N, -1, cand)
+        # filter_earlier compares with rank of the row's own node: pass it through a shifted rank
+        sub_nbr, sub_cnt = _filter_rows(cand, rank, rank[need], k)
+        nbr[need] = sub_nbr
+        cnt[need] = sub_cnt
+        need = need[sub_cnt < np.minimum(k, rank[need])]
+    return nbr, cnt
+
+
+@numba.njit(cache=True)
+def _filter_rows(cand, rank, own_rank, k):
+    M, m = cand.shape
+    nbr = -np.ones((M, k), dtype=np.int64)
+    cnt = np.zeros(M, dtype=np.int64)
+    for i in range(M):
+        c = 0
+        for t in range(m):
+            j = cand[i, t]
+            if j >= 0 and rank[j] < own_rank[i]:
+                nbr[i, c] = j
+                c += 1
+                if c == k:
+                    break
+        cnt[i] = c
+    return nbr, cnt
+
+
+@dataclasses.dataclass
+class NNGPFactor:
+    """NNGP prior factor in the original node indexing.
+
+    ``B`` (csr, unit diagonal), ``F`` (conditional variances, including sigma^2), ``order`` (new -> old),
+    ``logdet`` (``sum log F = log|K~|``), ``Q`` (csr precision ``B^T F^-1 B``), ``neighbors`` ``(N, k)``
+    (-1 padded), ``counts`` (neighbours per node), ``A`` (``(N, k)`` coefficients a_i).
+    """
+
+    B: sp.csr_matrix
+    F: np.ndarray
+    order: np.ndarray
+    logdet: float
+    Q: sp.csr_matrix
+    neighbors: np.ndarray
+    counts: np.ndarray
+    A: np.ndarray
+
+
+class NNGPStructure:
+    """The fixed part of an NNGP prior (neighbour sets and the precision's pattern); values for any
+    ``(variance, length_scale)`` by :meth:`factor`. The precision's CSR structure is the same for every
+    value (entries are never dropped), so a sparse Cholesky analysed once can be reused."""
+
+    def __init__(self, coords, nu=0.5, n_neighbors=15, ordering="coord", jitter=JITTER, random_state=None):
+        self.coords = np.ascontiguousarray(coords, dtype=np.float64)
+        if nu not in NU_CODES:
+            raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
+        self.nu = nu
+        self.nu_code = NU_CODES[nu]
+        self.jitter = float(jitter)
+        N = len(self.coords)
+        self.order = node_ordering(self.coords, ordering, random_state)
+        self.neighbors, self.counts = nngp_neighbors(self.coords, self.order, n_neighbors)
+        k = self.neighbors.shape[1]
+        # B pattern: row i -> {i} U N(i)
+        rows = np.repeat(np.arange(N), k + 1)
+        cols = np.column_stack([np.arange(N), self.neighbors]).ravel()
+        valid = cols >= 0
+        self._b_rows, self._b_cols = rows[valid], cols[valid]
+        self._b_pos = np.flatnonzero(valid)  # positions in the (N, k+1) row-major [1, -a] layout
+        Bpat = sp.csr_matrix((np.ones(len(self._b_rows)), (self._b_rows, self._b_cols)), shape=(N, N))
+        Qpat = (Bpat.T @ Bpat).tocsr()
+        Qpat.sort_indices()
+        self.Q_indptr = Qpat.indptr
+        self.Q_indices = Qpat.indices
+        self._pair_index = None
+        self.diag_index = self._positions(np.arange(N), np.arange(N))
+
+    def _positions(self, rows, cols):
+        """Index into the precision's ``data`` of the entries (rows, cols) (all must be in the pattern)."""
+        N = self.N
+        key_pat = np.repeat(np.arange(N, dtype=np.int64), np.diff(self.Q_indptr)) * N + self.Q_indices
+        key = np.asarray(rows, dtype=np.int64) * N + np.asarray(cols, dtype=np.int64)
+        pos = np.searchsorted(key_pat, key)
+        return pos
+
+    @property
+    def pair_index(self):
+        """``(N, k+1, k+1)`` positions in ``Q.data`` of the pairs of ``{i} U N(i)`` (-1 where padded)."""
+        if self._pair_index is None:
+            N = self.N
+            C = np.column_stack([np.arange(N), self.neighbors])  # (N, k+1), -1 padded
+            R = np.repeat(C[:, :, None], C.shape[1], axis=2)
+            T = np.repeat(C[:, None, :], C.shape[1], axis=1)
+            valid = (R >= 0) & (T >= 0)
+            idx = -np.ones(R.shape, dtype=np.int64)
+            idx[valid] = self._positions(R[valid], T[valid])
+            self._pair_index = idx
+        return self._pair_index
+
+    @property
+    def N(self):
+        return len(self.coords)
+
+    def factor(self, variance, length_scale):
+        """An :class:`NNGPFactor` at ``(variance, length_scale)``."""
+        N = self.N
+        k = self.neighbors.shape[1]
+        A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, float(length_scale), self.nu_code, self.jitter)
+        F = variance * Fc
+        vals = np.column_stack([np.ones(N), -A]).ravel()[self._b_pos] if k else np.ones(N)
+        B = sp.csr_matrix((vals, (self._b_rows, self._b_cols)), shape=(N, N))
+        Q = (B.T @ sp.diags(1.0 / F) @ B).tocsr()
+        Q = self._on_pattern(Q)
+        return NNGPFactor(B=B, F=F, order=self.order, logdet=float(np.sum(np.log(F))), Q=Q,
+                          neighbors=self.neighbors, counts=self.counts, A=A)
+
+    def _on_pattern(self, Q):
+        """``Q`` re-expressed on the fixed structure (explicit zeros kept)."""
+        Q = Q.tocsr()
+        Q.sort_indices()
+        if np.array_equal(Q.indptr, self.Q_indptr) and np.array_equal(Q.indices, self.Q_indices):
+            return Q
+        N = Q.shape[0]
+        data = np.zeros(len(self.Q_indices))
+        key_pat = np.repeat(np.arange(N, dtype=np.int64), np.diff(self.Q_indptr)) * N + self.Q_indices
+        key_q = np.repeat(np.arange(N, dtype=np.int64), np.diff(Q.indptr)) * N + Q.indices
+        data[np.searchsorted(key_pat, key_q)] = Q.data
+        return sp.csr_matrix((data, self.Q_indices.copy(), self.Q_indptr.copy()), shape=Q.shape)
+
+
+def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *, nu=0.5, variance=1.0,
+                   length_scale=0.1, jitter=JITTER, random_state=None):
+    """NNGP (Vecchia) prior precision of a zero-mean GP at ``coords``.
+
+    Parameters
+    ----------
+    coords : array-like, shape (N, 2)
+    kernel : "matern"
+        The covariance family (Matérn; ``nu`` selects 1/2 or 3/2).
+    n_neighbors : int, default=15
+        ``k``; ``k >= N - 1`` gives the exact GP.
+    ordering : {"coord", "maxmin", "random"}, default="coord"
+    nu : {0.5, 1.5}, default=0.5
+    variance, length_scale : float
+        ``sigma^2`` and the range ``phi``.
+    jitter : float, default=1e-8
+        Added to the correlation diagonal; ``F_i`` is floored at ``jitter * variance``.
+
+    Returns
+    -------
+    NNGPFactor
+        ``B`` csr, ``F``, ``order``, ``logdet``, ``Q`` csr (original node indexing).
+    """
+    check_option(kernel, "kernel", ("matern",))
+    coords = np.asarray(coords, dtype=np.float64)
+    if coords.ndim != 2 or coords.shape[1] != 2:
+        raise ValueError(f"'coords' must have shape (N, 2); got an array of shape {coords.shape}.")
+    if not np.all(np.isfinite(coords)):
+        raise ValueError("'coords' must contain only finite values.")
+    n_neighbors = check_scalar_int(n_neighbors, "n_neighbors", low=1)
+    variance = check_scalar_float(variance, "variance", low=0.0, closed="neither")
+    length_scale = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
+    jitter = check_scalar_float(jitter, "jitter", low=0.0)
+    st = NNGPStructure(coords, nu=nu, n_neighbors=n_neighbors, ordering=ordering, jitter=jitter,
+                       random_state=random_state)
+    return st.factor(variance, length_scale)
+
+
+def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
+    r"""Solve with a prior-plus-diagonal system by the Woodbury identity, without inverting ``K``.
+
+    Two forms (Rasmussen & Williams 2006, sec. 3.4; spec section 1, uses (a) and (b)):
+
+    * ``K`` given (a dense prior covariance), returns :math:`S b` with
+      :math:`S = (K^{-1} + \Lambda)^{-1} = K - K\Lambda^{1/2}(I + \Lambda^{1/2}K\Lambda^{1/2})^{-1}\Lambda^{1/2}K`,
+      ``Lambda = diag(diag)`` (``diag >= 0``); only the well-conditioned matrix
+      :math:`I + \Lambda^{1/2}K\Lambda^{1/2}` is factorised.
+    * ``Q`` given (a sparse NNGP precision) and ``nugget`` :math:`\tau^2 > 0`: returns
+      :math:`(\tilde K + \tau^2 I)^{-1} b = \tau^{-2} b - \tau^{-4}(\tilde Q + \tau^{-2} I)^{-1} b`
+      (``diag`` is ignored and may be None); the inner solve is sparse.
+
+    Parameters
+    ----------
+    b : array-like, shape (N,) or (N, r)
+    K : ndarray (N, N), optional
+    Q : sparse or dense (N, N), optional
+    diag : array-like (N,) or None
+    nugget : float, optional
+    """
+    b = np.asarray(b, dtype=np.float64)
+    if (K is None) == (Q is None):
+        raise ValueError("woodbury_solve needs exactly one of 'K' (dense covariance) or 'Q' (precision).")
+    if K is not None:
+        import scipy.linalg as sla
+
+        K = np.asarray(K, dtype=np.float64)
+        lam = np.asarray(diag, dtype=np.float64)
+        if lam.shape != (K.shape[0],) or np.any(lam < 0) or not np.all(np.isfinite(lam)):
+            raise ValueError("'diag' must be a finite non-negative vector of length N.")
+        sq = np.sqrt(lam)
+        Bm = np.eye(len(K)) + sq[:, None] * K * sq[None, :]
+        c = sla.cho_factor(Bm, lower=True)
+        Kb = K @ b
+        inner = sla.cho_solve(c, (sq[:, None] * Kb) if b.ndim == 2 else sq * Kb)
+        corr = K @ ((sq[:, None] * inner) if b.ndim == 2 else sq * inner)
+        return Kb - corr
+    tau2 = check_scalar_float(nugget, "nugget", low=0.0, closed="neither")
+    Qs = sp.csc_matrix(Q) + sp.eye(Q.shape[0]) / tau2
+    from scipy.sparse.linalg import splu
+
+    lu = splu(Qs.tocsc())
+    return b / tau2 - lu.solve(b) / tau2**2

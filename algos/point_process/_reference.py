@@ -1,0 +1,63 @@
+"""Plain-numpy twins of the numba kernels in :mod:`._kernels` (readable definitions for the tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["clip_area_reference", "nngp_rows_reference", "selected_inverse_reference"]
+
+
+def _sort_ccw(V, c):
+    ang = np.arctan2(V[:, 1] - c[1], V[:, 0] - c[0])
+    return V[np.argsort(ang)]
+
+
+def _shoelace(P):
+    x, y = P[:, 0], P[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+def clip_area_reference(cell_vertices, centre, window):
+    """Area of the polygon ``window`` clipped to the convex cell (Sutherland--Hodgman, pure numpy)."""
+    C = _sort_ccw(np.asarray(cell_vertices, dtype=float), centre)
+    poly = [tuple(p) for p in np.asarray(window, dtype=float)]
+    for e in range(len(C)):
+        a, b = C[e], C[(e + 1) % len(C)]
+        side = lambda p: (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])  # noqa: E731
+        out = []
+        for t in range(len(poly)):
+            p, q = np.array(poly[t]), np.array(poly[(t + 1) % len(poly)])
+            dp, dq = side(p), side(q)
+            if dp >= 0:
+                out.append(tuple(p))
+            if (dp >= 0) != (dq >= 0):
+                out.append(tuple(p + dp / (dp - dq) * (q - p)))
+        poly = out
+        if not poly:
+            return 0.0
+    return abs(_shoelace(np.array(poly))) if len(poly) >= 3 else 0.0
+
+
+def nngp_rows_reference(coords, nbr, cnt, corr, jitter):
+    """Rows ``a_i`` and ``F_i`` by dense solves: ``corr(d)`` is the correlation function."""
+    N, k = nbr.shape
+    A = np.zeros((N, k))
+    F = np.empty(N)
+    for i in range(N):
+        J = nbr[i, : cnt[i]]
+        if len(J) == 0:
+            F[i] = 1.0 + jitter
+            continue
+        D = np.hypot(*(coords[J][:, None, :] - coords[J][None, :, :]).transpose(2, 0, 1))
+        R = corr(D) + jitter * np.eye(len(J))
+        r = corr(np.hypot(*(coords[J] - coords[i]).T))
+        a = np.linalg.solve(R, r)
+        A[i, : len(J)] = a
+        F[i] = max(1.0 + jitter - r @ a, jitter)
+    return A, F
+
+
+def selected_inverse_reference(P, rows, cols):
+    """Entries of the dense inverse of ``P`` at (rows, cols)."""
+    S = np.linalg.inv(np.asarray(P.toarray() if hasattr(P, "toarray") else P, dtype=float))
+    return S[rows, cols]

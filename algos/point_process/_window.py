@@ -1,0 +1,226 @@
+r"""Observation windows for spatial point patterns: axis-aligned rectangles and simple polygons.
+
+:meth:`Window.from_any` is the single entry point every estimator of :mod:`algos.point_process` uses:
+
+* ``(xmin, xmax, ymin, ymax)`` — a rectangle (``xmin < xmax``, ``ymin < ymax``);
+* a ``(V, 2)`` array of vertices — a simple polygon (``V >= 3``). Counter-clockwise order is the
+  convention; a *clockwise* polygon is accepted and **reoriented** (its vertex order reversed), as is
+  a repeated closing vertex (dropped). A self-intersecting (non-simple) polygon, repeated vertices,
+  or a polygon of zero area raise :class:`ValueError`. A polygon that is an axis-aligned rectangle is
+  recognised as one (``is_rectangle``), so the cheaper quadrature applies.
+* a :class:`Window` — returned unchanged.
+
+Points on the boundary count as inside (:meth:`Window.contains` uses a relative tolerance).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["Window"]
+
+#: Relative tolerance (in units of the window diameter) for "on the boundary" in :meth:`contains`:
+#: round-off of coordinates that were computed, e.g. grid centres or reflected points.
+BOUNDARY_RTOL = 1e-12
+
+
+def _segments_intersect(p1, p2, q1, q2):
+    """Whether closed segments p1p2 and q1q2 intersect (including touching and collinear overlap)."""
+
+    def orient(a, b, c):
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    def on_seg(a, b, c):
+        return min(a[0], b[0]) <= c[0] <= max(a[0], b[0]) and min(a[1], b[1]) <= c[1] <= max(a[1], b[1])
+
+    d1, d2 = orient(q1, q2, p1), orient(q1, q2, p2)
+    d3, d4 = orient(p1, p2, q1), orient(p1, p2, q2)
+    if ((d1 > 0 > d2) or (d1 < 0 < d2)) and ((d3 > 0 > d4) or (d3 < 0 < d4)):
+        return True
+    if d1 == 0 and on_seg(q1, q2, p1):
+        return True
+    if d2 == 0 and on_seg(q1, q2, p2):
+        return True
+    if d3 == 0 and on_seg(p1, p2, q1):
+        return True
+    if d4 == 0 and on_seg(p1, p2, q2):
+        return True
+    return False
+
+
+def _is_simple(v):
+    """No two non-adjacent edges of the closed polygon ``v`` (V, 2) meet; adjacent edges share only their vertex."""
+    n = len(v)
+    for i in range(n):
+        a1, a2 = v[i], v[(i + 1) % n]
+        for j in range(i + 1, n):
+            if j == i or (j + 1) % n == i or (i + 1) % n == j:
+                # adjacent edges: they must not overlap (fold back on each other)
+                if n > 3:
+                    shared = v[(i + 1) % n] if (i + 1) % n == j else v[i]
+                    o1 = a1 if (i + 1) % n == j else a2
+                    b1, b2 = v[j], v[(j + 1) % n]
+                    o2 = b2 if (i + 1) % n == j else b1
+                    cross = (o1[0] - shared[0]) * (o2[1] - shared[1]) - (o1[1] - shared[1]) * (o2[0] - shared[0])
+                    dot = (o1[0] - shared[0]) * (o2[0] - shared[0]) + (o1[1] - shared[1]) * (o2[1] - shared[1])
+                    if cross == 0 and dot > 0:
+                        return False
+                continue
+            if _segments_intersect(a1, a2, v[j], v[(j + 1) % n]):
+                return False
+    return True
+
+
+def signed_area(v):
+    """Shoelace signed area of a closed polygon ``v`` (V, 2); positive when counter-clockwise."""
+    v = np.asarray(v, dtype=np.float64)
+    x, y = v[:, 0], v[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+class Window:
+    """A rectangle or simple polygon in the plane (vertices stored counter-clockwise).
+
+    Build it with :meth:`from_any`. Attributes: ``vertices`` (V, 2), ``bounds``
+    ``(xmin, xmax, ymin, ymax)``, ``area``, ``is_rectangle``, ``diameter`` (of the bounding box).
+
+    Examples
+    --------
+    >>> w = Window.from_any((0, 2, 0, 1))
+    >>> w.area, w.is_rectangle
+    (2.0, True)
+    >>> L = Window.from_any([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]])
+    >>> L.area, L.is_rectangle, L.contains([[1.5, 1.5], [0.5, 1.5]]).tolist()
+    (3.0, False, [False, True])
+    """
+
+    def __init__(self, vertices, *, _checked=False):
+        if not _checked:
+            w = Window.from_any(vertices)
+            vertices = w.vertices
+        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+        self.vertices.setflags(write=False)
+        x, y = self.vertices[:, 0], self.vertices[:, 1]
+        self.bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+        self.area = float(signed_area(self.vertices))
+        xmin, xmax, ymin, ymax = self.bounds
+        self.is_rectangle = bool(
+            len(self.vertices) == 4 and np.isclose(self.area, (xmax - xmin) * (ymax - ymin), rtol=1e-14, atol=0.0)
+            and np.all((np.isclose(x, xmin, rtol=0, atol=0) | np.isclose(x, xmax, rtol=0, atol=0))
+                       & (np.isclose(y, ymin, rtol=0, atol=0) | np.isclose(y, ymax, rtol=0, atol=0)))
+        )
+        self.diameter = float(np.hypot(xmax - xmin, ymax - ymin))
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def rectangle(cls, xmin, xmax, ymin, ymax):
+        """The rectangle ``[xmin, xmax] x [ymin, ymax]``."""
+        vals = []
+        for name, v in zip(("xmin", "xmax", "ymin", "ymax"), (xmin, xmax, ymin, ymax)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+                raise ValueError(f"'window' bounds must be finite real numbers; got {name} = {v!r}.")
+            vals.append(float(v))
+        xmin, xmax, ymin, ymax = vals
+        if not (xmin < xmax and ymin < ymax):
+            raise ValueError(
+                f"'window' must be (xmin, xmax, ymin, ymax) with xmin < xmax and ymin < ymax; "
+                f"got {(xmin, xmax, ymin, ymax)}."
+            )
+        v = np.array([[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]])
+        return cls(v, _checked=True)
+
+    @classmethod
+    def polygon(cls, vertices):
+        """A simple polygon; clockwise input is reoriented, a closing repeat of vertex 0 dropped."""
+        try:
+            v = np.array(vertices, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"'window' polygon must be a (V, 2) array of real numbers; got {vertices!r}.") from None
+        if v.ndim != 2 or v.shape[1] != 2:
+            raise ValueError(f"'window' polygon must have shape (V, 2); got an array of shape {v.shape}.")
+        if not np.all(np.isfinite(v)):
+            raise ValueError("'window' polygon must contain only finite coordinates; got NaN or inf.")
+        if len(v) >= 2 and np.array_equal(v[0], v[-1]):
+            v = v[:-1]
+        if len(v) < 3:
+            raise ValueError(f"'window' polygon needs at least 3 distinct vertices; got {len(v)}.")
+        if len(np.unique(v, axis=0)) != len(v):
+            raise ValueError("'window' polygon has repeated vertices; a simple polygon visits each vertex once.")
+        if not _is_simple(v):
+            raise ValueError("'window' polygon is not simple: its edges intersect each other (self-intersecting).")
+        a = signed_area(v)
+        scale = float(np.ptp(v, axis=0).max()) ** 2
+        if abs(a) <= 1e-14 * scale:
+            raise ValueError("'window' polygon has zero area (all vertices collinear).")
+        if a < 0:  # clockwise: documented reorientation to counter-clockwise
+            v = v[::-1].copy()
+        return cls(v, _checked=True)
+
+    @classmethod
+    def from_any(cls, w):
+        """A :class:`Window` from ``(xmin, xmax, ymin, ymax)``, a ``(V, 2)`` polygon, or a Window."""
+        if isinstance(w, Window):
+            return w
+        if w is None:
+            raise ValueError("'window' is required: (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got None.")
+        if isinstance(w, str):
+            raise TypeError(f"'window' must be (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got a string {w!r}.")
+        try:
+            arr = np.asarray(w, dtype=object)
+        except Exception:  # ragged nested input
+            arr = None
+        if arr is not None and arr.ndim == 1 and arr.shape[0] == 4:
+            return cls.rectangle(*list(w))
+        return cls.polygon(w)
+
+    # ------------------------------------------------------------------ geometry
+    def contains(self, xy):
+        """Boolean array: which rows of ``xy`` (m, 2) lie in the closed window (boundary included)."""
+        xy = np.asarray(xy, dtype=np.float64)
+        if xy.ndim == 1 and xy.shape[0] == 2:
+            xy = xy[None, :]
+        if xy.ndim != 2 or xy.shape[1] != 2:
+            raise ValueError(f"'xy' must have shape (m, 2); got an array of shape {xy.shape}.")
+        tol = BOUNDARY_RTOL * max(self.diameter, 1e-300)
+        x, y = xy[:, 0], xy[:, 1]
+        xmin, xmax, ymin, ymax = self.bounds
+        inbox = (x >= xmin - tol) & (x <= xmax + tol) & (y >= ymin - tol) & (y <= ymax + tol)
+        if self.is_rectangle:
+            return inbox & np.isfinite(x) & np.isfinite(y)
+        v = self.vertices
+        inside = np.zeros(len(xy), dtype=bool)
+        onb = np.zeros(len(xy), dtype=bool)
+        nv = len(v)
+        for i in range(nv):
+            x1, y1 = v[i]
+            x2, y2 = v[(i + 1) % nv]
+            # crossing number (half-open rule on y)
+            cond = (y1 > y) != (y2 > y)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+            inside ^= cond & (x < xc)
+            # distance to the edge, for the boundary
+            dx, dy = x2 - x1, y2 - y1
+            L2 = dx * dx + dy * dy
+            t = np.clip(((x - x1) * dx + (y - y1) * dy) / L2, 0.0, 1.0)
+            d2 = (x - (x1 + t * dx)) ** 2 + (y - (y1 + t * dy)) ** 2
+            onb |= d2 <= tol * tol
+        return inbox & (inside | onb)
+
+    def __repr__(self):
+        if self.is_rectangle:
+            return f"Window(rectangle {self.bounds})"
+        return f"Window(polygon with {len(self.vertices)} vertices, area {self.area:.6g})"
+
+    def __eq__(self, other):
+        return isinstance(other, Window) and np.array_equal(self.vertices, other.vertices)
+
+    def __hash__(self):
+        return hash(self.vertices.tobytes())
+
+    def scaled(self, shift, scale):
+        """The window mapped by ``s -> (s - shift) / scale`` (used to rescale large coordinates)."""
+        v = (self.vertices - np.asarray(shift, dtype=np.float64)) / float(scale)
+        return Window(v, _checked=True)

@@ -1,0 +1,306 @@
+r"""Side-by-side benchmark of :mod:`algos.point_process` (VoGCAM) against its anchors (spec sections 3-4, 8).
+
+Two sections (``--sections sim,bei``):
+
+sim  **Simulated LGCPs, scaling in the node count N** (unit square, exponential kernel, sigma^2 = 1,
+     phi = 0.1, truth on a 256^2 grid by circulant embedding). The intensity is chosen so that about N/2
+     nodes are points and N/2 are dummies (``n_dummy = N/2``); N in {2e3, 5e3, 1e4, 2e4, 3e4}
+     (``--quick``: {2e3, 4e3}). For each N: VoGCAM (all hyperparameters fitted) wall time, ELBO,
+     RMSE of the posterior mean against the true log-intensity on a 64^2 grid, 95% coverage, relative
+     count error; GPBoost's Laplace-Vecchia on **the same nodes, counts and offsets log w**
+     (``GPModel(likelihood="poisson", gp_approx="vecchia", num_neighbors=15, cov_fct_shape=0.5)``,
+     hyperparameters fitted) with its time, log-likelihood and the correlation of its posterior means
+     with VoGCAM's at the nodes and the median ratio of posterior sds; the grid Laplace baseline
+     (``GridLaplaceLGCP`` with about N cells, FFT/CG solver, hyperparameters fixed at VoGCAM's
+     estimates because the FFT solver has no evidence) and, at the smallest N only, the gpytorch
+     SVGP baseline. The log-log slope of VoGCAM's time against N is printed (target <= 1.3).
+bei  **Barro Colorado Island trees** (``../shared/data/points/bei.csv``, 3604 points, window
+     [0,1000] x [0,500] m), without and with the standardised ``elev`` and ``grad`` rasters of
+     ``bei_covariates.npz`` (bilinear sampling with :class:`RasterCovariates`): the same columns, and
+     the fitted coefficients, variance and range. Target: with covariates, fitted in < 120 s on one
+     core (run with ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1`` for the one-core figure).
+
+GPBoost is not a dependency: it is imported from the environment or from ``--gpboost-path`` (e.g.
+``pip install --target /tmp/gpb gpboost``); when it cannot be imported the reason is printed and its
+columns are omitted.
+
+Run::
+
+    python benchmarks/bench_point_process.py --gpboost-path /tmp/gpb            # full (~15-30 min on 2 cores)
+    python benchmarks/bench_point_process.py --quick --gpboost-path /tmp/gpb    # smoke run
+
+Benchmarks are not tests: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+try:  # run as a module (python -m benchmarks.bench_point_process) or as a script
+    from ._common import environment, fmt_s, make_parser, print_table, selected_sections
+except ImportError:  # pragma: no cover - script mode
+    from _common import environment, fmt_s, make_parser, print_table, selected_sections
+
+SECTIONS = ("sim", "bei")
+SEED = 20261130
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "points"
+
+
+class _Clock:
+    """Wall and process-CPU seconds of a block (CPU time is robust to other jobs on a shared machine)."""
+
+    def __enter__(self):
+        self.w0, self.c0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.w0
+        self.cpu = time.process_time() - self.c0
+        return False
+
+
+def _import_gpboost(path):
+    if path:
+        sys.path.append(path)  # appended: the folder may hold its own numpy, which must not shadow ours
+    try:
+        import gpboost as gpb  # noqa: F401
+    except Exception as exc:  # ImportError, or a missing shared library
+        return None, f"{type(exc).__name__}: {exc}"
+    return gpb, None
+
+
+def _fit_gpboost(gpb, nodes, counts, weights, Z):
+    """GPBoost Laplace-Vecchia on VoGCAM's quadrature (same nodes, counts and offsets log w)."""
+    clock = _Clock().__enter__()
+    model = gpb.GPModel(gp_coords=nodes, cov_function="matern", cov_fct_shape=0.5, likelihood="poisson",
+                        gp_approx="vecchia", num_neighbors=15)
+    model.fit(y=counts, X=Z, offset=np.log(weights), params={"trace": False})
+    pred = model.predict(gp_coords_pred=nodes, X_pred=Z, offset_pred=np.zeros(len(nodes)), predict_var=True,
+                         predict_response=False)
+    clock.__exit__()
+    mu = np.asarray(pred["mu"], dtype=np.float64)
+    var = np.asarray(pred["var"], dtype=np.float64)
+    try:
+        ll = -float(model.get_current_neg_log_likelihood())
+    except Exception:  # pragma: no cover - older gpboost
+        ll = float("nan")
+    cov = np.asarray(model.get_cov_pars()).ravel()
+    return dict(time=clock.wall, cpu=clock.cpu, mean=mu, sd=np.sqrt(np.maximum(var, 0.0)), loglik=ll, cov_pars=cov)
+
+
+def _agree(a_mean, a_sd, b_mean, b_sd):
+    corr = float(np.corrcoef(a_mean, b_mean)[0, 1])
+    ratio = float(np.median(b_sd / np.maximum(a_sd, 1e-300)))
+    return corr, ratio
+
+
+def _svgp_iter(args):
+    return args.svgp_iter or (100 if args.quick else 300)
+
+
+def _eval_grid(g=64):
+    xs = (np.arange(g) + 0.5) / g
+    gx, gy = np.meshgrid(xs, xs)
+    return np.column_stack([gx.ravel(), gy.ravel()])
+
+
+def _vogcam():
+    try:
+        from algos.point_process import VoGCAM
+    except ImportError:  # the package export is added with the module's __init__
+        from algos.point_process._vogcam import VoGCAM
+    return VoGCAM
+
+
+def _warm_up(VoGCAM):
+    """One small untimed fit, so numba's compilation is not charged to the first timed fit."""
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        VoGCAM(window=(0, 1, 0, 1), n_dummy=64, max_iter=3).fit(X)
+
+
+def section_sim(args, gpb, gpb_reason):
+    VoGCAM = _vogcam()
+    _warm_up(VoGCAM)
+    from algos.point_process._simulate import simulate_lgcp
+    from algos.point_process.baselines import GridLaplaceLGCP, SVGPCoxProcess
+
+    sizes = tuple(int(float(v)) for v in args.sizes.split(",")) if args.sizes else \
+        ((2000, 4000) if args.quick else (2000, 5000, 10000, 20000, 30000))
+    P = _eval_grid()
+    rows, times = [], []
+    for k, N in enumerate(sizes):
+        # E n = exp(beta + sigma^2/2) |W| = N/2
+        beta = math.log(N / 2) - 0.5
+        s = simulate_lgcp((0, 1, 0, 1), mean=beta, variance=1.0, length_scale=0.1, grid=256, random_state=SEED + k)
+        truth = s.log_intensity_at(P)
+        with warnings.catch_warnings(), _Clock() as ck:
+            warnings.simplefilter("ignore")
+            est = VoGCAM(window=(0, 1, 0, 1), n_dummy=N // 2, random_state=0).fit(s.points)
+        t_v = ck.wall
+        times.append((est.n_nodes_, ck.cpu))
+        mu, sd = est.predict_log_intensity(P, return_std=True)
+        rmse = float(np.sqrt(np.mean((mu - truth) ** 2)))
+        cover = float(np.mean(np.abs(mu - truth) <= 1.96 * sd))
+        cnt_err = abs(est.expected_count() - s.expected_count) / s.expected_count
+        row = [est.n_nodes_, s.n, fmt_s(t_v), fmt_s(ck.cpu), f"{est.elbo_:.1f}", f"{rmse:.3f}", f"{cover:.3f}", f"{cnt_err:.3f}",
+               f"{est.variance_:.2f}/{est.length_scale_:.3f}"]
+        vsd = np.sqrt(est.var_)
+        if gpb is not None and est.n_nodes_ > args.gpboost_max_nodes:
+            row += [f"skipped (N > {args.gpboost_max_nodes})"] + [""] * 5
+        elif gpb is not None:
+            try:
+                g = _fit_gpboost(gpb, est.nodes_, est.counts_, est.weights_, np.ones((est.n_nodes_, 1)))
+                corr, ratio = _agree(est.mean_, vsd, g["mean"], g["sd"])
+                row += [fmt_s(g["time"]), fmt_s(g["cpu"]), f"{g['loglik']:.1f}", f"{corr:.3f}", f"{ratio:.2f}",
+                        f"{g['cpu'] / ck.cpu:.2f}x"]
+            except Exception as exc:  # pragma: no cover - report, do not abort the table
+                row += [f"failed: {type(exc).__name__}"] + [""] * 5
+        gside = max(8, int(round(math.sqrt(est.n_nodes_))))
+        t0 = time.perf_counter()
+        gl = GridLaplaceLGCP(window=(0, 1, 0, 1), grid=gside, variance=est.variance_, length_scale=est.length_scale_,
+                             solver="fft", n_var_samples=64, random_state=0).fit(s.points)
+        t_g = time.perf_counter() - t0
+        gm, gs = gl.predict_log_intensity(P, return_std=True)
+        gm_n, gs_n = gl.predict_log_intensity(est.nodes_, return_std=True)
+        corr_g, _ = _agree(est.mean_, vsd, gm_n, gs_n)
+        row += [f"{gside}^2", fmt_s(t_g), f"{np.sqrt(np.mean((gm - truth) ** 2)):.3f}",
+                f"{np.mean(np.abs(gm - truth) <= 1.96 * gs):.3f}", f"{corr_g:.3f}"]
+        if k == 0:
+            try:
+                t0 = time.perf_counter()
+                sv = SVGPCoxProcess(window=(0, 1, 0, 1), n_inducing=256, quad_grid=64,
+                                    max_iter=_svgp_iter(args), random_state=0).fit(s.points)
+                t_s = time.perf_counter() - t0
+                sm, ss = sv.predict_log_intensity(P, return_std=True)
+                corr_s, _ = _agree(est.mean_, vsd, *sv.predict_log_intensity(est.nodes_, return_std=True))
+                row += [fmt_s(t_s), f"{np.sqrt(np.mean((sm - truth) ** 2)):.3f}",
+                        f"{np.mean(np.abs(sm - truth) <= 1.96 * ss):.3f}", f"{corr_s:.3f}"]
+            except ImportError as exc:  # pragma: no cover
+                row += [f"n/a ({exc})", "", "", ""]
+        else:
+            row += ["-", "-", "-", "-"]
+        rows.append(row)
+        print("  [sim] row: | " + " | ".join(str(c) for c in row) + " |", flush=True)
+    headers = ["N nodes", "n", "VoGCAM s", "VoGCAM cpu s", "ELBO", "RMSE", "cover95", "|dN|/N", "sigma2/phi"]
+    if gpb is not None:
+        headers += ["GPBoost s", "GPB cpu s", "GPB loglik", "corr(mean)", "sd ratio GPB/VoG", "GPB/VoG cpu"]
+    headers += ["grid", "GridLaplace s", "GL RMSE", "GL cover95", "GL corr"]
+    headers += ["SVGP s", "SVGP RMSE", "SVGP cover95", "SVGP corr"]
+    Ns = np.log([t[0] for t in times])
+    Ts = np.log([t[1] for t in times])
+    slope = float(np.polyfit(Ns, Ts, 1)[0]) if len(times) > 1 else float("nan")
+    notes = [f"log-log slope of VoGCAM CPU time vs N: {slope:.2f} (target <= 1.3)",
+             "s = wall seconds, cpu s = process CPU seconds (all threads; robust to other jobs on a shared machine)",
+             "RMSE/cover95: against the true log-intensity on a 64^2 grid of cell centres; corr: posterior means "
+             "at VoGCAM's nodes",
+             "GridLaplace: FFT/CG solver, variances from 64 exact perturbation samples, hyperparameters fixed at "
+             "VoGCAM's estimates; SVGP: 256 inducing points, 64^2 quadrature, Adam lr 0.05, smallest N only, iterations: --svgp-iter"]
+    if gpb is None:
+        notes.append(f"GPBoost columns omitted: {gpb_reason}")
+    print_table("Simulated LGCPs (unit square, sigma^2 = 1, phi = 0.1)", headers, rows, notes)
+
+
+def section_bei(args, gpb, gpb_reason):
+    VoGCAM = _vogcam()
+    _warm_up(VoGCAM)
+    from algos.point_process._covariates import load_raster_covariates
+    from algos.point_process.baselines import GridLaplaceLGCP, SVGPCoxProcess
+
+    path = DATA / "bei.csv"
+    if not path.exists():
+        print(f"### bei\n\nskipped: {path} not found\n")
+        return
+    X = np.loadtxt(path, delimiter=",", comments="#")
+    window = (0.0, 1000.0, 0.0, 500.0)
+    cov = load_raster_covariates(DATA / "bei_covariates.npz", keys=["elev", "grad"])
+    rows = []
+    for label, covariates in (("none", None), ("elev+grad", cov)):
+        with warnings.catch_warnings(), _Clock() as ck:
+            warnings.simplefilter("ignore")
+            est = VoGCAM(window=window, random_state=0).fit(X, covariates=covariates)
+        t_v = ck.wall
+        vsd = np.sqrt(est.var_)
+        coef = "[" + ", ".join(f"{c:.3f}" for c in est.coef_) + "]"
+        row = [label, est.n_nodes_, fmt_s(t_v), fmt_s(ck.cpu), f"{est.elbo_:.1f}", coef,
+               f"{est.variance_:.2f}/{est.length_scale_:.1f}"]
+        if gpb is not None and est.n_nodes_ > args.gpboost_max_nodes:
+            row += [f"skipped (N > {args.gpboost_max_nodes})"] + [""] * 4
+        elif gpb is not None:
+            Z = np.ones((est.n_nodes_, 1)) if covariates is None else \
+                np.column_stack([np.ones(est.n_nodes_), covariates(est.nodes_)])
+            try:
+                g = _fit_gpboost(gpb, est.nodes_, est.counts_, est.weights_, Z)
+                corr, ratio = _agree(est.mean_, vsd, g["mean"], g["sd"])
+                row += [fmt_s(g["time"]), fmt_s(g["cpu"]), f"{g['loglik']:.1f}", f"{corr:.3f}", f"{ratio:.2f}"]
+            except Exception as exc:  # pragma: no cover
+                row += [f"failed: {type(exc).__name__}: {exc}"[:60], "", "", "", ""]
+        t0 = time.perf_counter()
+        gl = GridLaplaceLGCP(window=window, grid=(100, 50), variance=est.variance_, length_scale=est.length_scale_,
+                             solver="fft", n_var_samples=64, random_state=0).fit(X, covariates=covariates)
+        t_g = time.perf_counter() - t0
+        corr_g, ratio_g = _agree(est.mean_, vsd, *gl.predict_log_intensity(est.nodes_, return_std=True))
+        row += [fmt_s(t_g), f"{corr_g:.3f}", f"{ratio_g:.2f}"]
+        if covariates is None:
+            try:
+                t0 = time.perf_counter()
+                sv = SVGPCoxProcess(window=window, n_inducing=256, quad_grid=(100, 50),
+                                    max_iter=_svgp_iter(args), random_state=0).fit(X)
+                t_s = time.perf_counter() - t0
+                corr_s, ratio_s = _agree(est.mean_, vsd, *sv.predict_log_intensity(est.nodes_, return_std=True))
+                row += [fmt_s(t_s), f"{corr_s:.3f}", f"{ratio_s:.2f}"]
+            except ImportError as exc:  # pragma: no cover
+                row += [f"n/a ({exc})", "", ""]
+        else:
+            row += ["-", "-", "-"]
+        rows.append(row)
+        print("  [bei] row: | " + " | ".join(str(c) for c in row) + " |", flush=True)
+    headers = ["covariates", "N nodes", "VoGCAM s", "VoGCAM cpu s", "ELBO", "coef", "sigma2/phi (m)"]
+    if gpb is not None:
+        headers += ["GPBoost s", "GPB cpu s", "GPB loglik", "corr(mean)", "sd ratio GPB/VoG"]
+    headers += ["GridLaplace 100x50 s", "GL corr", "GL sd ratio", "SVGP s", "SVGP corr", "SVGP sd ratio"]
+    notes = ["bei: 3604 trees, spatstat.data (GPL >= 2); covariates standardised, bilinear sampling",
+             "corr / sd ratio: against VoGCAM's posterior mean / sd at its nodes; GridLaplace uses VoGCAM's "
+             "hyperparameters; SVGP without covariates only",
+             f"threads: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+             f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'unset')}"]
+    if gpb is None:
+        notes.append(f"GPBoost columns omitted: {gpb_reason}")
+    print_table("bei (Barro Colorado Island), window [0,1000] x [0,500] m", headers, rows, notes)
+
+
+def main(argv=None):
+    parser = make_parser(__doc__.split("\n")[0], SECTIONS)
+    parser.add_argument("--gpboost-path", default=None,
+                        help="a folder to put on sys.path before importing gpboost (pip install --target DIR gpboost)")
+    parser.add_argument("--gpboost-max-nodes", type=int, default=40000,
+                        help="skip GPBoost above this node count (its hyperparameter fit is slow)")
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated node counts for section sim (default 2e3,5e3,1e4,2e4,3e4; --quick 2e3,4e3)")
+    parser.add_argument("--svgp-iter", type=int, default=None,
+                        help="Adam iterations of the SVGP baseline (default 300, --quick 100)")
+    args = parser.parse_args(argv)
+    sections = selected_sections(args, SECTIONS)
+    gpb, reason = _import_gpboost(args.gpboost_path)
+    import numba  # noqa: F401  (so environment() lists it)
+    import scipy  # noqa: F401
+
+    extra = [f"gpboost {gpb.__version__}" if gpb is not None else "gpboost unavailable"]
+    print(environment(extra) + "\n")
+    if "sim" in sections:
+        section_sim(args, gpb, reason)
+    if "bei" in sections:
+        section_bei(args, gpb, reason)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
