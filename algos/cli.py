@@ -25,6 +25,7 @@ SUBCOMMANDS = [
     ("pomdp", "pomdp"),
     ("circle", "continual"),
     ("potara", "federated"),
+    ("lgcp", "point_process"),
 ]
 DEMOS = [m for _, m in SUBCOMMANDS]
 
