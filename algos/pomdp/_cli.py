@@ -134,6 +134,8 @@ def _solve(model, args):
             row["simulated_mean"], row["simulated_se"] = mean, se
         if name == "recap" and getattr(est, "bound_", None):
             row["bound"] = {k: float(v) for k, v in est.bound_.items()}
+        if name == "recap":
+            row["table"] = _controller_table(est, model)
         rows.append(row)
     blind = float(blind_policy_values(model).best_value)
     return {
@@ -144,6 +146,23 @@ def _solve(model, args):
         "blind_value": blind,
         "controllers": rows,
     }
+
+
+def _controller_table(est, model, top=3):
+    """One row per node: its action, its successor for each observation, and its codeword's top
+    states (the belief the node stands for)."""
+    rows = []
+    for m in range(len(est.action_)):
+        b = est.codebook_[m]
+        idx = np.argsort(-b, kind="stable")[:top]
+        rows.append({
+            "node": m,
+            "initial": m == est.m0_,
+            "action": model.actions[int(est.action_[m])],
+            "next": {model.observations[o]: int(est.eta_[m, o]) for o in range(est.eta_.shape[1])},
+            "belief_top": {model.states[int(s)]: float(b[s]) for s in idx if b[s] > 0},
+        })
+    return rows
 
 
 def _simulated(est, model, n, seed):
@@ -185,6 +204,11 @@ def run(args):
             line += f"  {row['simulated_mean']:.4f} +- {2 * row['simulated_se']:.4f}"
         print(line)
     rec = out["controllers"][0]
+    print(f"RECAP controller ({len(rec['table'])} nodes; '*' = initial node m0):")
+    for row in rec["table"]:
+        nxt = ", ".join(f"{o}->{k}" for o, k in row["next"].items())
+        bel = ", ".join(f"{s}:{p:.2f}" for s, p in row["belief_top"].items())
+        print(f"  {'*' if row['initial'] else ' '}{row['node']:>3}  {row['action']:<14} next: {nxt}   belief: {bel}")
     if "bound" in rec and "U2" in rec["bound"]:
         b = rec["bound"]
         print(f"RECAP closure certificate: rho = {b['rho']:.3g}, rho_pi = {b['rho_pi']:.3g}, "

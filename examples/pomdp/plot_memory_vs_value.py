@@ -18,8 +18,10 @@ reach the best known value 19.37 and ``K <= 4`` cannot beat the blind policy "al
 
 Right panel: exact :math:`V^F(b_0)` (a linear solve, no simulation) against ``K`` for RECAP and
 three baselines (k-means codebook on simulated beliefs, a regular belief grid and a finite window
-of the last observations), with PBVI's bracket of :math:`V^*(b_0)` and the converse ceiling
-:math:`\text{upper} - \text{converse}(K)` that no K-node controller can exceed.
+of the last observations), with PBVI's bracket of :math:`V^*(b_0)`, the converse ceiling
+:math:`\text{upper} - \text{converse}(K)` that no K-node controller can exceed, and RECAP's U2
+closure certificate as a band :math:`[\text{upper} - U_2, \text{upper}]` that must contain its value
+(valid but loose on Tiger: :math:`L = 1100` makes even a small closure distortion expensive).
 
 Run ``python plot_memory_vs_value.py [--quick] [--out FILE.png] [--model FILE.POMDP]``;
 ``ALGOS_EXAMPLES_QUICK=1`` also selects the quick mode. With ``--model`` the right panel uses that
@@ -85,11 +87,16 @@ makers = {
     "finite window": lambda K: FiniteWindowController(n_memory=K, random_state=SEED),
 }
 values = {name: [] for name in makers}
+u2 = []  # RECAP's closure certificate: V*(b0) - V^F(b0) <= U2 (spec §1.3, reconstructed)
 for K in Ks:
     for name, make in makers.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            values[name].append(make(K).fit(target, alphas=pbvi_t).value_)
+            est = make(K).fit(target, alphas=pbvi_t)
+        values[name].append(est.value_)
+        if name == "RECAP":
+            u2.append(est.bound_["U2"] if getattr(est, "bound_", None) else np.nan)
+u2 = np.asarray(u2)
 conv = np.array([converse_lower_bound(target, K, solver=pbvi_t).bound for K in Ks])
 blind = blind_policy_values(target).best_value
 for name, v in values.items():
@@ -119,6 +126,9 @@ for name, v in values.items():
 ax1.axhline(pbvi_t.upper_bound_, color="k", lw=0.8, label=r"PBVI upper bound on $V^*(b_0)$")
 ax1.axhline(blind, color="0.5", lw=0.8, ls=":", label="best blind policy (K = 1)")
 ax1.plot(Ks, pbvi_t.upper_bound_ - conv, "r_", ms=14, mew=2, label="converse ceiling")
+ax1.fill_between(Ks, pbvi_t.upper_bound_ - u2, pbvi_t.upper_bound_, color="C0", alpha=0.08,
+                 label="RECAP's U2 guarantee band [upper - U2, upper]")
+print("U2 by K:", " ".join(f"{x:.4g}" for x in u2), "(valid but loose: the band covers the chart here)")
 span = pbvi_t.upper_bound_ - blind
 ax1.set_ylim(blind - 0.25 * span, pbvi_t.upper_bound_ + 0.1 * span)  # very poor controllers fall off the chart
 ax1.set_xscale("log", base=2)

@@ -42,12 +42,22 @@ def test_solve_tiger_reports_exact_values_inside_pbvi_bracket(capsys):
     assert rows["RECAPController"]["value"] == pytest.approx(ref, abs=EXACT_TOL)
     assert rows["RECAPController"]["value"] >= 19.0  # issue 5: >= 19.0 by K = 5
     assert rows["RECAPController"]["bound"]["U2"] >= out["pbvi"]["lower"] - rows["RECAPController"]["value"]
+    # the controller table is the fitted controller: total, and its initial node is node m0
+    table = rows["RECAPController"]["table"]
+    assert len(table) == rows["RECAPController"]["nodes"]
+    assert sum(r["initial"] for r in table) == 1
+    for r in table:
+        assert r["action"] in ("listen", "open-left", "open-right")
+        assert set(r["next"]) == {"tiger-left", "tiger-right"}
+        assert all(0 <= k < len(table) for k in r["next"].values())
+        assert abs(sum(r["belief_top"].values()) - 1.0) <= EXACT_TOL  # S = 2: the top states are all states
 
 
 def test_solve_text_output_with_simulation(capsys):
     assert main(["pomdp", "solve", "tiger", "--memory", "2", "--pbvi-beliefs", "30", "--simulate", "2000"]) == 0
     out = capsys.readouterr().out
     assert "PBVI bracket" in out and "RECAPController" in out and "+-" in out
+    assert "RECAP controller (" in out and "next: tiger-left->" in out
 
 
 @pytest.mark.parametrize(
