@@ -46,6 +46,16 @@ def _tanh(z):
     return t if z >= 0.0 else -t
 
 
+@numba.njit(cache=True, inline="always")
+def _activate(z, act, negative_slope):
+    """Activation code ``act``: 0 tanh, 1 ReLU, 2 leaky ReLU with ``negative_slope``."""
+    if act == 0:
+        return _tanh(z)
+    if act == 1:
+        return z if z > 0.0 else 0.0 * z
+    return z if z > 0.0 else negative_slope * z
+
+
 @numba.njit(parallel=True, cache=True)
 def reservoir_scan(Z, W, leak, act, negative_slope, reverse, h0, out):
     r"""Leaky echo-state scan over ``N`` sequences at once (fused recurrence, activation and leak).
@@ -86,12 +96,7 @@ def reservoir_scan(Z, W, leak, act, negative_slope, reverse, h0, out):
                     pre[j] += hi * W[i, j]
             for j in range(U):
                 z = pre[j]
-                if act == 0:
-                    f = _tanh(z)
-                elif act == 1:
-                    f = z if z > 0.0 else 0.0 * z
-                else:
-                    f = z if z > 0.0 else negative_slope * z
+                f = _activate(z, act, negative_slope)
                 h[j] = one_minus * h[j] + leak * f
                 out[n, t, j] = h[j]
     return out
@@ -119,12 +124,7 @@ def _scan_strided(Z, W, leak, act, negative_slope, out, h, pre, b, fixed, along_
                 pre[j] += hi * W[i, j]
         for j in range(U):
             z = pre[j]
-            if act == 0:
-                f = _tanh(z)
-            elif act == 1:
-                f = z if z > 0.0 else 0.0 * z
-            else:
-                f = z if z > 0.0 else negative_slope * z
+            f = _activate(z, act, negative_slope)
             h[j] = one_minus * h[j] + leak * f
             if along_rows:
                 out[b, fixed, t, c0 + j] = h[j]

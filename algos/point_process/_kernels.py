@@ -210,6 +210,31 @@ def _chol_solve_small(R, rhs, m):
     return x
 
 
+@numba.njit(cache=True)
+def _kriging_row(coords, nbr_i, m, x, y, phi, nu_code, jitter, A_row):
+    """Kriging weights of a target at ``(x, y)`` on the ``m`` nodes ``nbr_i[:m]`` (correlation scale,
+    ``jitter`` on the diagonal), written into ``A_row``; returns ``1 + jitter - r . a``."""
+    R = np.empty((m, m))
+    r = np.empty(m)
+    for p in range(m):
+        jp = nbr_i[p]
+        for q in range(p, m):
+            jq = nbr_i[q]
+            d = math.hypot(coords[jp, 0] - coords[jq, 0], coords[jp, 1] - coords[jq, 1])
+            v = matern_corr(d, phi, nu_code)
+            R[p, q] = v
+            R[q, p] = v
+        R[p, p] = 1.0 + jitter
+        d = math.hypot(coords[jp, 0] - x, coords[jp, 1] - y)
+        r[p] = matern_corr(d, phi, nu_code)
+    a = _chol_solve_small(R, r, m)
+    f = 1.0 + jitter
+    for p in range(m):
+        A_row[p] = a[p]
+        f -= r[p] * a[p]
+    return f
+
+
 @numba.njit(cache=True, parallel=True)
 def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
     """NNGP rows on the correlation scale: ``a (N, k)`` and ``F (N,)`` with F floored at ``jitter``.
@@ -224,24 +249,7 @@ def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
         if m == 0:
             F[i] = 1.0 + jitter
             continue
-        R = np.empty((m, m))
-        r = np.empty(m)
-        for p in range(m):
-            jp = nbr[i, p]
-            for q in range(p, m):
-                jq = nbr[i, q]
-                d = math.hypot(coords[jp, 0] - coords[jq, 0], coords[jp, 1] - coords[jq, 1])
-                v = matern_corr(d, phi, nu_code)
-                R[p, q] = v
-                R[q, p] = v
-            R[p, p] = 1.0 + jitter
-            d = math.hypot(coords[jp, 0] - coords[i, 0], coords[jp, 1] - coords[i, 1])
-            r[p] = matern_corr(d, phi, nu_code)
-        a = _chol_solve_small(R, r, m)
-        f = 1.0 + jitter
-        for p in range(m):
-            A[i, p] = a[p]
-            f -= r[p] * a[p]
+        f = _kriging_row(coords, nbr[i], m, coords[i, 0], coords[i, 1], phi, nu_code, jitter, A[i])
         F[i] = f if f > jitter else jitter
     return A, F
 
@@ -291,23 +299,6 @@ def predict_rows(xq, coords, nbr, cnt, phi, nu_code, jitter):
     F = np.empty(M)
     for i in prange(M):
         m = cnt[i]
-        R = np.empty((m, m))
-        r = np.empty(m)
-        for p in range(m):
-            jp = nbr[i, p]
-            for q in range(p, m):
-                jq = nbr[i, q]
-                d = math.hypot(coords[jp, 0] - coords[jq, 0], coords[jp, 1] - coords[jq, 1])
-                v = matern_corr(d, phi, nu_code)
-                R[p, q] = v
-                R[q, p] = v
-            R[p, p] = 1.0 + jitter
-            d = math.hypot(coords[jp, 0] - xq[i, 0], coords[jp, 1] - xq[i, 1])
-            r[p] = matern_corr(d, phi, nu_code)
-        a = _chol_solve_small(R, r, m)
-        f = 1.0 + jitter
-        for p in range(m):
-            A[i, p] = a[p]
-            f -= r[p] * a[p]
+        f = _kriging_row(coords, nbr[i], m, xq[i, 0], xq[i, 1], phi, nu_code, jitter, A[i])
         F[i] = f if f > 0.0 else 0.0
     return A, F
