@@ -92,14 +92,18 @@ def test_woodbury_nugget_form_T9():
     assert np.max(np.abs(got - direct)) <= 1e-9 * np.max(np.abs(direct))
 
 
+@pytest.mark.parametrize("method", ["supernodal", "column"])
 @pytest.mark.parametrize("ordering", ["nd", "rcm", "natural"])
-def test_sparse_cholesky_and_takahashi_vs_dense(ordering):
+def test_sparse_cholesky_and_takahashi_vs_dense(ordering, method):
     rng = np.random.default_rng(6)
     X = rng.uniform(size=(500, 2))
     f = nngp_precision(X, n_neighbors=10, variance=1.3, length_scale=0.15)
     P = (f.Q + sp.diags(rng.uniform(0, 20, 500))).tocsr()
     P.sort_indices()
-    fac = SparseCholesky(P, coords=X, ordering=ordering).factor(P.data)
+    fac = SparseCholesky(P, coords=X, ordering=ordering, method=method).factor(P.data)
+    if method == "supernodal":  # the test must exercise real blocks, not 500 one-column supernodes
+        assert fac.n_supernodes < 250
+        assert fac.n_stored >= fac.nnz_L
     S, ld = dense_selected(P)
     assert fac.logdet() == pytest.approx(ld, abs=1e-8)
     assert np.max(np.abs(fac.diag_inverse() - np.diag(S))) <= LINALG_TOL * np.max(np.diag(S))
@@ -108,6 +112,45 @@ def test_sparse_cholesky_and_takahashi_vs_dense(ordering):
     rows = np.repeat(np.arange(500), np.diff(P.indptr))
     ref = selected_inverse_reference(P, rows, P.indices)
     assert np.max(np.abs(fac.inverse_on_pattern() - ref)) <= LINALG_TOL * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize("method", ["supernodal", "column"])
+def test_sparse_sample_has_covariance_inverse_P(method):
+    """sample(z) = pi^T L^{-T} z, so stacking sample(e_k) over the unit vectors gives X with X X^T = P^{-1}."""
+    rng = np.random.default_rng(16)
+    X = rng.uniform(size=(200, 2))
+    f = nngp_precision(X, n_neighbors=8, variance=0.8, length_scale=0.2)
+    P = (f.Q + sp.diags(rng.uniform(0, 5, 200))).tocsr()
+    P.sort_indices()
+    fac = SparseCholesky(P, coords=X, method=method).factor(P.data)
+    E = np.column_stack([fac.sample(e) for e in np.eye(200)])
+    S, _ = dense_selected(P)
+    assert np.max(np.abs(E @ E.T - S)) <= LINALG_TOL * np.max(np.abs(S))
+    # and the half solve is its transpose partner: ||L^{-1} pi b||^2 = b^T P^{-1} b
+    b = rng.normal(size=200)
+    assert np.sum(fac.half_solve(b) ** 2) == pytest.approx(b @ S @ b, rel=1e-10)
+
+
+def test_supernodal_matches_column_on_a_large_pattern():
+    """Both kernels on an NNGP precision with big separators (N = 3000): same factor values, log-det and
+    selected inverse on the pattern, to round-off (1e-10 relative: LAPACK blocks vs scalar loops)."""
+    rng = np.random.default_rng(17)
+    X = rng.uniform(size=(3000, 2))
+    f = nngp_precision(X, n_neighbors=15, variance=1.0, length_scale=0.1)
+    P = (f.Q + sp.diags(rng.uniform(0.1, 30, 3000))).tocsr()
+    P.sort_indices()
+    a = SparseCholesky(P, coords=X, method="supernodal").factor(P.data)
+    b = SparseCholesky(P, coords=X, method="column").factor(P.data)
+    assert a.logdet() == pytest.approx(b.logdet(), rel=1e-12)
+    za, zb = a.inverse_on_pattern(), b.inverse_on_pattern()
+    assert np.max(np.abs(za - zb)) <= 1e-10 * np.max(np.abs(zb))
+    v = rng.normal(size=3000)
+    assert np.max(np.abs(a.solve(v) - b.solve(v))) <= 1e-10 * np.max(np.abs(b.solve(v)))
+
+
+def test_sparse_cholesky_rejects_bad_method():
+    with pytest.raises(ValueError, match="'method'"):
+        SparseCholesky(sp.identity(3, format="csr"), ordering="natural", method="multifrontal")
 
 
 def test_nested_dissection_reduces_fill():
@@ -122,3 +165,5 @@ def test_sparse_cholesky_rejects_indefinite():
     P = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
     with pytest.raises(np.linalg.LinAlgError):
         SparseCholesky(P, ordering="natural").factor(P.data)
+    with pytest.raises(np.linalg.LinAlgError):
+        SparseCholesky(P, ordering="natural", method="column").factor(P.data)
