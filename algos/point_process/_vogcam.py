@@ -87,6 +87,10 @@ FIXED_POINT_STEPS_WHILE_MOVING = 2
 FULL_FIXED_POINT_RTOL = 1e-6
 #: ... provided the hyperparameters (log sigma^2, log phi) moved by less than this in the last sweep.
 THETA_MOVING_TOL = 1e-4
+#: Newton steps of the m-block per sweep while the hyperparameters move (full tolerance afterwards).
+NEWTON_STEPS_WHILE_MOVING = 2
+#: Brent's tolerance on log(phi) while the hyperparameters move (PHI_XATOL afterwards).
+PHI_XATOL_MOVING = 1e-3
 
 
 class HyperparameterWarning(UserWarning):
@@ -418,7 +422,7 @@ class VoGCAM(BaseEstimator):
         return self._base.clone().factor(data)
 
     # ------------------------------------------------------------------ blocks
-    def _m_block(self, m, st8, prior, beta, elbo):
+    def _m_block(self, m, st8, prior, beta, elbo, max_iter=None):
         y, w, Z = self._y, self._w, self._Z
         s = st8["s"]
         ytol = 1e-8 * (1.0 + np.max(np.abs(y), initial=0.0))
@@ -431,7 +435,8 @@ class VoGCAM(BaseEstimator):
         fcur = f_m(m)
         gnorm = np.inf
         n_newton = 0
-        for _ in range(int(self.newton_max_iter)):
+        n_max = int(self.newton_max_iter) if max_iter is None else min(int(max_iter), int(self.newton_max_iter))
+        for _ in range(n_max):
             lam = w * np.exp(m + 0.5 * s)
             g = y - lam - prior.Q @ (m - mu0)
             gnorm = float(np.max(np.abs(g)))
@@ -610,7 +615,7 @@ class VoGCAM(BaseEstimator):
             new["mu"] = st8["mu"] / c2
         return mu0 + c * r, new, sigma2 * c2
 
-    def _phi_block(self, m, st8, beta, sigma2, phi, profile_variance):
+    def _phi_block(self, m, st8, beta, sigma2, phi, profile_variance, xatol=None):
         r"""Range step: bounded Brent on :math:`\log\phi` of
         :math:`\operatorname{tr}(\tilde Q_\phi S) + r^\top\tilde Q_\phi r + \log|\tilde K_\phi|` (only the
         blocks of ``S`` on ``{i} U N(i)`` are needed). With ``profile_variance`` the variance is profiled
@@ -626,9 +631,14 @@ class VoGCAM(BaseEstimator):
         sblk = np.where(pidx >= 0, Sq[np.maximum(pidx, 0)], 0.0)
         nu_code = NU_CODES[self.nu]
 
-        def terms(logphi):
-            return nngp_block_terms(self._U, st.neighbors, st.counts, float(np.exp(logphi)), nu_code, st.jitter,
-                                    sblk, r)
+        cache = {}
+
+        def terms(logphi):  # memoised: the current point and Brent's optimum are asked for again
+            key = float(logphi)
+            if key not in cache:
+                cache[key] = nngp_block_terms(self._U, st.neighbors, st.counts, float(np.exp(key)), nu_code,
+                                              st.jitter, sblk, r)
+            return cache[key]
 
         def obj(logphi):
             a, b = terms(logphi)
@@ -643,12 +653,13 @@ class VoGCAM(BaseEstimator):
         f0 = a0 / sigma2 + b0 + N * math.log(sigma2)  # the current state (sigma2 not yet profiled)
         best_x, best_f = x0, obj(x0)
         half = PHI_BRACKET
+        xatol = PHI_XATOL if xatol is None else xatol
         for _ in range(8):
             a, b = max(lo, best_x - half), min(hi, best_x + half)
-            res = minimize_scalar(obj, bounds=(a, b), method="bounded", options={"xatol": PHI_XATOL})
+            res = minimize_scalar(obj, bounds=(a, b), method="bounded", options={"xatol": xatol})
             if res.fun < best_f:
                 best_x, best_f = float(res.x), float(res.fun)
-            at_edge = (best_x - a < 2 * PHI_XATOL and a > lo) or (b - best_x < 2 * PHI_XATOL and b < hi)
+            at_edge = (best_x - a < 2 * xatol and a > lo) or (b - best_x < 2 * xatol and b < hi)
             if not at_edge:
                 break
             half *= 2.0
@@ -689,7 +700,8 @@ class VoGCAM(BaseEstimator):
         few = FIXED_POINT_STEPS_WHILE_MOVING if (hyper or "mean" in opt) else None
 
         def sweep(m, st8, prior, beta, sigma2, phi, fp, record):
-            m = self._m_block(m, st8, prior, beta, None)
+            # while the hyperparameters move, the inner blocks run a few steps only (each raises the ELBO)
+            m = self._m_block(m, st8, prior, beta, None, max_iter=None if fp is None else NEWTON_STEPS_WHILE_MOVING)
             record(self._elbo(m, st8, prior, beta))
             st8, _ = self._s_block(m, st8, prior, beta, max_steps=fp)
             self._fp_history.append(list(getattr(self, "_fp_steps", [])))
@@ -707,7 +719,8 @@ class VoGCAM(BaseEstimator):
                 prior = self._prior(sigma2, phi)
                 record(self._elbo(m, st8, prior, beta))
             if "length_scale" in opt:
-                sigma2, phi = self._phi_block(m, st8, beta, sigma2, phi, "variance" in opt)
+                sigma2, phi = self._phi_block(m, st8, beta, sigma2, phi, "variance" in opt,
+                                              xatol=PHI_XATOL if fp is None else PHI_XATOL_MOVING)
                 prior = self._prior(sigma2, phi)
                 record(self._elbo(m, st8, prior, beta))
             return m, st8, prior, beta, sigma2, phi
@@ -739,7 +752,7 @@ class VoGCAM(BaseEstimator):
                     phj = float(np.clip(np.exp(lphi), *self._phi_bounds)) if "length_scale" in opt else phi
                     trial = []
                     pj = self._prior(s2j, phj)
-                    mj = self._m_block(m, st8, pj, beta, None)
+                    mj = self._m_block(m, st8, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
                     sj, _ = self._s_block(mj, st8, pj, beta, max_steps=few)
                     ej = self._elbo(mj, sj, pj, beta)
                     if ej > new:

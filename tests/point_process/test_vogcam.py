@@ -251,6 +251,31 @@ def test_simulated_lgcp_recovery():
     assert 0.5 <= est.variance_ <= 2.0
 
 
+def test_recovery_beats_grid_laplace_at_equal_node_count():
+    """Spec 8.3 on three seeds at the spec's setting (E n = 500, default nodes, all hyperparameters fitted):
+    coverage in [0.85, 0.99], variance in [0.5, 2], and a lower mean RMSE than GridLaplaceLGCP with about as
+    many cells as VoGCAM has nodes and VoGCAM's hyperparameters (so only the approximation differs). The
+    benchmark's 20-seed run (docs/point_process.md) has VoGCAM ahead on 19 of 20 seeds by 0.04 median."""
+    from algos.point_process.baselines import GridLaplaceLGCP
+
+    rm_v, rm_g = [], []
+    for seed in (0, 1, 2):
+        s = simulate_lgcp((0, 1, 0, 1), math.log(500) - 0.5, 1.0, 0.1, grid=128, random_state=seed)
+        C = s.cell_centres()
+        truth = s.log_intensity.ravel()
+        est = VoGCAM(window=(0, 1, 0, 1), random_state=0).fit(s.points)
+        mu, sd = est.predict_log_intensity(C, return_std=True)
+        cover = np.mean(np.abs(mu - truth) <= 1.959964 * sd)
+        assert 0.85 <= cover <= 0.99
+        assert 0.5 <= est.variance_ <= 2.0
+        side = int(round(math.sqrt(est.n_nodes_)))
+        gl = GridLaplaceLGCP(window=(0, 1, 0, 1), grid=side, variance=est.variance_, length_scale=est.length_scale_,
+                             solver="fft", n_var_samples=16, random_state=0).fit(s.points)
+        rm_v.append(np.sqrt(np.mean((mu - truth) ** 2)))
+        rm_g.append(np.sqrt(np.mean((gl.predict_log_intensity(C) - truth) ** 2)))
+    assert np.mean(rm_v) < np.mean(rm_g)
+
+
 # ----------------------------------------------------------------------------- API, covariates, modes
 def test_predict_sample_and_bands(fixed_theta_fit):
     X, est = fixed_theta_fit
