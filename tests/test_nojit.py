@@ -33,6 +33,7 @@ SELECTED = [
     "tests/point_process/test_quadrature.py::test_clip_kernel_matches_reference",
     "tests/point_process/test_nngp_sparse.py::test_nngp_rows_kernel_matches_reference",
     "tests/point_process/test_nngp_sparse.py::test_sparse_cholesky_and_takahashi_vs_dense",
+    "tests/point_process/test_nngp_sparse.py::test_sparse_sample_has_covariance_inverse_P",
     "tests/federated/test_model_kernels.py::test_local_gd_kernel_matches_twin",
     "tests/federated/test_model_kernels.py::test_fisher_kernel_matches_twin",
     "tests/federated/test_model_kernels.py::test_parallel_and_serial_kernels_bit_identical",
