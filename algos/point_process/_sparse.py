@@ -207,6 +207,22 @@ def _symbolic(N, indptr, indices, parent):
 
 
 @numba.njit(cache=True)
+def _find_row(Ri, lo, hi, i):
+    """Position of row i in the sorted Ri[lo:hi] (-1 if absent)."""
+    hi -= 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        v = Ri[mid]
+        if v < i:
+            lo = mid + 1
+        elif v > i:
+            hi = mid - 1
+        else:
+            return mid
+    return -1
+
+
+@numba.njit(cache=True)
 def _scatter_map(N, indptr, indices, Lp, Li):
     """For each entry of the full CSR (permuted) with row >= column, its position in L; -1 otherwise."""
     out = -np.ones(indptr[N], dtype=np.int64)
@@ -214,18 +230,7 @@ def _scatter_map(N, indptr, indices, Lp, Li):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             if i >= j:
-                # find row i in column j of L
-                lo = Lp[j]
-                hi = Lp[j + 1] - 1
-                while lo <= hi:
-                    mid = (lo + hi) // 2
-                    if Li[mid] < i:
-                        lo = mid + 1
-                    elif Li[mid] > i:
-                        hi = mid - 1
-                    else:
-                        out[p] = mid
-                        break
+                out[p] = _find_row(Li, Lp[j], Lp[j + 1], i)
     return out
 
 
@@ -338,27 +343,12 @@ def _takahashi(N, Lp, Li, Lx):
 
 
 @numba.njit(cache=True)
-def _lookup(Lp, Li, Zx, rows, cols):
-    """Z[rows[t], cols[t]] (permuted indices, symmetric); NaN where the pair is not in the pattern."""
-    out = np.empty(len(rows))
+def _positions(Lp, Li, rows, cols):
+    """Positions in the column storage of the pairs (rows[t], cols[t]) (permuted, symmetric); -1 if absent."""
+    out = np.empty(len(rows), dtype=np.int64)
     for t in range(len(rows)):
-        i = rows[t]
-        j = cols[t]
-        if i < j:
-            i, j = j, i
-        lo = Lp[j]
-        hi = Lp[j + 1] - 1
-        v = np.nan
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if Li[mid] < i:
-                lo = mid + 1
-            elif Li[mid] > i:
-                hi = mid - 1
-            else:
-                v = Zx[mid]
-                break
-        out[t] = v
+        i, j = max(rows[t], cols[t]), min(rows[t], cols[t])
+        out[t] = _find_row(Li, Lp[j], Lp[j + 1], i)
     return out
 
 
@@ -484,22 +474,6 @@ def _sn_structure(N, start, Lp, Li):
 
 
 @numba.njit(cache=True)
-def _find_row(Ri, lo, hi, i):
-    """Position of row i in the sorted Ri[lo:hi] (-1 if absent)."""
-    hi -= 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        v = Ri[mid]
-        if v < i:
-            lo = mid + 1
-        elif v > i:
-            hi = mid - 1
-        else:
-            return mid
-    return -1
-
-
-@numba.njit(cache=True)
 def _sn_scatter_map(N, indptr, indices, start, sn_of, Rp, Ri, off):
     """Flat position in the supernodal storage of each lower entry of the permuted full CSR; -1 above."""
     out = -np.ones(indptr[N], dtype=np.int64)
@@ -515,6 +489,25 @@ def _sn_scatter_map(N, indptr, indices, start, sn_of, Rp, Ri, off):
 
 
 @numba.njit(cache=True)
+def _sn_dims(s, start, Rp, off):
+    """Supernode s: first column, column count, start of its rows in Ri, row count, block offset."""
+    f = start[s]
+    r0 = Rp[s]
+    return f, start[s + 1] - f, r0, Rp[s + 1] - r0, off[s]
+
+
+@numba.njit(cache=True)
+def _sn_max_sizes(start, Rp):
+    """The largest row count and the largest column count of the supernodes (work-array sizes)."""
+    max_nr = 0
+    max_nc = 0
+    for s in range(len(start) - 1):
+        max_nr = max(max_nr, Rp[s + 1] - Rp[s])
+        max_nc = max(max_nc, start[s + 1] - start[s])
+    return max_nr, max_nc
+
+
+@numba.njit(cache=True)
 def _sn_numeric(N, start, sn_of, Rp, Ri, off, Lx):
     """Left-looking supernodal Cholesky in place on ``Lx`` (the input's lower part already scattered).
 
@@ -526,18 +519,10 @@ def _sn_numeric(N, start, sn_of, Rp, Ri, off, Lx):
     nxt = -np.ones(ns, dtype=np.int64)
     pos = np.zeros(ns, dtype=np.int64)
     relpos = np.zeros(N, dtype=np.int64)
-    max_nr = 0
-    max_nc = 0
-    for s in range(ns):
-        max_nr = max(max_nr, Rp[s + 1] - Rp[s])
-        max_nc = max(max_nc, start[s + 1] - start[s])
+    max_nr, max_nc = _sn_max_sizes(start, Rp)
     work = np.empty(max(1, max_nr * max_nc))
     for s in range(ns):
-        f = start[s]
-        ncol = start[s + 1] - f
-        r0 = Rp[s]
-        nr = Rp[s + 1] - r0
-        os = off[s]
+        f, ncol, r0, nr, os = _sn_dims(s, start, Rp, off)
         for a in range(nr):
             relpos[Ri[r0 + a]] = a
         d = head[s]
@@ -589,11 +574,7 @@ def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx):
     ns = len(start) - 1
     Zx = np.zeros(len(Lx))
     relpos = np.zeros(N, dtype=np.int64)
-    max_nr = 0
-    max_nc = 0
-    for s in range(ns):
-        max_nr = max(max_nr, Rp[s + 1] - Rp[s])
-        max_nc = max(max_nc, start[s + 1] - start[s])
+    max_nr, max_nc = _sn_max_sizes(start, Rp)
     Zii = np.empty(max(1, max_nr * max_nr))
     U = np.empty(max(1, max_nr * max_nc))
     Y = np.empty(max(1, max_nr * max_nc))
@@ -647,11 +628,7 @@ def _sn_lsolve(N, start, Rp, Ri, off, Lx, b):
     x = b.copy()
     ns = len(start) - 1
     for s in range(ns):
-        f = start[s]
-        ncol = start[s + 1] - f
-        r0 = Rp[s]
-        nr = Rp[s + 1] - r0
-        os = off[s]
+        f, ncol, r0, nr, os = _sn_dims(s, start, Rp, off)
         for c in range(ncol):
             xc = x[f + c] / Lx[os + c * nr + c]
             x[f + c] = xc
@@ -666,11 +643,7 @@ def _sn_ltsolve(N, start, Rp, Ri, off, Lx, b):
     x = b.copy()
     ns = len(start) - 1
     for s in range(ns - 1, -1, -1):
-        f = start[s]
-        ncol = start[s + 1] - f
-        r0 = Rp[s]
-        nr = Rp[s + 1] - r0
-        os = off[s]
+        f, ncol, r0, nr, os = _sn_dims(s, start, Rp, off)
         for c in range(ncol - 1, -1, -1):
             acc = x[f + c]
             for a in range(c + 1, nr):
@@ -693,20 +666,14 @@ def _sn_diag(start, Rp, off, X):
 
 
 @numba.njit(cache=True)
-def _sn_lookup(start, sn_of, Rp, Ri, off, Zx, rows, cols):
-    """Z[rows[t], cols[t]] (permuted, symmetric); NaN where the pair is not in the pattern."""
-    out = np.empty(len(rows))
+def _sn_positions(start, sn_of, Rp, Ri, off, rows, cols):
+    """Positions in the supernodal storage of the pairs (rows[t], cols[t]) (permuted, symmetric); -1 if absent."""
+    out = np.empty(len(rows), dtype=np.int64)
     for t in range(len(rows)):
-        i = rows[t]
-        j = cols[t]
-        if i < j:
-            i, j = j, i
+        i, j = max(rows[t], cols[t]), min(rows[t], cols[t])
         s = sn_of[j]
         a = _find_row(Ri, Rp[s], Rp[s + 1], i)
-        if a < 0:
-            out[t] = np.nan
-        else:
-            out[t] = Zx[off[s] + (j - start[s]) * (Rp[s + 1] - Rp[s]) + (a - Rp[s])]
+        out[t] = -1 if a < 0 else off[s] + (j - start[s]) * (Rp[s + 1] - Rp[s]) + (a - Rp[s])
     return out
 
 
@@ -877,10 +844,11 @@ class SparseCholesky:
         r = self.iperm[np.asarray(rows, dtype=np.int64).ravel()]
         c = self.iperm[np.asarray(cols, dtype=np.int64).ravel()]
         if self._sn is None:
-            out = _lookup(self.Lp, self.Li, Zx, r, c)
+            pos = _positions(self.Lp, self.Li, r, c)
         else:
             start, sn_of, Rp, Ri, off = self._sn
-            out = _sn_lookup(start, sn_of, Rp, Ri, off, Zx, r, c)
+            pos = _sn_positions(start, sn_of, Rp, Ri, off, r, c)
+        out = np.where(pos >= 0, Zx[np.maximum(pos, 0)], np.nan)
         return out.reshape(np.shape(rows))
 
     def inverse_on_pattern(self):
