@@ -212,16 +212,25 @@ class NNGPStructure:
         return len(self.coords)
 
     def factor(self, variance, length_scale):
-        """An :class:`NNGPFactor` at ``(variance, length_scale)``."""
+        """An :class:`NNGPFactor` at ``(variance, length_scale)``.
+
+        The variance scales out exactly (``Q = R^-1 / sigma^2``, ``F = sigma^2 F_c``), so the
+        correlation-scale factor of the last range is cached and a new variance at the same range costs
+        one rescaling (the variance steps of VoGCAM change sigma^2 alone)."""
         N = self.N
         k = self.neighbors.shape[1]
-        A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, float(length_scale), self.nu_code, self.jitter)
-        F = variance * Fc
-        vals = np.column_stack([np.ones(N), -A]).ravel()[self._b_pos] if k else np.ones(N)
-        B = sp.csr_matrix((vals, (self._b_rows, self._b_cols)), shape=(N, N))
-        Q = (B.T @ sp.diags(1.0 / F) @ B).tocsr()
-        Q = self._on_pattern(Q)
-        return NNGPFactor(B=B, F=F, order=self.order, logdet=float(np.sum(np.log(F))), Q=Q,
+        key = float(length_scale)
+        cached = getattr(self, "_corr_cache", None)
+        if cached is None or cached[0] != key:
+            A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, key, self.nu_code, self.jitter)
+            vals = np.column_stack([np.ones(N), -A]).ravel()[self._b_pos] if k else np.ones(N)
+            B = sp.csr_matrix((vals, (self._b_rows, self._b_cols)), shape=(N, N))
+            Qc = self._on_pattern((B.T @ sp.diags(1.0 / Fc) @ B).tocsr())
+            cached = self._corr_cache = (key, A, Fc, B, Qc, float(np.sum(np.log(Fc))))
+        _, A, Fc, B, Qc, logdet_c = cached
+        Q = Qc.copy()
+        Q.data /= variance
+        return NNGPFactor(B=B, F=variance * Fc, order=self.order, logdet=logdet_c + N * math.log(variance), Q=Q,
                           neighbors=self.neighbors, counts=self.counts, A=A)
 
     def _on_pattern(self, Q):
