@@ -11,7 +11,8 @@ Data: :func:`dirichlet_label_split`, :func:`make_fedprox_synthetic`, :func:`make
 Deployment on Flower: :mod:`algos.federated.flower` (extra ``federated``; imported on demand).
 """
 
-from ._baselines import (
+from ._baselines import __all__ as _BASELINE_NAMES
+from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
     BASELINES,
     APFLClassifier,
     DittoClassifier,
@@ -45,19 +46,7 @@ from .variance import FlatFisherWarning, estimate_variances, mixing_weights
 __all__ = [
     "PotaraClassifier",
     "LowRankSoftmax",
-    "LocalOnlyClassifier",
-    "FedAvgClassifier",
-    "FedAvgFTClassifier",
-    "FixedMixClassifier",
-    "OracleGridClassifier",
-    "APFLClassifier",
-    "DittoClassifier",
-    "PFedMeClassifier",
-    "FedRepClassifier",
-    "FedITClassifier",
-    "FFALoRAClassifier",
-    "FedSALoRAClassifier",
-    "BASELINES",
+    *_BASELINE_NAMES,
     "FederatedClassifierBase",
     "init_params",
     "loss_grad",

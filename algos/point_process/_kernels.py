@@ -68,6 +68,18 @@ def _shoelace(xs, ys, n):
     return 0.5 * a
 
 
+@numba.njit(cache=True)
+def _cell_polygon(ptr, vidx, verts, centres, c):
+    """The vertices of convex cell ``c`` sorted by angle around ``centres[c]`` (a CCW polygon)."""
+    n = ptr[c + 1] - ptr[c]
+    xs = np.empty(n)
+    ys = np.empty(n)
+    for t in range(n):
+        xs[t] = verts[vidx[ptr[c] + t], 0]
+        ys[t] = verts[vidx[ptr[c] + t], 1]
+    return _sort_by_angle(xs, ys, centres[c, 0], centres[c, 1], n)
+
+
 @numba.njit(cache=True, parallel=True)
 def convex_cell_areas(ptr, vidx, verts, centres):
     """Areas of convex cells: cell ``c`` has vertices ``verts[vidx[ptr[c]:ptr[c+1]]]`` (any order);
@@ -76,12 +88,7 @@ def convex_cell_areas(ptr, vidx, verts, centres):
     out = np.empty(nc)
     for c in prange(nc):
         n = ptr[c + 1] - ptr[c]
-        xs = np.empty(n)
-        ys = np.empty(n)
-        for t in range(n):
-            xs[t] = verts[vidx[ptr[c] + t], 0]
-            ys[t] = verts[vidx[ptr[c] + t], 1]
-        xs, ys = _sort_by_angle(xs, ys, centres[c, 0], centres[c, 1], n)
+        xs, ys = _cell_polygon(ptr, vidx, verts, centres, c)
         out[c] = abs(_shoelace(xs, ys, n))
     return out
 
@@ -128,12 +135,7 @@ def clip_areas(ptr, vidx, verts, centres, window):
     out = np.empty(nc)
     for c in prange(nc):
         n = ptr[c + 1] - ptr[c]
-        xs = np.empty(n)
-        ys = np.empty(n)
-        for t in range(n):
-            xs[t] = verts[vidx[ptr[c] + t], 0]
-            ys[t] = verts[vidx[ptr[c] + t], 1]
-        xs, ys = _sort_by_angle(xs, ys, centres[c, 0], centres[c, 1], n)
+        xs, ys = _cell_polygon(ptr, vidx, verts, centres, c)
         cap = 2 * nw * (n + 1) + 2 * n + 8
         ax_ = np.empty(cap)
         ay_ = np.empty(cap)

@@ -767,7 +767,8 @@ class VoGCAM(BaseEstimator):
             hist.append(new)
             rel_prev, rel = rel, abs(new - elbo) / (1.0 + abs(new))
             if self.verbose:
-                print(f"[VoGCAM] sweep {it}: ELBO {new:.10g}, sigma2 {sigma2:.6g}, phi {phi * self.scale_:.6g}, rel {rel:.2g}, moving {moving}, fp {fp}")
+                print(f"[VoGCAM] sweep {it}: ELBO {new:.10g}, sigma2 {sigma2:.6g}, phi {phi * self.scale_:.6g}, "
+                      f"relative change {rel:.2g}, hyperparameters moving: {moving}")
             # converged: the ELBO is flat to tol, after a sweep whose S fixed point ran to full tolerance or
             # for two sweeps in a row (the hyperparameters may still creep along a flat ridge; the final
             # pass below brings (m, S, beta) to full tolerance either way)
