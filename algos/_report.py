@@ -25,10 +25,20 @@ class Check:
     tol: float = 0.0
     source: str = ""
     passed: bool | None = None
+    #: ``"theorem"`` (a proved statement of the paper, possibly reconstructed), ``"target"`` (an
+    #: empirical or calibrated target) or ``"sanity"`` (an identity or consistency check). Only
+    #: theorems count as guarantees in the report's summary.
+    kind: str = "theorem"
+    #: The trivial bound of the problem on the same side as ``guarantee`` (for ``"<="``: the largest
+    #: value ``measured`` can take whatever the algorithm; for ``">="``: the smallest). A guarantee
+    #: that is no better than it is reported as vacuous. ``None`` when there is no such bound.
+    trivial: float | None = None
 
     def __post_init__(self):
         if self.relation not in (">=", "<="):
             raise ValueError(f"'relation' must be one of {{'>=', '<='}}; got {self.relation!r}.")
+        if self.kind not in ("theorem", "target", "sanity"):
+            raise ValueError(f"'kind' must be one of {{'theorem', 'target', 'sanity'}}; got {self.kind!r}.")
         if self.passed is None:
             m, g = float(self.measured), float(self.guarantee)
             if math.isnan(m) or math.isnan(g):
@@ -37,6 +47,28 @@ class Check:
                 self.passed = m >= g - self.tol
             else:
                 self.passed = m <= g + self.tol
+
+    @property
+    def tightness(self):
+        """How close the measurement comes to the bound, in (0, 1] when the check holds.
+
+        ``measured / guarantee`` for ``"<="`` and ``guarantee / measured`` for ``">="``: 1 means the
+        bound is attained, small values mean it is loose. ``None`` when the ratio is undefined (a zero
+        or negative denominator, a NaN, or signs that differ).
+        """
+        m, g = float(self.measured), float(self.guarantee)
+        num, den = (m, g) if self.relation == "<=" else (g, m)
+        if not (math.isfinite(num) and math.isfinite(den)) or den <= 0.0 or num < 0.0:
+            return None
+        return num / den
+
+    @property
+    def vacuous(self):
+        """True when the guarantee is no better than the problem's trivial bound."""
+        if self.trivial is None:
+            return False
+        g, t = float(self.guarantee), float(self.trivial)
+        return g >= t if self.relation == "<=" else g <= t
 
 
 @dataclasses.dataclass
