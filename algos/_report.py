@@ -81,10 +81,12 @@ class DemoSection:
     checks: list = dataclasses.field(default_factory=list)
     figures: list = dataclasses.field(default_factory=list)  # file names relative to the report
     seconds: float = 0.0
+    #: The error that stopped the section, if any (``"ValueError: ..."``); such a section fails.
+    error: str = ""
 
     @property
     def passed(self):
-        return all(c.passed for c in self.checks)
+        return not self.error and all(c.passed for c in self.checks)
 
     def to_markdown(self):
         lines = [f"## {self.title}", "", self.body.strip(), ""]
