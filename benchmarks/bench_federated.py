@@ -291,7 +291,7 @@ def main(argv=None):
         extra.append(f"flwr {flwr.__version__}")
     except ImportError:
         if "c" in sections:
-            raise SystemExit("section c needs Flower: pip install 'algos[federated]'") from None
+            raise SystemExit("section c needs Flower: pip install 'algos-theory[federated]'") from None
     print(environment(extra) + "\n")
     t0 = time.perf_counter()
     for s in sections:

@@ -19,7 +19,7 @@ examples:
   algos potara --dataset digits --clients 20 --alpha 0.1 --baselines fedavg,fedavg_ft,local,ditto --json
   algos potara --dataset fedprox --syn-alpha 1 --syn-beta 1 --clients 30
   algos potara --csv data.csv --target label --client-column site
-  algos potara --dataset digits --clients 10 --alpha 0.3 --flower      (needs pip install "algos[federated]")
+  algos potara --dataset digits --clients 10 --alpha 0.3 --flower      (needs pip install "algos-theory[federated]")
 """
 
 DEFAULT_BASELINES = "fedavg,fedavg_ft,local"
@@ -179,12 +179,12 @@ def _flower(potara, split, per_client):
     try:
         from .flower import run_flower_simulation
     except ImportError as exc:
-        raise ImportError(f"--flower needs Flower: pip install \"algos[federated]\" ({exc}).") from None
+        raise ImportError(f"--flower needs Flower: pip install \"algos-theory[federated]\" ({exc}).") from None
     Xtr, ytr, itr, Xte, yte, ite = split
     try:
         res = run_flower_simulation(potara, Xtr, ytr, itr, Xte, yte, ite)
     except ImportError as exc:
-        raise ImportError(f"--flower needs Flower: pip install \"algos[federated]\" ({exc}).") from None
+        raise ImportError(f"--flower needs Flower: pip install \"algos-theory[federated]\" ({exc}).") from None
     ours = per_client["potara"]
     diff = max(abs(float(res.client_accuracy[c]) - ours[c]) for c in ours)
     return {"mean_client_accuracy": float(np.mean(list(res.client_accuracy.values()))),

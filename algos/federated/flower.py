@@ -72,7 +72,7 @@ def _require_flwr():
         import flwr  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
-            "algos.federated.flower needs Flower: pip install 'algos[federated]' (flwr>=1.21)."
+            "algos.federated.flower needs Flower: pip install 'algos-theory[federated]' (flwr>=1.42)."
         ) from exc
 
 

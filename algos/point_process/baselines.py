@@ -895,7 +895,7 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
             import gpytorch
             import torch
         except ImportError as exc:  # pragma: no cover - the gpu extra is installed in CI
-            raise ImportError("SVGPCoxProcess needs torch and gpytorch: pip install 'algos[gpu]'.") from exc
+            raise ImportError("SVGPCoxProcess needs torch and gpytorch: pip install 'algos-theory[gpu]'.") from exc
         if self.random_state is not None:
             seed = check_scalar_int(self.random_state, "random_state", low=0)
             torch.manual_seed(seed)
