@@ -1,9 +1,16 @@
 """The ``algos`` command line: ``algos demo`` and one subcommand per module.
 
-Every module registers two hooks, imported lazily so that ``algos --help`` stays fast:
+Every module registers two hooks, imported lazily so that ``algos --version`` and ``algos --help``
+import none of the modules (no numpy, numba or torch):
 
-* ``algos.<module>._cli``: ``add_parser(subparsers)`` and ``run(args) -> int``;
+* ``algos.<module>._cli``: ``add_parser(subparsers, name)`` and ``run(args) -> int``;
 * ``algos.<module>._demo``: ``run_demo(out_dir, quick, random_state) -> DemoSection``.
+
+Only the subcommand named on the command line gets its real parser; the others are listed from the
+static table :data:`SUBCOMMANDS`.
+
+Exit codes: 0 success; 1 a guarantee failed, a demo section failed, or an unexpected error; 2 a
+usage error or bad input (one line on stderr, never a traceback; set ``ALGOS_DEBUG=1`` to see it).
 """
 
 from __future__ import annotations
@@ -11,79 +18,174 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
 
-# (subcommand name, module folder); each module issue adds its line
+# (subcommand name, module folder, one-line help); the help is static so that `algos --help` imports
+# no module. Each module's own parser repeats (and may extend) it.
 SUBCOMMANDS = [
-    ("matching", "fair_matching"),
-    ("hetero", "hetero_regression"),
-    ("dag", "networked_learning"),
-    ("pomdp", "pomdp"),
-    ("circle", "continual"),
-    ("potara", "federated"),
-    ("lgcp", "point_process"),
+    ("matching", "fair_matching", "online class-fair matching (threshold equal-filling, HybridRanking, baselines)"),
+    ("hetero", "hetero_regression", "regression under heteroskedastic noise (subset-of-signals model)"),
+    ("dag", "networked_learning", "networked learning on a DAG of agents (full messages or shared sketches)"),
+    ("pomdp", "pomdp", "finite-memory POMDP controllers from belief codebooks (RECAP)"),
+    ("circle", "continual", "class-incremental learning with reservoir features and streaming LDA (CIRCLE)"),
+    ("potara", "federated", "federated personalisation by merging federated and local models (Potara)"),
+    ("lgcp", "point_process", "log-Gaussian Cox process intensity (VoGCAM)"),
 ]
-DEMOS = [m for _, m in SUBCOMMANDS]
+DEMOS = [m for _, m, _ in SUBCOMMANDS]
+
+SEED_HELP = "random seed, a non-negative int (default: %(default)s)"
+COMPILE_NOTE = (
+    "note: the first run compiles and caches numba kernels (a minute or more); later runs start faster."
+)
+
+#: Exit codes.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _build_parser():
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit code 2)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _seed(text):
+    """argparse type of ``--seed``: a non-negative int."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'seed' must be a non-negative int; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'seed' must be a non-negative int; got {value}")
+    return value
+
+
+def _modules_list(text):
+    """argparse type of ``demo --modules``: comma-separated names from :data:`DEMOS`."""
+    modules = [m.strip() for m in text.split(",") if m.strip()]
+    if not modules:
+        raise argparse.ArgumentTypeError(f"'modules' must name at least one of {', '.join(DEMOS)}; got {text!r}")
+    for m in modules:
+        if m not in DEMOS:
+            raise argparse.ArgumentTypeError(f"unknown module {m!r}; choose from {', '.join(DEMOS)}")
+    return modules
+
+
+def _command_of(argv):
+    """The subcommand named in ``argv`` (the first token that is not an option), or None."""
+    for token in argv:
+        if token == "--":
+            return None
+        if not token.startswith("-"):
+            return token
+    return None
+
+
+def _normalise_seed_options(parser):
+    """Give every ``--seed`` of a module parser help text and the non-negative int type."""
+    for action in parser._actions:
+        if "--seed" in action.option_strings:
+            if not action.help:
+                action.help = SEED_HELP
+            if action.type is int:
+                action.type = _seed
+
+
+def _build_parser(argv=()):
+    """The ``algos`` parser; only the module subcommand named in ``argv`` is built for real."""
+    parser = _Parser(
         prog="algos",
         description="Seven recent theory papers as tested, fast software. "
-        "Run `algos demo` for a report on every module, or `algos <module> --help`.",
+        "Run `algos demo` for a report on every module, or `algos <command> --help`.",
+        epilog="exit codes: 0 success, 1 a guarantee or a demo section failed, 2 usage error or bad input.",
     )
     parser.add_argument("--version", action="version", version=f"algos {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser("demo", help="run every module on built-in data and write a report")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = sub.add_parser("demo", help="run every module on built-in data and write a report",
+                          description="Run every module on built-in data and write report.md (and figures) "
+                          "into --out. " + COMPILE_NOTE)
     demo.add_argument("--out", default="algos-report", help="output folder (default: %(default)s)")
     demo.add_argument("--quick", action="store_true", help="small sizes (about a minute in all)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    demo.add_argument("--seed", type=_seed, default=0, help=SEED_HELP)
     demo.add_argument(
         "--modules",
-        default=",".join(DEMOS),
-        help="comma-separated modules to run (default: all: %(default)s)",
+        type=_modules_list,
+        default=list(DEMOS),
+        help=f"comma-separated modules to run (default: all: {','.join(DEMOS)})",
     )
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
-    for name, module in SUBCOMMANDS:
-        importlib.import_module(f"algos.{module}._cli").add_parser(sub, name)
+    wanted = _command_of(list(argv))
+    for name, module, help_text in SUBCOMMANDS:
+        if name == wanted:
+            importlib.import_module(f"algos.{module}._cli").add_parser(sub, name)
+            _normalise_seed_options(sub.choices[name])
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
+def _error_line(exc):
+    """``exc`` as one line: its message with newlines folded."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _failed_section(module, exc):
+    from ._report import DemoSection
+
+    return DemoSection(module=module, title=f"{module} (section failed)",
+                       body=f"This section stopped with an error: `{type(exc).__name__}: {_error_line(exc)}`",
+                       error=f"{type(exc).__name__}: {_error_line(exc)}")
+
+
 def _run_demo(args):
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"'out' must be a folder; {str(out)!r} exists and is a file.")
     import matplotlib
 
     matplotlib.use("Agg")
     from ._report import write_report
 
-    modules = [m.strip() for m in args.modules.split(",") if m.strip()]
-    unknown = [m for m in modules if m not in DEMOS]
-    if unknown:
-        raise SystemExit(f"algos demo: error: unknown module {unknown[0]!r}; choose from {', '.join(DEMOS)}")
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    log = sys.stderr if args.json else sys.stdout
+    header = f"algos {__version__}; seed {args.seed}; {'quick' if args.quick else 'full'} mode."
+    print(COMPILE_NOTE, file=log, flush=True)
     sections = []
-    for module in modules:
+    path = None
+    for i, module in enumerate(args.modules, 1):
+        print(f"[{module}] section {i}/{len(args.modules)} started", file=log, flush=True)
         t0 = time.perf_counter()
-        demo = importlib.import_module(f"algos.{module}._demo")
-        section = demo.run_demo(out, quick=args.quick, random_state=args.seed)
+        try:
+            demo = importlib.import_module(f"algos.{module}._demo")
+            section = demo.run_demo(out, quick=args.quick, random_state=args.seed)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a failing section is reported and the run goes on
+            if os.environ.get("ALGOS_DEBUG"):
+                raise
+            section = _failed_section(module, exc)
         section.seconds = time.perf_counter() - t0
         sections.append(section)
-        if not args.json:
+        if section.error:
+            status = f"SECTION FAILED: {section.error}"
+        else:
             status = "all guarantees hold" if section.passed else "SOME GUARANTEE FAILED"
-            print(f"[{module}] {len(section.checks)} checks, {status} ({section.seconds:.1f} s)")
-    header = f"algos {__version__}; seed {args.seed}; {'quick' if args.quick else 'full'} mode."
-    path = write_report(sections, out, header=header)
+        print(f"[{module}] {len(section.checks)} checks, {status} ({section.seconds:.1f} s)", file=log, flush=True)
+        # written after every section: a later failure or an interrupt keeps what is done
+        path = write_report(sections, out, header=header)
     ok = all(s.passed for s in sections)
     if args.json:
         print(json.dumps({
             "report": str(path),
             "passed": ok,
             "sections": [
-                {"module": s.module, "passed": s.passed, "seconds": round(s.seconds, 2),
+                {"module": s.module, "passed": s.passed, "seconds": round(s.seconds, 2), "error": s.error,
                  "checks": [{"name": c.name, "measured": c.measured, "guarantee": c.guarantee,
                              "relation": c.relation, "passed": c.passed} for c in s.checks]}
                 for s in sections
@@ -91,23 +193,52 @@ def _run_demo(args):
         }, indent=2))
     else:
         print(f"report written to {path}")
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def main(argv=None):
-    """Entry point of the ``algos`` console script."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
-    if args.command == "demo":
-        return _run_demo(args)
+    """Entry point of the ``algos`` console script; returns the exit code.
+
+    Every error ends as one line on stderr: bad input, a missing file or a missing optional extra
+    exit with 2, an unexpected error with 1 (``ALGOS_DEBUG=1`` re-raises it with its traceback).
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_of(argv) or "algos"
+    prog = "algos" if command == "algos" else f"algos {command}"
     try:
+        parser = _build_parser(argv)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_OK
+        if args.command == "demo":
+            return _run_demo(args)
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"algos {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except SystemExit as exc:  # argparse (usage error: 2, --help/--version: 0) or a module's exit
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return 0 if code is None else code
+        print(f"{prog}: error: {_error_line(code)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except ImportError as exc:  # a missing optional extra: the message says what to install
+        if os.environ.get("ALGOS_DEBUG"):
+            raise
+        print(f"{prog}: error: {_error_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, TypeError, OSError) as exc:
+        if os.environ.get("ALGOS_DEBUG"):
+            raise
+        print(f"{prog}: error: {_error_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - never a traceback in front of the user
+        if os.environ.get("ALGOS_DEBUG"):
+            raise
+        print(f"{prog}: internal error: {type(exc).__name__}: {_error_line(exc)} "
+              "(set ALGOS_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,9 +31,11 @@ def test_demo_quick_writes_report_with_passing_guarantees(tmp_path, capsys):
     assert list(tmp_path.glob("fair_matching*.png"))
 
 
-def test_demo_rejects_unknown_module(tmp_path):
-    with pytest.raises(SystemExit, match="unknown module 'nope'"):
-        main(["demo", "--quick", "--out", str(tmp_path), "--modules", "nope"])
+def test_demo_rejects_unknown_module(tmp_path, capsys):
+    # a usage error (exit 2), not a failed guarantee (exit 1)
+    assert main(["demo", "--quick", "--out", str(tmp_path), "--modules", "fair_matching,nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown module 'nope'" in err and len(err.strip().splitlines()) == 1
 
 
 def test_matching_json_on_davis(capsys):
@@ -168,3 +170,168 @@ def test_dag_sketch_protocol_counts_k_floats_per_edge(tmp_path, capsys):
     assert main(["dag", "--csv", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1,x2",
                  "--protocol", "sketch", "--k", "1"]) == 2
     assert "'k' must be an int in" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- demo robustness
+def _one_line_error(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "error" in lines[0], err
+    return lines[0]
+
+
+def test_demo_negative_seed_is_a_usage_error(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--seed", "-1"]) == 2
+    assert "'seed' must be a non-negative int; got -1" in _one_line_error(capsys.readouterr().err)
+
+
+def test_demo_out_existing_file_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "report.txt"
+    path.write_text("not a folder")
+    assert main(["demo", "--quick", "--out", str(path), "--modules", "fair_matching"]) == 2
+    assert "'out' must be a folder" in _one_line_error(capsys.readouterr().err)
+    assert path.read_text() == "not a folder"
+
+
+def _fake_demo(monkeypatch, module, run_demo):
+    import types
+
+    fake = types.ModuleType(f"algos.{module}._demo")
+    fake.run_demo = run_demo
+    monkeypatch.setitem(sys.modules, f"algos.{module}._demo", fake)
+
+
+def test_failing_section_is_reported_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    from algos._report import Check, DemoSection
+
+    def boom(out_dir, quick=False, random_state=0):
+        raise RuntimeError("kernel exploded\nsecond line")
+
+    def fine(out_dir, quick=False, random_state=0):
+        return DemoSection("hetero_regression", "Hetero", checks=[Check("c", 1.0, 0.5, ">=")])
+
+    _fake_demo(monkeypatch, "fair_matching", boom)
+    _fake_demo(monkeypatch, "hetero_regression", fine)
+    rc = main(["demo", "--out", str(tmp_path), "--modules", "fair_matching,hetero_regression"])
+    out = capsys.readouterr().out
+    assert rc == 1  # the exit code says that a section failed
+    # a line when each section starts, before its result, and the note on first-run compilation
+    assert "compiles" in out.splitlines()[0]
+    assert out.index("[fair_matching] section 1/2 started") < out.index("[fair_matching] 0 checks, SECTION FAILED")
+    assert "[hetero_regression] section 2/2 started" in out
+    assert "[hetero_regression] 1 checks, all guarantees hold" in out
+    report = (tmp_path / "report.md").read_text()
+    assert "RuntimeError: kernel exploded second line" in report  # the error, on one line
+    assert "| [hetero_regression]" in report  # the later section is in the report too
+
+
+def test_report_is_written_after_each_section(tmp_path, monkeypatch, capsys):
+    from algos._report import DemoSection
+
+    def first(out_dir, quick=False, random_state=0):
+        return DemoSection("fair_matching", "First")
+
+    def interrupted(out_dir, quick=False, random_state=0):
+        assert "First" in (tmp_path / "report.md").read_text()
+        raise KeyboardInterrupt
+
+    _fake_demo(monkeypatch, "fair_matching", first)
+    _fake_demo(monkeypatch, "pomdp", interrupted)
+    assert main(["demo", "--out", str(tmp_path), "--modules", "fair_matching,pomdp"]) == 130
+    assert "First" in (tmp_path / "report.md").read_text()
+
+
+def test_failed_guarantee_exits_1_and_json_names_the_error(tmp_path, monkeypatch, capsys):
+    from algos._report import Check, DemoSection
+
+    def failing(out_dir, quick=False, random_state=0):
+        return DemoSection("pomdp", "P", checks=[Check("c", 0.1, 0.5, ">=")])
+
+    def boom(out_dir, quick=False, random_state=0):
+        raise ValueError("bad")
+
+    _fake_demo(monkeypatch, "pomdp", failing)
+    _fake_demo(monkeypatch, "continual", boom)
+    assert main(["demo", "--out", str(tmp_path), "--modules", "pomdp,continual", "--json"]) == 1
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # progress lines go to stderr in JSON mode
+    assert summary["passed"] is False
+    secs = {s["module"]: s for s in summary["sections"]}
+    assert secs["pomdp"]["error"] == "" and secs["pomdp"]["passed"] is False
+    assert secs["continual"]["error"] == "ValueError: bad"
+    assert "[continual] section 2/2 started" in captured.err
+
+
+def test_unexpected_error_in_a_command_is_one_line_exit_1(monkeypatch, capsys):
+    import algos.fair_matching._cli as mcli
+
+    def crash(args):
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(mcli, "run", crash)
+    assert main(["matching"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert line.startswith("algos matching: internal error: RuntimeError: unexpected")
+
+
+# ---------------------------------------------------------------------------- lazy parser
+_IMPORTED = (
+    "import sys; from algos.cli import main; rc = main({argv!r}); "
+    "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'torch', 'sklearn') "
+    "and '.' not in m or m.count('.') == 1 and m.startswith('algos.')))"
+)
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], [], ["demo", "--help"]])
+def test_version_and_help_import_no_module(argv):
+    out = subprocess.run([sys.executable, "-c", _IMPORTED.format(argv=argv)], capture_output=True, text=True,
+                         check=True).stdout
+    last = out.strip().splitlines()[-1]
+    assert last.endswith("['algos.cli']"), last  # no numpy, numba, torch, sklearn, no module package
+    if argv in (["--help"], []):
+        for name in ("matching", "hetero", "dag", "pomdp", "circle", "potara", "lgcp"):
+            assert name in out
+
+
+def test_module_help_imports_only_that_module():
+    out = subprocess.run([sys.executable, "-c", _IMPORTED.format(argv=["pomdp", "--help"])], capture_output=True,
+                         text=True, check=True).stdout
+    assert "algos pomdp" in out
+    last = out.strip().splitlines()[-1]
+    others = [m for m in ("fair_matching", "hetero_regression", "networked_learning", "continual", "federated",
+                          "point_process") if f"'algos.{m}'" in last]
+    assert not others, last
+
+
+@pytest.mark.parametrize("name", ["demo", "matching", "hetero", "dag", "pomdp", "circle", "potara"])
+def test_every_seed_option_has_help_and_rejects_negatives(name, capsys):
+    from algos.cli import _build_parser
+
+    parser = _build_parser([name])
+    sub = parser._subparsers._group_actions[0].choices[name]
+    seed = [a for a in sub._actions if "--seed" in a.option_strings]
+    assert seed and seed[0].help and "seed" in seed[0].help
+    argv = [name, "--seed", "-3"] + (["solve", "tiger"] if name == "pomdp" else [])
+    assert main(argv) == 2
+    assert "'seed' must be a non-negative int" in _one_line_error(capsys.readouterr().err)
+
+
+def test_missing_flower_extra_is_one_line_naming_pyproject_version(monkeypatch, capsys):
+    import re
+    import tomllib
+
+    from algos.cli import main as cli_main
+
+    from .conftest import REPO_ROOT
+
+    deps = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    required = re.search(r"flwr(?:\[[^\]]*\])?>=([0-9.]+)", " ".join(deps["federated"])).group(1)
+    monkeypatch.setitem(sys.modules, "flwr", None)  # import flwr raises ImportError
+    monkeypatch.delitem(sys.modules, "algos.federated.flower", raising=False)
+    argv = ["potara", "--dataset", "fedprox", "--clients", "3", "--rounds", "1", "--local-epochs", "1",
+            "--finetune-epochs", "1", "--baselines", "", "--flower"]
+    assert cli_main(argv) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "algos-theory[federated]" in line
+    named = re.findall(r"flwr>=([0-9.]+)", line)
+    assert named and set(named) == {required}, line
