@@ -6,17 +6,24 @@ stream depends only on ``random_state`` and the task's position, never on which 
 when, so results are bit-identical whatever ``n_jobs``, the joblib backend or the order of completion.
 
 Parallelism is joblib's: ``backend="loky"`` (local processes, the default), ``"threading"``,
-``"multiprocessing"``, ``"sequential"``, or a cluster backend:
+``"multiprocessing"``, ``"sequential"``, or a cluster engine run through
+:func:`joblib.parallel_config`:
 
-* dask: start a client first, ``from dask.distributed import Client; client = Client(...)``, then pass
-  ``backend="dask"``;
-* ray: register the backend first, ``import ray.util.joblib; ray.util.joblib.register_ray()``, then pass
-  ``backend="ray"``.
+* ``backend="dask"``: the tasks go to the workers of a ``dask.distributed`` cluster. Either start a
+  client first (``from dask.distributed import Client; client = Client("tcp://host:8786")``, or
+  ``Client(LocalCluster(...))``), or pass ``scheduler="tcp://host:8786"`` and a client is opened for
+  the call and closed after it;
+* ``backend="ray"``: the tasks become Ray tasks. Either call ``ray.init(...)`` first, or pass
+  ``scheduler="ray://host:10001"`` / ``"auto"`` / ``"local"`` and Ray is started for the call and shut
+  down after it.
 
-joblib does the rest; nothing else changes. ``backend=None`` uses whatever an enclosing
+Both need the ``scale`` extra (``pip install "algos-theory[scale]"``: ``dask[distributed]`` and
+``ray``). Without the engine, or without a running client and no ``scheduler``, the call raises
+before any task runs, saying what to do. With an engine, ``n_jobs=1`` (the default) means every
+worker of the cluster (``-1``). ``backend=None`` uses whatever an enclosing
 ``joblib.parallel_config(...)`` block sets. ``func`` and its arguments must be picklable for process and
-cluster backends (functions defined in a module or a test file are; lambdas work with loky, which uses
-cloudpickle).
+cluster backends (functions defined in a module or a test file are; lambdas work with loky, dask and
+ray, which use cloudpickle); the workers must be able to import the modules ``func`` needs.
 
 Examples
 --------
@@ -34,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import numbers
 from collections.abc import Mapping, Sequence
@@ -50,11 +58,8 @@ from algos._validation import (
 __all__ = ["run_sweep", "monte_carlo", "summarize"]
 
 _RESERVED = ("random_state", "repeat")
-_CLUSTER_HINTS = {
-    "dask": "start a dask client first: `from dask.distributed import Client; client = Client()` "
-    "(needs `pip install distributed`)",
-    "ray": "register the ray backend first: `import ray.util.joblib; ray.util.joblib.register_ray()`",
-}
+ENGINES = ("dask", "ray")
+_INSTALL_HINT = "pip install 'algos-theory[scale]' (or 'dask[distributed]' and 'ray')"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -158,23 +163,106 @@ def _make_parallel(n_jobs, backend):
     except ValueError as exc:
         if "Invalid backend" not in str(exc):
             raise
-        hint = _CLUSTER_HINTS.get(backend)
         from joblib.parallel import BACKENDS
 
-        options = sorted(set(BACKENDS) | {"dask", "ray"})
-        msg = f"'backend' must be one of {{{', '.join(repr(o) for o in options)}}}; got {backend!r}."
-        if hint:
-            msg = f"'backend' is {backend!r}, which joblib does not know yet: {hint}."
-        raise ValueError(msg) from exc
+        options = sorted(set(BACKENDS) | set(ENGINES))
+        raise ValueError(f"'backend' must be one of {{{', '.join(repr(o) for o in options)}}}; "
+                         f"got {backend!r}.") from exc
 
 
-def _run_tasks(call_args, n_jobs, backend, verbose, desc):
+def _check_scheduler(scheduler, backend):
+    if scheduler is None:
+        return None
+    if not isinstance(scheduler, str) or not scheduler:
+        raise TypeError(f"'scheduler' must be None or an address (str); got {scheduler!r} of type "
+                        f"{type(scheduler).__name__}.")
+    if backend not in ENGINES:
+        raise ValueError(f"'scheduler' is only used with backend 'dask' or 'ray'; got scheduler={scheduler!r} "
+                         f"with backend={backend!r}.")
+    return scheduler
+
+
+@contextlib.contextmanager
+def _dask_config(n_jobs, scheduler):
+    try:
+        import distributed
+        from joblib import parallel_config
+    except ImportError as exc:
+        raise ImportError(f"backend='dask' needs dask.distributed, which is not installed: {_INSTALL_HINT}.") from exc
+    own = None
+    if scheduler is not None:
+        try:
+            own = distributed.Client(scheduler, timeout="10s", set_as_default=False)
+        except OSError as exc:
+            raise ValueError(f"backend='dask': no dask scheduler answers at 'scheduler'={scheduler!r} "
+                             f"({exc}).") from exc
+        client = own
+    else:
+        try:
+            client = distributed.get_client()
+        except ValueError as exc:
+            raise ValueError(
+                "backend='dask' needs a running dask.distributed client and none is running: start one "
+                "first (`from dask.distributed import Client; client = Client('tcp://host:8786')`, or "
+                "`Client(LocalCluster())` on one machine) or pass scheduler='tcp://host:8786'."
+            ) from exc
+    try:
+        with parallel_config(backend="dask", n_jobs=n_jobs, client=client):
+            yield
+    finally:
+        if own is not None:
+            own.close()
+
+
+@contextlib.contextmanager
+def _ray_config(n_jobs, scheduler):
+    try:
+        import ray
+        from joblib import parallel_config
+        from ray.util.joblib import register_ray
+    except ImportError as exc:
+        raise ImportError(f"backend='ray' needs ray, which is not installed: {_INSTALL_HINT}.") from exc
+    started = False
+    if not ray.is_initialized():
+        if scheduler is None:
+            raise ValueError(
+                "backend='ray' needs a running Ray session and none is started: call `ray.init()` (this "
+                "machine) or `ray.init(address='ray://host:10001')` first, or pass scheduler='local' / "
+                "'auto' / 'ray://host:10001'."
+            )
+        ray.init(address=None if scheduler == "local" else scheduler, include_dashboard=False,
+                 log_to_driver=False)
+        started = True
+    elif scheduler is not None:
+        raise ValueError(f"backend='ray': Ray is already started in this process; drop 'scheduler' "
+                         f"(got {scheduler!r}) or call ray.shutdown() first.")
+    register_ray()
+    try:
+        with parallel_config(backend="ray", n_jobs=n_jobs):
+            yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _engine(backend, n_jobs, scheduler):
+    """``(context, backend, n_jobs)`` for :func:`_run_tasks`: a ``parallel_config`` block for dask/ray."""
+    scheduler = _check_scheduler(scheduler, backend)
+    if backend not in ENGINES:
+        return contextlib.nullcontext(), backend, n_jobs
+    n_jobs = -1 if n_jobs in (None, 1) else n_jobs
+    config = _dask_config if backend == "dask" else _ray_config
+    return config(n_jobs, scheduler), None, n_jobs
+
+
+def _run_tasks(call_args, n_jobs, backend, verbose, desc, scheduler=None):
     """Run ``_call(*args)`` for each tuple in ``call_args``; results in input order."""
     from joblib import delayed
     from tqdm import tqdm
 
-    parallel, streaming = _make_parallel(n_jobs, backend)
-    with tqdm(total=len(call_args), desc=desc, disable=verbose < 1) as bar:
+    context, backend, n_jobs = _engine(backend, n_jobs, scheduler)
+    with context, tqdm(total=len(call_args), desc=desc, disable=verbose < 1) as bar:
+        parallel, streaming = _make_parallel(n_jobs, backend)
         results = []
         for out in parallel(delayed(_call)(*args) for args in call_args):
             results.append(out)
@@ -202,6 +290,7 @@ def run_sweep(
     backend="loky",
     verbose=0,
     return_as="records",
+    scheduler=None,
 ):
     r"""Run ``func`` on every point of a parameter grid, ``n_repeats`` times each, with seeded streams.
 
@@ -233,14 +322,20 @@ def run_sweep(
         Number of parallel jobs (``-1``: all cores; ``None``: joblib's default or an enclosing
         ``joblib.parallel_config``).
     backend : str, joblib ParallelBackendBase or None, default="loky"
-        joblib backend: ``"loky"``, ``"threading"``, ``"multiprocessing"``, ``"sequential"``, or
-        ``"dask"`` / ``"ray"`` after starting ``dask.distributed.Client()`` / calling
-        ``ray.util.joblib.register_ray()``. ``None`` uses the enclosing ``joblib.parallel_config``.
+        joblib backend: ``"loky"``, ``"threading"``, ``"multiprocessing"``, ``"sequential"``, or a
+        cluster engine, ``"dask"`` (a running ``dask.distributed.Client`` or ``scheduler``) or ``"ray"``
+        (after ``ray.init()`` or with ``scheduler``), run through ``joblib.parallel_config``.
+        ``None`` uses the enclosing ``joblib.parallel_config``.
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar.
     return_as : {"records", "columns"}, default="records"
         ``"records"``: a list of dicts, one per (point, repeat), in grid order then repeat order.
         ``"columns"``: a dict of lists (one per key), ready for ``pandas.DataFrame(...)``.
+    scheduler : str or None, default=None
+        Only with ``backend="dask"`` or ``"ray"``: the address of the cluster to use for this call
+        (dask: ``"tcp://host:8786"``; ray: ``"ray://host:10001"``, ``"auto"`` or ``"local"``). The client
+        (dask) or the Ray session is opened for the call and closed after it. ``None``: use the running
+        client / Ray session.
 
     Returns
     -------
@@ -254,8 +349,11 @@ def run_sweep(
         wrong type.
     ValueError
         If ``grid`` is empty or uses a reserved name, an argument is out of range, the joblib backend is
-        unknown (with the set-up hint for dask and ray), or ``func`` returns a key that clashes with a
+        unknown, ``backend="dask"`` finds no client (or no scheduler at ``scheduler``), ``backend="ray"``
+        finds Ray not started and no ``scheduler``, or ``func`` returns a key that clashes with a
         parameter or ``"repeat"``.
+    ImportError
+        If ``backend`` is ``"dask"`` or ``"ray"`` and that engine is not installed (the ``scale`` extra).
 
     See Also
     --------
@@ -285,7 +383,7 @@ def run_sweep(
         for r, seq in enumerate(point_seq.spawn(n_repeats)):
             call_args.append((func, points[p], seq))
             keys.append((p, r))
-    outputs = _run_tasks(call_args, n_jobs, backend, verbose, desc="sweep")
+    outputs = _run_tasks(call_args, n_jobs, backend, verbose, desc="sweep", scheduler=scheduler)
 
     records = []
     for (p, r), out in zip(keys, outputs):
@@ -312,7 +410,7 @@ def run_sweep(
     return columns
 
 
-def monte_carlo(func, n_runs, random_state=None, n_jobs=1, backend="loky", verbose=0):
+def monte_carlo(func, n_runs, random_state=None, n_jobs=1, backend="loky", verbose=0, scheduler=None):
     r"""Run ``func(random_state=generator)`` ``n_runs`` times with independent seeded generators.
 
     Run :math:`i` receives ``numpy.random.default_rng(SeedSequence(random_state).spawn(n_runs)[i])``, i.e.
@@ -333,6 +431,8 @@ def monte_carlo(func, n_runs, random_state=None, n_jobs=1, backend="loky", verbo
         joblib backend (see :func:`run_sweep` for dask and ray).
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar.
+    scheduler : str or None, default=None
+        The dask or ray cluster address for this call (see :func:`run_sweep`).
 
     Returns
     -------
@@ -343,7 +443,10 @@ def monte_carlo(func, n_runs, random_state=None, n_jobs=1, backend="loky", verbo
     Raises
     ------
     TypeError, ValueError
-        For a non-callable ``func`` or bad ``n_runs``, ``n_jobs``, ``backend``, ``verbose``.
+        For a non-callable ``func`` or bad ``n_runs``, ``n_jobs``, ``backend``, ``verbose``, ``scheduler``;
+        for dask/ray without a running client or session (see :func:`run_sweep`).
+    ImportError
+        For ``backend="dask"`` / ``"ray"`` when the engine is not installed.
 
     Examples
     --------
@@ -356,7 +459,8 @@ def monte_carlo(func, n_runs, random_state=None, n_jobs=1, backend="loky", verbo
     n_jobs = _check_n_jobs(n_jobs)
     verbose = check_scalar_int(verbose, "verbose", low=0)
     seqs = _root_sequence(random_state).spawn(n_runs)
-    results = _run_tasks([(func, {}, s) for s in seqs], n_jobs, backend, verbose, desc="monte_carlo")
+    results = _run_tasks([(func, {}, s) for s in seqs], n_jobs, backend, verbose, desc="monte_carlo",
+                         scheduler=scheduler)
     return _maybe_stack(results)
 
 

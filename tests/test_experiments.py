@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -196,21 +197,17 @@ def test_backend_none_uses_enclosing_parallel_config():
         ({"random_state": "seed"}, TypeError, r"^'random_state' must be None, an int, a SeedSequence or a numpy "
                                               r"Generator; got str\.$"),
         ({"backend": "spark"}, ValueError, r"^'backend' must be one of \{.*'loky'.*\}; got 'spark'\.$"),
-        ({"backend": "ray"}, ValueError, r"^'backend' is 'ray', which joblib does not know yet: register the ray "
-                                         r"backend first: `import ray\.util\.joblib; "
-                                         r"ray\.util\.joblib\.register_ray\(\)`\.$"),
-        ({"backend": "dask"}, ValueError, r"'backend' is 'dask', which joblib does not know yet: start a dask client"),
+        ({"scheduler": "tcp://127.0.0.1:8786"}, ValueError, r"^'scheduler' is only used with backend 'dask' or "
+                                                            r"'ray'; got scheduler='tcp://127\.0\.0\.1:8786' "
+                                                            r"with backend='loky'\.$"),
+        ({"scheduler": 8786, "backend": "dask"}, TypeError, r"^'scheduler' must be None or an address \(str\); "
+                                                             r"got 8786 of type int\.$"),
         ({"backend": 3}, TypeError, r"^'backend' must be None, a joblib backend name \(str\) or a "
                                     r"ParallelBackendBase; got 3 of type int\.$"),
     ],
 )
 def test_run_sweep_errors(kwargs, exc, match):
     args = {"func": draw_task, "grid": GRID, **kwargs}
-    if kwargs.get("backend") == "dask":
-        from joblib.parallel import BACKENDS
-
-        if "dask" in BACKENDS:
-            pytest.skip("dask is registered with joblib here")
     with pytest.raises(exc, match=match):
         run_sweep(**args)
 
@@ -242,6 +239,115 @@ def test_errors_inside_func_propagate():
 
     with pytest.raises(RuntimeError, match="boom"):
         monte_carlo(boom, 2, random_state=0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# cluster engines: dask.distributed and ray, through joblib.parallel_config
+# ----------------------------------------------------------------------------------------------------
+@pytest.fixture
+def dask_cluster():
+    """A real 2-worker LocalCluster (threads: process workers would only add start-up time here) and
+    its client, closed at the end of the test."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    try:
+        client = distributed.Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    """One local Ray session for the module (start-up takes seconds), with 2 worker processes."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # pragma: no cover - someone else's session
+        yield ray
+        return
+    # keep Ray's default (no GPU masking) without its FutureWarning about a future default change
+    had = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO" in os.environ
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if not had:
+            os.environ.pop("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", None)
+
+
+def test_dask_records_bit_identical_to_sequential(dask_cluster):
+    ref = run_sweep(draw_task, GRID, n_repeats=3, random_state=123)
+    got = run_sweep(draw_task, GRID, n_repeats=3, random_state=123, backend="dask")
+    assert got == ref
+    ran_on = run_sweep(_worker_name, {}, n_repeats=8, random_state=0, backend="dask")
+    workers = set(dask_cluster.scheduler_info()["workers"])
+    assert {r["worker"] for r in ran_on} <= workers and len(workers) == 2  # the tasks went to the cluster
+    np.testing.assert_array_equal(monte_carlo(uniform_task, 6, random_state=7, backend="dask", n_jobs=2),
+                                  monte_carlo(uniform_task, 6, random_state=7))
+
+
+def test_dask_scheduler_address_opens_and_closes_a_client(dask_cluster):
+    """``scheduler=`` connects a client of its own for the call (the cluster's address here)."""
+    ref = monte_carlo(vector_task, 5, random_state=3)
+    got = monte_carlo(vector_task, 5, random_state=3, backend="dask", scheduler=dask_cluster.scheduler.address)
+    np.testing.assert_array_equal(got, ref)
+
+
+def _worker_name(random_state):
+    from distributed import get_worker
+
+    return {"worker": get_worker().address}
+
+
+def test_dask_without_a_client_says_how_to_start_one():
+    distributed = pytest.importorskip("distributed")
+    with pytest.raises(ValueError):  # precondition: no client in this process
+        distributed.get_client()
+    with pytest.raises(ValueError, match=r"^backend='dask' needs a running dask\.distributed client and none is "
+                                         r"running: start one first"):
+        run_sweep(draw_task, GRID, random_state=0, backend="dask")
+    with pytest.raises(ValueError, match=r"no dask scheduler answers at 'scheduler'='tcp://127\.0\.0\.1:9'"):
+        monte_carlo(uniform_task, 2, random_state=0, backend="dask", scheduler="tcp://127.0.0.1:9")
+
+
+def test_engine_not_installed_says_which_extra(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_engines(name, *args, **kwargs):
+        if name.split(".")[0] in ("distributed", "ray"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_engines)
+    for backend, what in [("dask", "dask.distributed"), ("ray", "ray")]:
+        with pytest.raises(ImportError, match=rf"^backend='{backend}' needs {what}, which is not installed: "
+                                              r"pip install 'algos-theory\[scale\]'"):
+            run_sweep(draw_task, GRID, random_state=0, backend=backend)
+
+
+def test_ray_not_started_says_how_to_start_it(monkeypatch):
+    ray = pytest.importorskip("ray")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(ValueError, match=r"^backend='ray' needs a running Ray session and none is started: "
+                                         r"call `ray\.init\(\)`"):
+        monte_carlo(uniform_task, 2, random_state=0, backend="ray")
+
+
+def test_ray_records_bit_identical_to_sequential(ray_session):
+    ref = run_sweep(draw_task, GRID, n_repeats=3, random_state=123)
+    assert run_sweep(draw_task, GRID, n_repeats=3, random_state=123, backend="ray") == ref
+    np.testing.assert_array_equal(monte_carlo(vector_task, 6, random_state=7, backend="ray"),
+                                  monte_carlo(vector_task, 6, random_state=7))
+    with pytest.raises(ValueError, match=r"^backend='ray': Ray is already started in this process; drop "
+                                         r"'scheduler'"):
+        monte_carlo(uniform_task, 2, random_state=0, backend="ray", scheduler="auto")
 
 
 # ----------------------------------------------------------------------------------------------------
