@@ -4,7 +4,10 @@
   last result, so the quality check does not need another run);
 * :func:`markdown_table` / :func:`print_table` print the side-by-side tables of DESIGN.md section 8;
 * :func:`make_parser` builds the common command line (``--quick``, ``--repeat``, ``--sections``);
-* :func:`environment` describes the machine, to print above the tables.
+* :func:`environment` describes the machine, to print above the tables;
+* :func:`add_cluster_options` / :func:`sweep_options` add ``--backend dask|ray --scheduler ADDRESS``
+  to a benchmark whose Monte-Carlo grid runs through :func:`algos._experiments.run_sweep` /
+  :func:`~algos._experiments.monte_carlo`, and turn them into those functions' keyword arguments.
 
 Benchmarks are scripts, not tests: nothing here asserts a time.
 """
@@ -31,6 +34,8 @@ __all__ = [
     "make_parser",
     "selected_sections",
     "environment",
+    "add_cluster_options",
+    "sweep_options",
 ]
 
 
@@ -196,3 +201,33 @@ def environment(extra: Sequence[str] = ()) -> str:
         parts.append(f"numba threads {numba.get_num_threads()}")
     parts.extend(extra)
     return ", ".join(parts) + f"; {platform.platform()}"
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--backend`` and ``--scheduler`` for Monte-Carlo grids run by ``run_sweep``/``monte_carlo``.
+
+    ``--backend`` is a joblib backend (default ``loky``) or a cluster engine, ``dask`` or ``ray``;
+    ``--scheduler`` is the cluster's address (dask ``tcp://host:8786``; ray ``ray://host:10001``,
+    ``auto`` or ``local``). See ``docs/scaling.md``.
+    """
+    parser.add_argument("--backend", default="loky",
+                        help="joblib backend of the Monte-Carlo grids: loky (local processes, default), "
+                             "threading, sequential, dask or ray")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="with --backend dask|ray: the cluster address (tcp://host:8786; "
+                             "ray://host:10001, auto or local)")
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="parallel jobs of the grids (with dask/ray, 1 means every worker)")
+    return parser
+
+
+def sweep_options(args: argparse.Namespace) -> dict:
+    """``{"backend", "scheduler", "n_jobs"}`` for ``run_sweep``/``monte_carlo`` from the parsed options.
+
+    Refuses ``--scheduler`` without a cluster backend (``SystemExit`` with the reason, not a traceback).
+    """
+    backend = getattr(args, "backend", "loky")
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and backend not in ("dask", "ray"):
+        raise SystemExit(f"--scheduler needs --backend dask or ray; got --backend {backend}.")
+    return {"backend": backend, "scheduler": scheduler, "n_jobs": getattr(args, "n_jobs", 1)}
