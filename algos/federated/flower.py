@@ -35,23 +35,37 @@ State kept by a client (keys of ``context.state``): ``"potara.local"`` and ``"po
 (``ArrayRecord`` of parameter blocks), ``"potara.lambda"`` (``ArrayRecord``: one array per block, 0-d for
 module/global granularity) and ``"potara.summary"`` (``MetricRecord``).
 
+Run configuration (``context.run_config``: ``[tool.flwr.app.config]`` of a Flower App, overridden by
+``flwr run --run-config``) is read by both factories, so server and clients agree: see
+:data:`RUN_CONFIG_KEYS` (``num-server-rounds``, ``local-epochs``, ``fine-tune-epochs``,
+``variance-method``, ``seed``, ``client-fraction``) and the server-only keys ``min-nodes``,
+``node-timeout``, ``return-models`` and ``result-dir`` of :func:`make_server_app`. The node
+configuration (``context.node_config``) gives each client its ``partition-id`` and
+``num-partitions``. The Flower App ``examples/federated/potara_app`` is built on these factories.
+
 ``import algos.federated.flower`` does not import Flower; the Flower classes are built on first use
 (:data:`PotaraFedAvg` is created by the module's ``__getattr__``).
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import numbers
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_scalar_int
+from .._validation import check_scalar_float, check_scalar_int
 
 __all__ = [
     "make_client_app",
     "make_server_app",
+    "estimator_from_run_config",
+    "save_result",
+    "RUN_CONFIG_KEYS",
     "PotaraFedAvg",
     "PotaraResult",
     "FlowerRun",
@@ -65,6 +79,17 @@ STATE_LOCAL = "potara.local"
 STATE_MERGED = "potara.personalized"
 STATE_LAMBDA = "potara.lambda"
 STATE_SUMMARY = "potara.summary"
+
+#: ``context.run_config`` key -> :class:`~algos.federated.PotaraClassifier` parameter.
+RUN_CONFIG_KEYS = {
+    "num-server-rounds": "n_rounds",
+    "local-epochs": "local_epochs",
+    "fine-tune-epochs": "finetune_epochs",
+    "variance-method": "variance_method",
+    "seed": "random_state",
+    "client-fraction": "client_fraction",
+}
+DEFAULT_NODE_TIMEOUT = 120.0  # seconds the server waits for SuperNodes before raising
 
 
 def _require_flwr():
@@ -99,6 +124,49 @@ def _py(cid):
     return cid.item() if hasattr(cid, "item") else cid
 
 
+# ---------------------------------------------------------------------------------------- run config
+def estimator_from_run_config(estimator, run_config):
+    r"""``estimator`` with the hyper-parameters that ``run_config`` sets (see :data:`RUN_CONFIG_KEYS`).
+
+    Parameters
+    ----------
+    estimator : PotaraClassifier
+        The defaults; returned unchanged when ``run_config`` sets none of the keys, else a clone with
+        ``set_params`` applied.
+    run_config : mapping
+        ``context.run_config`` (other keys are ignored).
+
+    Returns
+    -------
+    PotaraClassifier
+
+    Raises
+    ------
+    ValueError, TypeError
+        When a value is out of range or of the wrong type, naming the run-config key and the estimator
+        parameter (e.g. ``"run config 'local-epochs' (local_epochs): 'local_epochs' must be an int in
+        [0, inf]; got -1."``).
+    """
+    from sklearn.base import clone
+
+    params = {name: run_config[key] for key, name in RUN_CONFIG_KEYS.items() if key in run_config}
+    if not params:
+        return estimator
+    if "random_state" in params and params["random_state"] is not None:
+        params["random_state"] = check_scalar_int(params["random_state"], "seed", low=0)
+    est = clone(estimator).set_params(**params)
+    try:
+        est._hparams()
+    except (TypeError, ValueError) as exc:
+        keys = ", ".join(f"'{k}' ({RUN_CONFIG_KEYS[k]})" for k in RUN_CONFIG_KEYS if k in run_config)
+        raise type(exc)(f"run config {keys}: {exc}") from exc
+    return est
+
+
+def _run_value(run_config, key, default, check):
+    return check(run_config[key], key) if key in run_config else default
+
+
 # ------------------------------------------------------------------------------------------- client
 def _as_client_data(data, partition_id):
     """Normalise what ``data_fn`` returns to a dict with X, y, X_test, y_test, client_id."""
@@ -127,9 +195,13 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
     estimator : PotaraClassifier
         Unfitted; its hyper-parameters (base model, ``local_epochs``, ``finetune_epochs``,
         ``variance_method``, ``granularity``, ``random_state``, ...) configure every client exactly as
-        :meth:`~algos.federated.PotaraClassifier.fit` configures its in-process clients.
+        :meth:`~algos.federated.PotaraClassifier.fit` configures its in-process clients; the keys of
+        :data:`RUN_CONFIG_KEYS` present in ``context.run_config`` override them for that run (see
+        :func:`estimator_from_run_config`).
     data_fn : callable
-        ``data_fn(partition_id) -> dict`` with ``"X"``, ``"y"`` (training data: raw features, before
+        ``data_fn(partition_id) -> dict`` (or ``data_fn(partition_id, context)``, which also sees
+        ``context.node_config`` / ``context.run_config``, e.g. ``num-partitions``) with ``"X"``, ``"y"``
+        (training data: raw features, before
         ``base_features``, and raw labels), optionally ``"X_test"``, ``"y_test"`` (accuracy is reported
         on them; on the training data otherwise) and ``"client_id"`` (the id used in the in-process run,
         which seeds the client's random draws; default the partition id). A tuple ``(X, y)`` or
@@ -153,7 +225,8 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
     ------
     ValueError
         At message time, in the client (reported to the server as an error reply): labels outside
-        ``classes``, a client with fewer than 2 samples.
+        ``classes``, a client with fewer than 2 samples, a node config without ``partition_key``, a
+        run-config value out of range.
     """
     _require_flwr()
     from flwr.app import Array, ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
@@ -169,13 +242,34 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
     if not callable(data_fn):
         raise TypeError(f"'data_fn' must be callable; got {type(data_fn).__name__}.")
     n_classes = len(classes)
-    cache = {}
+    try:
+        n_args = len([p for p in inspect.signature(data_fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):  # builtins without a signature
+        n_args = 1
+    runs = {}  # run id -> {"est", "data", "frozen"}: one entry per run this process serves
+
+    def session(context):
+        """The estimator (defaults + run config), data and frozen blocks of this run."""
+        run = runs.get(context.run_id)
+        if run is None:
+            run = runs[context.run_id] = {"est": estimator_from_run_config(estimator, context.run_config),
+                                          "data": {}, "frozen": {}}
+        return run
 
     def client_data(context):
+        run = session(context)
+        est = run["est"]
+        if partition_key not in context.node_config:
+            raise ValueError(f"the node config has no {partition_key!r} (start the SuperNode with "
+                             f"--node-config '{partition_key}=0 num-partitions=M'); got keys "
+                             f"{sorted(context.node_config)}.")
         pid = int(context.node_config[partition_key])
+        cache = run["data"]
         if pid not in cache:
-            raw = _as_client_data(data_fn(pid), pid)
-            X = estimator._check_X(raw["X"])
+            raw = data_fn(pid, context) if n_args >= 2 else data_fn(pid)
+            raw = _as_client_data(raw, pid)
+            X = est._check_X(raw["X"])
             y = np.asarray(raw["y"])
             if y.ndim != 1 or y.shape[0] != X.shape[0]:
                 raise ValueError(f"partition {pid}: 'y' must be 1-d with one label per row of X.")
@@ -185,29 +279,29 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
                                  "are not in 'classes'.")
             if X.shape[0] < 2:
                 raise ValueError(f"every client needs at least 2 training samples; partition {pid} has {X.shape[0]}.")
-            Z = estimator._features(X)
+            Z = est._features(X)
             test = None
             if raw["X_test"] is not None:
-                Xt = estimator._check_X(raw["X_test"], "X_test")
-                test = (estimator._features(Xt), np.asarray(raw["y_test"]))
+                Xt = est._check_X(raw["X_test"], "X_test")
+                test = (est._features(Xt), np.asarray(raw["y_test"]))
+            n_parts = context.node_config.get("num-partitions", -1)
             cache[pid] = {"Z": np.ascontiguousarray(Z), "y": pos.astype(np.int64), "test": test,
-                          "client_id": _py(raw["client_id"]), "pid": pid}
-        return cache[pid]
+                          "client_id": _py(raw["client_id"]), "pid": pid, "num-partitions": int(n_parts)}
+        return run, cache[pid]
 
-    frozen = {}
-
-    def full_params(record, data):
+    def full_params(record, run, data):
         """Received (trainable) blocks plus the frozen ones, rebuilt from the seeded initialisation."""
         received = arrayrecord_to_params(record)
         d = data["Z"].shape[1]
+        frozen = run["frozen"]
         if d not in frozen:
-            init = estimator.initial_params(d, n_classes)
-            trainable = estimator.local_train_kwargs(n_classes)["trainable"]
+            init = run["est"].initial_params(d, n_classes)
+            trainable = run["est"].local_train_kwargs(n_classes)["trainable"]
             frozen[d] = {k: v for k, v in init.items() if k not in trainable}
         return {**frozen[d], **received}
 
-    def trainable_only(params):
-        trainable = estimator.local_train_kwargs(n_classes)["trainable"]
+    def trainable_only(params, est):
+        trainable = est.local_train_kwargs(n_classes)["trainable"]
         return params_to_arrayrecord({k: v for k, v in params.items() if k in trainable})
 
     def accuracy(params, data):
@@ -221,34 +315,36 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
 
     @app.query("describe")
     def describe(msg, context):
-        data = client_data(context)
+        _, data = client_data(context)
         cid = data["client_id"]
         metrics = MetricRecord({"partition-id": data["pid"], "num-examples": int(data["y"].size),
+                                "num-partitions": data["num-partitions"],
                                 "client-id-int": int(cid) if isinstance(cid, numbers.Integral) else -1})
         return Message(RecordDict({"metrics": metrics, "client": ConfigRecord({"client-id": str(cid)})}),
                        reply_to=msg)
 
     @app.train()
     def train(msg, context):
-        data = client_data(context)
-        params = full_params(msg.content["arrays"], data)
+        run, data = client_data(context)
+        est = run["est"]
+        params = full_params(msg.content["arrays"], run, data)
         config = msg.content["config"]
-        kw = estimator.local_train_kwargs(n_classes)
+        kw = est.local_train_kwargs(n_classes)
         seed = config.get("batch-seed", None)
         if kw["batch_size"] is not None and seed is not None:
             kw["random_state"] = np.random.default_rng(int(seed))
         new = local_train(params, data["Z"], data["y"], **kw)
         metrics = MetricRecord({"num-examples": int(data["y"].size), "partition-id": data["pid"]})
-        return Message(RecordDict({"arrays": trainable_only(new), "metrics": metrics}), reply_to=msg)
+        return Message(RecordDict({"arrays": trainable_only(new, est), "metrics": metrics}), reply_to=msg)
 
     @app.train("personalize")
     def personalize(msg, context):
-        data = client_data(context)
-        theta_f = full_params(msg.content["arrays"], data)
+        run, data = client_data(context)
+        theta_f = full_params(msg.content["arrays"], run, data)
         config = msg.content["config"]
         n_total = config.get("n-total", None)
-        merged, lam, bound = estimator.personalize(theta_f, data["Z"], data["y"], data["client_id"],
-                                                   n_total=None if n_total is None else int(n_total))
+        merged, lam, bound = run["est"].personalize(theta_f, data["Z"], data["y"], data["client_id"],
+                                                    n_total=None if n_total is None else int(n_total))
         theta_l = bound.pop("local_model")
         # persistent client state: survives between messages (and ClientApp instances in simulation)
         context.state[STATE_LOCAL] = params_to_arrayrecord(theta_l)
@@ -272,11 +368,11 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
 
     @app.evaluate()
     def evaluate(msg, context):
-        data = client_data(context)
+        run, data = client_data(context)
         n_eval = int(data["test"][0].shape[0]) if data["test"] is not None else int(data["y"].size)
         metrics = {"num-examples": max(n_eval, 1), "partition-id": data["pid"]}
         if "arrays" in msg.content.array_records:  # the global model, when sent
-            metrics["accuracy-federated"] = accuracy(full_params(msg.content["arrays"], data), data)[0]
+            metrics["accuracy-federated"] = accuracy(full_params(msg.content["arrays"], run, data), data)[0]
         if STATE_MERGED in context.state:  # the personalised model kept from the personalisation round
             metrics["accuracy"] = accuracy(arrayrecord_to_params(context.state[STATE_MERGED]), data)[0]
         return Message(RecordDict({"metrics": MetricRecord(metrics)}), reply_to=msg)
@@ -350,8 +446,13 @@ def _build_strategy_class():
         estimator : PotaraClassifier
             Its ``client_fraction`` and ``random_state`` drive the sampling (and the mini-batch seeds
             sent to the clients when the base model has a ``batch_size``).
-        min_available_nodes : int, default=2
-            Number of SuperNodes to wait for (use the number of clients).
+        min_available_nodes : int or None, default=None
+            Number of SuperNodes to wait for. ``None``: as many as the clients report in their node
+            config's ``num-partitions`` (Flower's simulation sets it; on a deployment pass
+            ``--node-config "partition-id=i num-partitions=M"`` to each SuperNode).
+        node_timeout : float, default=120
+            Seconds to wait for the SuperNodes (at the start and before each round); then
+            :class:`TimeoutError` naming how many connected.
         frozen_params : dict or None
             Blocks that are not trained (``W`` of a LoRA head): never sent; added back to the final
             ``federated_params``.
@@ -367,14 +468,17 @@ def _build_strategy_class():
             Passed to ``FedAvg`` (``fraction_evaluate`` defaults to 0: no per-round evaluation).
         """
 
-        def __init__(self, estimator, *, min_available_nodes=2, return_models=False, frozen_params=None,
-                     check_state=True, fraction_evaluate=0.0, **fedavg_kwargs):
+        def __init__(self, estimator, *, min_available_nodes=None, node_timeout=DEFAULT_NODE_TIMEOUT,
+                     return_models=False, frozen_params=None, check_state=True, fraction_evaluate=0.0,
+                     **fedavg_kwargs):
             h = estimator._hparams()
             fedavg_kwargs.setdefault("min_train_nodes", 1)
             fedavg_kwargs.setdefault("min_evaluate_nodes", 1)
+            self.expected_nodes = (None if min_available_nodes is None
+                                   else check_scalar_int(min_available_nodes, "min_available_nodes", low=1))
+            self.node_timeout = check_scalar_float(node_timeout, "node_timeout", low=0.0, closed="neither")
             super().__init__(fraction_train=h["client_fraction"], fraction_evaluate=fraction_evaluate,
-                             min_available_nodes=check_scalar_int(min_available_nodes, "min_available_nodes", low=1),
-                             **fedavg_kwargs)
+                             min_available_nodes=self.expected_nodes or 1, **fedavg_kwargs)
             self.estimator = estimator
             self.frozen_params = dict(frozen_params or {})
             self.check_state = bool(check_state)
@@ -388,24 +492,54 @@ def _build_strategy_class():
             self._total = 0
 
         # -------------------------------------------------------------- discovery
-        def _wait_nodes(self, grid):
-            while len(nodes := list(grid.get_node_ids())) < self.min_available_nodes:
+        def _wait_nodes(self, grid, n=None, deadline=None):
+            """The connected node ids once at least ``n`` (default: the known clients) are there;
+            :class:`TimeoutError` after ``node_timeout`` seconds."""
+            n = n or self.min_available_nodes
+            deadline = time.monotonic() + self.node_timeout if deadline is None else deadline
+            while len(nodes := list(grid.get_node_ids())) < n:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"only {len(nodes)} of {n} SuperNodes connected after {self.node_timeout:g} s "
+                        "('node_timeout' / run config 'node-timeout'): start the missing SuperNodes, or "
+                        "check their --superlink address and --node-config.")
                 time.sleep(0.2)
             return nodes
 
         def describe(self, grid, timeout=3600):
-            """``query.describe`` round: learn each node's partition id and training-set size."""
-            nodes = self._wait_nodes(grid)
-            msgs = [Message(content=RecordDict({"config": ConfigRecord({})}), message_type="query.describe",
-                            dst_node_id=n) for n in nodes]
-            replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)), "describe")
-            for r in replies:
-                m = r.content["metrics"]
-                self.node_partition[r.metadata.src_node_id] = int(m["partition-id"])
-                self.partition_size[int(m["partition-id"])] = int(m["num-examples"])
+            """``query.describe``: learn each node's partition id and training-set size, waiting (at most
+            ``node_timeout`` s) until all clients are known: ``min_available_nodes`` of them, or as many
+            as the ``num-partitions`` the clients report."""
+            deadline = time.monotonic() + self.node_timeout
+            expected = self.expected_nodes
+            while True:
+                nodes = self._wait_nodes(grid, max(1, len(self.node_partition) + 1) if expected is None
+                                         else expected, deadline)
+                new = [n for n in nodes if n not in self.node_partition]
+                if new:
+                    msgs = [Message(content=RecordDict({"config": ConfigRecord({})}), message_type="query.describe",
+                                    dst_node_id=n) for n in new]
+                    replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)),
+                                                    "describe")
+                    for r in replies:
+                        m = r.content["metrics"]
+                        self.node_partition[r.metadata.src_node_id] = int(m["partition-id"])
+                        self.partition_size[int(m["partition-id"])] = int(m["num-examples"])
+                        reported = int(m.get("num-partitions", -1))
+                        if self.expected_nodes is None:
+                            if reported < 1:
+                                raise RuntimeError(
+                                    "the SuperNodes do not report 'num-partitions' in their node config: pass "
+                                    "min_nodes (run config 'min-nodes') or start each SuperNode with "
+                                    "--node-config \"partition-id=i num-partitions=M\".")
+                            expected = max(expected or 0, reported)
+                if len(self.node_partition) >= expected:
+                    break
             pids = sorted(self.partition_size)
-            if pids != list(range(len(pids))):
-                raise RuntimeError(f"partition ids must be 0..M-1 without gaps; got {pids[:10]}.")
+            if pids != list(range(len(pids))) or len(pids) != len(self.node_partition):
+                raise RuntimeError(f"partition ids must be 0..M-1, one per SuperNode, without gaps; got {pids[:10]} "
+                                   f"from {len(self.node_partition)} SuperNodes.")
+            self.min_available_nodes = len(self.node_partition)
             return self.partition_size
 
         @staticmethod
@@ -504,7 +638,6 @@ def _build_strategy_class():
             """Describe, ``num_rounds`` FedAvg rounds, then the personalisation round; returns
             :class:`PotaraResult`."""
             self.describe(grid, timeout)
-            self.min_available_nodes = max(self.min_available_nodes, len(self.node_partition))
             result = super().start(grid, initial_arrays, num_rounds=num_rounds, timeout=timeout,
                                    train_config=train_config, evaluate_config=evaluate_config, evaluate_fn=evaluate_fn)
             arrays = result.arrays if num_rounds > 0 and len(result.arrays) else initial_arrays
@@ -533,44 +666,73 @@ def __getattr__(name):  # PEP 562: build the Flower subclass only when asked for
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_server_app(estimator, n_features, n_classes, *, min_nodes, sink=None, return_models=False, **strategy_kwargs):
+def make_server_app(estimator, n_features, n_classes, *, min_nodes=None, node_timeout=DEFAULT_NODE_TIMEOUT,
+                    sink=None, return_models=False, **strategy_kwargs):
     r"""Build the Flower ``ServerApp``: :class:`PotaraFedAvg` from ``estimator.initial_params`` for
-    ``estimator.n_rounds`` rounds.
+    ``estimator.n_rounds`` rounds, with the run configuration applied.
 
     Parameters
     ----------
     estimator : PotaraClassifier
+        The defaults; the keys of :data:`RUN_CONFIG_KEYS` in ``context.run_config`` override them for
+        the run (the ClientApp of :func:`make_client_app` applies the same overrides, so both sides
+        agree on the rounds, epochs and seed).
     n_features : int
         Features seen by the head (after ``base_features``).
     n_classes : int
-    min_nodes : int
-        SuperNodes to wait for (the number of clients).
+    min_nodes : int or None, default=None
+        SuperNodes to wait for. ``None``: the ``num-partitions`` that the clients report from their
+        node config (set by Flower's simulation; by ``--node-config`` on a deployment). Run config
+        ``min-nodes`` (``0`` for ``None``) overrides it.
+    node_timeout : float, default=120
+        Seconds the server waits for the SuperNodes before raising :class:`TimeoutError`; run config
+        ``node-timeout`` overrides it.
     sink : dict, callable or None
         Where the :class:`PotaraResult` goes: ``sink["result"]`` for a dict (the simulation runs the
-        ServerApp in a thread of the calling process), ``sink(result)`` for a callable (on a deployment:
-        e.g. save ``result.federated_params`` and ``result.personalization`` to disk).
+        ServerApp in a thread of the calling process), ``sink(result)`` for a callable. Independently,
+        a non-empty run config ``result-dir`` makes the server write the result there with
+        :func:`save_result` (what a deployment uses).
     return_models : bool, default=False
+        Run config ``return-models`` overrides it.
     **strategy_kwargs
         Passed to :class:`PotaraFedAvg`.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad arguments here; for bad run-config values when the run starts (in the ServerApp).
+    TimeoutError
+        In the ServerApp, when the SuperNodes do not all connect within ``node_timeout``.
     """
     _require_flwr()
     from flwr.serverapp import ServerApp
 
     n_features = check_scalar_int(n_features, "n_features", low=1)
     n_classes = check_scalar_int(n_classes, "n_classes", low=2)
-    min_nodes = check_scalar_int(min_nodes, "min_nodes", low=1)
-    h = estimator._hparams()
-    init = estimator.initial_params(n_features, n_classes)
-    trainable = estimator.local_train_kwargs(n_classes)["trainable"]
-    trained = {k: v for k, v in init.items() if k in trainable}
-    frozen = {k: v for k, v in init.items() if k not in trainable}
+    if min_nodes is not None:
+        min_nodes = check_scalar_int(min_nodes, "min_nodes", low=1)
+    node_timeout = check_scalar_float(node_timeout, "node_timeout", low=0.0, closed="neither")
+    estimator._hparams()
     app = ServerApp()
 
     @app.main()
     def main(grid, context):
-        strategy = _build_strategy_class()(estimator, min_available_nodes=min_nodes, return_models=return_models,
+        rc = context.run_config
+        est = estimator_from_run_config(estimator, rc)
+        n_min = _run_value(rc, "min-nodes", min_nodes, lambda v, k: check_scalar_int(v, k, low=0) or None)
+        timeout = _run_value(rc, "node-timeout", node_timeout,
+                             lambda v, k: check_scalar_float(v, k, low=0.0, closed="neither"))
+        ret = _run_value(rc, "return-models", return_models, _check_bool)
+        result_dir = _run_value(rc, "result-dir", "", lambda v, k: str(v))
+        init = est.initial_params(n_features, n_classes)
+        trainable = est.local_train_kwargs(n_classes)["trainable"]
+        trained = {k: v for k, v in init.items() if k in trainable}
+        frozen = {k: v for k, v in init.items() if k not in trainable}
+        strategy = _build_strategy_class()(est, min_available_nodes=n_min, node_timeout=timeout, return_models=ret,
                                            frozen_params=frozen, **strategy_kwargs)
-        out = strategy.start(grid, params_to_arrayrecord(trained), num_rounds=h["n_rounds"])
+        out = strategy.start(grid, params_to_arrayrecord(trained), num_rounds=est._hparams()["n_rounds"])
+        if result_dir:
+            save_result(out, result_dir)
         if callable(sink):
             sink(out)
         elif sink is not None:
@@ -579,7 +741,61 @@ def make_server_app(estimator, n_features, n_classes, *, min_nodes, sink=None, r
     return app
 
 
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"'{name}' must be a bool; got {value!r} of type {type(value).__name__}.")
+    return bool(value)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def save_result(result, directory):
+    r"""Write a :class:`PotaraResult` to ``directory`` (created if needed).
+
+    Files: ``result.json`` (``personalization``, ``history`` and, per partition id, the client's
+    metrics without arrays) and ``models.npz`` with float64 arrays ``federated/<block>`` and, when the
+    clients returned them (``return-models``), ``client<pid>/personalized/<block>`` and
+    ``client<pid>/lambda/<block>``. Read back with :func:`numpy.load` and :func:`json.load`.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory.
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays = {f"federated/{k}": np.asarray(v) for k, v in result.federated_params.items()}
+    clients = {}
+    for pid, c in result.clients.items():
+        clients[str(pid)] = _jsonable({k: v for k, v in c.items() if k not in ("personalized", "lambda")})
+        for kind in ("personalized", "lambda"):
+            for k, v in c.get(kind, {}).items():
+                arrays[f"client{pid}/{kind}/{k}"] = np.asarray(v, dtype=np.float64)
+    np.savez(out / "models.npz", **arrays)
+    doc = {"personalization": _jsonable(result.personalization), "history": _jsonable(result.history),
+           "clients": clients}
+    (out / "result.json").write_text(json.dumps(doc, indent=1, allow_nan=True))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ simulation
+class _DropRunSimulationNotice:
+    """A logging filter dropping only Flower's deprecation notice of ``run_simulation``."""
+
+    def filter(self, record):
+        return "`run_simulation` function is deprecated" not in record.getMessage()
+
+
 @dataclass
 class FlowerRun:
     """Result of :func:`run_flower_simulation` (client keys are the ``client_ids`` labels).
@@ -627,6 +843,13 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
     accuracies equal those of ``estimator.fit(X, y, client_ids)`` (the test suite checks 1e-6; in
     practice they agree bit for bit). Offline: Flower's Ray backend runs locally.
 
+    This is a thin in-process convenience (tests, notebooks: the data stay Python objects) over
+    Flower's Python simulation entry point ``flwr.simulation.run_simulation``, which Flower marks as
+    deprecated in favour of the ``flwr run`` command; that one notice is dropped from Flower's log,
+    nothing else is silenced. The supported way to run Potara on Flower, in simulation or on a
+    deployment, is the Flower App ``examples/federated/potara_app`` with ``flwr run`` (built on the
+    same :func:`make_client_app` / :func:`make_server_app`; see ``docs/federated.md``).
+
     Parameters
     ----------
     estimator : PotaraClassifier
@@ -649,7 +872,6 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
     """
     _require_flwr()
     import logging
-    import warnings
 
     from flwr.simulation import run_simulation
 
@@ -688,8 +910,7 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
 
     client_app = make_client_app(estimator, data_fn, classes)
     sink = {}
-    server_app = make_server_app(estimator, n_features, len(classes), min_nodes=len(clients), sink=sink,
-                                 return_models=return_models)
+    server_app = make_server_app(estimator, n_features, len(classes), sink=sink, return_models=return_models)
     if backend_config is None:
         backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
                           "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
@@ -697,13 +918,14 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
     old_level = flwr_logger.level
     if not verbose:
         flwr_logger.setLevel(logging.WARNING)
+    notice = _DropRunSimulationNotice()
+    flwr_logger.addFilter(notice)
     t0 = time.perf_counter()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
-                           backend_config=backend_config, verbose_logging=False)
+        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
+                       backend_config=backend_config, verbose_logging=False)
     finally:
+        flwr_logger.removeFilter(notice)
         flwr_logger.setLevel(old_level)
     wall = time.perf_counter() - t0
     if "result" not in sink:
