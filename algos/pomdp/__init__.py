@@ -1,9 +1,11 @@
-r"""RECAP finite-memory POMDP controllers from belief codebooks (in progress).
+r"""RECAP finite-memory POMDP controllers from belief codebooks, and point-based POMDP solvers.
 
-Available now: the :class:`POMDP` model with a complete parser and writer of Cassandra's
+The :class:`POMDP` model with a complete parser and writer of Cassandra's
 ``.POMDP`` format (:func:`read_pomdp`, :func:`parse_pomdp`, :func:`write_pomdp`), the built-in
 models :func:`tiger` and :func:`rock_sample`, belief updates, exact and Monte-Carlo evaluation of
-finite-state controllers, blind policies, :class:`PBVI` with a sawtooth/FIB upper bound, the
+finite-state controllers, blind policies, the heuristic-search solver :class:`PointBasedSolver`
+(HSVI2) and :class:`PBVI`, both with a sawtooth/FIB upper bound, policy files
+(:func:`read_policy`, :func:`write_policy`, :func:`policy_graph`), the
 codebook controllers :class:`RECAPController` (reconstructed), :class:`GridCodebook`,
 :class:`KMeansCodebook`, and the baselines :class:`FiniteWindowController` and
 :class:`BPIController`, and :func:`converse_lower_bound` (depth-1 and history forms).
@@ -25,7 +27,9 @@ from ._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
 from ._converse import ConverseBound, converse_lower_bound
 from ._model import POMDP
 from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
+from ._pbs import PointBasedSolver
 from ._pbvi import PBVI, fib_upper_bound
+from ._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
 from ._recap import RECAPController
 from ._window import FiniteWindowController
 
@@ -45,6 +49,12 @@ __all__ = [
     "simulate_fsc",
     "blind_policy_values",
     "PBVI",
+    "PointBasedSolver",
+    "AlphaPolicy",
+    "read_policy",
+    "write_policy",
+    "policy_graph",
+    "write_policy_graph",
     "fib_upper_bound",
     "RECAPController",
     "GridCodebook",

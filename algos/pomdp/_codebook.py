@@ -213,18 +213,39 @@ class _CodebookController(BaseEstimator):
         return T, Z, r, discount
 
     def _get_alphas(self, pomdp, alphas, rng):
+        """``(Gamma, labels, solver)``: from ``alphas`` (a fitted :class:`PBVI` or
+        :class:`PointBasedSolver`, or an (n, S) array), else from a fresh solver run: the
+        estimator's ``solver`` (``"pbs"``: PointBasedSolver with ``solver_params``; ``"pbvi"``, the
+        default for estimators without that parameter: PBVI with ``pbvi_params``)."""
         from ._pbvi import PBVI
 
         if alphas is None:
+            if getattr(self, "solver", "pbvi") == "pbs":
+                from ._pbs import PointBasedSolver
+
+                params = {"time_limit": 60.0, "target_gap": 1e-3}
+                params.update(getattr(self, "solver_params", None) or {})
+                solver = PointBasedSolver(**params).fit(pomdp)
+                return np.ascontiguousarray(solver.alphas_), np.asarray(solver.actions_), solver
             params = {"n_beliefs": 200, "max_iter": 200, "random_state": rng}
             params.update(getattr(self, "pbvi_params", None) or {})
-            pbvi = PBVI(**params).fit(pomdp)
+            import warnings
+
+            from sklearn.exceptions import ConvergenceWarning
+
+            with warnings.catch_warnings():  # the alphas are a valid lower bound either way
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                pbvi = PBVI(**params).fit(pomdp)
             return np.ascontiguousarray(pbvi.alphas_), np.asarray(pbvi.actions_), pbvi
-        if isinstance(alphas, PBVI):
-            pbvi = alphas
-            if not hasattr(pbvi, "alphas_"):
-                raise ValueError("'alphas' is a PBVI instance that is not fitted; call its fit(pomdp) first.")
-            return np.ascontiguousarray(pbvi.alphas_), np.asarray(pbvi.actions_), pbvi
+        if hasattr(alphas, "fit") and hasattr(alphas, "get_params"):  # a solver instance
+            if not hasattr(alphas, "alphas_"):
+                raise ValueError(f"'alphas' is a {type(alphas).__name__} instance that is not fitted; call its "
+                                 "fit(pomdp) first.")
+            S = np.asarray(pomdp.T).shape[1]
+            if alphas.alphas_.shape[1] != S:
+                raise ValueError(f"'alphas' was fitted on a model with {alphas.alphas_.shape[1]} states; this "
+                                 f"model has {S}.")
+            return np.ascontiguousarray(alphas.alphas_), np.asarray(alphas.actions_), alphas
         G = np.asarray(alphas, dtype=float)
         S = np.asarray(pomdp.T).shape[1]
         if G.ndim != 2 or G.shape[1] != S or G.shape[0] == 0:

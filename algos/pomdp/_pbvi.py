@@ -22,7 +22,11 @@ simulated successor per action, keep the one farthest in L1 from the set) or ``"
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _kernels
@@ -95,7 +99,12 @@ class PBVI:
     max_iter : int, default=200
         Maximum number of backup sweeps.
     tol : float, default=1e-6
-        Stop when the belief set is complete and no belief value rose by more than ``tol``.
+        Convergence needs all of: the belief set complete (``n_beliefs`` points or nothing new
+        reachable), no point value rising by more than ``tol`` in the last sweep, the Bellman
+        residual ``max_b |(H V)(b) - V(b)|`` on the belief set below ``tol``, at least
+        ``ceil(log(tol) / log(discount))`` sweeps, and (with ``target_gap``) the gap at ``b0``
+        within ``target_gap``. Otherwise ``converged_`` is False and a ``ConvergenceWarning``
+        names the knob (``max_iter`` or ``n_beliefs``).
     expand : {"ssea", "random"}, default="ssea"
     upper : {"sawtooth", "fib"}, default="sawtooth"
         ``"fib"``: the fast informed bound only. ``"sawtooth"``: start from FIB, then each sweep
@@ -104,6 +113,8 @@ class PBVI:
     random_state : None, int, SeedSequence or Generator
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar over sweeps.
+    target_gap : float or None, default=None
+        If given, ``converged_`` also requires ``upper_bound_ - value_ <= target_gap``.
     backend : {"numpy", "torch"}, default="numpy"
         Where the point backups run: ``"numpy"`` is the numba kernel on the CPU; ``"torch"`` is the
         batched torch core :func:`accel.pomdp.pbvi_backup_torch` (float64, same semantics; pays off
@@ -117,11 +128,12 @@ class PBVI:
     upper_bound_ (FIB or sawtooth upper bound at b0),
     upper_history_ (upper bound at b0 after each sweep), gap_ (``upper_bound_ - value_``), upper_alphas_ (A, S FIB vectors),
     beliefs_ (n, S), n_iter_, value_history_ (value at b0 after each sweep; index 0 = blind start),
-    converged_.
+    residual_ (Bellman residual on the belief set at the last sweep), converged_.
     """
 
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
-                 random_state=None, verbose=0, backend="numpy", device=None):
+                 random_state=None, verbose=0, backend="numpy", device=None, target_gap=None):
+        self.target_gap = target_gap
         self.n_beliefs = n_beliefs
         self.max_iter = max_iter
         self.tol = tol
@@ -135,7 +147,7 @@ class PBVI:
     def get_params(self, deep=True):
         return {k: getattr(self, k) for k in
                 ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
-                 "device")}
+                 "device", "target_gap")}
 
     def _backup_fn(self, T, Z, r, discount):
         """The point-backup function ``(B, alphas) -> (new, actions, values)`` of ``backend``."""
@@ -192,9 +204,13 @@ class PBVI:
         check_option(self.upper, "upper", ("sawtooth", "fib"))
         check_option(self.backend, "backend", ("numpy", "torch"))
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
+        target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
         rng = check_random_state(self.random_state)
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PBVI")
+        # value iteration contracts by discount per sweep: fewer sweeps than log(tol)/log(discount)
+        # cannot have reached tol from the blind start, whatever the per-sweep change says
+        min_sweeps = 1 if tol <= 0 or tol >= 1 or discount == 0 else int(math.ceil(math.log(tol) / math.log(discount)))
         A, S, _ = T.shape
         T = np.ascontiguousarray(T)
         Z = np.ascontiguousarray(Z)
@@ -220,12 +236,15 @@ class PBVI:
             from tqdm.auto import tqdm
             bar = tqdm(total=max_iter, desc="PBVI", leave=False)
         converged = False
+        full = False
+        residual = math.inf
         it = 0
         for it in range(1, max_iter + 1):
             new, new_act, new_val = backup(B, alphas)
             old_scores = B @ alphas.T
             old_best = old_scores.argmax(axis=1)
             old_val = old_scores[np.arange(len(B)), old_best]
+            residual = float(np.max(np.abs(new_val - old_val)))  # Bellman residual on the belief set
             keep = new_val < old_val  # Perseus safeguard: never lower a point's value
             new[keep] = alphas[old_best[keep]]
             new_act[keep] = actions[old_best[keep]]
@@ -254,11 +273,24 @@ class PBVI:
                 if len(B) == n_before:  # nothing new reachable: the set is complete
                     self.n_beliefs_reached_ = len(B)
                     full = True
-            if full and rise <= tol:
+            gap_ok = target_gap is None or upper_hist[-1] - float(vals[0]) <= target_gap
+            if full and rise <= tol and residual <= tol and it >= min_sweeps and gap_ok:
                 converged = True
                 break
         if bar is not None:
             bar.close()
+        if not converged and max_iter > 0:
+            gap = upper_hist[-1] - history[-1]
+            if not full:
+                knob = (f"the belief set did not fill ({len(B)} of n_beliefs={n_beliefs} points) within "
+                        f"max_iter={max_iter} sweeps; increase 'max_iter' or lower 'n_beliefs'")
+            elif target_gap is not None and gap > target_gap:
+                knob = (f"the gap at b0 is {gap:.3g} > target_gap={target_gap:g}; increase 'n_beliefs' "
+                        f"(now {n_beliefs}) or 'max_iter' (now {max_iter})")
+            else:
+                knob = (f"Bellman residual {residual:.3g} vs tol={tol:g} after {it} sweeps (at least "
+                        f"{min_sweeps} needed); increase 'max_iter' (now {max_iter})")
+            warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=2)
 
         self.alphas_ = alphas
         self.actions_ = actions
@@ -271,6 +303,7 @@ class PBVI:
         self.n_iter_ = it
         self.value_history_ = np.asarray(history)
         self.converged_ = converged
+        self.residual_ = residual
         return self
 
     # ------------------------------------------------------------------ use

@@ -1,0 +1,402 @@
+r"""numba kernels of :class:`~algos.pomdp.PointBasedSolver` (HSVI2-style heuristic search).
+
+Sparse model layout (built once per fit by :func:`sparse_model`):
+
+* transitions as one CSR matrix per action, concatenated: row ``s`` of ``T[a]`` holds the entries
+  ``Tidx[k], Tval[k]`` for ``k`` in ``Tptr[a, s] .. Tptr[a, s + 1]``;
+* observations dense ``Z[a, s', o]`` (``A * S * O`` numbers, small next to ``A * S * S``);
+* upper-bound points as CSR rows of their supports (``Uptr``, ``Uidx``, ``Uval``, ``Uinv = 1/Uval``),
+  their values ``Uv`` and sawtooth offsets ``Ud = min(Uv - Bu . c, 0)``.
+
+Every value kernel is positively homogeneous of degree 1 in the belief (``max alpha . x``, the
+sawtooth, the fast informed bound), so it is evaluated at the *unnormalised* successor
+``x = (b T_a) * Z[a, :, o]``, whose mass is ``P(o | b, a)``: ``value(x) = P(o|b,a) V(tau(b,a,o))``.
+The plain-numpy twins are in :mod:`._reference` (``pbs_*``). No random draws here.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_EPS_IMPROVE = 1e-12  # a backup is kept only when it moves the bound by more than this (round-off)
+
+
+@numba.njit(cache=True)
+def predict(b, a, Tptr, Tidx, Tval, out, mark, sup):
+    """``out = b @ T[a]`` (dense, zeroed first) and its support ``sup[:n]``; returns ``n``.
+
+    ``mark`` (S,) int8 scratch, all zero on entry and on exit."""
+    S = b.shape[0]
+    for s in range(S):
+        out[s] = 0.0
+    n = 0
+    for s in range(S):
+        bs = b[s]
+        if bs == 0.0:
+            continue
+        for k in range(Tptr[a, s], Tptr[a, s + 1]):
+            t = Tidx[k]
+            out[t] += bs * Tval[k]
+            if mark[t] == 0:
+                mark[t] = 1
+                sup[n] = t
+                n += 1
+    for j in range(n):
+        mark[sup[j]] = 0
+    return n
+
+
+@numba.njit(cache=True)
+def observe(pred, psup, npred, a, o, Z, x, xsup):
+    """``x = pred * Z[a, :, o]`` on the support of ``pred``; returns ``(P(o|b,a), n)`` with the
+    support ``xsup[:n]``. ``x`` is written only on ``psup``: the caller keeps it zero elsewhere."""
+    p = 0.0
+    n = 0
+    for j in range(npred):
+        t = psup[j]
+        v = pred[t] * Z[a, t, o]
+        x[t] = v
+        if v > 0.0:
+            xsup[n] = t
+            n += 1
+            p += v
+    return p, n
+
+
+@numba.njit(cache=True)
+def lower_at(x, sup, n, AL, nA):
+    """``max_i AL[i] . x`` over the first ``nA`` vectors (support ``sup[:n]``); ``(value, argmax)``,
+    lowest index on ties."""
+    best = -np.inf
+    bi = 0
+    for i in range(nA):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += AL[i, s] * x[s]
+        if v > best:
+            best = v
+            bi = i
+    return best, bi
+
+
+@numba.njit(cache=True)
+def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, skip):
+    """Upper bound at ``x``: min of the fast informed bound ``max_a Q[a] . x`` and the sawtooth
+    interpolation of the points ``0..nU-1`` (point ``skip`` left out; ``-1``: none) over the corner
+    values ``c``: ``x . c + min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s))``."""
+    A = Q.shape[0]
+    fib = np.inf if A == 0 else -np.inf
+    for a in range(A):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += Q[a, s] * x[s]
+        if v > fib:
+            fib = v
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    low = 0.0
+    for i in range(nU):
+        di = Ud[i]
+        if di >= 0.0 or i == skip:
+            continue
+        ratio = np.inf
+        for k in range(Uptr[i], Uptr[i + 1]):
+            v = x[Uidx[k]] * Uinv[k]
+            if v < ratio:
+                ratio = v
+                if ratio <= 0.0:
+                    break
+        v = di * ratio
+        if v < low:
+            low = v
+    saw = base + low
+    return saw if saw < fib else fib
+
+
+@numba.njit(cache=True)
+def _support(b, sup):
+    n = 0
+    for s in range(b.shape[0]):
+        if b[s] > 0.0:
+            sup[n] = s
+            n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
+                P, LV, UV, LI, QU, work):
+    """Everything one step of the search needs at belief ``b``, for all ``(a, o)``:
+    ``P[a, o] = P(o|b,a)``, ``LV[a, o] = P * L(tau)``, ``UV[a, o] = P * U(tau)``, the best lower
+    vector ``LI[a, o]`` at the successor (0 where ``P = 0``), and the upper Q-values
+    ``QU[a] = b . r[:, a] + discount * sum_o UV[a, o]``. ``work``: a scratch tuple of arrays."""
+    pred, x, mark, psup, xsup = work
+    A = Tptr.shape[0]
+    O = Z.shape[2]
+    S = b.shape[0]
+    for a in range(A):
+        npred = predict(b, a, Tptr, Tidx, Tval, pred, mark, psup)
+        rb = 0.0
+        for s in range(S):
+            rb += b[s] * r[s, a]
+        tot = 0.0
+        for o in range(O):
+            p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
+            P[a, o] = p
+            if p > 0.0:
+                lv, li = lower_at(x, xsup, n, AL, nA)
+                LV[a, o] = lv
+                LI[a, o] = li
+                uv = upper_at(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+                UV[a, o] = uv if uv > lv else lv
+                tot += UV[a, o]
+            else:
+                LV[a, o] = 0.0
+                UV[a, o] = 0.0
+                LI[a, o] = 0
+        for j in range(npred):  # keep x zero off the current support (upper_at reads any index)
+            x[psup[j]] = 0.0
+        QU[a] = rb + discount * tot
+
+
+@numba.njit(cache=True)
+def backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, out, w):
+    """The alpha vector of action ``a`` followed by the sub-plans ``LI[a, o]``:
+    ``out[s] = r[s, a] + discount * sum_{s'} T[a, s, s'] sum_o Z[a, s', o] AL[LI[a, o], s']``."""
+    S = out.shape[0]
+    O = Z.shape[2]
+    for t in range(S):
+        acc = 0.0
+        for o in range(O):
+            acc += Z[a, t, o] * AL[LI[a, o], t]
+        w[t] = acc
+    for s in range(S):
+        acc = 0.0
+        for k in range(Tptr[a, s], Tptr[a, s + 1]):
+            acc += Tval[k] * w[Tidx[k]]
+        out[s] = r[s, a] + discount * acc
+
+
+@numba.njit(cache=True)
+def update(b, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU,
+           P, LV, UV, LI, QU, work, cand, w, bsup):
+    """Point-based backup of both bounds at ``b`` (HSVI2 ``update``).
+
+    Lower: the best backed-up vector at ``b`` is appended to ``AL`` when it raises ``L(b)``.
+    Upper: ``H U(b) = max_a QU[a]`` is appended as a sawtooth point when it lowers ``U(b)``.
+    The caller guarantees room for one vector and one point (``S`` support entries).
+    Returns ``(nA, nU)``."""
+    A = Tptr.shape[0]
+    S = b.shape[0]
+    node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
+                P, LV, UV, LI, QU, work)
+    nb = _support(b, bsup)
+    lb, _ = lower_at(b, bsup, nb, AL, nA)
+    best_v = -np.inf
+    best_a = 0
+    for a in range(A):
+        backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, cand, w)
+        v = 0.0
+        for j in range(nb):
+            v += b[bsup[j]] * cand[bsup[j]]
+        if v > best_v:
+            best_v = v
+            best_a = a
+    if best_v > lb + _EPS_IMPROVE * max(1.0, abs(lb)):
+        backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, cand, w)
+        for s in range(S):
+            AL[nA, s] = cand[s]
+        AA[nA] = best_a
+        nA += 1
+    hu = -np.inf
+    for a in range(A):
+        if QU[a] > hu:
+            hu = QU[a]
+    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+    if best_v > hu:  # both are bounds on V*(b); keep the upper one above the lower (round-off)
+        hu = best_v
+    if hu < ub - _EPS_IMPROVE * max(1.0, abs(ub)):
+        k = Uptr[nU]
+        bc = 0.0
+        for j in range(nb):
+            s = bsup[j]
+            Uidx[k] = s
+            Uval[k] = b[s]
+            Uinv[k] = 1.0 / b[s]
+            bc += b[s] * c[s]
+            k += 1
+        Uptr[nU + 1] = k
+        Uv[nU] = hu
+        Ud[nU] = min(hu - bc, 0.0)
+        nU += 1
+    return nA, nU
+
+
+@numba.njit(cache=True)
+def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c,
+          Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup):
+    """One HSVI2 trial (Smith & Simmons 2005, Alg. 1 ``explore``) from ``b0`` with precision
+    ``eps``: descend by the upper-bound greedy action and the observation of largest weighted
+    excess uncertainty ``P(o|b,a) (U - L)(tau) - eps * discount^-(t+1)`` until the width at depth
+    ``t`` is at most ``eps * discount^-t`` (or ``max_depth``), then back both bounds up along the
+    path, deepest first. Returns ``(nA, nU, depth, n_backups, width_b0)``; ``width_b0`` is the
+    root's width before the trial. The caller guarantees room for ``max_depth`` vectors/points."""
+    S = b0.shape[0]
+    O = Z.shape[2]
+    for s in range(S):
+        path[0, s] = b0[s]
+    t = 0
+    width0 = 0.0
+    thr = eps
+    pred, x, mark, psup, xsup = work
+    while True:
+        b = path[t]
+        node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
+                    P, LV, UV, LI, QU, work)
+        nb = _support(b, bsup)
+        lb, _ = lower_at(b, bsup, nb, AL, nA)
+        ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+        if t == 0:
+            width0 = ub - lb
+        if ub - lb <= thr or t >= max_depth:
+            break
+        a_star = 0
+        qbest = -np.inf
+        for a in range(QU.shape[0]):
+            if QU[a] > qbest:
+                qbest = QU[a]
+                a_star = a
+        thr_next = thr / discount
+        o_star = -1
+        ebest = -np.inf
+        for o in range(O):
+            p = P[a_star, o]
+            if p <= 0.0:
+                continue
+            e = UV[a_star, o] - LV[a_star, o] - p * thr_next
+            if e > ebest:
+                ebest = e
+                o_star = o
+        if o_star < 0:
+            break
+        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        p, n = observe(pred, psup, npred, a_star, o_star, Z, x, xsup)
+        nxt = path[t + 1]
+        for s in range(S):
+            nxt[s] = 0.0
+        for j in range(n):
+            nxt[xsup[j]] = x[xsup[j]] / p
+        for j in range(npred):
+            x[psup[j]] = 0.0
+        t += 1
+        thr = thr_next
+    n_backups = 0
+    for k in range(t - 1, -1, -1):
+        nA, nU = update(path[k], Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uval, Uinv,
+                        Ud, Uv, nU, P, LV, UV, LI, QU, work, cand, w, bsup)
+        n_backups += 1
+    return nA, nU, t, n_backups, width0
+
+
+@numba.njit(cache=True)
+def prune_alphas(AL, nA, keep_first):
+    """Pointwise-dominance pruning (HSVI2 §4): vector ``i`` is dropped when another live vector is
+    ``>=`` it in every state (an identical earlier one counts). The first ``keep_first`` vectors
+    (the initial lower bound) are kept. Returns a bool mask of the survivors."""
+    S = AL.shape[1]
+    alive = np.ones(nA, dtype=np.bool_)
+    for i in range(keep_first, nA):
+        for j in range(nA):
+            if j == i or not alive[j]:
+                continue
+            dom = True
+            equal = True
+            for s in range(S):
+                if AL[j, s] < AL[i, s]:
+                    dom = False
+                    break
+                if AL[j, s] != AL[i, s]:
+                    equal = False
+            if dom and (not equal or j < i):
+                alive[i] = False
+                break
+    return alive
+
+
+@numba.njit(cache=True)
+def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, x):
+    """Upper-point pruning (HSVI2 §4): point ``i`` is dropped when the interpolation of the other
+    live points (and the fast informed bound) at ``Bu_i`` is already ``<= Uv[i]``. Dropped points
+    get ``Ud = 0`` during the sweep so later tests ignore them. Returns a bool mask of survivors
+    (``Ud`` is restored for the caller to compact)."""
+    alive = np.ones(nU, dtype=np.bool_)
+    saved = Ud[:nU].copy()
+    S = x.shape[0]
+    sup = np.empty(S, dtype=np.int64)
+    for i in range(nU):
+        n = 0
+        for k in range(Uptr[i], Uptr[i + 1]):
+            x[Uidx[k]] = Uval[k]
+            sup[n] = Uidx[k]
+            n += 1
+        u = upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, i)
+        if u <= Uv[i]:
+            alive[i] = False
+            Ud[i] = 0.0
+        for j in range(n):
+            x[sup[j]] = 0.0
+    for i in range(nU):
+        Ud[i] = saved[i]
+    return alive
+
+
+@numba.njit(cache=True)
+def fib_backup_sparse(Qm, Tptr, Tidx, Tval, Z, r, discount):
+    """Fast-informed-bound backup (Hauskrecht 2000) on the sparse transitions:
+    ``Q'[a, s] = r[s, a] + discount * sum_o max_{a'} sum_{s'} T[a, s, s'] Z[a, s', o] Q[a', s']``."""
+    A, S = Qm.shape
+    O = Z.shape[2]
+    out = np.empty((A, S))
+    acc = np.empty(A)
+    for a in range(A):
+        for s in range(S):
+            tot = 0.0
+            for o in range(O):
+                for b in range(A):
+                    acc[b] = 0.0
+                for k in range(Tptr[a, s], Tptr[a, s + 1]):
+                    t = Tidx[k]
+                    p = Tval[k] * Z[a, t, o]
+                    if p != 0.0:
+                        for b in range(A):
+                            acc[b] += p * Qm[b, t]
+                best = acc[0]
+                for b in range(1, A):
+                    if acc[b] > best:
+                        best = acc[b]
+                tot += best
+            out[a, s] = r[s, a] + discount * tot
+    return out
+
+
+def sparse_model(T):
+    """CSR layout ``(Tptr (A, S+1), Tidx, Tval)`` of the dense transitions ``T`` (A, S, S)."""
+    A, S, _ = T.shape
+    ptr = np.zeros((A, S + 1), dtype=np.int64)
+    idx, val = [], []
+    off = 0
+    for a in range(A):
+        nz = T[a] != 0.0
+        counts = nz.sum(axis=1)
+        ptr[a, 1:] = off + np.cumsum(counts)
+        ptr[a, 0] = off
+        rows, cols = np.nonzero(nz)
+        idx.append(cols.astype(np.int64))
+        val.append(T[a][rows, cols].astype(np.float64))
+        off += int(counts.sum())
+    return ptr, np.concatenate(idx), np.concatenate(val)

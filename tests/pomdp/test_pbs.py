@@ -1,0 +1,178 @@
+"""PointBasedSolver (HSVI2-style search): valid brackets of V*(b0), agreement with SARSOP's
+published lower bounds, the backup kernel against a dense reference, sparse large models, bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, note, settings, target
+from sklearn.exceptions import ConvergenceWarning
+
+from algos.pomdp import PBVI, POMDP, PointBasedSolver, read_policy, read_pomdp
+from algos.pomdp import _pbs_kernels as _k
+from algos.pomdp._beliefs import blind_policy_values
+from tests.strategies import pomdps
+
+# The bounds are exact statements (lower: values of plans; upper: Bellman backups of an upper
+# bound); the only slack is float64 round-off of sums of O(S A O) terms of size max|r|/(1-discount).
+ATOL = 1e-9
+GAP = 1e-3  # the target gap the solver is asked for
+
+
+def _data(shared_data_dir, name):
+    path = shared_data_dir / "pomdp" / name
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    return path
+
+
+@pytest.mark.parametrize("name", ["tiger.95.POMDP", "4x3.95.POMDP"])
+def test_bracket_contains_sarsop_lower_bound(shared_data_dir, name):
+    """SARSOP's own policy (a lower bound L_S <= V*) must sit inside our bracket; at gap 1e-3 our
+    lower bound must be within the gap of it (V* <= U and U - L <= gap)."""
+    model = read_pomdp(_data(shared_data_dir, name))
+    sarsop = read_policy(_data(shared_data_dir, f"policies/{name}.policy"), model)
+    ls = sarsop.value(model.b0)
+    s = PointBasedSolver(time_limit=30.0, target_gap=GAP).fit(model)
+    assert s.converged_ and s.gap_ <= GAP
+    assert ls <= s.upper_bound_ + ATOL, (ls, s.upper_bound_)
+    assert s.lower_bound_ >= ls - GAP - ATOL, (s.lower_bound_, ls)
+    h = s.history_
+    assert np.all(np.diff(h[:, 1]) >= -ATOL) and np.all(np.diff(h[:, 2]) <= ATOL)
+    assert h[-1, 1] == s.lower_bound_ and h[-1, 2] == s.upper_bound_
+    assert s.n_backups_ > 0 and len(s.alphas_) == len(s.actions_)
+
+
+@settings(max_examples=15)
+@given(pomdps(max_states=4, discounts=(0.7, 0.8)))
+def test_bracket_against_pbvi(model):
+    """Both solvers bracket V*(b0): each lower bound is below the other's upper bound."""
+    s = PointBasedSolver(time_limit=5.0, target_gap=1e-4).fit(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        p = PBVI(n_beliefs=60, max_iter=300, tol=1e-9, random_state=0).fit(model)
+    note(f"PBS [{s.lower_bound_}, {s.upper_bound_}], PBVI [{p.value_}, {p.upper_bound_}]")
+    target(s.lower_bound_ - p.upper_bound_, label="PBS lower above PBVI upper")
+    assert s.lower_bound_ <= p.upper_bound_ + ATOL
+    assert p.value_ <= s.upper_bound_ + ATOL
+    assert s.lower_bound_ >= blind_policy_values(model).best_value - ATOL
+    # the upper bound at b0 equals the fitted upper function there (same sawtooth/FIB data)
+    assert s.upper_value(model.b0) >= s.upper_bound_ - ATOL
+
+
+def _dense_backup(b, alphas, T, Z, r, g):
+    """Dense twin of the kernel's lower backup at ``b``: (vector, action, value)."""
+    best = None
+    for a in range(T.shape[0]):
+        pred = b @ T[a]
+        vec = r[:, a].copy()
+        for o in range(Z.shape[2]):
+            x = pred * Z[a, :, o]
+            i = int(np.argmax(alphas @ x))
+            vec += g * T[a] @ (Z[a, :, o] * alphas[i])
+        v = float(b @ vec)
+        if best is None or v > best[2]:
+            best = (vec, a, v)
+    return best
+
+
+@settings(max_examples=20)
+@given(pomdps(max_states=5, with_rng=True))
+def test_update_kernel_matches_dense_backup(args):
+    model, rng = args
+    T, Z, r, g = model.T, np.ascontiguousarray(model.Z), np.ascontiguousarray(model.r), model.discount
+    A, S, _ = T.shape
+    O = Z.shape[2]
+    Tptr, Tidx, Tval = _k.sparse_model(T)
+    AL = np.zeros((8, S))
+    AL[:2] = rng.uniform(-3, 0, size=(2, S))  # low vectors: the backup improves on them
+    AA = np.zeros(8, dtype=np.int64)
+    Q = np.full((A, S), 50.0)
+    c = Q.max(axis=0)
+    Uptr, Uidx, Uval, Uinv = np.zeros(9, np.int64), np.zeros(8 * S, np.int64), np.zeros(8 * S), np.zeros(8 * S)
+    Ud, Uv = np.zeros(8), np.zeros(8)
+    b = rng.dirichlet(np.ones(S))
+    work = (np.zeros(S), np.zeros(S), np.zeros(S, np.int8), np.zeros(S, np.int64), np.zeros(S, np.int64))
+    bufs = (np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O), np.int64), np.zeros(A))
+    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, AL, AA, 2, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, 0,
+                       *bufs, work, np.zeros(S), np.zeros(S), np.zeros(S, np.int64))
+    vec, a, v = _dense_backup(b, AL[:2], T, Z, r, g)
+    if v > float((AL[:2] @ b).max()) + 1e-9:
+        assert nA == 3
+        np.testing.assert_allclose(AL[2], vec, rtol=1e-12, atol=1e-12, err_msg="backed-up vector")
+        assert AA[2] == a
+    # upper backup: H U(b) with U = min(FIB, corners) = b . Q[0] here (all Q equal): 50 + reward part
+    hu = max(float(b @ r[:, a2]) + g * 50.0 for a2 in range(A))
+    assert nU == 1 and abs(Uv[0] - max(hu, v)) <= 1e-9
+
+
+def test_sparse_thousand_states():
+    """A 1000-state model (3 successors per row) runs in memory and gives an ordered bracket."""
+    rng = np.random.default_rng(0)
+    S, A, O = 1000, 3, 4
+    T = np.zeros((A, S, S))
+    for a in range(A):
+        for s in range(S):
+            nxt = rng.choice(S, size=3, replace=False)
+            T[a, s, nxt] = rng.dirichlet(np.ones(3))
+    Z = rng.dirichlet(np.ones(O), size=(A, S))
+    r = rng.uniform(-1, 1, size=(S, A))
+    b0 = np.zeros(S)
+    b0[:5] = 0.2
+    model = POMDP(T, Z, r, 0.9, b0=b0)
+    s = PointBasedSolver(time_limit=1.5, target_gap=1e-3).fit(model)
+    assert blind_policy_values(model).best_value - ATOL <= s.lower_bound_ <= s.upper_bound_ + ATOL
+    assert s.history_[-1, 2] < s.history_[0, 2]  # the search tightened the upper bound
+
+
+def test_deterministic_with_max_trials():
+    from algos.pomdp import tiger
+
+    model = tiger()
+    a = PointBasedSolver(time_limit=60.0, target_gap=0.0, max_trials=20).fit(model)
+    b = PointBasedSolver(time_limit=60.0, target_gap=0.0, max_trials=20).fit(model)
+    assert a.n_trials_ == 20
+    np.testing.assert_array_equal(a.alphas_, b.alphas_)
+    assert a.upper_bound_ == b.upper_bound_
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"time_limit": 0.0}, "time_limit"), ({"time_limit": -1.0}, "time_limit"),
+    ({"target_gap": -1e-3}, "target_gap"), ({"max_trials": -1}, "max_trials"),
+])
+def test_bad_parameters(params, name):
+    from algos.pomdp import tiger
+
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        PointBasedSolver(**params).fit(tiger())
+
+
+def test_bad_types_and_discount_one():
+    from algos.pomdp import tiger
+
+    with pytest.raises(TypeError, match="'time_limit'"):
+        PointBasedSolver(time_limit="5").fit(tiger())
+    m = tiger()
+    m1 = POMDP(m.T, m.Z, m.r, 1.0, m.b0)
+    with pytest.raises(ValueError, match="discount"):
+        PointBasedSolver().fit(m1)
+
+
+# ----------------------------------------------------------------------------- PBVI stopping rule
+def test_pbvi_convergence_rule():
+    """converged_ needs the Bellman residual on the belief set below tol after at least
+    log(tol)/log(discount) sweeps, and the requested gap at b0; otherwise a ConvergenceWarning
+    names the knob."""
+    from algos.pomdp import tiger
+
+    m = tiger()
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        p = PBVI(n_beliefs=20, max_iter=30, tol=1e-6, random_state=0).fit(m)
+    assert not p.converged_  # 30 < log(1e-6)/log(0.95) = 270 sweeps
+    with pytest.warns(ConvergenceWarning, match="n_beliefs"):
+        p = PBVI(n_beliefs=3, max_iter=400, tol=1e-3, target_gap=1e-6, random_state=0).fit(m)
+    assert not p.converged_ and p.gap_ > 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        p = PBVI(n_beliefs=60, max_iter=400, tol=1e-3, target_gap=0.5, random_state=0).fit(m)
+    assert p.converged_ and p.gap_ <= 0.5 and p.residual_ <= 1e-3 and p.n_iter_ >= 135
