@@ -31,7 +31,7 @@ from ._graphs import (
     make_star,
     random_allocation,
 )
-from ._population import excess_risk, greedy_path, population_fit
+from ._population import excess_risk, greedy_path, population_fit, zero_message_agents
 from ._sketch import Sketch, make_sketch, subsample_rows
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "SketchSizeWarning",
     "default_sketch_size",
     "population_fit",
+    "zero_message_agents",
     "excess_risk",
     "greedy_path",
     "coverage_number",

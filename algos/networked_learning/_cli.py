@@ -40,9 +40,12 @@ def add_parser(subparsers, name):
     p.add_argument("--width", type=int, default=3)
     p.add_argument("--protocol", choices=("full", "sketch", "subsample"), default="full")
     p.add_argument("--sketch", choices=("gaussian", "srht", "countsketch"), default="gaussian")
-    p.add_argument("--k", type=int, help="sketch size / subsample rows (required unless --protocol full)")
+    p.add_argument("--k", type=int, help="sketch size / subsample rows for --protocol sketch or subsample "
+                   "(default: the 1/2-subspace-embedding size (sqrt(d+1) + sqrt(2 ln 40))^2 / 0.25, capped at "
+                   "the number of training rows); ignored with --protocol full")
     p.add_argument("--test-size", type=float, default=0.25, help="held-out fraction (default 0.25)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split, the layered graph and the "
+                   "shared sketch (default 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
     return p
@@ -104,14 +107,14 @@ def run(args):
         })
     m = len(ytr)
     info = {"n_train": int(m), "n_test": int(len(yte)), "topology": args.topology, "protocol": args.protocol,
-            "k": args.k, "edges": G.number_of_edges(), "comm_floats": int(est.comm_floats_),
+            "k": est.k_, "edges": G.number_of_edges(), "comm_floats": int(est.comm_floats_),
             "full_message_floats": int(m * G.number_of_edges()), "output_agent": str(est.output_agent_),
             "centralised_test_mse": central_mse}
     if args.json:
         print(json.dumps({"info": info, "agents": rows}, indent=2))
         return 0
     print(f"{args.topology} DAG, {G.number_of_nodes()} agents, {G.number_of_edges()} edges; protocol {args.protocol}"
-          + (f" (k = {args.k}, {args.sketch})" if args.protocol != "full" else "")
+          + (f" (k = {est.k_}, {args.sketch})" if args.protocol != "full" else "")
           + f"; {m} training rows, {len(yte)} held out")
     print(f"communication: {info['comm_floats']} floats (full messages: {info['full_message_floats']})")
     print(f"{'agent':>6} {'depth':>5} {'train MSE':>11} {'test MSE':>11}  sees")

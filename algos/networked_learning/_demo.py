@@ -10,11 +10,17 @@ from .._report import Check, DemoSection
 from ._data import make_krr_hard3, make_leverage_design, make_suppressor
 from ._estimator import NetworkedDAGRegressor
 from ._graphs import cyclic_allocation, make_path, make_star
-from ._population import excess_risk, population_fit
+from ._population import excess_risk, population_fit, zero_message_agents
 
 
-def _suppressor_checks():
+def _suppressor_checks(m=100_000, seed=0):
+    """Population engine (exact numbers of spec 8.1) next to the estimator on ``m`` noiseless samples.
+
+    The two 0.5 values are properties of the population idealisation only (the ``x2`` agent's message
+    is exactly zero there); the estimator on samples recovers ``x2`` from its tiny nonzero coefficient
+    and reaches the benchmark (see ``zero_message_agents``)."""
     model = make_suppressor()
+    X, y = model.sample(m, random_state=seed)
     cases = {
         "star hub": (make_star(2), {0: [0], 1: [1], 2: []}, 2, 0.5),
         "path x1 -> x2": (make_path(2), {0: [0], 1: [1]}, 1, 0.0),
@@ -25,16 +31,25 @@ def _suppressor_checks():
     for name, (G, feats, out, expected) in cases.items():
         betas = population_fit(G, feats, model.Sigma, model.b)
         e = excess_risk(betas[out], model.Sigma, model.beta_star)
-        rows.append(f"| {name} | {e:.6f} | {expected} |")
-        checks.append(Check(f"suppressor, {name}: excess = {expected} (|diff|)", abs(e - expected), 1e-9,
-                            relation="<=", source="spec 8.1 [V]"))
+        zero = [v for v in zero_message_agents(G, feats, model.Sigma, model.b) if G.out_degree(v) > 0]
+        est = NetworkedDAGRegressor(graph=G, feature_sets=feats, fit_intercept=False).fit(X, y)
+        e_emp = excess_risk(est.coef_, model.Sigma, model.beta_star)
+        # population value reached by the estimator only where no message vanishes in the population
+        emp_target = expected if not zero else 0.0
+        rows.append(f"| {name} | {e:.6f} | {expected} | {e_emp:.2e} | {'yes' if zero else 'no'} |")
+        checks.append(Check(f"suppressor, {name}, population engine: excess = {expected} (|diff|)",
+                            abs(e - expected), 1e-9, relation="<=", source="spec 8.1 [V]", kind="sanity"))
+        checks.append(Check(f"suppressor, {name}, estimator on m = {m} samples: excess = {emp_target} (|diff|)",
+                            abs(e_emp - emp_target), 0.01, relation="<=", kind="sanity",
+                            source="spec 8.1, empirical" + (" (the population value does not carry over)"
+                                                              if emp_target != expected else "")))
     return checks, rows
 
 
 def _depth_curve(depths):
     from theory.networked_learning import krr_path_bound
 
-    out = []
+    out = []  # (D, e_D, bound, e_1): e_1 is the trivial bound (errors never increase along a path, T0)
     for D in depths:
         model = make_krr_hard3(D)
         G = make_path(D)
@@ -44,7 +59,7 @@ def _depth_curve(depths):
         eD = excess_risk(betas[D - 1], model.Sigma, model.beta_star)
         A = float(np.abs(model.beta_star).sum())
         B = float(np.sqrt(np.max(np.diag(model.Sigma))))
-        out.append((D, eD, krr_path_bound(e1, A, B, 3, D)))
+        out.append((D, eD, krr_path_bound(e1, A, B, 3, D), e1))
     return out
 
 
@@ -96,15 +111,17 @@ def _figure(path, depth_rows, ks, sk, full_excess):
 def run_demo(out_dir, quick=False, random_state=0):
     """Build the networked_learning section of the demo report (figure written to ``out_dir``)."""
     seed = int(random_state)
-    checks, sup_rows = _suppressor_checks()
+    checks, sup_rows = _suppressor_checks(20_000 if quick else 100_000, seed)
     depths = [10, 30, 100, 300] if quick else [10, 30, 100, 300, 1000]
     depth_rows = _depth_curve(depths)
-    for D, eD, bound in depth_rows:
-        checks.append(Check(f"hard instance, depth {D}: e_D <= KRR bound", eD, bound, relation="<=", source="KRR T1 [C/R]"))
+    for D, eD, bound, e1 in depth_rows:
+        checks.append(Check(f"hard instance (population), depth {D}: e_D <= KRR bound", eD, bound, relation="<=",
+                            source="KRR T1 [C/R]", kind="theorem", trivial=e1))
     slope = float(np.polyfit(np.log([r[0] for r in depth_rows]), np.log([r[1] for r in depth_rows]), 1)[0])
     checks.append(Check("log-log slope of e_D in D on the depth-tuned instance (band [-1.1, -0.9])", slope, -0.9,
-                        relation="<=", source="BHH+26 Theta(1/D) [C]"))
-    checks.append(Check("same slope, lower end", slope, -1.1, relation=">=", source="BHH+26 Theta(1/D) [C]"))
+                        relation="<=", source="BHH+26 Theta(1/D) [C]", kind="target"))
+    checks.append(Check("same slope, lower end", slope, -1.1, relation=">=", source="BHH+26 Theta(1/D) [C]",
+                        kind="target"))
     m = 4000 if quick else 20000
     ks = [50, 100, 200, 400] if quick else [50, 100, 200, 400, 800]
     sk, full_excess, n_edges = _sketch_vs_subsample(m, ks, 3 if quick else 5, seed)
@@ -112,24 +129,31 @@ def run_demo(out_dir, quick=False, random_state=0):
     # k = 50, so at the smallest k the median subsample run is a miss; at large k both are alike
     checks.append(Check(f"leverage design, k = {ks[0]}: sketch excess / subsample excess (median)",
                         sk["sketch"][0] / sk["subsample"][0], 0.5, relation="<=",
-                        source="spec T8 consequence [R]"))
+                        source="spec T8 consequence [R]", kind="target"))
     fig = "networked_learning_depth_and_sketch.png"
     _figure(out_dir / fig, depth_rows, ks, sk, full_excess)
     depth_table = ["| D | e_D | e_D * D | KRR bound |", "|---|---|---|---|"]
-    depth_table += [f"| {D} | {eD:.3e} | {eD * D:.4f} | {b:.3e} |" for D, eD, b in depth_rows]
+    depth_table += [f"| {D} | {eD:.3e} | {eD * D:.4f} | {b:.3e} |" for D, eD, b, _ in depth_rows]
     k_table = ["| k | sketch | subsample | floats sent (sketch) |", "|---|---|---|---|"]
     k_table += [f"| {k} | {a:.3e} | {b:.3e} | {k * n_edges} |" for k, a, b in zip(ks, sk["sketch"], sk["subsample"])]
+    m_sup = 20_000 if quick else 100_000
     body = f"""
 Agents on a DAG each see some features plus their parents' predictions and fit least squares in
-topological order (Kearns, Roth & Ryu 2026). Order and depth matter (suppressor: x2 is useless
-alone, yet lets a later agent remove the noise in x1):
+topological order (Kearns, Roth & Ryu 2026). In the population, order and depth matter
+(suppressor: x2 is uncorrelated with y, yet lets a later agent remove the noise in x1). The 0.5
+values are a property of the population idealisation only: there the agent that sees x2 alone
+predicts exactly 0, so its message is empty; on samples its coefficient is tiny but nonzero, its
+message still carries the direction x2, and the estimator reaches the benchmark on every topology
+(noiseless labels, {m_sup} samples):
 
-| topology | excess risk | spec |
-|---|---|---|
+| topology | population excess | spec | estimator excess | a message vanishes in the population |
+|---|---|---|---|---|
 {chr(10).join(sup_rows)}
 
-On the depth-tuned hard instance the excess decays like 1/D (e_D * D ~ 0.0116), below KRR's
-explicit bound:
+On the depth-tuned hard instance (population engine) the excess decays like 1/D
+(e_D * D ~ 0.0116), below KRR's explicit bound. That bound is reported as vacuous here: it exceeds
+e_1, and e_D <= e_1 holds on every path anyway (errors never increase along an edge, T0); what
+the instance shows is the 1/D rate, not the bound's level:
 
 {chr(10).join(depth_table)}
 

@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from theory import networked_learning as _th
+
 from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 
@@ -17,7 +19,7 @@ __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
 _PROTOCOLS = ("full", "sketch", "subsample")
 _SKETCHES = ("gaussian", "srht", "countsketch")
-_ENGINES = ("messages", "coef")
+_ENGINES = ("auto", "messages", "coef")
 _BACKENDS = ("auto", "numpy", "torch")
 SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (spec 1.3, T6)
 
@@ -36,8 +38,17 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     --------
     >>> default_sketch_size(8)
     131
+
+    Raises
+    ------
+    ValueError
+        ``d`` not an int >= 0, ``delta`` outside (0, 1) or ``eta`` outside (0, 1) (``eta = 0`` would need
+        an infinite sketch; ``eta >= 1`` gives no lower embedding bound).
     """
-    return int(math.ceil((math.sqrt(d + 1) + math.sqrt(2 * math.log(2 / delta))) ** 2 / eta**2))
+    d = check_scalar_int(d, "d", low=0)
+    delta = check_scalar_float(delta, "delta", low=0.0, high=1.0, closed="neither")
+    eta = check_scalar_float(eta, "eta", low=0.0, high=1.0, closed="neither")
+    return _th.gaussian_ose_min_k(d + 1, eta, delta)
 
 
 def _lstsq(A, y, rcond):
@@ -136,7 +147,9 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     k : int or None, default=None
         Sketch size / number of subsampled rows. ``None``: :func:`default_sketch_size` ``(d)`` (a
         1/2-subspace embedding of ``span([X, y])`` w.p. 0.95), capped at ``m`` for ``"subsample"``.
-        Ignored by ``"full"``. Must be at least :math:`\max_v(|S_v| + |\mathrm{Pa}(v)|) + 1`.
+        Ignored by ``"full"``. Must be at least :math:`\max_v(|S_v| + |\mathrm{Pa}(v)|) + 1` and at most
+        ``n_samples`` (``ValueError`` otherwise: a sketch with more rows than the sample carries more
+        floats than the full message; the default is capped at ``n_samples`` for both protocols).
     output_agent : node or None, default=None
         Agent whose prediction ``predict`` returns. ``None``: the deepest sink (``ValueError`` when
         several sinks share the largest depth).
@@ -145,10 +158,14 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         fitting; ``intercept_`` restores the mean.
     rcond : float or None, default=None
         Singular-value cut-off of each agent's ``lstsq`` (numpy's default ``eps * max(rows, cols)``).
-    engine : {"messages", "coef"}, default="messages"
+    engine : {"auto", "messages", "coef"}, default="auto"
         ``"messages"``: literal message passing. ``"coef"``: for ``"sketch"``, the full protocol on
-        ``(S X, S y)`` (reduction lemma); for ``"full"``/``"subsample"``, parent predictions are
-        recomputed from their global coefficients (``X beta_u``). All engines agree up to round-off.
+        ``(S X, S y)`` (reduction lemma: the sketch is applied once to ``[X, y]`` instead of once per
+        agent, about 10x faster on a 24-agent path); for ``"full"``/``"subsample"``, parent predictions
+        are recomputed from their global coefficients (``X beta_u``). All engines agree up to
+        round-off (the reduction is exact for every linear sketch). ``"auto"``: ``"coef"`` for
+        ``"sketch"``, ``"messages"`` otherwise (the faster exact engine of each protocol); the engine
+        used is stored in ``engine_``.
     backend : {"auto", "numpy", "torch"}, default="numpy"
         Where the Gaussian sketch is applied (the heavy step of ``protocol="sketch"``): ``"numpy"``
         uses the chunked numba kernel; ``"torch"`` draws the same blocks and multiplies them on
@@ -182,6 +199,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     feature_sets_ : dict node -> tuple of int
     output_agent_ : node
     k_ : int or None
+    engine_ : {"messages", "coef"}
+        The engine used (``"auto"`` resolved).
     sketch_seed_ : int or None
         The shared seed: ``make_sketch(sketch, k_, m, sketch_seed_)`` regenerates ``S``.
     rows_ : ndarray of int or None
@@ -195,7 +214,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     ------
     ValueError
         ``k`` below :math:`\max_v(|S_v|+|\mathrm{Pa}(v)|)+1` (the compressed fit would interpolate),
-        ``k > m`` for ``"subsample"``, invalid graphs (cycles, out-of-range features), NaN/inf input.
+        ``k > m`` (``n_samples``), invalid graphs (cycles, out-of-range features), NaN/inf input.
 
     Warns
     -----
@@ -221,7 +240,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         output_agent=None,
         fit_intercept=True,
         rcond=None,
-        engine="messages",
+        engine="auto",
         backend="numpy",
         device=None,
         random_state=None,
@@ -320,9 +339,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         if protocol != "full":
             k = prm["k"]
             if k is None:
-                k = default_sketch_size(d)
-                if protocol == "subsample":
-                    k = min(k, m)
+                k = min(default_sketch_size(d), m)
             p_max = max(len(fs[v]) + len(parents[v]) for v in order)
             if protocol == "subsample" and m < p_max + 1:
                 raise ValueError(
@@ -334,8 +351,12 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
                     f"'k' must be an int in [{p_max + 1}, inf] (max_v |S_v| + |Pa(v)| + 1, else the compressed "
                     f"least squares interpolates); got {k}."
                 )
-            if protocol == "subsample" and k > m:
-                raise ValueError(f"'k' must be an int in [1, {m}] (n_samples) for protocol='subsample'; got {k}.")
+            if k > m:
+                raise ValueError(
+                    f"'k' must be an int in [{p_max + 1}, {m}] (at most n_samples = {m}: a larger "
+                    f"{'sketch' if protocol == 'sketch' else 'row subset'} sends more floats than the full "
+                    f"message) for protocol={protocol!r}; got {k}."
+                )
             k_warn = d + 1 + 2 * math.log(2 / SKETCH_DELTA)
             if k < k_warn:
                 warnings.warn(
@@ -357,12 +378,16 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
                 if prm["sketch"] == "gaussian" and self._use_torch(prm["backend"], k, m):
                     sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
         self.backend_ = "torch" if isinstance(sketch_obj, _TorchGaussianSketch) else "numpy"
+        engine = prm["engine"]
+        if engine == "auto":
+            engine = "coef" if protocol == "sketch" else "messages"
+        self.engine_ = engine
 
         if protocol == "full":
-            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], engine=prm["engine"])
+            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], engine=engine)
         elif protocol == "subsample":
-            local, glob = _run_protocol(Xc[rows], yc[rows], order, parents, fs, prm["rcond"], engine=prm["engine"])
-        elif prm["engine"] == "messages":
+            local, glob = _run_protocol(Xc[rows], yc[rows], order, parents, fs, prm["rcond"], engine=engine)
+        elif engine == "messages":
             local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], sketch=sketch_obj)
         else:
             SX = sketch_obj.apply(Xc)

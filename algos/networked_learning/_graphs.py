@@ -316,7 +316,20 @@ def depths(graph):
     --------
     >>> depths(make_star(2))
     {0: 1, 1: 1, 2: 2}
+
+    Raises
+    ------
+    TypeError
+        ``graph`` is not a ``networkx.DiGraph``.
+    ValueError
+        ``graph`` has a directed cycle (named in the message): depth is defined on DAGs only.
     """
+    if not isinstance(graph, nx.DiGraph):
+        raise TypeError(f"'graph' must be a networkx.DiGraph; got {type(graph).__name__}.")
+    if not nx.is_directed_acyclic_graph(graph):
+        cycle = nx.find_cycle(graph)
+        path = " -> ".join(repr(u) for u, _ in cycle) + f" -> {cycle[0][0]!r}"
+        raise ValueError(f"'graph' must be a directed acyclic graph; found the cycle {path}.")
     dep = {}
     for v in nx.topological_sort(graph):
         dep[v] = 1 + max((dep[u] for u in graph.predecessors(v)), default=0)

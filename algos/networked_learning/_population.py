@@ -26,10 +26,10 @@ import networkx as nx
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_finite, check_scalar_int
+from .._validation import check_finite, check_scalar_float, check_scalar_int
 from ._graphs import check_graph
 
-__all__ = ["population_fit", "excess_risk", "greedy_path", "whiten"]
+__all__ = ["population_fit", "excess_risk", "greedy_path", "whiten", "zero_message_agents"]
 
 
 def _check_moments(Sigma, b):
@@ -145,6 +145,21 @@ def population_fit(graph, feature_sets, Sigma, b, *, rcond=None, return_excess=F
     >>> _, e = population_fit(g, {0: [0], 1: [1]}, Sigma, b, return_excess=True)
     >>> round(e[1], 12)
     0.0
+
+    Notes
+    -----
+    **A population idealisation.** When an agent's population prediction is exactly zero although it
+    sees a feature (``x2`` in the suppressor: uncorrelated with ``y``), its message carries nothing here,
+    but on any finite sample its least-squares coefficient is tiny and nonzero, so its prediction still
+    hands the direction ``x2`` to its children, which rescale it. The estimator on samples then reaches
+    the benchmark where this engine reports an error: the suppressor star hub has population excess 0.5
+    but empirical excess 0 with noiseless labels (about ``d sigma^2 / m`` with noise), and the same holds
+    for ``x2 -> x1``. When several hidden directions reach an agent as one random mixture (short cyclic
+    paths of :func:`make_differential`), the empirical excess is a random number between 0 and the
+    population value that does not shrink with ``m``. The population value is not the large-sample
+    limit of the estimator at such designs (it is discontinuous there); where no agent's message
+    vanishes it is (the estimator converges to it as ``m`` grows).
+    :func:`zero_message_agents` lists the agents concerned.
     """
     Sigma, b = _check_moments(Sigma, b)
     d = Sigma.shape[0]
@@ -172,6 +187,55 @@ def population_fit(graph, feature_sets, Sigma, b, *, rcond=None, return_excess=F
     if return_excess:
         return betas, {v: excess[v] for v in graph.nodes()}
     return betas
+
+
+def zero_message_agents(graph, feature_sets, Sigma, b, *, tol=1e-10):
+    r"""Agents whose population prediction is zero although their regressors are not.
+
+    Such an agent (it sees a feature of nonzero variance, or a parent with a nonzero prediction, yet
+    :math:`f_v = 0` because everything it sees is orthogonal to ``y``) sends a zero message under the
+    population measure but a nonzero multiple of its regressors on every finite sample. Wherever one
+    of them has children, :func:`population_fit` describes the population idealisation only: the
+    estimator can use the direction the zero message would hide (see the Notes of
+    :func:`population_fit`).
+
+    Parameters
+    ----------
+    graph, feature_sets, Sigma, b
+        As in :func:`population_fit`.
+    tol : float, default=1e-10
+        Relative threshold: a prediction counts as zero when :math:`\|f_v\|^2 \le` ``tol`` times
+        :math:`\|f^*\|^2`, a regressor as nonzero when its variance exceeds ``tol`` times the largest
+        feature variance.
+
+    Returns
+    -------
+    list of nodes
+        In topological order.
+
+    Examples
+    --------
+    >>> Sigma, b = np.array([[2.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0])
+    >>> zero_message_agents(nx.DiGraph([(0, 2), (1, 2)]), {0: [0], 1: [1], 2: []}, Sigma, b)
+    [1]
+    """
+    tol = check_scalar_float(tol, "tol", low=0.0)
+    Sigma, b = _check_moments(Sigma, b)
+    betas = population_fit(graph, feature_sets, Sigma, b)
+    fs = check_graph(graph, feature_sets, Sigma.shape[0])
+    LT, t = whiten(Sigma, b)
+    scale = float(t @ t)
+    var_max = float(np.max(np.diag(Sigma))) if Sigma.size else 0.0
+    out = []
+    for v in nx.topological_sort(graph):
+        f = LT @ betas[v]
+        if float(f @ f) > tol * scale:
+            continue
+        sees = any(Sigma[j, j] > tol * var_max for j in fs[v])
+        hears = any(float((LT @ betas[u]) @ (LT @ betas[u])) > tol * scale for u in graph.predecessors(v))
+        if sees or hears:
+            out.append(v)
+    return out
 
 
 def greedy_path(Sigma, b, D):

@@ -254,10 +254,26 @@ def test_T3_greedy_step(seed, d, D):
 
 @given(seed=st.integers(0, 2**32 - 1))
 def test_T4_d2_path_121_exact(seed):
+    """T4 for d = 2: x1, x2, x1 (and x2, x1, x2) is exact for every Sigma, and the first two agents'
+    predictions are the projections the construction uses (closed-form 1x1 and 2x2 normal equations,
+    well conditioned cases only)."""
     rng = np.random.default_rng(seed)
     Sigma, b, beta_star = random_moments(2, rng, n_latent=2)
-    _, exc = population_fit(make_path(3), {0: [0], 1: [1], 2: [0]}, Sigma, b, return_excess=True)
-    assert exc[2] <= 1e-12 * max(1.0, float(beta_star @ Sigma @ beta_star))
+    scale = max(1.0, float(beta_star @ Sigma @ beta_star))
+    betas, exc = population_fit(make_path(3), {0: [0], 1: [1], 2: [0]}, Sigma, b, return_excess=True)
+    assert exc[2] <= 1e-12 * scale
+    betas2, exc2 = population_fit(make_path(3), {0: [1], 1: [0], 2: [1]}, Sigma, b, return_excess=True)
+    assert exc2[2] <= 1e-12 * scale  # and the mirror path x2, x1, x2
+    # agent 1: P_{x1} y = (b1 / S11) x1; agent 2: projection onto span(x2, f1) by the 2x2 normal equations
+    assert_allclose(betas[0], [b[0] / Sigma[0, 0], 0.0], rtol=1e-9, atol=1e-12 * scale)
+    f1 = betas[0]
+    G2 = np.array([[Sigma[1, 1], Sigma[1] @ f1], [Sigma[1] @ f1, f1 @ Sigma @ f1]])
+    rhs = np.array([b[1], b @ f1])
+    if np.linalg.cond(G2) < 1e8:
+        c = np.linalg.solve(G2, rhs)
+        assert_allclose(betas[1], c[0] * np.array([0.0, 1.0]) + c[1] * f1, rtol=1e-7, atol=1e-9 * np.sqrt(scale))
+    e_first = float((betas[0] - beta_star) @ Sigma @ (betas[0] - beta_star))
+    assert exc[0] == pytest.approx(e_first, rel=1e-9, abs=1e-12 * scale)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -403,6 +419,53 @@ def test_estimator_bad_input():
         NetworkedDAGRegressor(protocol="gossip").fit(X, y)
     with pytest.raises(ValueError, match="'agent' must be a node"):
         NetworkedDAGRegressor().fit(X, y).predict(X, agent=99)
+
+
+def test_engine_auto_is_the_reduction_for_sketches():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((600, 4))
+    y = X @ [1.0, -1.0, 0.5, 2.0] + rng.standard_normal(600)
+    kw = dict(graph=make_path(8), protocol="sketch", k=60, random_state=1)
+    auto = NetworkedDAGRegressor(**kw).fit(X, y)
+    assert NetworkedDAGRegressor().engine == "auto" and auto.engine_ == "coef"
+    msg = NetworkedDAGRegressor(**kw, engine="messages").fit(X, y)
+    assert msg.engine_ == "messages"
+    assert_allclose(auto.coef_, msg.coef_, rtol=1e-9, atol=1e-12)
+    assert NetworkedDAGRegressor(graph=make_path(8)).fit(X, y).engine_ == "messages"
+    with pytest.raises(ValueError, match="'engine' must be one of"):
+        NetworkedDAGRegressor(engine="fast").fit(X, y)
+
+
+def test_k_is_bounded_by_the_sample_count():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    y = X.sum(axis=1)
+    for protocol in ("sketch", "subsample"):
+        with pytest.raises(ValueError, match=r"'k' must be an int in \[3, 80\] \(at most n_samples = 80"):
+            NetworkedDAGRegressor(protocol=protocol, k=10**6).fit(X, y)
+        # the default k (default_sketch_size(3) = 93) is capped at n_samples
+        with pytest.warns(SketchSizeWarning):
+            est = NetworkedDAGRegressor(protocol=protocol, random_state=0).fit(X[:10], y[:10])
+        assert est.k_ == 10
+        assert NetworkedDAGRegressor(protocol=protocol, random_state=0).fit(X, y).k_ == 80
+
+
+def test_default_sketch_size_and_depths_bad_input():
+    from algos.networked_learning import default_sketch_size, depths
+
+    assert default_sketch_size(8) == 131
+    with pytest.raises(ValueError, match=r"'eta' must be a float in \(0, 1\); got 0\.0\."):
+        default_sketch_size(10, eta=0.0)
+    with pytest.raises(ValueError, match=r"'delta' must be a float in \(0, 1\)"):
+        default_sketch_size(10, delta=1.5)
+    with pytest.raises(ValueError, match=r"'d' must be an int in \[0, inf\]"):
+        default_sketch_size(-1)
+    with pytest.raises(TypeError, match=r"'d' must be an int"):
+        default_sketch_size(2.5)
+    with pytest.raises(ValueError, match=r"'graph' must be a directed acyclic graph; found the cycle"):
+        depths(nx.DiGraph([(0, 1), (1, 2), (2, 0)]))
+    with pytest.raises(TypeError, match=r"'graph' must be a networkx.DiGraph"):
+        depths(nx.Graph([(0, 1)]))
 
 
 def test_default_construction_and_empty_agent():
