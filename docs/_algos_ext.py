@@ -1,0 +1,141 @@
+"""Small Sphinx extension of the algos docs.
+
+* ``.. bound-kind:: theory.module.function`` -- a line stating the kind of a theory function's
+  bound, read from the module's ``BOUND_KIND`` (used by the theory function template).
+* ``.. bound-kind-table:: theory.module`` -- a table function -> kind -> summary for a module.
+* :func:`png_file_scraper` -- a sphinx-gallery image scraper: the open matplotlib figures, or
+  when a script closed them after saving, the PNG files it wrote during the block.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import shutil
+import time
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from docutils.statemachine import StringList
+
+KIND_TEXT = {
+    "exact": "holds on every instance",
+    "high-probability": "holds with probability at least 1 - delta",
+    "in expectation": "holds for the expected value",
+    "up to constants": "holds up to an unspecified constant factor",
+    "asymptotic": "holds in the limit (a rate or a limit value)",
+    "calibrated": "a constant is fitted on simulations, not proved",
+}
+
+
+def _kind_of(fullname):
+    modname, _, fname = fullname.rpartition(".")
+    mod = importlib.import_module(modname)
+    kinds = getattr(mod, "BOUND_KIND", {})
+    return kinds.get(fname), mod, fname
+
+
+class BoundKind(Directive):
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        kind, _, _ = _kind_of(self.arguments[0])
+        if kind is None:
+            text = "**Bound kind:** not a bound (a helper or certificate; not listed in ``BOUND_KIND``)."
+        else:
+            expl = next((v for k, v in KIND_TEXT.items() if str(kind).startswith(k)), "")
+            text = f"**Bound kind:** ``{kind}``" + (f" ({expl})." if expl else ".")
+        node = nodes.note()
+        self.state.nested_parse(StringList([text], source=""), self.content_offset, node)
+        return [node]
+
+
+class BoundKindTable(Directive):
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        mod = importlib.import_module(self.arguments[0])
+        kinds = getattr(mod, "BOUND_KIND", {})
+        rows = [".. list-table::", "   :header-rows: 1", "   :widths: 30 20 50", "",
+                "   * - function", "     - kind", "     - statement (summary)"]
+        for name, kind in kinds.items():
+            obj = getattr(mod, name, None)
+            doc = inspect.getdoc(obj) or "" if obj is not None else ""
+            summary = doc.strip().split("\n\n")[0].replace("\n", " ") if doc else ""
+            ref = f":func:`~{mod.__name__}.{name}`" if obj is not None else f"``{name}``"
+            rows += [f"   * - {ref}", f"     - ``{kind}``", f"     - {summary or ' '}"]
+        node = nodes.container()
+        self.state.nested_parse(StringList(rows, source=""), self.content_offset, node)
+        return node.children
+
+
+_seen_png = {}
+
+
+def png_file_scraper(block, block_vars, gallery_conf, **kwargs):
+    """Scrape open matplotlib figures; if there are none, the PNG files written by the block."""
+    from sphinx_gallery.scrapers import figure_rst, matplotlib_scraper
+
+    rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    if rst.strip():
+        return rst
+    src_dir = Path(block_vars["src_file"]).parent
+    key = Path(block_vars["src_file"]).name
+    start = _seen_png.get(key, _script_start.get(key, time.time()))
+    now = time.time()
+    images = []
+    image_path_iterator = block_vars["image_path_iterator"]
+    for png in sorted(src_dir.glob("*.png")):
+        if png.stat().st_mtime >= start:
+            dest = Path(next(image_path_iterator))
+            shutil.copyfile(png, dest)
+            images.append(str(dest))
+    _seen_png[key] = now
+    return figure_rst(images, gallery_conf["src_dir"])
+
+
+_script_start = {}
+
+
+def record_script_start(gallery_conf, fname, when="before"):
+    """A sphinx-gallery ``reset_modules`` hook: remember when each example started."""
+    if fname is None:
+        return
+    _script_start[Path(fname).name] = time.time() - 1.0
+    _seen_png.pop(Path(fname).name, None)
+
+
+def _patch_autosummary_summary():
+    """autosummary cuts a summary at the first ". "; when that falls inside an inline literal
+    (``a. b``) the cut text is invalid reST. Keep the whole first paragraph in that case."""
+    from sphinx.ext import autosummary
+
+    if getattr(autosummary.extract_summary, "_algos", False):
+        return
+    original = autosummary.extract_summary
+
+    def extract_summary(doc, document):
+        summary = original(doc, document)
+        if summary.count("``") % 2 == 0 and summary.count("`") % 2 == 0:
+            return summary
+        para = []
+        for line in doc:
+            if not line.strip():
+                if para:
+                    break
+                continue
+            para.append(line.strip())
+        return " ".join(para)
+
+    extract_summary._algos = True
+    autosummary.extract_summary = extract_summary
+
+
+def setup(app):
+    _patch_autosummary_summary()
+    app.add_directive("bound-kind", BoundKind)
+    app.add_directive("bound-kind-table", BoundKindTable)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
