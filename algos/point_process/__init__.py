@@ -5,12 +5,15 @@ Voronoi (Berman--Turner) quadrature, a nearest-neighbour GP prior and coordinate
 ELBO [reconstructed from the target paper's abstract; spec ``point_process.md``]. Building blocks:
 :func:`voronoi_weights`, :func:`build_quadrature`, :func:`nngp_precision`, :func:`woodbury_solve`,
 :class:`SparseCholesky` (numba sparse Cholesky + Takahashi selected inverse), :class:`RasterCovariates`.
+Second-order summaries with edge corrections: :func:`k_function`, :func:`l_function`,
+:func:`pair_correlation` (homogeneous and inhomogeneous) and simulation envelopes (:func:`envelope`).
 Bounds in :mod:`theory.point_process`; torch kernels in :mod:`accel.point_process`.
 """
 
 from ._covariates import RasterCovariates, load_raster_covariates
 from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
 from ._quadrature import Quadrature, build_quadrature, voronoi_weights
+from ._second_order import Envelope, SummaryFunction, envelope, k_function, l_function, pair_correlation, simulate_poisson
 from ._simulate import LGCPSample, simulate_lgcp
 from ._sparse import SparseCholesky
 from ._vogcam import HyperparameterWarning, VoGCAM
@@ -37,4 +40,11 @@ __all__ = [
     "FRKVariationalLGCP",
     "GridMALALGCP",
     "SVGPCoxProcess",
+    "k_function",
+    "l_function",
+    "pair_correlation",
+    "envelope",
+    "simulate_poisson",
+    "SummaryFunction",
+    "Envelope",
 ]

@@ -17,6 +17,9 @@ together):
   :math:`\sum_i F_i^{-1} b_i^\top (S_{[i]} + r_{[i]} r_{[i]}^\top) b_i / \sigma^2 + \sum_i \log F_i`.
 * :func:`predict_rows` -- kriging weights and conditional variances at query points.
 
+* :func:`circle_fraction_inside`, :func:`polygon_overlap_area`, :func:`epanechnikov_pair_sum` -- the
+  isotropic (Ripley) and translation edge weights and the kernel sum of :mod:`._second_order`.
+
 The sparse Cholesky and the selected inverse are in :mod:`._sparse`.
 """
 
@@ -37,6 +40,9 @@ __all__ = [
     "nngp_block_terms",
     "predict_rows",
     "matern_corr",
+    "circle_fraction_inside",
+    "polygon_overlap_area",
+    "epanechnikov_pair_sum",
 ]
 
 
@@ -304,3 +310,186 @@ def predict_rows(xq, coords, nbr, cnt, phi, nu_code, jitter):
         f = _kriging_row(coords, nbr[i], m, xq[i, 0], xq[i, 1], phi, nu_code, jitter, A[i])
         F[i] = f if f > 0.0 else 0.0
     return A, F
+
+
+# ============================================================================ second-order summaries
+# Edge-correction kernels of :mod:`._second_order` (plain-numpy twins in :mod:`._reference`).
+
+
+@numba.njit(cache=True)
+def _inside_polygon(x, y, vx, vy):
+    """Crossing-number test (half-open rule on y) of the point (x, y) against the polygon (vx, vy)."""
+    nv = vx.shape[0]
+    inside = False
+    for e in range(nv):
+        x1, y1 = vx[e], vy[e]
+        x2, y2 = vx[(e + 1) % nv], vy[(e + 1) % nv]
+        if (y1 > y) != (y2 > y):
+            xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+            if x < xc:
+                inside = not inside
+    return inside
+
+
+@numba.njit(cache=True)
+def circle_fraction_inside(cx, cy, rad, vx, vy):
+    """For each circle (cx[p], cy[p], rad[p]) the fraction of its circumference inside the polygon.
+
+    The circle meets the polygon's edges at angles found from one quadratic per edge; the arcs between
+    consecutive crossings are classified by the crossing-number test of their midpoints (exact up to
+    round-off, any simple polygon)."""
+    P = cx.shape[0]
+    nv = vx.shape[0]
+    out = np.empty(P)
+    ang = np.empty(2 * nv + 2)
+    twopi = 2.0 * math.pi
+    for p in range(P):
+        x0, y0, r = cx[p], cy[p], rad[p]
+        if r <= 0.0:
+            out[p] = 1.0
+            continue
+        na = 0
+        for e in range(nv):
+            ax, ay = vx[e] - x0, vy[e] - y0
+            dx, dy = vx[(e + 1) % nv] - vx[e], vy[(e + 1) % nv] - vy[e]
+            a = dx * dx + dy * dy
+            b = 2.0 * (ax * dx + ay * dy)
+            c = ax * ax + ay * ay - r * r
+            disc = b * b - 4.0 * a * c
+            if a <= 0.0 or disc < 0.0:
+                continue
+            sq = math.sqrt(disc)
+            for sgn in (-1.0, 1.0):
+                u = (-b + sgn * sq) / (2.0 * a)
+                if 0.0 <= u <= 1.0:
+                    t = math.atan2(ay + u * dy, ax + u * dx)
+                    if t < 0.0:
+                        t += twopi
+                    ang[na] = t
+                    na += 1
+        if na == 0:
+            out[p] = 1.0 if _inside_polygon(x0 + r, y0, vx, vy) else 0.0
+            continue
+        a_s = np.sort(ang[:na])
+        total = 0.0
+        for k in range(na):
+            t0 = a_s[k]
+            t1 = a_s[k + 1] if k + 1 < na else a_s[0] + twopi
+            length = t1 - t0
+            if length <= 0.0:
+                continue
+            tm = 0.5 * (t0 + t1)
+            if _inside_polygon(x0 + r * math.cos(tm), y0 + r * math.sin(tm), vx, vy):
+                total += length
+        out[p] = total / twopi
+    return out
+
+
+@numba.njit(cache=True)
+def _clip_convex(px, py, n, ax, ay, bx, by, qx, qy):
+    """Sutherland--Hodgman: clip the convex polygon (px, py)[:n] to the half-plane left of a->b."""
+    m = 0
+    for t in range(n):
+        x1, y1 = px[t], py[t]
+        x2, y2 = px[(t + 1) % n], py[(t + 1) % n]
+        s1 = (bx - ax) * (y1 - ay) - (by - ay) * (x1 - ax)
+        s2 = (bx - ax) * (y2 - ay) - (by - ay) * (x2 - ax)
+        if s1 >= 0.0:
+            qx[m] = x1
+            qy[m] = y1
+            m += 1
+        if (s1 >= 0.0) != (s2 >= 0.0):
+            u = s1 / (s1 - s2)
+            qx[m] = x1 + u * (x2 - x1)
+            qy[m] = y1 + u * (y2 - y1)
+            m += 1
+    return m
+
+
+@numba.njit(cache=True)
+def _triangle_overlap(t1x, t1y, t2x, t2y, bufx, bufy, tmpx, tmpy):
+    """Area of the intersection of two counter-clockwise triangles."""
+    n = 3
+    for k in range(3):
+        bufx[k] = t1x[k]
+        bufy[k] = t1y[k]
+    for e in range(3):
+        ax, ay = t2x[e], t2y[e]
+        bx, by = t2x[(e + 1) % 3], t2y[(e + 1) % 3]
+        n = _clip_convex(bufx, bufy, n, ax, ay, bx, by, tmpx, tmpy)
+        if n < 3:
+            return 0.0
+        for k in range(n):
+            bufx[k] = tmpx[k]
+            bufy[k] = tmpy[k]
+    a = 0.0
+    for k in range(n):
+        a += bufx[k] * bufy[(k + 1) % n] - bufx[(k + 1) % n] * bufy[k]
+    return 0.5 * a
+
+
+@numba.njit(cache=True)
+def polygon_overlap_area(dx, dy, vx, vy):
+    """For each shift h = (dx[p], dy[p]) the area |W intersect (W + h)| of a simple polygon W (vx, vy).
+
+    Exact: the fan triangles T_i = (v_0, v_i, v_{i+1}) carry signs s_i with 1_W = sum_i s_i 1_{T_i}
+    almost everywhere (winding numbers), so |W n (W + h)| = sum_{i,j} s_i s_j |T_i n (T_j + h)|, each
+    term a convex clip."""
+    P = dx.shape[0]
+    nv = vx.shape[0]
+    nt = nv - 2
+    tx = np.empty((nt, 3))
+    ty = np.empty((nt, 3))
+    sg = np.empty(nt)
+    for i in range(nt):
+        xs = (vx[0], vx[i + 1], vx[i + 2])
+        ys = (vy[0], vy[i + 1], vy[i + 2])
+        cr = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (ys[1] - ys[0]) * (xs[2] - xs[0])
+        sg[i] = 1.0 if cr > 0 else (-1.0 if cr < 0 else 0.0)
+        if cr >= 0:
+            for k in range(3):
+                tx[i, k] = xs[k]
+                ty[i, k] = ys[k]
+        else:
+            for k in range(3):
+                tx[i, k] = xs[2 - k]
+                ty[i, k] = ys[2 - k]
+    out = np.empty(P)
+    bufx = np.empty(16)
+    bufy = np.empty(16)
+    tmpx = np.empty(16)
+    tmpy = np.empty(16)
+    t2x = np.empty(3)
+    t2y = np.empty(3)
+    for p in range(P):
+        tot = 0.0
+        for j in range(nt):
+            if sg[j] == 0.0:
+                continue
+            for k in range(3):
+                t2x[k] = tx[j, k] + dx[p]
+                t2y[k] = ty[j, k] + dy[p]
+            for i in range(nt):
+                if sg[i] == 0.0:
+                    continue
+                tot += sg[i] * sg[j] * _triangle_overlap(tx[i], ty[i], t2x, t2y, bufx, bufy, tmpx, tmpy)
+        out[p] = tot
+    return out
+
+
+@numba.njit(cache=True)
+def epanechnikov_pair_sum(d, wts, r, h):
+    """``out[k] = sum_p wts[p] k_h(r[k] - d[p])`` with the Epanechnikov kernel of half-width ``h``,
+    ``k_h(u) = 3/(4h) (1 - (u/h)^2)`` on ``|u| <= h`` (``r`` sorted increasingly)."""
+    R = r.shape[0]
+    out = np.zeros(R)
+    c = 0.75 / h
+    for p in range(d.shape[0]):
+        lo = np.searchsorted(r, d[p] - h)
+        for k in range(lo, R):
+            u = (r[k] - d[p]) / h
+            if u > 1.0:
+                break
+            if u >= -1.0:
+                out[k] += wts[p] * c * (1.0 - u * u)
+    return out

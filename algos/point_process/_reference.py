@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip_area_reference", "nngp_rows_reference", "selected_inverse_reference"]
+__all__ = ["clip_area_reference", "nngp_rows_reference", "selected_inverse_reference", "circle_fraction_reference",
+           "overlap_area_reference"]
 
 
 def _sort_ccw(V, c):
@@ -61,3 +62,28 @@ def selected_inverse_reference(P, rows, cols):
     """Entries of the dense inverse of ``P`` at (rows, cols)."""
     S = np.linalg.inv(np.asarray(P.toarray() if hasattr(P, "toarray") else P, dtype=float))
     return S[rows, cols]
+
+
+def circle_fraction_reference(centre, radius, window, n_angles=200_000):
+    """Fraction of the circle (centre, radius) inside ``window``, by ``n_angles`` equally spaced points."""
+    from ._window import Window
+
+    t = (np.arange(n_angles) + 0.5) * (2 * np.pi / n_angles)
+    P = np.column_stack([centre[0] + radius * np.cos(t), centre[1] + radius * np.sin(t)])
+    return float(np.mean(Window.from_any(window).contains(P)))
+
+
+def overlap_area_reference(shift, window, n_grid=1500):
+    """|W intersect (W + shift)| by the midpoint rule on an ``n_grid x n_grid`` raster of a box holding both."""
+    from ._window import Window
+
+    w = Window.from_any(window)
+    xmin, xmax, ymin, ymax = w.bounds
+    lo = np.array([xmin + min(0, shift[0]), ymin + min(0, shift[1])])
+    hi = np.array([xmax + max(0, shift[0]), ymax + max(0, shift[1])])
+    xs = lo[0] + (np.arange(n_grid) + 0.5) * (hi[0] - lo[0]) / n_grid
+    ys = lo[1] + (np.arange(n_grid) + 0.5) * (hi[1] - lo[1]) / n_grid
+    XX, YY = np.meshgrid(xs, ys)
+    P = np.column_stack([XX.ravel(), YY.ravel()])
+    inside = w.contains(P) & w.contains(P - np.asarray(shift, dtype=float))
+    return float(inside.sum() * (hi[0] - lo[0]) * (hi[1] - lo[1]) / n_grid**2)

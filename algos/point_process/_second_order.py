@@ -1,0 +1,538 @@
+r"""Second-order summaries of a planar point pattern: Ripley's K, Besag's L, the pair-correlation
+function g, their inhomogeneous versions, and simulation envelopes.
+
+For a pattern :math:`x_1, \dots, x_n` in a window :math:`W` with distances :math:`d_{ij}`:
+
+* **K** (Ripley 1977): :math:`\hat K(r) = \frac{|W|}{n(n-1)}\sum_{i \ne j} e_{ij}\,1\{d_{ij} \le r\}`,
+  the normalisation :math:`\hat\lambda^2 = n(n-1)/|W|^2` of spatstat's ``Kest``; edge weights
+  :math:`e_{ij}`:
+
+  - ``"translation"`` (Ohser & Stoyan 1981): :math:`e_{ij} = |W| / |W \cap (W + x_i - x_j)|`; exact for
+    rectangles and, for polygons, by a signed fan-triangle decomposition (:func:`._kernels.polygon_overlap_area`);
+  - ``"isotropic"`` (Ripley 1977): :math:`e_{ij} = 1 / \text{(fraction of the circle of centre } x_i
+    \text{ and radius } d_{ij} \text{ inside } W)`, exact for any simple polygon
+    (:func:`._kernels.circle_fraction_inside`), capped at ``MAX_ISOTROPIC_WEIGHT`` as spatstat does;
+  - ``"border"`` (reduced sample): :math:`\hat K(r) = \frac{|W|}{n}\sum_i 1\{b_i \ge r\} \#\{j \ne i:
+    d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W;
+  - ``"none"``: :math:`e_{ij} = 1`.
+
+  For a Poisson process conditioned on its number of points, the translation and isotropic estimators
+  are unbiased for :math:`\pi r^2` (tests), the border estimator for :math:`(n-1)\pi r^2 / n`.
+* **L** (Besag 1977): :math:`\hat L = \sqrt{\hat K/\pi}`.
+* **g**: :math:`\hat g(r) = \frac{|W|}{n(n-1)}\sum_{i \ne j} e_{ij}\,k_h(r - d_{ij}) / (2\pi r)` with the
+  Epanechnikov kernel of half-width :math:`h` (default :math:`0.15/\sqrt{\hat\lambda}`, Stoyan's rule,
+  as in spatstat's ``pcf``); unbiased for 1 at :math:`r \ge h` for a conditioned Poisson process.
+* **Inhomogeneous** versions (Baddeley, Møller & Waagepetersen 2000) given an intensity :math:`\lambda`:
+  :math:`\hat K_{\text{inhom}}(r) = \frac1{|W|}\sum_{i \ne j} e_{ij}1\{d_{ij} \le r\}/(\lambda(x_i)
+  \lambda(x_j))` (border: :math:`\sum_i 1\{b_i \ge r\}\lambda_i^{-1}\sum_{j}1\{d_{ij}\le r\}\lambda_j^{-1}
+  / \sum_i 1\{b_i \ge r\}\lambda_i^{-1}`); unbiased for :math:`\pi r^2` under a Poisson process with the
+  true intensity. ``renormalise=True`` multiplies by :math:`|W| / \sum_i \lambda(x_i)^{-1}`, which
+  makes a misspecified overall level of :math:`\lambda` cancel (spatstat's ``Kinhom`` default,
+  ``normpower = 1``).
+
+:func:`envelope` simulates a model (Poisson, a fitted :class:`VoGCAM`'s posterior, a
+:class:`MinContrastFit`, or any sampler) and returns pointwise min/max envelopes with the global
+maximum-absolute-deviation test (Ripley 1977; Diggle 2003, section 2.7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from theory.point_process import poisson_k_function
+
+from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from ._kernels import circle_fraction_inside, epanechnikov_pair_sum, polygon_overlap_area
+from ._window import Window
+
+__all__ = [
+    "SummaryFunction",
+    "Envelope",
+    "k_function",
+    "l_function",
+    "pair_correlation",
+    "envelope",
+    "simulate_poisson",
+    "default_radii",
+    "boundary_distance",
+    "translation_weights",
+    "isotropic_weights",
+]
+
+#: Isotropic edge weights are capped at this value (spatstat's ``edge.Ripley(maxweight = 100)``): a
+#: circle almost entirely outside the window would otherwise give an unbounded weight.
+MAX_ISOTROPIC_WEIGHT = 100.0
+#: Default number of distances (spatstat's 513).
+N_RADII = 513
+#: Default largest distance: this fraction of the shorter side of the window's bounding box
+#: (spatstat's rule for rectangles).
+RMAX_FRACTION = 0.25
+#: Stoyan's constant of the default pcf bandwidth ``h = STOYAN / sqrt(lambda)``.
+STOYAN = 0.15
+
+_CORRECTIONS = ("border", "isotropic", "translation", "none")
+_ALIASES = {"ripley": "isotropic", "iso": "isotropic", "translate": "translation", "trans": "translation",
+            "bord": "border", "reduced": "border"}
+
+
+@dataclasses.dataclass
+class SummaryFunction:
+    """A second-order summary on a grid of distances.
+
+    Attributes: ``name`` ("K", "L", "g", "K_inhom", "L_inhom", "g_inhom"), ``r``, ``value`` (the
+    estimate), ``theo`` (its value for a Poisson process: ``pi r^2``, ``r`` or 1), ``correction``,
+    ``n`` (points used).
+    """
+
+    name: str
+    r: np.ndarray
+    value: np.ndarray
+    theo: np.ndarray
+    correction: str
+    n: int
+
+    def plot(self, ax=None, **kw):
+        """Plot the estimate and the Poisson value against r (matplotlib axes returned)."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            ax = plt.gca()
+        ax.plot(self.r, self.value, label=f"{self.name} ({self.correction})", **kw)
+        ax.plot(self.r, self.theo, "k--", lw=0.8, label="Poisson")
+        ax.set_xlabel("r")
+        ax.set_ylabel(self.name)
+        ax.legend()
+        return ax
+
+
+# ============================================================================ helpers
+def _check_pattern(X, window):
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("'X' must be an (n, 2) array of real coordinates.") from None
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("'X' must contain only finite coordinates; got NaN or inf.")
+    if window is None:
+        if len(X) < 2:
+            raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(X)}.")
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        if np.any(hi <= lo):
+            raise ValueError("the bounding box of 'X' is degenerate; pass 'window'.")
+        window = (lo[0], hi[0], lo[1], hi[1])
+    win = Window.from_any(window)
+    inside = win.contains(X)
+    if not np.all(inside):
+        k = int(np.flatnonzero(~inside)[0])
+        raise ValueError(f"'X' has {int((~inside).sum())} point(s) outside the window; the first is row {k}: "
+                         f"{X[k].tolist()}.")
+    return X, win
+
+
+def _check_correction(correction, allowed=_CORRECTIONS):
+    if not isinstance(correction, str):
+        raise TypeError(f"'correction' must be one of {allowed}; got {correction!r}.")
+    c = _ALIASES.get(correction.lower(), correction.lower())
+    return check_option(c, "correction", allowed)
+
+
+def default_radii(window, n=N_RADII):
+    """``n`` distances from 0 to ``RMAX_FRACTION`` times the shorter side of the window's bounding box."""
+    xmin, xmax, ymin, ymax = Window.from_any(window).bounds
+    return np.linspace(0.0, RMAX_FRACTION * min(xmax - xmin, ymax - ymin), n)
+
+
+def _check_radii(r, win):
+    if r is None:
+        return default_radii(win)
+    r = np.asarray(r, dtype=np.float64).reshape(-1)
+    if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r < 0) or np.any(np.diff(r) <= 0):
+        raise ValueError("'r' must be a non-empty increasing array of finite distances >= 0.")
+    return r
+
+
+def boundary_distance(X, window):
+    """Distance from each point of ``X`` (n, 2) to the boundary of ``window`` (the border correction's b_i)."""
+    win = Window.from_any(window)
+    X = np.asarray(X, dtype=np.float64)
+    v = win.vertices
+    a, b = v, np.roll(v, -1, axis=0)
+    d = b - a
+    L2 = np.einsum("ij,ij->i", d, d)
+    out = np.full(len(X), np.inf)
+    for e in range(len(v)):
+        t = np.clip(((X - a[e]) @ d[e]) / L2[e], 0.0, 1.0)
+        q = a[e] + t[:, None] * d[e]
+        out = np.minimum(out, np.hypot(X[:, 0] - q[:, 0], X[:, 1] - q[:, 1]))
+    return out
+
+
+def translation_weights(dx, dy, window):
+    r"""Translation edge weights :math:`|W| / |W \cap (W + h)|` for shifts ``h = (dx, dy)``."""
+    win = Window.from_any(window)
+    dx = np.ascontiguousarray(dx, dtype=np.float64)
+    dy = np.ascontiguousarray(dy, dtype=np.float64)
+    if win.is_rectangle:
+        xmin, xmax, ymin, ymax = win.bounds
+        ov = np.maximum(xmax - xmin - np.abs(dx), 0.0) * np.maximum(ymax - ymin - np.abs(dy), 0.0)
+    else:
+        v = win.vertices
+        ov = polygon_overlap_area(dx, dy, np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+    with np.errstate(divide="ignore"):
+        return np.where(ov > 0, win.area / np.maximum(ov, 1e-300), np.inf)
+
+
+def isotropic_weights(X, radii, window):
+    """Ripley's isotropic weights ``1 / (fraction of the circle (X[p], radii[p]) inside W)``, capped."""
+    win = Window.from_any(window)
+    X = np.asarray(X, dtype=np.float64)
+    v = win.vertices
+    frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                  np.ascontiguousarray(radii, dtype=np.float64),
+                                  np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0 / np.maximum(frac, 1e-300), MAX_ISOTROPIC_WEIGHT)
+
+
+def _ordered_pairs(X, rmax):
+    """All ordered pairs (i, j), i != j, with d_ij <= rmax: arrays i, j, d."""
+    if len(X) < 2:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    P = cKDTree(X).query_pairs(rmax, output_type="ndarray")
+    if len(P) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    i = np.concatenate([P[:, 0], P[:, 1]]).astype(np.int64)
+    j = np.concatenate([P[:, 1], P[:, 0]]).astype(np.int64)
+    d = np.hypot(X[i, 0] - X[j, 0], X[i, 1] - X[j, 1])
+    return i, j, d
+
+
+def _intensity_at(intensity, X):
+    """Intensity at the points from an array, a callable or a fitted model with ``predict_intensity``."""
+    if hasattr(intensity, "predict_intensity"):
+        lam = intensity.predict_intensity(X)
+    elif callable(intensity):
+        lam = intensity(X)
+    else:
+        lam = intensity
+    try:
+        lam = np.asarray(lam, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError("'intensity' must be an array of length n, a callable or a fitted model.") from None
+    if lam.shape != (len(X),):
+        raise ValueError(f"'intensity' must give {len(X)} values (one per point); got shape {lam.shape}.")
+    if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
+        raise ValueError("'intensity' must be finite and > 0 at every point.")
+    return lam
+
+
+def _pair_weights(X, win, i, j, d, correction):
+    if correction == "translation":
+        return translation_weights(X[i, 0] - X[j, 0], X[i, 1] - X[j, 1], win)
+    if correction == "isotropic":
+        return isotropic_weights(X[i], d, win)
+    return np.ones(len(d))
+
+
+# ============================================================================ K, L, g
+def k_function(X, window=None, r=None, correction="isotropic", intensity=None, renormalise=True):
+    r"""Ripley's K function (module docstring for the estimators), homogeneous or inhomogeneous.
+
+    Parameters
+    ----------
+    X : array-like (n, 2)
+        The pattern, inside ``window``.
+    window : tuple, (V, 2) polygon, Window or None
+        ``None``: the bounding box of ``X``.
+    r : array-like, optional
+        Increasing distances (default: 513 values up to a quarter of the shorter side).
+    correction : {"isotropic", "translation", "border", "none"}, default="isotropic"
+        Also accepted: "ripley", "translate".
+    intensity : None, array (n,), callable or fitted model, optional
+        Given: the inhomogeneous K with these intensities at the points.
+    renormalise : bool, default=True
+        Inhomogeneous only: multiply by ``|W| / sum_i 1/lambda(x_i)``.
+
+    Returns
+    -------
+    SummaryFunction
+        ``theo = pi r^2`` (:func:`theory.point_process.poisson_k_function`).
+
+    Examples
+    --------
+    >>> X = np.array([[0.05, 0.5], [0.15, 0.5]])
+    >>> float(k_function(X, (0, 1, 0, 1), r=[0.0, 0.1], correction="isotropic").value[1])  # (1.5 + 1) / 2
+    1.25
+    """
+    X, win = _check_pattern(X, window)
+    r = _check_radii(r, win)
+    correction = _check_correction(correction)
+    n = len(X)
+    if n < 2:
+        raise ValueError(f"'X' needs at least 2 points for a second-order summary; got {n}.")
+    inhom = intensity is not None
+    lam = _intensity_at(intensity, X) if inhom else np.full(n, n / win.area)
+    i, j, d = _ordered_pairs(X, float(r[-1]))
+    if correction == "border":
+        b = boundary_distance(X, win)
+        inv = 1.0 / lam
+        if inhom:
+            wpair = inv[i] * inv[j]
+            wpt = inv
+        else:
+            wpair = np.full(len(d), win.area / n)
+            wpt = np.ones(n)
+        # numerator(r) = sum over pairs with d_ij <= r <= b_i (a difference array over the r grid);
+        # denominator(r) = sum_i 1{b_i >= r} wpt_i
+        R = len(r)
+        diff = np.zeros(R + 1)
+        bi = b[i]
+        keep = d <= bi
+        np.add.at(diff, np.searchsorted(r, d[keep], side="left"), wpair[keep])
+        np.add.at(diff, np.searchsorted(r, bi[keep], side="right"), -wpair[keep])
+        num = np.cumsum(diff)[:R]
+        ob = np.argsort(b)
+        tail = np.concatenate([np.cumsum(wpt[ob][::-1])[::-1], [0.0]])
+        den = tail[np.searchsorted(b[ob], r, side="left")]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            K = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    else:
+        e = _pair_weights(X, win, i, j, d, correction)
+        if inhom:
+            e = e / (lam[i] * lam[j]) / win.area
+        else:
+            e = e * win.area / (n * (n - 1))
+        order = np.argsort(d, kind="stable")
+        cum = np.concatenate([[0.0], np.cumsum(e[order])])
+        K = cum[np.searchsorted(d[order], r, side="right")]
+        if inhom and renormalise:
+            K = K * (win.area / np.sum(1.0 / lam))
+    name = "K_inhom" if inhom else "K"
+    return SummaryFunction(name, r, K, poisson_k_function(r), correction, n)
+
+
+def l_function(X, window=None, r=None, correction="isotropic", intensity=None, renormalise=True):
+    r"""Besag's :math:`L(r) = \sqrt{K(r)/\pi}` (same parameters as :func:`k_function`; ``theo = r``)."""
+    Kf = k_function(X, window, r, correction, intensity, renormalise)
+    name = "L_inhom" if intensity is not None else "L"
+    return SummaryFunction(name, Kf.r, np.sqrt(np.maximum(Kf.value, 0.0) / np.pi), Kf.r.copy(), Kf.correction, Kf.n)
+
+
+def pair_correlation(X, window=None, r=None, correction="translation", intensity=None, bandwidth=None,
+                     renormalise=True):
+    r"""Pair-correlation function by Epanechnikov kernel smoothing (module docstring), ``theo = 1``.
+
+    Parameters as :func:`k_function` (``correction`` in {"translation", "isotropic", "none"});
+    ``bandwidth`` is the kernel's half-width ``h`` (default ``0.15 / sqrt(n / |W|)``). At ``r = 0`` the
+    estimate is undefined (NaN).
+    """
+    X, win = _check_pattern(X, window)
+    r = _check_radii(r, win)
+    correction = _check_correction(correction, ("isotropic", "translation", "none"))
+    n = len(X)
+    if n < 2:
+        raise ValueError(f"'X' needs at least 2 points for a second-order summary; got {n}.")
+    if bandwidth is None:
+        h = STOYAN / math.sqrt(n / win.area)
+    else:
+        h = check_scalar_float(bandwidth, "bandwidth", low=0.0, closed="neither")
+    inhom = intensity is not None
+    lam = _intensity_at(intensity, X) if inhom else None
+    i, j, d = _ordered_pairs(X, float(r[-1]) + h)
+    e = _pair_weights(X, win, i, j, d, correction)
+    if inhom:
+        e = e / (lam[i] * lam[j]) / win.area
+        if renormalise:
+            e = e * (win.area / np.sum(1.0 / lam))
+    else:
+        e = e * win.area / (n * (n - 1))
+    S = epanechnikov_pair_sum(np.ascontiguousarray(d), np.ascontiguousarray(e), np.ascontiguousarray(r), float(h))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(r > 0, S / (2.0 * np.pi * np.where(r > 0, r, 1.0)), np.nan)
+    return SummaryFunction("g_inhom" if inhom else "g", r, g, np.ones_like(r), correction, n)
+
+
+_STATS = {"K": k_function, "L": l_function, "g": pair_correlation, "pcf": pair_correlation}
+
+
+# ============================================================================ simulation and envelopes
+def simulate_poisson(window, intensity, random_state=None):
+    """A homogeneous Poisson pattern of ``intensity`` points per unit area in ``window`` (polygons by
+    rejection from the bounding box)."""
+    win = Window.from_any(window)
+    lam = check_scalar_float(intensity, "intensity", low=0.0)
+    rng = check_random_state(random_state)
+    xmin, xmax, ymin, ymax = win.bounds
+    box = (xmax - xmin) * (ymax - ymin)
+    m = rng.poisson(lam * box)
+    P = np.column_stack([rng.uniform(xmin, xmax, m), rng.uniform(ymin, ymax, m)])
+    if not win.is_rectangle and m:
+        P = P[win.contains(P)]
+    return P
+
+
+def _vogcam_sampler(est, grid):
+    """Sampler of patterns from a fitted VoGCAM's posterior: the log-intensity drawn jointly at the
+    centres of a ``grid x grid`` raster of the bounding box, then Poisson counts per cell."""
+    win = est.window_
+    xmin, xmax, ymin, ymax = win.bounds
+    hx, hy = (xmax - xmin) / grid, (ymax - ymin) / grid
+    xs = xmin + (np.arange(grid) + 0.5) * hx
+    ys = ymin + (np.arange(grid) + 0.5) * hy
+    G = np.column_stack([np.tile(xs, grid), np.repeat(ys, grid)])
+
+    def sample(rng):
+        f = est.sample_posterior(G, n_samples=1, random_state=rng)[0]
+        cnt = rng.poisson(np.exp(np.minimum(f, 700.0)) * hx * hy)
+        cells = np.repeat(np.arange(grid * grid), cnt)
+        u = rng.random((cells.size, 2))
+        P = np.column_stack([G[cells, 0] + (u[:, 0] - 0.5) * hx, G[cells, 1] + (u[:, 1] - 0.5) * hy])
+        if not win.is_rectangle and len(P):
+            P = P[win.contains(P)]
+        return P
+
+    return sample, win
+
+
+def _sampler(model, X, win, grid):
+    if isinstance(model, str):
+        if model.lower() not in ("poisson", "csr"):
+            raise ValueError(f"'model' must be 'poisson', a fitted VoGCAM, a MinContrastFit or a callable; "
+                             f"got {model!r}.")
+        if X is None:
+            raise ValueError("'X' is required with model='poisson' (its intensity is n / |W|).")
+        lam = len(X) / win.area
+        return (lambda rng: simulate_poisson(win, lam, rng)), win
+    if hasattr(model, "sample_posterior") and hasattr(model, "window_"):
+        return _vogcam_sampler(model, grid)
+    if hasattr(model, "simulate"):
+        w = getattr(model, "window", None)
+        return (lambda rng: model.simulate(random_state=rng)), (Window.from_any(w) if w is not None else win)
+    if callable(model):
+        return model, win
+    raise TypeError(f"'model' must be 'poisson', a fitted VoGCAM, a MinContrastFit or a callable; "
+                    f"got {type(model).__name__}.")
+
+
+@dataclasses.dataclass
+class Envelope:
+    """Simulation envelope of a summary: ``r``, ``observed`` (None without a pattern), ``theo``,
+    ``mean``, ``lo``/``hi`` (pointwise min/max over ``n_sim`` simulations, i.e. a two-sided pointwise test
+    of level ``2 / (n_sim + 1)``), the simulated curves ``sims`` (n_sim, len(r)), and the global
+    maximum-absolute-deviation test: ``deviation`` of the pattern and its Monte-Carlo ``p_value``
+    ``(1 + #{sims at least as deviant}) / (n_sim + 1)`` (deviation from ``theo`` when the model is Poisson,
+    else from the mean of the simulations)."""
+
+    statistic: str
+    r: np.ndarray
+    observed: np.ndarray | None
+    theo: np.ndarray
+    mean: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    sims: np.ndarray
+    n_sim: int
+    deviation: float | None
+    p_value: float | None
+
+    def plot(self, ax=None):
+        """Grey band, simulation mean, Poisson value and the observed curve (matplotlib axes returned)."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            ax = plt.gca()
+        ax.fill_between(self.r, self.lo, self.hi, color="0.8", label=f"envelope ({self.n_sim} sims)")
+        ax.plot(self.r, self.mean, "k:", lw=1, label="simulation mean")
+        ax.plot(self.r, self.theo, "k--", lw=0.8, label="Poisson")
+        if self.observed is not None:
+            ax.plot(self.r, self.observed, "C3", lw=1.5, label="observed")
+        ax.set_xlabel("r")
+        ax.set_ylabel(self.statistic)
+        ax.legend(fontsize=8)
+        return ax
+
+
+def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correction=None,
+             random_state=None, grid=64, **kwargs):
+    """Simulation envelope of a second-order summary under a model.
+
+    Parameters
+    ----------
+    model : "poisson", fitted VoGCAM, MinContrastFit, or callable ``rng -> (m, 2) points``
+        "poisson": homogeneous Poisson with the intensity ``n / |W|`` of ``X``. A fitted
+        :class:`VoGCAM`: its posterior (field drawn on a ``grid x grid`` raster). An object with
+        ``simulate(random_state=)`` (e.g. :class:`MinContrastFit`).
+    statistic : {"K", "L", "g"} or callable ``(points, window, r) -> values``, default="L"
+    n_sim : int >= 1, default=39
+        39 simulations give a pointwise two-sided test of level 0.05.
+    X : array (n, 2), optional
+        The observed pattern (its curve, the deviation test; required for "poisson").
+    window, r, correction, kwargs
+        Passed to the statistic (``correction`` default: that of the statistic).
+    random_state : None, int or Generator
+        Each simulation draws from a child of this seed (``SeedSequence.spawn``).
+
+    Returns
+    -------
+    Envelope
+    """
+    n_sim = check_scalar_int(n_sim, "n_sim", low=1, high=100000)
+    grid = check_scalar_int(grid, "grid", low=2, high=2048)
+    if X is not None:
+        X, win = _check_pattern(X, window if window is not None else getattr(model, "window_", None))
+    else:
+        w = window if window is not None else (getattr(model, "window_", None) or getattr(model, "window", None))
+        if w is None:
+            raise ValueError("'window' is required when 'X' is not given.")
+        win = Window.from_any(w)
+    r = _check_radii(r, win)
+    sample, _ = _sampler(model, X, win, grid)
+    if isinstance(statistic, str):
+        if statistic not in _STATS:
+            raise ValueError(f"'statistic' must be one of ('K', 'L', 'g') or a callable; got {statistic!r}.")
+        fn = _STATS[statistic]
+        kw = dict(kwargs)
+        if correction is not None:
+            kw["correction"] = correction
+
+        def stat(P):
+            if len(P) < 2:
+                return np.full(len(r), np.nan)
+            return fn(P, win, r, **kw).value
+
+        sname = statistic
+        theo = {"K": poisson_k_function(r), "L": r.copy()}.get(statistic, np.ones_like(r))
+    elif callable(statistic):
+        def stat(P):
+            return np.asarray(statistic(P, win, r), dtype=np.float64).reshape(len(r))
+
+        sname = getattr(statistic, "__name__", "statistic")
+        theo = np.full(len(r), np.nan)
+    else:
+        raise TypeError(f"'statistic' must be 'K', 'L', 'g' or a callable; got {type(statistic).__name__}.")
+    seeds = np.random.SeedSequence(
+        check_random_state(random_state).integers(0, 2**63 - 1)).spawn(n_sim)
+    sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
+    with np.errstate(all="ignore"):
+        mean = np.nanmean(sims, axis=0) if np.any(np.isfinite(sims)) else np.full(len(r), np.nan)
+        lo, hi = np.nanmin(sims, axis=0), np.nanmax(sims, axis=0)
+    observed = stat(X) if X is not None else None
+    dev = p = None
+    if observed is not None:
+        poisson = isinstance(model, str)
+        centre = theo if (poisson and np.all(np.isfinite(theo))) else mean
+        ok = np.isfinite(observed) & np.isfinite(centre)
+        dev = float(np.max(np.abs(observed[ok] - centre[ok]))) if ok.any() else float("nan")
+        sd = np.array([np.nanmax(np.abs(s[ok] - centre[ok])) if np.any(np.isfinite(s[ok])) else np.inf
+                       for s in sims])
+        p = float((1 + np.sum(sd >= dev)) / (n_sim + 1))
+    return Envelope(sname, r, observed, theo, mean, lo, hi, sims, n_sim, dev, p)
