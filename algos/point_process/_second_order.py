@@ -270,7 +270,7 @@ def k_function(X, window=None, r=None, correction="isotropic", intensity=None, r
     Examples
     --------
     >>> X = np.array([[0.05, 0.5], [0.15, 0.5]])
-    >>> float(k_function(X, (0, 1, 0, 1), r=[0.0, 0.1], correction="isotropic").value[1])  # (1.5 + 1) / 2
+    >>> round(float(k_function(X, (0, 1, 0, 1), r=[0.0, 0.1], correction="isotropic").value[1]), 12)
     1.25
     """
     X, win = _check_pattern(X, window)
