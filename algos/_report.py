@@ -348,7 +348,7 @@ figcaption { color: var(--muted); font-size: .85rem; }
   table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; }
   table.cards thead { display: none; }
   table.cards tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .6rem; padding: .3rem .5rem; }
-  table.cards td { border: none; padding: .1rem 0; text-align: left; white-space: normal; }
+  table.cards td { border: none; padding: .1rem 0; text-align: left; white-space: normal; overflow-wrap: anywhere; }
   table.cards td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
   dl.meta { grid-template-columns: 1fr; }
 }
@@ -487,7 +487,7 @@ def _figure_html(out_dir, fig):
         why = "not found" if not path.is_file() else "not an image"
         return f'<p class="error">Figure {name}: {why}.</p>'
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<figure><img src="data:{mime};base64,{data}" alt="{name}" loading="lazy">'
+    return (f'<figure><img src="data:{mime};base64,{data}" alt="{name}">'
             f"<figcaption>{name}</figcaption></figure>")
 
 
@@ -542,16 +542,6 @@ def render_html(sections, out_dir=".", *, title="algos demo report", header="", 
         h.append(f"<dt>{_e(key)}</dt><dd>{v}</dd>")
     h.append(f"<dt>checks</dt><dd>{n_checks} in {len(sections)} modules; {n_fail} failed; {n_vac} vacuous</dd>")
     h.append("</dl>")
-    h.append('<div class="legend"><p><strong>kind</strong>: '
-             + "; ".join(f"<code>{_e(k)}</code> {_e(v)}" for k, v in KINDS.items())
-             + ". Only theorems count as guarantees.</p>"
-             "<p><strong>tightness</strong> = measured / bound for an upper bound (&lt;=), bound / measured "
-             "for a lower bound (&gt;=): 1 means the bound is attained, a small value that it is loose "
-             "(n/a: undefined). <strong>vacuous</strong>: the check holds but its bound is no better than the "
-             "problem's trivial bound.</p><p><strong>source tags</strong>: "
-             + "; ".join(f"[{_e(k)}] {_e(v)}" for k, v in TAGS.items())
-             + ". &quot;spec&quot; and &quot;T1&quot;-style labels refer to the statements listed on the "
-             "module's documentation page, which gives the paper and theorem of each.</p></div>")
     # per-module summary
     h += ['<h2 id="summary">Summary</h2>', '<div class="table-wrap"><table id="module-summary" class="cards">',
           "<thead><tr><th>module</th><th>theorems hold</th><th>targets met</th><th>sanity checks pass</th>"
@@ -572,6 +562,18 @@ def render_html(sections, out_dir=".", *, title="algos demo report", header="", 
         for c in s.checks:
             h.append(_check_cells(s, c, a))
     h.append("</tbody></table></div>")
+    # how to read the tables
+    legend = ('<div class="legend"><p><strong>kind</strong>: '
+             + "; ".join(f"<code>{_e(k)}</code> {_e(v)}" for k, v in KINDS.items())
+             + ". Only theorems count as guarantees.</p>"
+             "<p><strong>tightness</strong> = measured / bound for an upper bound (&lt;=), bound / measured "
+             "for a lower bound (&gt;=): 1 means the bound is attained, a small value that it is loose "
+             "(n/a: undefined). <strong>vacuous</strong>: the check holds but its bound is no better than the "
+             "problem's trivial bound.</p><p><strong>source tags</strong>: "
+             + "; ".join(f"[{_e(k)}] {_e(v)}" for k, v in TAGS.items())
+             + ". &quot;spec&quot; and &quot;T1&quot;-style labels refer to the statements listed on the "
+             "module's documentation page, which gives the paper and theorem of each.</p></div>")
+    h.append(legend)
     # sections
     for s, a in zip(sections, anchors):
         badge = '<span class="badge ok">all hold</span>' if s.passed else '<span class="badge no">failed</span>'
