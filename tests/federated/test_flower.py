@@ -5,6 +5,7 @@ Needs the ``federated`` extra (flwr); CI installs it. The simulation test starts
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -120,3 +121,49 @@ def test_flower_communication_and_lambda_statistics(parity_run):
     assert_allclose([stats["lam-mean"], stats["lam-min"], stats["lam-max"]], [lam.mean(), lam.min(), lam.max()],
                     rtol=0, atol=PARAM_TOL)
     assert 0.0 <= stats["lam-min"] <= stats["lam-max"] <= 1.0
+
+
+def test_run_config_sets_the_estimator_and_names_bad_keys():
+    from algos.federated.flower import RUN_CONFIG_KEYS, estimator_from_run_config
+
+    est = PotaraClassifier(n_rounds=7, random_state=3)
+    assert estimator_from_run_config(est, {"dirichlet-alpha": 0.5}) is est  # no estimator key: unchanged
+    got = estimator_from_run_config(est, {"num-server-rounds": 2, "local-epochs": 4, "fine-tune-epochs": 1,
+                                          "variance-method": "plugin_fisher", "seed": 11, "client-fraction": 0.5})
+    assert got is not est and est.n_rounds == 7
+    assert (got.n_rounds, got.local_epochs, got.finetune_epochs, got.variance_method, got.random_state,
+            got.client_fraction) == (2, 4, 1, "plugin_fisher", 11, 0.5)
+    assert set(RUN_CONFIG_KEYS.values()) <= set(est.get_params())
+    with pytest.raises(ValueError, match=r"^run config 'local-epochs' \(local_epochs\): 'local_epochs' must be an "
+                                         r"int in \[0, inf\]; got -1\.$"):
+        estimator_from_run_config(est, {"local-epochs": -1})
+    with pytest.raises(ValueError, match=r"'variance-method' \(variance_method\): 'variance_method' must be one of"):
+        estimator_from_run_config(est, {"variance-method": "nope"})
+    with pytest.raises(ValueError, match=r"^'seed' must be an int in \[0, inf\]; got -2\.$"):
+        estimator_from_run_config(est, {"seed": -2})
+
+
+class _Grid:
+    """The part of Flower's Grid that the node wait uses."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def get_node_ids(self):
+        return list(self.nodes)
+
+
+def test_wait_for_nodes_honours_the_timeout():
+    pytest.importorskip("flwr")
+    from algos.federated.flower import PotaraFedAvg
+
+    strategy = PotaraFedAvg(PotaraClassifier(), min_available_nodes=3, node_timeout=0.3)
+    assert strategy._wait_nodes(_Grid([1, 2, 3])) == [1, 2, 3]
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"^only 2 of 3 SuperNodes connected after 0\.3 s \('node_timeout'"):
+        strategy._wait_nodes(_Grid([1, 2]))
+    assert time.monotonic() - t0 < 10  # it gave up (0.3 s asked; generous for a loaded machine)
+    with pytest.raises(TimeoutError, match="only 0 of 1 SuperNodes"):
+        PotaraFedAvg(PotaraClassifier(), node_timeout=0.2).describe(_Grid([]))
+    with pytest.raises(ValueError, match=r"^'node_timeout' must be a float in \(0, inf\); got 0\.0\.$"):
+        PotaraFedAvg(PotaraClassifier(), node_timeout=0)

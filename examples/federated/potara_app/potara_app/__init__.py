@@ -1,0 +1,1 @@
+"""Potara on Flower: the ServerApp and ClientApp of algos.federated.flower on the digits data."""
