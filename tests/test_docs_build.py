@@ -1,0 +1,77 @@
+"""Cheap checks of the documentation sources (the full ``sphinx -W`` build runs in CI's docs step).
+
+* the API pages written by ``docs/_apigen.py`` list every public name of ``algos.<module>``,
+  ``theory.<module>`` and ``accel`` (and nothing private);
+* every theory module has a ``BOUND_KIND`` whose keys are public functions of the module;
+* the offline intersphinx inventories parse and hold the objects the docstrings refer to;
+* every gallery folder has its header, and every ``docs/<module>.md`` page is in a toctree.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DOCS = REPO_ROOT / "docs"
+sys.path.insert(0, str(DOCS))
+
+import _apigen  # noqa: E402
+
+MODULES = _apigen.MODULES
+
+
+def test_api_pages_list_every_public_name(tmp_path):
+    pages = _apigen.write_api_pages(tmp_path)
+    for pkg in ("algos", "theory", "accel"):
+        for m in MODULES:
+            assert f"{pkg}.{m}" in pages
+    assert "accel" in pages
+    for name in pages:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:  # an optional extra missing: the page says so
+            continue
+        text = (tmp_path / f"{name}.rst").read_text()
+        listed = re.findall(r"^   (\w+)$", text, flags=re.M)
+        assert sorted(listed) == sorted(mod.__all__), f"{name}: API page and __all__ differ"
+        if name.startswith("theory."):
+            assert f".. bound-kind-table:: {name}" in text
+            assert "autosummary/theory_function.rst" in text
+
+
+@pytest.mark.parametrize("m", MODULES)
+def test_bound_kind_names_public_functions(m):
+    mod = importlib.import_module(f"theory.{m}")
+    assert isinstance(mod.BOUND_KIND, dict) and mod.BOUND_KIND
+    for fname in mod.BOUND_KIND:
+        assert fname in mod.__all__ and callable(getattr(mod, fname)), f"theory.{m}.{fname}"
+
+
+def test_offline_inventories_parse():
+    from sphinx.util.inventory import InventoryFile
+
+    wanted = {"numpy": "numpy.ndarray", "scipy": "scipy.linalg.cholesky",
+              "sklearn": "sklearn.base.BaseEstimator", "networkx": "networkx.DiGraph"}
+    for proj, obj in wanted.items():
+        path = DOCS / "_intersphinx" / f"{proj}.inv"
+        with open(path, "rb") as f:
+            inv = InventoryFile.load(f, "https://example.org/", lambda base, uri: base + uri)
+        data = inv.data if hasattr(inv, "data") else inv
+        names = {n for role in data.values() for n in role}
+        assert obj in names, f"{obj} missing from {path.name}"
+
+
+def test_gallery_headers_and_toctrees():
+    examples = REPO_ROOT / "examples"
+    assert (examples / "README.rst").is_file()
+    for d in sorted(p for p in examples.iterdir() if p.is_dir() and list(p.glob("plot_*.py"))):
+        assert (d / "README.rst").is_file() or (d / "README.txt").is_file(), f"{d} has no gallery header"
+    modules_page = (DOCS / "modules.md").read_text()
+    for m in MODULES:
+        assert (DOCS / f"{m}.md").is_file()
+        assert re.search(rf"^{m}$", modules_page, flags=re.M), f"docs/{m}.md is not in the modules toctree"
