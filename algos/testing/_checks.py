@@ -134,7 +134,7 @@ def assert_matching_guarantees(allocator, gamma, instances=None, *, rtol=0.0, at
         X = _allocate(allocator, inst)
         usw, cef = float(usw_ratio(inst, X)), float(cef_ratio(inst, X))
         row = {"instance": i, "usw": usw, "usw_bound": usw_b, "cef": cef, "cef_bound": cef_b,
-               "tightness": max(usw_b / max(usw, 1e-300), cef_b / max(cef, 1e-300))}
+               "tightness": max(usw_b / usw if usw > 0 else math.inf, cef_b / cef if cef > 0 else math.inf)}
         if usw < usw_b * (1 - rtol) - atol:
             _fail("matching guarantees", row, "welfare ratio below usw_lower_bound(gamma)")
         if cef < cef_b * (1 - rtol) - atol:
