@@ -137,6 +137,7 @@ def kill_rate(results):
 def run(mutants, *, quick=False, profile="ci", timeout=None, baseline=None, log=print,
         catalogue=None, root=REPO_ROOT):
     """Run ``mutants`` (grouped by module); returns the JSON-ready report."""
+    fixed_timeout = timeout
     timeout = timeout or (180.0 if quick else 900.0)
     baseline = (not quick) if baseline is None else baseline
     report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "quick": quick,
@@ -145,24 +146,30 @@ def run(mutants, *, quick=False, profile="ci", timeout=None, baseline=None, log=
         mine = [m for m in mutants if m.module == module]
         files = _test_files(module, root)
         entry = {"baseline": None, "deselected": [], "mutants": []}
+        module_timeout = timeout
         report["modules"][module] = entry
         if baseline:
             base = run_pytest(files, profile=profile, timeout=max(timeout, 1800.0), stop_first=False,
                               catalogue=catalogue, cwd=root)
             entry["baseline"] = {k: base[k] for k in ("outcome", "rc", "seconds", "failed")}
             entry["deselected"] = [f for f in base["failed"] if "::" in f]
+            # a file that does not even collect on the unmutated code is left out whole
+            entry["ignored_files"] = [f for f in base["failed"] if "::" not in f]
+            files = [f for f in files if f not in entry["ignored_files"]]
             log(f"[{module}] baseline: {'clean' if base['rc'] == 0 else base['failed'] or base['rc']}"
                 f" ({base['seconds']} s)")
+            # a mutant that makes the suite hang is stopped at 5x the baseline's time (+ 2 min of start-up)
+            module_timeout = fixed_timeout or min(timeout, 5.0 * base["seconds"] + 120.0)
         for m in mine:
             if m.equivalent is not None:
                 res = {"outcome": "equivalent", "reason": m.equivalent, "seconds": 0.0, "failed": []}
             else:
                 if quick and m.tests:
-                    paths = list(m.tests)
+                    paths = [t for t in m.tests if t not in entry.get("ignored_files", ())]
                 else:
-                    first = [t for t in m.tests if t in files]
+                    first = [t for t in m.tests if t in files]  # (declared files first)
                     paths = first + [f for f in files if f not in first]
-                res = run_pytest(paths, mutant=m.name, profile=profile, timeout=timeout,
+                res = run_pytest(paths, mutant=m.name, profile=profile, timeout=module_timeout,
                                  deselect=entry["deselected"], catalogue=catalogue, cwd=root)
             row = {"name": m.name, "kind": m.kind, "intent": m.intent, "outcome": res["outcome"],
                    "seconds": res["seconds"], "killed_by": res["failed"][:1]}
@@ -202,7 +209,8 @@ def main(argv=None):
                    help=f"the fixed sample ({QUICK_PER_MODULE} per module) on their declared test files")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--list", action="store_true", help="list the catalogue and exit")
-    p.add_argument("--timeout", type=float, help="seconds per mutant (default 900, quick 180)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds per mutant (default: 5x the baseline + 120, at most 900; quick 180)")
     p.add_argument("--profile", default="ci", help="Hypothesis profile (default ci)")
     p.add_argument("--no-baseline", action="store_true", help="skip the unmutated baseline run")
     p.add_argument("--catalogue", help="importable module with a MUTANTS list (default tests.mutation.catalogue)")
