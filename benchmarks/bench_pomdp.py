@@ -1,6 +1,6 @@
 r"""Benchmark of :mod:`algos.pomdp`: RECAP against the finite-memory baselines (spec ``pomdp.md`` §3, §8).
 
-Three sections (``--sections a,b,c``):
+Four sections (``--sections a,b,c,d``):
 
 a  **Value vs memory budget.** On tiger.95, paint.95, shuttle.95, cheese.95, 4x3.95, network,
    tiger-grid and hallway (Cassandra files in ``$ALGOS_SHARED_DATA/pomdp`` or ``../shared/data/pomdp``)
@@ -39,6 +39,16 @@ c  **Against pomdp-py** (issue 5: "time our PBVI against pomdp-py's solvers on t
    ``--pomdppy-path`` (default ``$ALGOS_POMDPPY_PATH``; e.g. a ``pip install --target DIR pomdp-py``),
    appended to the end of ``sys.path`` so that the installed numpy stays in use; when it cannot be
    imported the section says why and is skipped.
+d  **Against SARSOP** (issue 13). ``PointBasedSolver`` (HSVI2 search) and SARSOP's ``pomdpsol``
+   (built from the public AdaCompNUS/sarsop sources outside this repository, given by ``--sarsop
+   PATH``; the column is skipped without it) on tiger.95, 4x3.95, shuttle.95, cheese.95, network,
+   tiger-grid and hallway, each with target precision 1e-3 and a ``--solver-time`` (default 60 s)
+   limit: lower/upper bound at b0 after 1, 10 and 60 s (SARSOP: its progress table, last row at or
+   before that time; ours: ``history_``), the time each needs to reach the gap 1e-3 (if it does) and
+   the time each needs to reach SARSOP's final lower bound (minus 1e-3 relative), and RECAP at
+   K in ``--recap-ks`` (default 4, 8, 16) on our solver's alpha vectors: exact V^F(b0) and fit time
+   (larger K skipped once a fit took longer than ``--recap-cap``). One run per cell (each is up to
+   a minute); numba kernels are compiled before timing.
 
 Run::
 
@@ -46,6 +56,7 @@ Run::
     python benchmarks/bench_pomdp.py --quick            # tiger/shuttle/cheese at K <= 8 (~1-2 min)
     python benchmarks/bench_pomdp.py --sections a --models shuttle.95,cheese.95 --ks 8,16
     python benchmarks/bench_pomdp.py --sections c --pomdppy-path /tmp/pomdppy   # ~5 min (--quick ~1 min)
+    python benchmarks/bench_pomdp.py --sections d --sarsop /tmp/sarsop/src/pomdpsol   # ~25 min
 
 Benchmarks are not tests: nothing here asserts a value or a time.
 """
@@ -67,7 +78,7 @@ try:  # run as a module (python -m benchmarks.bench_pomdp) or as a script
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_ratio, fmt_s, make_parser, print_table, selected_sections, timeit_median
 
-SECTIONS = ("a", "b", "c")
+SECTIONS = ("a", "b", "c", "d")
 SEED = 20261130
 
 #: model name -> (file, best-known V(b0) from spec pomdp.md §4/§5 (SARSOP LB at b0, file semantics))
@@ -535,6 +546,125 @@ def section_c(args, quick):
          "process."])
 
 
+# ============================================================================ section d
+D_MODELS = ("tiger.95", "4x3.95", "shuttle.95", "cheese.95", "network", "tiger-grid", "hallway")
+D_TIMES = (1.0, 10.0, 60.0)
+
+
+def _run_sarsop(exe, path, time_limit, precision=1e-3):
+    """Run ``pomdpsol`` and parse its progress table: ``(rows (time, L, U), wall seconds)``."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        proc = subprocess.run([exe, "--timeout", str(time_limit), "--precision", str(precision), "--output",
+                               os.path.join(tmp, "out.policy"), str(path)], capture_output=True, text=True,
+                              timeout=time_limit * 3 + 120, cwd=tmp)
+        wall = time.perf_counter() - t0
+    rows = []
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 5:
+            try:
+                t, lo, up, prec = float(parts[0]), float(parts[3]), float(parts[4]), float(parts[5])
+            except (ValueError, IndexError):
+                continue
+            rows.append((t, lo, up, prec))
+    return np.asarray(rows).reshape(-1, 4), wall
+
+
+def _at(hist, t):
+    """Last (L, U) of ``hist`` (rows time, L, U) at or before time ``t``; None before the first row."""
+    if len(hist) == 0:
+        return None
+    idx = np.flatnonzero(hist[:, 0] <= t)
+    return None if idx.size == 0 else (hist[idx[-1], 1], hist[idx[-1], 2])
+
+
+def _first_time(hist, cond):
+    for row in hist:
+        if cond(row[1], row[2]):
+            return float(row[0])
+    return None
+
+
+def section_d(args, quick):
+    from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, tiger
+
+    data = _data_dir()
+    names = [m.strip() for m in args.models.split(",")] if args.models else (
+        list(D_MODELS[:4]) if quick else list(D_MODELS))
+    limit = args.solver_time if args.solver_time else (10.0 if quick else 60.0)
+    ks = [int(k) for k in args.recap_ks.split(",")] if args.recap_ks else ([4] if quick else [4, 8, 16])
+    exe = args.sarsop
+    if exe and not os.path.isfile(exe):
+        print(f"(d) --sarsop {exe!r} is not a file: the SARSOP columns are skipped\n")
+        exe = None
+    PointBasedSolver(time_limit=1.0, max_trials=5).fit(tiger())  # compile the kernels before timing
+    bound_rows, time_rows, recap_rows = [], [], []
+    for name in names:
+        path = data / MODELS[name][0]
+        model = read_pomdp(path)
+        ours = PointBasedSolver(time_limit=limit, target_gap=1e-3).fit(model)
+        h = ours.history_
+        sar, sar_wall = (_run_sarsop(exe, path, limit) if exe else (np.zeros((0, 4)), None))
+        row = [name, model.n_states]
+        for t in D_TIMES:
+            if t > limit:
+                continue
+            o = _at(h, t)
+            row.append("-" if o is None else f"{_fmt_v(o[0])} / {_fmt_v(o[1])}")
+            sv = _at(sar, t) if exe else None
+            row.append("n/a" if not exe else "-" if sv is None else f"{_fmt_v(sv[0])} / {_fmt_v(sv[1])}")
+        bound_rows.append(row)
+        t_gap_o = _first_time(h, lambda lo, up: up - lo <= 1e-3)
+        # SARSOP's own precision column (its stopping quantity; the printed bounds are rounded)
+        t_gap_s = next((float(r[0]) for r in sar if r[3] <= 1e-3), None) if exe else None
+        if exe and len(sar):
+            ls = float(sar[-1, 1])
+            thr = ls - 1e-3 * max(1.0, abs(ls))
+            t_lo_o = _first_time(h, lambda lo, up: lo >= thr)
+            t_lo_s = _first_time(sar, lambda lo, up: lo >= thr)
+        else:
+            ls = t_lo_o = t_lo_s = None
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        ratio = (f"{t_lo_o / max(t_lo_s, 1e-2):.2f}" if t_lo_o is not None and t_lo_s is not None else "-")
+        time_rows.append([name, fmt(t_gap_o), fmt(t_gap_s) if exe else "n/a",
+                          "-" if ls is None else _fmt_v(ls), fmt(t_lo_o), fmt(t_lo_s) if exe else "n/a", ratio,
+                          ours.n_trials_, ours.n_backups_, len(ours.alphas_)])
+        rrow = [name, _fmt_v(ours.lower_bound_)]
+        skip = False
+        for K in ks:
+            if skip:
+                rrow.append("skip")
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rc, t = _timed(lambda: RECAPController(n_memory=K, random_state=SEED).fit(model, alphas=ours))
+            rrow.append(f"{_fmt_v(rc.value_)} ({t:.1f} s)")
+            skip = t > args.recap_cap
+        recap_rows.append(rrow)
+        print(f"(d) {name} done", file=sys.stderr, flush=True)
+    heads = ["model", "S"]
+    for t in D_TIMES:
+        if t <= limit:
+            heads += [f"ours L / U at {t:g} s", f"SARSOP L / U at {t:g} s"]
+    print_table(f"(d) PointBasedSolver vs SARSOP: bounds at b0 (time limit {limit:g} s, precision 1e-3)",
+                heads, bound_rows,
+                ["Ours: history_ of one fit (wall-clock seconds from the start of fit, FIB and blind "
+                 "initialisation included). SARSOP: its own progress table (its clock starts after parsing)."])
+    print_table("(d) time to the target gap and to SARSOP's final lower bound", [
+        "model", "ours: s to gap 1e-3", "SARSOP: s to gap 1e-3", "SARSOP final L", "ours: s to L_S",
+        "SARSOP: s to L_S", "ratio ours/SARSOP", "our trials", "our backups", "our |alpha|"], time_rows,
+        ["L_S: SARSOP's final lower bound minus 1e-3 relative; '-': not reached within the limit; the ratio "
+         "floors SARSOP's time at 0.01 s (its table has 0.01 s resolution)."])
+    print_table("(d) RECAP on PointBasedSolver's alpha vectors: exact V^F(b0) (fit seconds)",
+                ["model", "solver L(b0)"] + [f"K = {k}" for k in ks], recap_rows,
+                [f"RECAPController(n_memory=K, random_state={SEED}) defaults; larger K skipped once a fit took "
+                 f"more than --recap-cap = {args.recap_cap:g} s."])
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
     parser.add_argument("--models", default=None, help=f"comma-separated subset of {','.join(MODELS)}")
@@ -560,6 +690,11 @@ def main(argv=None):
     parser.add_argument("--vi-cap", type=float, default=30.0,
                         help="(c) stop growing pomdp-py's ValueIteration horizon once the next one is "
                              "predicted to take longer than this (s)")
+    parser.add_argument("--sarsop", default=os.environ.get("ALGOS_SARSOP"),
+                        help="(d) path of SARSOP's pomdpsol executable (default $ALGOS_SARSOP); without it the "
+                             "SARSOP columns are skipped")
+    parser.add_argument("--solver-time", type=float, default=None, help="(d) time limit per solver run (default 60)")
+    parser.add_argument("--recap-ks", default=None, help="(d) RECAP memory budgets (default 4,8,16)")
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
     repeat = args.repeat or (2 if args.quick else 5)
@@ -575,8 +710,10 @@ def main(argv=None):
             section_a(args, args.quick)
         elif s == "b":
             section_b(args, args.quick, repeat)
-        else:
+        elif s == "c":
             section_c(args, args.quick)
+        else:
+            section_d(args, args.quick)
     print(f"total {time.perf_counter() - t0:.1f} s")
 
 

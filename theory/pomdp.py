@@ -85,6 +85,15 @@ def _float(value, name, *, low=None, high=None, high_open=False):
     return value
 
 
+def _count(value, name):
+    """A positive integer count (``2.5``, ``True`` or ``"3"`` are refused, not truncated)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"'{name}' must be an int >= 1; got {value!r} of type {type(value).__name__}.")
+    if int(value) < 1:
+        raise ValueError(f"'{name}' must be an int >= 1; got {int(value)}.")
+    return int(value)
+
+
 def _discount(discount):
     """The discounted bounds need ``0 <= discount < 1`` (at 1 the factors 1/(1-discount) blow up)."""
     return _float(discount, "discount", low=0.0, high=1.0, high_open=True)
@@ -494,7 +503,10 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     d = _array(d, "d", 2)
     rate = _float(rate, "rate", low=0.0)
     if d.shape[0] != p.shape[0]:
-        raise ValueError("'d' must have one row per mass of 'p'.")
+        raise ValueError(f"'d' must have one row per mass of 'p'; got {d.shape[0]} rows for {p.shape[0]} masses.")
+    if p.size and (p.min() < 0.0 or abs(float(p.sum()) - 1.0) > 1e-9):
+        raise ValueError(f"'p' must be a probability vector (non-negative, summing to 1 within 1e-9); got "
+                         f"min {float(p.min())!r} and sum {float(p.sum())!r}.")
     keep = p > 0
     p, d = p[keep] / p[keep].sum(), d[keep]
     if p.size == 0:
@@ -610,7 +622,8 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     ['action_range', 'eta_range']
     """
     viol = []
-    A, O = int(n_actions), int(n_observations)
+    A = _count(n_actions, "n_actions")
+    O = _count(n_observations, "n_observations")
     act = np.asarray(action)
     et = np.asarray(eta)
     if act.ndim != 1 or act.size == 0:

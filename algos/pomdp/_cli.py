@@ -18,6 +18,8 @@ examples:
   algos pomdp solve tiger --memory 5
   algos pomdp solve shuttle.95.POMDP --memory 8 --baseline kmeans,window --json
   algos pomdp solve rocksample:4,4 --memory 16 --simulate 20000
+  algos pomdp solve hallway.POMDP --solver pbs --time-limit 60 --policy-out hallway.policy
+  algos pomdp solve tiger --memory 5 --graph-out tiger.dot
 """
 
 
@@ -38,11 +40,21 @@ def add_parser(subparsers, name):
     p.add_argument("--memory", type=int, default=8, help="memory budget K, number of controller nodes (default 8)")
     p.add_argument("--baseline", default="",
                    help="comma-separated baselines to fit next to RECAP: " + ", ".join(CONTROLLERS[1:]))
-    p.add_argument("--pbvi-beliefs", type=int, default=200, help="belief points of the shared PBVI run (default 200)")
+    p.add_argument("--solver", choices=("pbs", "pbvi"), default="pbs",
+                   help="solver of the shared alpha vectors and the V*(b0) bracket: pbs (PointBasedSolver, "
+                   "HSVI2 search; default) or pbvi")
+    p.add_argument("--time-limit", type=float, default=60.0,
+                   help="time limit of the pbs solver in seconds (default 60; it stops earlier at --target-gap)")
+    p.add_argument("--target-gap", type=float, default=1e-3, help="target gap at b0 of the pbs solver (default 1e-3)")
+    p.add_argument("--pbvi-beliefs", type=int, default=200, help="belief points of the PBVI run (default 200)")
+    p.add_argument("--policy-out", default=None,
+                   help="write the solver's alpha vectors to this file (.policy: SARSOP XML; .alpha: pomdp-solve)")
+    p.add_argument("--graph-out", default=None,
+                   help="write RECAP's controller as a policy graph (.dot Graphviz, .json, .pg pomdp-solve)")
     p.add_argument("--simulate", type=int, default=0,
                    help="also estimate each controller's value from this many Monte-Carlo episodes")
     p.add_argument("--discount", type=float, default=None, help="override the model's discount")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed of the controllers (default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
     return p
@@ -117,8 +129,19 @@ def _solve(model, args):
                          f"got {bad[0]!r}.")
     names = list(dict.fromkeys(names))
     t0 = time.perf_counter()
-    pbvi = PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed).fit(model)
+    if args.solver == "pbs":
+        from ._pbs import PointBasedSolver
+
+        pbvi = PointBasedSolver(time_limit=args.time_limit, target_gap=args.target_gap).fit(model)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pbvi = PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed).fit(model)
     pbvi_s = time.perf_counter() - t0
+    if args.policy_out:
+        from ._policy_io import write_policy
+
+        write_policy(args.policy_out, pbvi, model_name=str(args.model))
     rows = []
     for name in names:
         est = _make(name, args.memory, args.seed, pbvi)
@@ -133,16 +156,21 @@ def _solve(model, args):
             mean, se = _simulated(est, model, args.simulate, args.seed)
             row["simulated_mean"], row["simulated_se"] = mean, se
         if name == "recap" and getattr(est, "bound_", None):
-            row["bound"] = {k: float(v) for k, v in est.bound_.items()}
+            row["bound"] = {k: (dict(v) if isinstance(v, dict) else float(v)) for k, v in est.bound_.items()}
         if name == "recap":
             row["table"] = _controller_table(est, model)
+            if args.graph_out:
+                from ._policy_io import write_policy_graph
+
+                write_policy_graph(args.graph_out, est, pomdp=model)
         rows.append(row)
     blind = float(blind_policy_values(model).best_value)
     return {
         "model": args.model,
         "memory": args.memory,
-        "pbvi": {"lower": float(pbvi.value_), "upper": float(pbvi.upper_bound_), "seconds": pbvi_s,
-                 "n_alpha": int(len(pbvi.alphas_))},
+        "solver": {"name": args.solver, "lower": float(pbvi.value_), "upper": float(pbvi.upper_bound_),
+                   "seconds": pbvi_s, "n_alpha": int(len(pbvi.alphas_)),
+                   "trivial_gap": float((np.max(model.r) - np.min(model.r)) / (1.0 - model.discount))},
         "blind_value": blind,
         "controllers": rows,
     }
@@ -187,6 +215,14 @@ def run(args):
             return 0
         if args.memory < 1:
             raise ValueError(f"'--memory' must be an int >= 1; got {args.memory}.")
+        if not args.time_limit > 0:
+            raise ValueError(f"'--time-limit' must be a float > 0; got {args.time_limit}.")
+        if not args.target_gap >= 0:
+            raise ValueError(f"'--target-gap' must be a float >= 0; got {args.target_gap}.")
+        for opt, val, exts in (("--policy-out", args.policy_out, (".policy", ".alpha")),
+                               ("--graph-out", args.graph_out, (".dot", ".json", ".pg"))):
+            if val is not None and not str(val).lower().endswith(exts):
+                raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
         print(f"algos pomdp: error: {exc}", file=sys.stderr)
@@ -194,9 +230,10 @@ def run(args):
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    pb = out["pbvi"]
-    print(f"{args.model}: K = {args.memory}; PBVI bracket [{pb['lower']:.4f}, {pb['upper']:.4f}] "
-          f"({pb['n_alpha']} alpha vectors, {pb['seconds']:.1f} s); best blind policy {out['blind_value']:.4f}")
+    pb = out["solver"]
+    print(f"{args.model}: K = {args.memory}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
+          f"{pb['upper']:.4f}] (gap {pb['upper'] - pb['lower']:.3g}; {pb['n_alpha']} alpha vectors, "
+          f"{pb['seconds']:.1f} s); best blind policy {out['blind_value']:.4f}")
     print(f"{'controller':<24}{'nodes':>6}{'V^F(b0) exact':>16}{'fit s':>9}" + ("  Monte Carlo" if args.simulate else ""))
     for row in out["controllers"]:
         line = f"{row['controller']:<24}{row['nodes']:>6}{row['value']:>16.4f}{row['fit_seconds']:>9.2f}"
@@ -211,6 +248,15 @@ def run(args):
         print(f"  {'*' if row['initial'] else ' '}{row['node']:>3}  {row['action']:<14} next: {nxt}   belief: {bel}")
     if "bound" in rec and "U2" in rec["bound"]:
         b = rec["bound"]
-        print(f"RECAP closure certificate: rho = {b['rho']:.3g}, rho_pi = {b['rho_pi']:.3g}, "
-              f"L = {b['L']:.3g}; V*(b0) - V^F(b0) <= U2 = {b['U2']:.4g}")
+        print(f"RECAP closure certificates (rho = {b['rho']:.3g}, rho_pi = {b['rho_pi']:.3g}, L = {b['L']:.3g}); "
+              f"trivial bound (Rmax - Rmin)/(1 - discount) = {b['trivial']:.4g}:")
+        print(f"  {'bound':<6}{'value':>12}  informative")
+        for k, what in (("U1", "max_k |V*(c_k) - V_C(k)|"), ("U2", "V*(b0) - V^F(b0)"),
+                        ("U3", "max_k |c_k.W_k - V_C^pi(k)|")):
+            flag = "no (vacuous: >= trivial)" if b["vacuous"].get(k) else "yes"
+            print(f"  {k:<6}{b[k]:>12.4g}  {flag}   ({what})")
+    if args.policy_out:
+        print(f"alpha vectors written to {args.policy_out}")
+    if args.graph_out:
+        print(f"controller graph written to {args.graph_out}")
     return 0

@@ -25,6 +25,7 @@ cell means (exact ``V*``) and otherwise may overstate the true bound by up to th
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -33,9 +34,9 @@ from theory import pomdp as _th
 
 from .._validation import check_option, check_scalar_int
 from ._beliefs import _arrays, _b0, _need_discount_below_one
-from ._pbvi import PBVI, _sawtooth
+from ._pbvi import _sawtooth
 
-__all__ = ["converse_lower_bound", "ConverseBound"]
+__all__ = ["converse_lower_bound", "ConverseBound", "ConverseFallbackWarning"]
 
 
 class ConverseBound(NamedTuple):
@@ -128,20 +129,42 @@ def _trees(T, Z, r, g, b, p, level, t, max_trees):
     return out
 
 
+class ConverseFallbackWarning(UserWarning):
+    """The exact hard clustering was too large; a cheaper bound was used instead."""
+
+
 def _leaf_term(leaves, K, method, lower, upper, G, max_partitions):
-    """Return (merged_upper, distortion): a valid upper bound of sum_m P_m V*(bbar_m) maximised over
-    <= K cells (hard), or spread_upper - D_BA (Blahut–Arimoto)."""
+    """Return ``(merged_upper, D)`` for the leaves ``[(p, b), ...]``: ``D`` a lower bound of the
+    Bregman distortion ``D_K`` of the leaf law with ``V*`` bracketed (``sum p V_lower(b)`` minus the
+    best ``<= K``-cell ``sum P_m V_upper(bbar_m)``, :func:`theory.pomdp.bregman_hard_clustering`),
+    or the Blahut-Arimoto certificate ``D(log K)`` (:func:`theory.pomdp.rate_distortion_lower_bound`)
+    when ``method="blahut_arimoto"`` or when the exact enumeration would exceed
+    ``max_partitions`` (then with a :class:`ConverseFallbackWarning`). ``merged_upper`` is
+    ``sum p V_lower(b) - D``."""
     w, B = _dedupe([x[0] for x in leaves], [x[1] for x in leaves])
+    spread = float(w @ lower(B))
     if method == "hard":
-        D, merged, _ = _th.bregman_hard_clustering(
-            B, w, K, upper, values=lower(B), max_partitions=max_partitions
-        )
-        return merged, D
+        n, k = len(w), min(K, len(w))
+        if _th._n_partitions(n, k) <= max_partitions:
+            D, merged, _ = _th.bregman_hard_clustering(B, w, K, upper, values=lower(B),
+                                                       max_partitions=max_partitions)
+            return merged, D
+        warnings.warn(
+            f"exact hard clustering of {n} beliefs into <= {k} cells needs more than max_partitions="
+            f"{max_partitions} partitions; using the Blahut-Arimoto certificate D(log K) instead (cheaper, "
+            "and rigorous when the solver's alphas hold the supergradients of V*).",
+            ConverseFallbackWarning, stacklevel=3)
     W = float(w.sum())
     d = np.maximum(lower(B)[:, None] - B @ G.T, 0.0)
     D_lo, _ = _th.rate_distortion_lower_bound(w / W, d, math.log(K))
     D = W * D_lo
-    return float(w @ upper(B)) - D, D
+    return spread - D, D
+
+
+def _default_solver(pomdp):
+    from ._pbs import PointBasedSolver
+
+    return PointBasedSolver(time_limit=20.0, target_gap=1e-4).fit(pomdp)
 
 
 def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="hard", solver=None,
@@ -165,11 +188,17 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
     method : {"hard", "blahut_arimoto"}
         Exact Bregman hard clustering ``D_K`` (rigorous with PBVI brackets), or the certified
         Blahut–Arimoto ``D(log K)`` over ``Gamma`` (see the module note). Ignored with ``controller``.
-    solver : fitted PBVI, optional
-        Brackets of ``V*``; default ``PBVI(n_beliefs=300, max_iter=300, tol=1e-9, random_state=0)``.
+    solver : fitted PointBasedSolver or PBVI, optional
+        Brackets of ``V*``; default ``PointBasedSolver(time_limit=20, target_gap=1e-4)``.
     controller : (action (K,), eta (K, O) or (K, A, O), m0), optional
     max_partitions, max_trees : int
-        Enumeration limits; exceeding them raises ``ValueError``.
+        Enumeration limits. Above ``max_partitions`` the exact clustering gives way to the
+        Blahut-Arimoto certificate (with a :class:`ConverseFallbackWarning`); above ``max_trees``
+        (history form) a ``ValueError`` says to lower ``depth``.
+
+    The depth-1 form is :func:`theory.pomdp.converse_depth1` applied to ``V_lower(b0)``, the upper
+    Q-values ``Q_upper(b0, a) = r(b0, a) + discount sum_o P(o|b0,a) V_upper(tau)`` and the distortion
+    lower bounds of :func:`_leaf_term` (each ingredient on its valid side, as that function asks).
 
     Returns
     -------
@@ -184,7 +213,7 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
     A, S, _ = T.shape
     b0 = _b0(pomdp, None, S)
     if solver is None:
-        solver = PBVI(n_beliefs=300, max_iter=300, tol=1e-9, random_state=0).fit(pomdp)
+        solver = _default_solver(pomdp)
     lower, upper = _value_fns(solver)
     G = np.asarray(solver.alphas_, dtype=float)
     vlo = float(lower(b0)[0])
@@ -224,26 +253,35 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
         return ConverseBound(max(0.0, float(per_depth.max())), form, "controller", K, depth, vlo, vup,
                              np.zeros(0), per_depth, np.zeros(0), details)
 
-    depths = [1] if form == "depth1" else list(range(1, depth + 1))
+    q_upper = np.array([
+        float(b0 @ r[:, a]) + g * sum(po * float(upper(bo)[0]) for po, bo, _ in _successors(T, Z, b0, a))
+        for a in range(A)
+    ])
+    details["q_upper"] = q_upper
+    if form == "depth1":
+        distortion = np.zeros(A)
+        for a in range(A):
+            leaves = [(po, bo) for po, bo, _ in _successors(T, Z, b0, a)]
+            distortion[a] = _leaf_term(leaves, K, method, lower, upper, G, max_partitions)[1]
+        bound = _th.converse_depth1(vlo, q_upper, distortion, g)
+        per_action = vlo - q_upper + g * distortion
+        return ConverseBound(float(bound), form, method, K, 1, vlo, vup, per_action, np.array([bound]),
+                             distortion, details)
+
     per_depth = []
     per_action = np.full(A, np.inf)
     distortion = np.zeros(A)
-    for t in depths:
+    for t in range(1, depth + 1):
         trees = _trees(T, Z, r, g, b0, 1.0, 0, t, max_trees)
         best = math.inf
         for rew, leaves, a in trees:
             merged, D = _leaf_term(leaves, K, method, lower, upper, G, max_partitions)
             val = vlo - rew - g ** t * merged
-            if t == 1:
-                if val < per_action[a]:
-                    per_action[a] = val
-                    distortion[a] = D
+            if t == 1 and val < per_action[a]:
+                per_action[a] = val
+                distortion[a] = D
             best = min(best, val)
         per_depth.append(best)
     per_depth = np.asarray(per_depth)
-    details["q_upper"] = np.array([
-        float(b0 @ r[:, a]) + g * sum(po * float(upper(bo)[0]) for po, bo, _ in _successors(T, Z, b0, a))
-        for a in range(A)
-    ])
-    return ConverseBound(max(0.0, float(per_depth.max())), form, method, K,
-                         1 if form == "depth1" else depth, vlo, vup, per_action, per_depth, distortion, details)
+    return ConverseBound(max(0.0, float(per_depth.max())), form, method, K, depth, vlo, vup, per_action,
+                         per_depth, distortion, details)

@@ -47,6 +47,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from theory import pomdp as _th
+
 from .._validation import (
     check_bool,
     check_option,
@@ -75,6 +77,21 @@ _ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float
 
 K_MAX = 2**20  # room for the per-K KMeans seeds (seed + rep * 4096 + K) below 2**31
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
+
+
+def trivial_loss_bound(r, discount):
+    """The trivial bound ``(Rmax - Rmin) / (1 - discount)`` on any value gap (every value lies in
+    ``[Rmin, Rmax] / (1 - discount)``): a certificate at or above it says nothing."""
+    r = np.asarray(r, dtype=float)
+    return float((r.max() - r.min()) / (1.0 - discount))
+
+
+def certificate_flags(bound, r, discount):
+    """``{"trivial": t, "vacuous": {"U1": bool, ...}}`` for the U-bounds in ``bound``: a bound is
+    vacuous when it is not below the trivial bound ``t`` (:func:`trivial_loss_bound`)."""
+    t = trivial_loss_bound(r, discount)
+    return {"trivial": t, "vacuous": {k: bool(bound[k] >= t) for k in ("U1", "U2", "U3")
+                                      if bound.get(k) is not None}}
 
 
 def _tie(value):
@@ -184,14 +201,25 @@ class RECAPController(_CodebookController):
     closed_ : bool
         Whether growth stopped because every successor is already a codeword (rho_pi = 0).
     bound_ : dict
-        ``L, rho, rho_pi, delta0`` and ``U1, U2, U3`` from :mod:`theory.pomdp` when it is available.
+        ``L, rho, rho_pi, delta0`` and ``U1, U2, U3`` computed by :func:`theory.pomdp.closure_bound`
+        (with ``L`` from :func:`theory.pomdp.lipschitz_constant`), ``trivial`` (the trivial bound
+        ``(Rmax - Rmin) / (1 - discount)`` on any loss) and ``vacuous`` (per U-bound: whether it is
+        at or above ``trivial``, so that it says nothing on this model).
+    solver : {"pbs", "pbvi"}, default="pbs"
+        Where Gamma comes from when ``fit`` gets no ``alphas``: :class:`PointBasedSolver` (with
+        ``solver_params``, default ``time_limit=60, target_gap=1e-3``; deterministic when it reaches
+        the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
+    solver_params : dict or None, default=None
     """
 
     _distance = "decision"
 
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
-                 restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0):
+                 restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
+                 solver_params=None):
+        self.solver = solver
+        self.solver_params = solver_params
         self.polish = polish
         self.n_restarts = n_restarts
         self.restart = restart
@@ -440,24 +468,11 @@ class RECAPController(_CodebookController):
         rho_ka = (P * l1).sum(axis=2)
         comp = dict(rho=float(rho_ka.max()), rho_pi=float(rho_ka[np.arange(K), tab["action"]].max()),
                     delta0=float(np.abs(b0 - C[tab["m0"]]).sum()))
-        try:
-            import theory.pomdp as tp
-        except ImportError:
-            return None
-        lip = getattr(tp, "lipschitz_constant", None)
-        cb = getattr(tp, "closure_bounds", None) or getattr(tp, "closure_bound", None)
-        if lip is None or cb is None:
-            return None
-        try:
-            L = float(lip(r, discount))
-            out = cb(L, comp["rho"], comp["rho_pi"], comp["delta0"], discount)
-        except Exception:  # the theory module is being written in parallel; never fail fit on it
-            return None
+        L = float(_th.lipschitz_constant(r, discount))
+        out = _th.closure_bound(L, comp["rho"], comp["rho_pi"], comp["delta0"], discount)
         bound = dict(L=L, **comp)
-        if isinstance(out, dict):
-            bound.update({k: float(v) for k, v in out.items()})
-        else:
-            bound["U2"] = float(out)
+        bound.update({k: float(v) for k, v in out.items()})
+        bound.update(certificate_flags(bound, r, discount))
         return bound
 
     # ------------------------------------------------------------------ fit
@@ -522,6 +537,9 @@ class RECAPController(_CodebookController):
         restart = check_bool(self.restart, "restart")
         n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
         check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
+        check_option(self.solver, "solver", ("pbs", "pbvi"))
+        if self.solver_params is not None and not isinstance(self.solver_params, dict):
+            raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
         rng = check_random_state(self.random_state)
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
         self.pbvi_ = pbvi
@@ -558,7 +576,5 @@ class RECAPController(_CodebookController):
         self.value_history_ = np.asarray(values)
         self.objective_history_ = np.asarray(objectives)
         self.closed_ = closed
-        bound = self._bound(pomdp, C, tab, discount, r, b0)
-        if bound is not None:
-            self.bound_ = bound
+        self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
         return self

@@ -29,19 +29,19 @@ def test_info_shared_file_matches_spec_table(shared_data_dir, capsys):
 
 def test_solve_tiger_reports_exact_values_inside_pbvi_bracket(capsys):
     assert main(["pomdp", "solve", "tiger", "--memory", "5", "--baseline", "kmeans,window",
-                 "--pbvi-beliefs", "60", "--json"]) == 0
+                 "--solver", "pbvi", "--pbvi-beliefs", "60", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {r["controller"]: r for r in out["controllers"]}
     assert list(rows) == ["RECAPController", "KMeansCodebook", "FiniteWindowController"]
     assert out["blind_value"] == pytest.approx(-20.0, abs=EXACT_TOL)
     for r in rows.values():  # achievability: no FSC beats V*(b0) <= the PBVI upper bound
-        assert r["value"] <= out["pbvi"]["upper"] + EXACT_TOL
+        assert r["value"] <= out["solver"]["upper"] + EXACT_TOL
     # the CLI reports the same number as the library with the same seed and PBVI run
     pbvi = PBVI(n_beliefs=60, random_state=0).fit(tiger())
     ref = RECAPController(n_memory=5, random_state=0).fit(tiger(), alphas=pbvi).value_
     assert rows["RECAPController"]["value"] == pytest.approx(ref, abs=EXACT_TOL)
     assert rows["RECAPController"]["value"] >= 19.0  # issue 5: >= 19.0 by K = 5
-    assert rows["RECAPController"]["bound"]["U2"] >= out["pbvi"]["lower"] - rows["RECAPController"]["value"]
+    assert rows["RECAPController"]["bound"]["U2"] >= out["solver"]["lower"] - rows["RECAPController"]["value"]
     # the controller table is the fitted controller: total, and its initial node is node m0
     table = rows["RECAPController"]["table"]
     assert len(table) == rows["RECAPController"]["nodes"]
@@ -56,7 +56,8 @@ def test_solve_tiger_reports_exact_values_inside_pbvi_bracket(capsys):
 def test_solve_text_output_with_simulation(capsys):
     assert main(["pomdp", "solve", "tiger", "--memory", "2", "--pbvi-beliefs", "30", "--simulate", "2000"]) == 0
     out = capsys.readouterr().out
-    assert "PBVI bracket" in out and "RECAPController" in out and "+-" in out
+    assert "PBS bracket" in out and "RECAPController" in out and "+-" in out
+    assert "trivial bound" in out and "U2" in out
     assert "RECAP controller (" in out and "next: tiger-left->" in out
 
 
@@ -68,11 +69,31 @@ def test_solve_text_output_with_simulation(capsys):
         (["pomdp", "info", "rocksample:4"], "'model' must be 'rocksample:N,K'"),
         (["pomdp", "info", "no_such_file.POMDP"], "no_such_file.POMDP"),
         (["pomdp", "solve", "tiger", "--discount", "1.0"], "discount"),
+        (["pomdp", "solve", "tiger", "--time-limit", "0"], "'--time-limit' must be a float > 0; got 0.0."),
+        (["pomdp", "solve", "tiger", "--target-gap", "-1"], "'--target-gap'"),
+        (["pomdp", "solve", "tiger", "--policy-out", "x.txt"], "'--policy-out' must end in .policy or .alpha"),
+        (["pomdp", "solve", "tiger", "--graph-out", "x.png"], "'--graph-out'"),
     ],
 )
 def test_bad_input_is_a_clear_error(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_solve_writes_policy_and_graph(tmp_path, capsys):
+    from algos.pomdp import read_policy
+
+    pol, graph = tmp_path / "t.policy", tmp_path / "t.pg"
+    assert main(["pomdp", "solve", "tiger", "--memory", "3", "--solver", "pbs", "--time-limit", "10",
+                 "--policy-out", str(pol), "--graph-out", str(graph), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    p = read_policy(pol, tiger())
+    assert p.value(tiger().b0) == pytest.approx(out["solver"]["lower"], abs=1e-12)
+    assert out["solver"]["upper"] - out["solver"]["lower"] <= 1e-3
+    rows = [list(map(int, line.split())) for line in graph.read_text().splitlines()]
+    assert len(rows) == out["controllers"][0]["nodes"]
+    rec = out["controllers"][0]["bound"]
+    assert rec["vacuous"] == {k: rec[k] >= rec["trivial"] for k in ("U1", "U2", "U3")}
 
 
 def test_malformed_file_names_line(tmp_path, capsys):
