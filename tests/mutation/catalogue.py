@@ -87,6 +87,13 @@ MUTANTS = [
            _src("algos.fair_matching._indivisible",
                 ("self._gamma = float(self.gamma)", "self._gamma = 0.5 * float(self.gamma)"))),
 
+    Mutant("fair_matching.usw_lower_bound_x1.02", FM, T,
+           "welfare guarantee claimed 2 % higher (an exact bound: a tight instance must notice)",
+           Scale("theory.fair_matching:usw_lower_bound", 1.02)),
+    Mutant("fair_matching.cef_lower_bound_x1.02", FM, T,
+           "CEF guarantee claimed 2 % higher",
+           Scale("theory.fair_matching:cef_lower_bound", 1.02)),
+
     # ------------------------------------------------------------------------------ hetero_regression
     Mutant("hetero_regression.huber_bound_half", HR, T,
            "Huber error bound C sqrt(nd)/m claimed with half the constant",
@@ -124,6 +131,14 @@ MUTANTS = [
            "changed default threshold of CoordinateMedianRegressor (1.0 -> 0.1)",
            _src("algos.hetero_regression._median",
                 ("def __init__(self, n_rounds=30, threshold=1.0,", "def __init__(self, n_rounds=30, threshold=0.1,"))),
+
+    Mutant("hetero_regression.huber_bound_x0.8", HR, T,
+           "Huber error bound claimed 20 % smaller (C = 2.4 instead of the calibrated 3)",
+           Scale("theory.hetero_regression:huber_error_bound", 0.8)),
+    Mutant("hetero_regression.mm_weights_squared", HR, A,
+           "IRLS weights (delta/|r|)^2 instead of delta/|r| for outliers (a different majoriser)",
+           _src("algos.hetero_regression._kernels",
+                ("w = delta / max(a, TINY)", "w = (delta / max(a, TINY)) ** 2"))),
 
     # ------------------------------------------------------------------------------ networked_learning
     Mutant("networked_learning.krr_path_bound_half", NL, T,
@@ -169,6 +184,13 @@ MUTANTS = [
                 ("def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):",
                  "def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.9):"))),
 
+    Mutant("networked_learning.krr_path_bound_x0.8", NL, T,
+           "depth bound on a path claimed 20 % smaller",
+           Scale("theory.networked_learning:krr_path_bound", 0.8)),
+    Mutant("networked_learning.full_message_bound_x0.8", NL, T,
+           "full-message risk bound claimed 20 % smaller",
+           Scale("theory.networked_learning:full_message_risk_bound", 0.8)),
+
     # ------------------------------------------------------------------------------ pomdp
     Mutant("pomdp.closure_bound_half", PO, T,
            "closure bounds U1/U2/U3 on the controller's value loss claimed half as large",
@@ -210,6 +232,14 @@ MUTANTS = [
            "update(b, a, o) returns the prior belief (skipped Bayes update)",
            _src("algos.pomdp._beliefs", ("return Bn[0, o], float(P[0, o])", "return b, float(P[0, o])"))),
 
+    Mutant("pomdp.closure_bound_x0.9", PO, T,
+           "closure bounds U1/U2/U3 claimed 10 % smaller",
+           Scale("theory.pomdp:closure_bound", 0.9)),
+    Mutant("pomdp.recap_bound_lipschitz_half", PO, A,
+           "RECAP's reported bound_ uses half the Lipschitz constant",
+           _src("algos.pomdp._recap", ("L = float(_th.lipschitz_constant(r, discount))",
+                                       "L = 0.5 * float(_th.lipschitz_constant(r, discount))"))),
+
     # ------------------------------------------------------------------------------ continual
     Mutant("continual.esn_factor_x0.8", CO, T,
            "ESN contraction factor (1-a) + a sigma claimed 20 % smaller",
@@ -247,6 +277,14 @@ MUTANTS = [
            "reservoir scans ignore the leak (always a = 1)",
            _src("algos.continual._reservoir", ("float(self.leak)", "1.0"), count=None)),
 
+    Mutant("continual.esn_factor_x0.95", CO, T,
+           "ESN contraction factor claimed 5 % smaller",
+           Scale("theory.continual:esn_contraction_factor", 0.95)),
+    Mutant("continual.shrinkage_target_scaled", CO, A,
+           "shrinkage towards tr(Sigma)/d I instead of I (breaks the documented mapping to sklearn's LDA)",
+           _src("algos.continual._slda",
+                ("A[np.diag_indices(d)] += eps", "A[np.diag_indices(d)] += eps * np.trace(self.covariance_) / d"))),
+
     # ------------------------------------------------------------------------------ federated
     Mutant("federated.optimal_lambda_swapped", FE, T,
            "swapped mixing formula: lambda* = (V_F - C)/(V_F + V_L - 2C) instead of (V_L - C)/(...)",
@@ -283,6 +321,16 @@ MUTANTS = [
     Mutant("federated.fisher_floor_ignored", FE, A,
            "Laplace variance 1/(n F) without the floor term",
            _src("algos.federated.variance", ("den = n * F + floor * n", "den = n * F + 1e-300"))),
+
+    Mutant("federated.ditto_mu_ignored", FE, A,
+           "Ditto's personal steps drop the proximal term (mu = 0 whatever mu is)",
+           _src("algos.federated._baselines",
+                ('centers=[center] * len(sel), mu=mu, trainable=keys)', 'centers=[center] * len(sel), mu=0.0, trainable=keys)'))),
+    Mutant("federated.apfl_deploy_swapped", FE, A,
+           "APFL deploys (1 - alpha) v + alpha theta instead of alpha v + (1 - alpha) theta",
+           _src("algos.federated._baselines",
+                ("self.personalized_models_[cid] = {k: alpha[m] * v[m][k] + (1 - alpha[m]) * self.federated_model_[k]",
+                 "self.personalized_models_[cid] = {k: (1 - alpha[m]) * v[m][k] + alpha[m] * self.federated_model_[k]"))),
 
     # ------------------------------------------------------------------------------ point_process
     Mutant("point_process.quadrature_bound_half", PP, T,
@@ -322,4 +370,11 @@ MUTANTS = [
            _src("algos.point_process._vogcam",
                 ("if rel < self.tol and it > 1 and (fp is None or rel_prev < self.tol):",
                  "if it > 1:"))),
+    Mutant("point_process.lgcp_expected_count_x1.1", PP, A,
+           "the simulator's exact expected count E N (given the field) reported 10 % high",
+           Replace("algos.point_process._simulate:LGCPSample.expected_count",
+                   lambda prop: property(lambda self: 1.1 * prop.fget(self)))),
+    Mutant("point_process.s_fixed_point_never_damped", PP, A,
+           "the S fixed point never damps a step that lowers the ELBO (monotone ascent not enforced)",
+           Replace("algos.point_process._vogcam:S_DAMP_RTOL", lambda value: 1e300)),
 ]
