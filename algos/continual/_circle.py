@@ -10,13 +10,28 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_scalar_float, check_scalar_int, spawn_generators
-from ._slda import StreamingLDA, _log_softmax
+from ._slda import LARGE_D, StreamingLDA, _log_softmax
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 
 #: BiRC2DFeatures parameters that CIRCLEClassifier sets itself (not accepted in ``feature_params``).
 _OWN = ("image_shape", "patch", "stem", "units", "leak", "spectral_radius", "activation", "init", "pooling",
         "pool_size", "projection_dim", "pixel_range", "random_state", "dtype")
+
+
+def _head_dtype(head_dtype, d):
+    """The dtype of a head with ``d`` features: float32 above ``LARGE_D`` under ``"auto"``."""
+    if isinstance(head_dtype, str):
+        if head_dtype != "auto":
+            raise ValueError(f"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got {head_dtype!r}.")
+        return np.float32 if d > LARGE_D else np.float64
+    try:
+        dt = np.dtype(head_dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got {head_dtype!r}.")
+    return dt.type
 
 
 def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_size="auto", pooling="avg"):
@@ -87,6 +102,10 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
         :class:`StreamingLDA`).
     temperature, shrinkage, covariance :
         As in :class:`StreamingLDA`.
+    head_dtype : "auto", numpy.float64 or numpy.float32, default="auto"
+        Dtype of each head's state (:class:`StreamingLDA` ``dtype``). ``"auto"``: float32 for a head
+        with more than ``LARGE_D`` (8192) features, whose float64 covariance and Cholesky factor
+        would take over 1 GiB (a ResourceWarning otherwise), float64 below.
 
     Attributes
     ----------
@@ -95,11 +114,12 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact"):
+    def __init__(self, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
         self.group_sizes = group_sizes
         self.temperature = temperature
         self.shrinkage = shrinkage
         self.covariance = covariance
+        self.head_dtype = head_dtype
 
     def _bounds(self, d):
         sizes = [d] if self.group_sizes is None else [int(s) for s in self.group_sizes]
@@ -126,7 +146,8 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
         if first:
             bounds = self._bounds(X.shape[1])
             heads = [StreamingLDA(shrinkage=self.shrinkage, covariance=self.covariance,
-                                  temperature=self.temperature) for _ in bounds]
+                                  temperature=self.temperature, dtype=_head_dtype(self.head_dtype, b - a))
+                     for a, b in bounds]
             heads[0]._check_params()
             self._slices = bounds
             self.heads_ = heads
@@ -217,9 +238,12 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
         Pixel scaling of the extractors: ``"auto"`` accepts [0, 1] or [0, 255] and rejects the rest;
         ``"none"`` feeds any finite values unchanged (non-image arrays).
     dtype : numpy.float64 or numpy.float32, default=numpy.float64
-        Dtype of the features (the heads always compute in float64). float64 keeps the features of
+        Dtype of the features (the heads' dtype is ``head_dtype``). float64 keeps the features of
         an image independent of the batch it comes in to round-off level (float32 GEMMs differ by
         ~1e-7 between batch compositions); float32 halves time and memory of the extractors.
+    head_dtype : "auto", numpy.float64 or numpy.float32, default="auto"
+        Dtype of the streaming-LDA heads (see :class:`SLDAEnsemble`): ``"auto"`` is float32 for a
+        head with more than 8192 features (its float64 covariance would exceed 1 GiB), else float64.
     feature_params : dict or None, default=None
         Any other :class:`BiRC2DFeatures` parameter (``n_blocks``, ``stem_channels``,
         ``connectivity``, ``input_scaling``, ``backend``, ``dtype``, ...), passed to every extractor.
@@ -275,7 +299,8 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
                  image_shape="auto", patch="auto", stem="random_conv", units=8, leak=0.5, spectral_radius=0.9,
                  activation="leaky_relu", init="kaiming", pooling="avg", pool_size="auto", projection_dim=None,
-                 pixel_range="auto", dtype=np.float64, feature_params=None, random_state=None, n_jobs=1):
+                 pixel_range="auto", dtype=np.float64, head_dtype="auto", feature_params=None, random_state=None,
+                 n_jobs=1):
         self.n_reservoirs = n_reservoirs
         self.n_groups = n_groups
         self.temperature = temperature
@@ -294,6 +319,7 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
         self.projection_dim = projection_dim
         self.pixel_range = pixel_range
         self.dtype = dtype
+        self.head_dtype = head_dtype
         self.feature_params = feature_params
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -327,8 +353,10 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
         self.extractors_ = extractors
         self.groups_ = [np.asarray(g) for g in np.array_split(np.arange(R), G)]
         sizes = [sum(extractors[r].n_features_out_ for r in g) for g in self.groups_]
+        for size in sizes:
+            _head_dtype(self.head_dtype, size)  # fail before any data is seen
         self.ensemble_ = SLDAEnsemble(group_sizes=sizes, temperature=self.temperature, shrinkage=self.shrinkage,
-                                      covariance=self.covariance)
+                                      covariance=self.covariance, head_dtype=self.head_dtype)
         self.image_shape_ = shape
 
     def _flatten(self, X, first):

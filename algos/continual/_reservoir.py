@@ -62,7 +62,15 @@ _DTYPES = (np.float32, np.float64)
 
 
 class SpectralRadiusWarning(UserWarning):
-    """Raised when the requested spectral radius is >= 1 (the echo-state property may fail)."""
+    """Raised when the requested spectral radius is >= 1 (the echo-state property may fail), or when
+    no reservoir draw can be scaled to it (connectivity too low for the number of units)."""
+
+
+#: A draw is accepted when its unscaled spectral radius is at least this fraction of the typical
+#: radius sqrt(connectivity * units * Var(W_ij)); below it (nilpotent or nearly nilpotent) it is redrawn.
+RADIUS_FLOOR = 0.1
+#: Draws tried before giving up (with a SpectralRadiusWarning).
+MAX_REDRAWS = 1000
 
 
 def _check_dtype(dtype):
@@ -112,8 +120,18 @@ def draw_reservoir_weights(rng, input_dim, units, *, spectral_radius=0.9, connec
 
     Each entry of ``W`` is then kept independently with probability ``connectivity``, and ``W`` is
     rescaled so that :math:`\max|\mathrm{eig}(W)| = \rho` (``rescale=True``; whether CIRCLE rescales
-    after Kaiming is unknown [R]). A ``W`` whose eigenvalues are all zero (e.g. an empty mask) is left
-    unscaled (tfa's ``divide_no_nan``).
+    after Kaiming is unknown [R]).
+
+    A sparse draw can be nilpotent (all eigenvalues zero: with 8 units and 10 % connectivity about
+    30 % of draws) or nearly so, and then the requested radius cannot be applied or is reached only by
+    scaling by a huge factor (entries up to 3.8e3 were seen). With ``rescale=True`` such draws are
+    rejected and redrawn (``W`` and its mask; ``W_in`` is kept) until the unscaled radius is at least
+    ``RADIUS_FLOOR`` (0.1) times the typical radius :math:`\sqrt{c\,U\,\mathrm{Var}(W_{ij})}`
+    (circular law), so every returned ``W`` has spectral radius exactly ``spectral_radius`` and is
+    scaled by at most about 10x the typical factor. After ``MAX_REDRAWS`` (1000) failed draws (a
+    connectivity far too low for the unit count) the last draw is returned as it is, with a
+    :class:`SpectralRadiusWarning` that names the radius it has. (tfa's reference leaves a zero-radius
+    draw unscaled silently, ``divide_no_nan``.)
 
     Parameters
     ----------
@@ -132,16 +150,41 @@ def draw_reservoir_weights(rng, input_dim, units, *, spectral_radius=0.9, connec
     if init == "uniform":
         W_in = rng.uniform(-input_scaling, input_scaling, size=(input_dim, U))
         lim = np.sqrt(6.0 / (2 * U))
-        W = rng.uniform(-lim, lim, size=(U, U))
+        var = lim**2 / 3.0
+
+        def draw_W():
+            return rng.uniform(-lim, lim, size=(U, U))
     else:
         W_in = rng.standard_normal((input_dim, U)) * (np.sqrt(2.0 / input_dim) * input_scaling)
-        W = rng.standard_normal((U, U)) * np.sqrt(2.0 / U)
-    mask = rng.random((U, U)) < connectivity
-    W = np.where(mask, W, 0.0)
-    if rescale:
-        radius = float(np.max(np.abs(np.linalg.eigvals(W)))) if U else 0.0
-        if radius > 0.0:
+        var = 2.0 / U if U else 0.0
+
+        def draw_W():
+            return rng.standard_normal((U, U)) * np.sqrt(2.0 / U)
+
+    def draw_masked():
+        W = draw_W()
+        mask = rng.random((U, U)) < connectivity
+        return np.where(mask, W, 0.0)
+
+    W = draw_masked()
+    if rescale and U:
+        floor = RADIUS_FLOOR * np.sqrt(connectivity * U * var)
+        radius = float(np.max(np.abs(np.linalg.eigvals(W))))
+        tries = 1
+        while radius < floor and tries < MAX_REDRAWS:
+            W = draw_masked()
+            radius = float(np.max(np.abs(np.linalg.eigvals(W))))
+            tries += 1
+        if radius >= floor and radius > 0.0:
             W = W * (spectral_radius / radius)
+        else:
+            warnings.warn(
+                f"no reservoir draw with {U} units and connectivity {connectivity:g} reached the spectral "
+                f"radius floor {floor:.3g} in {MAX_REDRAWS} draws; W keeps its radius {radius:.3g} instead of "
+                f"'spectral_radius' = {spectral_radius:g} (raise 'connectivity' or 'units').",
+                SpectralRadiusWarning,
+                stacklevel=3,
+            )
     return W_in, W
 
 
@@ -266,6 +309,13 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         self
         """
         self._check_params()
+        if X is not None:
+            X = np.asarray(X)
+            if X.dtype.kind not in "iuf":
+                raise TypeError(f"'X' must contain real numbers; got an array of dtype {X.dtype}.")
+            if X.ndim != 4:
+                raise ValueError(f"'X' must have shape (B, N_h, N_w, C); got an array of shape {X.shape}.")
+            check_finite(X, "X")
         if input_dim is None:
             input_dim = self.input_dim
         if input_dim is None:

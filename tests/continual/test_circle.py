@@ -175,3 +175,48 @@ def test_slda_ensemble_bad_group_sizes():
         SLDAEnsemble(group_sizes=[2, 3]).fit(X, y)
     ens = SLDAEnsemble(group_sizes=[2, 4]).fit(X, y)
     assert_allclose(ens.predict_proba(X).sum(axis=1), 1.0, atol=PROBA_ATOL)
+
+
+def test_head_dtype_is_float32_for_large_heads(monkeypatch):
+    import warnings
+
+    import algos.continual._circle as circle_mod
+    import algos.continual._slda as slda_mod
+    from algos.continual import SLDAEnsemble
+
+    LARGE_D = 16  # the real limit (8192) with a small state, so the test stays fast
+    monkeypatch.setattr(slda_mod, "LARGE_D", LARGE_D)
+    monkeypatch.setattr(circle_mod, "LARGE_D", LARGE_D)
+    rng = np.random.default_rng(0)
+    y = np.arange(6) % 2
+    X = rng.standard_normal((6, LARGE_D + 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)  # the float64 state would warn
+        big = SLDAEnsemble().fit(X, y)
+    assert [h.means_.dtype for h in big.heads_] == [np.dtype(np.float32)]
+    # split into two heads under the limit: float64 both
+    two = SLDAEnsemble(group_sizes=[LARGE_D // 2 + 4] * 2, head_dtype="auto").fit(X, y)
+    assert [h.means_.dtype for h in two.heads_] == [np.dtype(np.float64)] * 2
+    assert SLDAEnsemble(head_dtype=np.float32).fit(X[:, :10], y).heads_[0].means_.dtype == np.float32
+    with pytest.raises(ValueError, match=r"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got 'half'"):
+        SLDAEnsemble(head_dtype="half").fit(X[:, :10], y)
+    with pytest.raises(ValueError, match=r"'head_dtype' must be"):
+        CIRCLEClassifier(head_dtype=np.int32, n_reservoirs=1, n_groups=1).partial_fit(np.zeros((0, 64)), [])
+    assert CIRCLEClassifier().get_params()["head_dtype"] == "auto"
+
+
+def test_demo_shrinkage_check_follows_the_theory_function(monkeypatch):
+    import theory.continual as tc
+    from algos.continual import StreamingLDA
+    from algos.continual._demo import shrinkage_check
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((8, 20)), np.arange(8) % 2  # d > n: lambda_min(Sigma) = 0, floor attained
+    head = StreamingLDA(shrinkage=0.01).fit(X, y)
+    c = shrinkage_check([head])
+    assert c.passed and c.kind == "theorem" and c.guarantee == 0.01
+    assert c.measured == pytest.approx(0.01, abs=1e-12)  # tight: lambda_min = eps exactly
+    orig = tc.shrinkage_eigenvalue_floor
+    monkeypatch.setattr(tc, "shrinkage_eigenvalue_floor", lambda *a: 2.0 * orig(*a))
+    c2 = shrinkage_check([head])
+    assert c2.guarantee == 0.02 and not c2.passed

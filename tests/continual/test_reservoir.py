@@ -190,13 +190,43 @@ def test_uniform_input_weights_respect_scaling():
     assert np.abs(blk.W_in_).max() > 0.2  # 1200 draws per direction fill the interval
 
 
-def test_all_zero_recurrent_matrix_is_not_rescaled():
+def test_all_zero_recurrent_matrix_is_not_rescaled_and_warns():
     rng = np.random.default_rng(0)
-    # connectivity so small that the mask keeps nothing: the rescaling must not divide by zero
-    W_in, W = draw_reservoir_weights(rng, 2, 3, spectral_radius=0.9, connectivity=1e-12)
+    # connectivity so small that the mask keeps nothing: no draw can meet the radius; the rescaling
+    # must not divide by zero, and the user is told which radius the reservoir has
+    with pytest.warns(SpectralRadiusWarning, match=r"W keeps its radius 0 instead of 'spectral_radius' = 0.9"):
+        W_in, W = draw_reservoir_weights(rng, 2, 3, spectral_radius=0.9, connectivity=1e-12)
     assert np.all(W == 0) and np.all(np.isfinite(W_in))
-    f = BiRC2DFeatures(image_shape=(1, 4, 4), units=3, connectivity=1e-12, **_f64()).fit()
+    with pytest.warns(SpectralRadiusWarning, match="raise 'connectivity' or 'units'"):
+        f = BiRC2DFeatures(image_shape=(1, 4, 4), units=3, connectivity=1e-12, **_f64()).fit()
     assert np.all(np.isfinite(f.transform(np.random.default_rng(1).random((2, 16)))))
+
+
+@pytest.mark.parametrize("init", ["uniform", "kaiming"])
+@pytest.mark.parametrize("units, connectivity", [(8, 0.1), (4, 0.1), (16, 0.05)])
+def test_every_sparse_draw_meets_its_spectral_radius(init, units, connectivity):
+    """Issue: with 8 units and 10 % connectivity about 30 % of raw draws are nilpotent (the radius
+    cannot be applied) and about 3 % nearly so (scaled by huge factors). Every returned W must have
+    radius exactly rho, and its entries stay within the rescaling allowed by the redraw floor."""
+    from algos.continual._reservoir import MAX_REDRAWS, RADIUS_FLOOR
+
+    rng = np.random.default_rng(2026)
+    rho = 0.9
+    raw_nilpotent = 0
+    var = 1.0 / units if init == "uniform" else 2.0 / units
+    lim = np.sqrt(3.0 * var) if init == "uniform" else 6.0 * np.sqrt(var)  # max |entry| before scaling (Gaussian: 6 s.d.)
+    max_scale = rho / (RADIUS_FLOOR * np.sqrt(connectivity * units * var))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no draw may need the give-up path
+        for _ in range(400):
+            _, W = draw_reservoir_weights(rng, 2, units, spectral_radius=rho, connectivity=connectivity, init=init)
+            assert abs(np.max(np.abs(np.linalg.eigvals(W))) - rho) <= 1e-9
+            assert np.abs(W).max() <= lim * max_scale
+            _, W0 = draw_reservoir_weights(rng, 2, units, connectivity=connectivity, init=init, rescale=False)
+            raw_nilpotent += np.max(np.abs(np.linalg.eigvals(W0))) < 1e-12
+    if (units, connectivity) == (8, 0.1):
+        assert raw_nilpotent >= 0.15 * 400  # the redraw is needed: about 30 % of raw draws are nilpotent
+    assert MAX_REDRAWS >= 100
 
 
 def test_seed_determinism_is_bitwise_and_seeds_differ():
@@ -341,6 +371,23 @@ def test_bad_parameters():
         BiRC2DFeatures(image_shape=(28, 28)).fit()
     with pytest.raises(ValueError, match="'pixel_range' must be one of"):
         BiRC2DFeatures(pixel_range="0-1").fit()
+
+
+def test_fit_rejects_non_finite_images():
+    X = np.random.default_rng(0).random((2, 4, 4, 3))
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[1, 2, 3, 0] = bad
+        with pytest.raises(ValueError, match=r"'X' must contain only finite values; got (nan|inf) at index \(1, 2, 3, 0\)"):
+            BiReservoir2D().fit(Xb)
+        flat = np.random.default_rng(0).random((2, 16))
+        flat[0, 5] = bad
+        with pytest.raises(ValueError, match="'X' must contain only finite values"):
+            BiRC2DFeatures(image_shape=(1, 4, 4), **_f64()).fit(flat)
+    with pytest.raises(ValueError, match=r"'X' must have shape \(B, N_h, N_w, C\)"):
+        BiReservoir2D().fit(X[0])
+    with pytest.raises(TypeError, match="'X' must contain real numbers"):
+        BiReservoir2D().fit(X.astype(complex))
 
 
 def test_spectral_radius_at_least_one_warns():

@@ -20,6 +20,8 @@ MEAN_RTOL = 1e-10  # spec 2.1: running means are sums of O(n) float64 terms, rou
 STATE_ATOL = 1e-9  # spec 2.2: two float64 summation orders of O(n) outer products of O(1) data
 HAYES_ATOL = 1e-10  # spec 2.3: same outer products in a different association order
 LDA_ATOL = 1e-8  # spec 8.1: two float64 solves of a well-conditioned 6x6 system (prototype: 3e-15)
+#: shrinkage LDA vs sklearn: the same two float64 solves of a well-conditioned 6x6 system (relative)
+SHRINK_LDA_ATOL = 1e-12
 POSTERIOR_ATOL = 1e-8  # spec 2.5: differences of log-densities of size ~10, float64
 PROBA_ATOL = 1e-12  # spec 2.7: a softmax row sums to 1 up to a few ulps
 
@@ -162,6 +164,40 @@ def test_equivalence_with_sklearn_lda(balanced):
     assert_allclose(-b + np.log(pi), lda.intercept_, atol=LDA_ATOL, rtol=0)
     assert_allclose(ours.decision_function(X) + np.log(pi), lda.decision_function(X), atol=1e-7)
     if balanced:  # equal priors: the same decisions
+        assert_array_equal(ours.predict(X), lda.predict(X))
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.3, 0.9])
+@pytest.mark.parametrize("balanced", [True, False])
+def test_equivalence_with_sklearn_shrinkage_lda(balanced, alpha):
+    """Exact mode with shrinkage > 0 against sklearn's lsqr LDA with ``shrinkage=alpha``. sklearn shrinks
+    each class covariance to (1 - alpha) S_k + alpha (tr S_k / d) I and averages them with the priors,
+    giving (1 - alpha) Sigma + alpha m I with m = tr(Sigma) / d. Ours is (1 - eps) Sigma + eps I; the
+    two are proportional, (1 - alpha) Sigma + alpha m I = c ((1 - eps) Sigma + eps I), exactly when
+    eps = alpha m / (1 - alpha + alpha m), with c = (1 - alpha) / (1 - eps). So coef_ = W / c and
+    intercept_ = -b / c + log pi (the same ulp-level solves: 1e-12)."""
+    rng = np.random.default_rng(1)
+    K, d = 4, 6
+    sizes = [100] * K if balanced else [40, 160, 70, 130]
+    y = np.repeat(np.arange(K), sizes)
+    X = rng.normal(size=(len(y), d)) @ rng.normal(size=(d, d)) + 2 * rng.normal(size=(K, d))[y]
+    perm = rng.permutation(len(y))
+    X, y = X[perm], y[perm]
+    plain = _stream(StreamingLDA(shrinkage=0.0), X, y, [len(y)])
+    m = float(np.trace(plain.covariance_)) / d
+    eps = alpha * m / (1 - alpha + alpha * m)
+    ours = _stream(StreamingLDA(shrinkage=eps), X, y, [17, 50, 3, 120, len(y)])
+    lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=alpha).fit(X, y)
+    c = (1 - alpha) / (1 - eps)
+    W, b, _ = ours._weights()
+    pi = ours.counts_ / ours.n_samples_seen_
+    scale = max(1.0, float(np.abs(lda.coef_).max()), float(np.abs(lda.intercept_).max()))
+    assert_allclose(W.T / c, lda.coef_, atol=SHRINK_LDA_ATOL * scale, rtol=0)
+    assert_allclose(-b / c + np.log(pi), lda.intercept_, atol=SHRINK_LDA_ATOL * scale, rtol=0)
+    # a wrong mapping (eps = alpha) is far off: the test is not blind to it
+    wrong = _stream(StreamingLDA(shrinkage=alpha), X, y, [len(y)])._weights()[0]
+    assert np.abs(wrong.T / c - lda.coef_).max() > 1e3 * SHRINK_LDA_ATOL * scale or abs(m - 1) < 1e-3
+    if balanced:
         assert_array_equal(ours.predict(X), lda.predict(X))
 
 

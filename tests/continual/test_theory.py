@@ -85,6 +85,37 @@ def test_tanh_states_bounded_by_one(seed, leak, rho, scale):
     assert np.abs(H).max() <= tc.reservoir_state_bound("tanh") + INEQ_TOL
 
 
+def test_tanh_state_bound_is_attained():
+    """The tanh bound 1 is tight: a saturating input (leak 1) puts every unit at tanh(50) = 1.0 in
+    float64, so a bound smaller by any factor fails."""
+    Z = np.full((1, 5, 4), 50.0)
+    H = _scan(Z, 0.5 * np.eye(4), 1.0, "tanh", np.zeros((1, 4)))
+    assert np.abs(H).max() == pytest.approx(tc.reservoir_state_bound("tanh"), abs=1e-15)
+
+
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu"])
+@pytest.mark.parametrize("leak, sigma", [(1.0, 0.5), (0.3, 0.8), (0.05, 0.2)])
+def test_leaky_relu_state_bound_is_attained(activation, leak, sigma):
+    """Tight instance: W = sigma I and a constant positive input z of norm M. The states increase to
+    the fixed point h* = z / (1 - sigma) of h = (1 - a) h + a act(sigma h + z), whose norm is the bound
+    M / (1 - sigma); after L steps the gap is c^L of it, c = 1 - a + a sigma. So the bound holds and
+    is reached to 1e-6: a bound scaled by any factor below 1, or with a wrong exponent or constant,
+    fails."""
+    U = 5
+    z = np.linspace(0.5, 2.0, U)
+    M = float(np.linalg.norm(z))
+    c = tc.esn_contraction_factor(leak, sigma)
+    L = int(np.ceil(np.log(1e-7) / np.log(c))) + 1
+    Z = np.tile(z, (1, L, 1))
+    H = _scan(Z, sigma * np.eye(U), leak, activation, np.zeros((1, U)))
+    norms = np.linalg.norm(H[0], axis=1)
+    bound = tc.reservoir_state_bound(activation, leak=leak, sigma=sigma, max_input_norm=M)
+    assert np.all(norms <= bound * (1 + INEQ_TOL))
+    assert norms[-1] >= bound * (1 - 1e-6)
+    gap = np.abs(norms - bound * (1 - c ** np.arange(1, L + 1))).max()
+    assert gap <= 1e-9 * bound  # the closed-form approach M/(1 - sigma) (1 - c^t)
+
+
 @settings(max_examples=30)
 @given(seed=st.integers(0, 2**31 - 1), leak=st.floats(0.05, 1.0), sigma=st.floats(0.0, 0.95),
        activation=st.sampled_from(["relu", "leaky_relu"]))
