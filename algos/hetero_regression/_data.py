@@ -11,6 +11,10 @@ from .._validation import check_option, check_random_state, check_scalar_float, 
 
 __all__ = ["SubsetOfSignals", "make_subset_of_signals", "oracle_wls", "suggest_delta"]
 
+#: Largest magnitude accepted by :func:`suggest_delta` in ``X`` and ``y``: squares of larger values
+#: overflow the float64 range in the least-squares fits (``1e150 ** 2 = 1e300``).
+MAX_ABS = 1e150
+
 SubsetOfSignals = namedtuple("SubsetOfSignals", ["X", "y", "beta", "sigma", "signal_mask"])
 SubsetOfSignals.__doc__ = """Data drawn by :func:`make_subset_of_signals`.
 
@@ -27,11 +31,16 @@ def _noisy_sigmas(spec, size, rng):
     if isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(spec, bool):
         value = check_scalar_float(spec, "noisy_sigma", low=0.0, closed="neither")
         return np.full(size, value)
-    if not isinstance(spec, tuple) or not spec or spec[0] not in ("loguniform", "constant"):
+    if not isinstance(spec, tuple) or not spec or spec[0] not in ("loguniform", "constant", "pareto"):
         raise ValueError(
-            "'noisy_sigma' must be a positive float, ('constant', s) or ('loguniform', low, high); "
-            f"got {spec!r}."
+            "'noisy_sigma' must be a positive float, ('constant', s), ('loguniform', low, high) or "
+            f"('pareto', scale); got {spec!r}."
         )
+    if spec[0] == "pareto":  # sigma = scale / U, U ~ Uniform(0, 1]: Pareto tail of index 1
+        if len(spec) != 2:
+            raise ValueError(f"'noisy_sigma' must be ('pareto', scale); got {spec!r}.")
+        scale = check_scalar_float(spec[1], "noisy_sigma[1]", low=0.0, closed="neither")
+        return scale / (1.0 - rng.uniform(0.0, 1.0, size=size))
     if spec[0] == "constant":
         if len(spec) != 2:
             raise ValueError(f"'noisy_sigma' must be ('constant', s); got {spec!r}.")
@@ -86,9 +95,12 @@ def make_subset_of_signals(n, d, m, *, noisy_sigma=("loguniform", 10.0, 1e3), si
         Number of sources (rows) and of features, ``n >= 1``, ``d >= 1``.
     m : int in [0, n]
         Number of reliable sources. With ``n_groups`` it is rounded to whole groups.
-    noisy_sigma : float, ("constant", s) or ("loguniform", low, high), default=("loguniform", 10, 1e3)
+    noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale), \
+default=("loguniform", 10, 1e3)
         Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the spec (the
-        noisy rows carry only the sign of the residual; the hardest case for Huber).
+        noisy rows carry only the sign of the residual; the hardest case for Huber);
+        ``("pareto", 10)`` draws :math:`\sigma_i = 10/U_i`, :math:`U_i` uniform on (0, 1] (a
+        heavy tail: :math:`P(\sigma_i > s) = 10/s`, infinite mean).
     signal_sigma : float > 0, default=1.0
     design : {"gaussian", "student", "uniform", "diabetes"}, default="gaussian"
         Rows i.i.d. N(0, I); Student-t(5) or uniform entries scaled to unit variance; or rows
@@ -213,11 +225,23 @@ def suggest_delta(X, y, *, factor=1.5):
     True
     """
     factor = check_scalar_float(factor, "factor", low=0.0, closed="neither")
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    try:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"'X' and 'y' must be real numeric arrays; got {exc}.") from None
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"'X' must be (n, d) and 'y' of length n; got {X.shape} and {y.shape}.")
+    for name, a in (("X", X), ("y", y)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"'{name}' must contain only finite values; got NaN or inf.")
+        if a.size and float(np.max(np.abs(a))) > MAX_ABS:
+            raise ValueError(f"'{name}' must have entries of absolute value at most {MAX_ABS:g}; got "
+                             f"{float(np.max(np.abs(a))):.3g} (rescale the data).")
     n, d = X.shape
+    if n <= d:
+        raise ValueError(f"suggest_delta needs n_samples > n_features; got n_samples = {n} and "
+                         f"n_features = {d}.")
     b, *_ = np.linalg.lstsq(X, y, rcond=None)
     for _ in range(30):  # IRLS for least absolute deviations
         r = y - X @ b
@@ -228,5 +252,29 @@ def suggest_delta(X, y, *, factor=1.5):
     k = int(min(n, max(2, math.ceil(2.0 * math.sqrt(n * d)))))
     half = 0.5 * float(np.min(r[k - 1:] - r[: n - k + 1]))
     if half <= 0:  # many exact fits: fall back to a robust scale of all residuals
-        half = float(np.median(np.abs(r - np.median(r)))) or 1.0
-    return factor * half
+        half = float(np.median(np.abs(r - np.median(r))))
+    if not half > 0:  # y fitted exactly (or constant): any positive threshold gives the same fit
+        half = float(np.max(np.abs(y))) or 1.0
+    out = factor * half
+    if not (math.isfinite(out) and out > 0):
+        raise ValueError(f"suggest_delta could not compute a finite positive threshold; got {out!r}.")
+    return out
+
+
+def resolve_delta(value, name, X, y):
+    """``value`` as a positive float, or :func:`suggest_delta` of ``(X, y)`` when it is ``"auto"``.
+
+    ``X`` must already hold the intercept column when one is fitted (the threshold is computed from
+    the residuals of the model that is fitted).
+    """
+    if isinstance(value, str):
+        if value == "auto":
+            return suggest_delta(X, y)
+        raise TypeError(f"'{name}' must be a float in (0, inf) or 'auto'; got {value!r} of type str.")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"'{name}' must be a float in (0, inf) or 'auto'; got {value!r} of type "
+                        f"{type(value).__name__}.")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"'{name}' must be a float in (0, inf) or 'auto'; got {v!r}.")
+    return v

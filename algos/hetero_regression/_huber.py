@@ -25,6 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin
+from ._data import resolve_delta, suggest_delta
 from ._kernels import huber_pass, masked_ratio_medians
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
@@ -57,6 +58,15 @@ LAD_INIT_STEPS = 20
 CMED_INIT_ROUNDS = 10
 #: Relative gradient tolerance of the intermediate stages of ``continuation=True``.
 CONTINUATION_STAGE_TOL = 1e-4
+#: Default ``regime_cap``: iterations after which a fit still without an accepted Newton step and
+#: with fewer than ``2 sqrt(n p)`` inliers is stopped (failure regime). Fits outside that regime take
+#: 5-20 iterations; in it, plain MM steps took up to ~365 iterations (about 35x the usual time) to
+#: reach a minimiser at an error of the order of the noisy sources' scale.
+REGIME_CAP = 50
+#: Columns of X (and y) whose largest magnitude lies outside [2**-SCALE_EXP, 2**SCALE_EXP] are
+#: rescaled by a power of two (exact in floating point) before the fit, so that Gram matrices and
+#: squared residuals cannot overflow or underflow; the coefficients are mapped back.
+SCALE_EXP = 60
 
 _INITS = ("ols", "zeros", "lad", "cmed")
 _SOLVERS = ("irls", "mm", "lbfgs")
@@ -75,6 +85,16 @@ class ConvexRegimeWarning(UserWarning):
 # --------------------------------------------------------------------------------------------------
 # linear algebra helpers
 # --------------------------------------------------------------------------------------------------
+def _pow2_scale(absmax):
+    """Per-entry power-of-two factors bringing ``absmax`` into [2**-SCALE_EXP, 2**SCALE_EXP] (1 elsewhere)."""
+    absmax = np.asarray(absmax, dtype=np.float64)
+    out = np.ones_like(absmax)
+    bad = (absmax > 2.0**SCALE_EXP) | ((absmax < 2.0**-SCALE_EXP) & (absmax > 0))
+    if np.any(bad):
+        out[bad] = np.ldexp(1.0, -np.frexp(absmax[bad])[1])
+    return out
+
+
 def _weighted_gram(X, s, buf):
     """Upper triangle of ``X^T diag(s^2) X`` with BLAS ``dsyrk`` (``buf`` receives ``s * X``)."""
     np.multiply(X, s[:, None], out=buf)
@@ -142,10 +162,11 @@ class _Stage:
     """Outcome of minimising ``L`` for one ``delta``."""
 
     __slots__ = ("coef", "objective", "n_inliers", "n_iter", "history", "converged", "n_backtracks",
-                 "n_newton", "n_extrapolations", "grad_rel")
+                 "n_newton", "n_extrapolations", "grad_rel", "capped")
 
     def __init__(self, **kw):
         self.n_newton = self.n_extrapolations = 0
+        self.capped = False
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -194,7 +215,7 @@ def _newton_step(X, y, sw, b, r, g, L, delta, bufs):
     return None
 
 
-def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True):
+def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True, cap=None):
     r"""IRLS (majorise-minimise) for the weighted Huber objective, stopping on the relative gradient.
 
     MM step: :math:`b \leftarrow b + (X^\top W X + \lambda I)^{-1} X^\top (s \odot \psi_\delta(r))`
@@ -204,6 +225,10 @@ def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True):
     ``newton=True`` every iteration first tries a semismooth Newton step (:func:`_newton_step`,
     accepted only with sufficient decrease) and takes the MM step when it is refused, then doubles the
     MM step (up to ``MAX_EXTRAPOLATION``) while :math:`L` keeps decreasing.
+
+    ``cap = (k, m_min)``: stop after ``k`` iterations if no Newton step was accepted and fewer than
+    ``m_min`` rows are inliers (the failure regime, where the MM steps crawl for hundreds of
+    iterations toward a minimiser that is far from the truth anyway); the stage is marked ``capped``.
     """
     n, p = X.shape
     r, w, g = np.empty(n), np.empty(n), np.empty(p)
@@ -216,13 +241,16 @@ def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True):
     history = [L]
     n_iter = n_back = n_newton = n_extra = 0
     skip = backoff = 0  # after a refused Newton step, skip the next 1, 2, 4, ... attempts
-    converged = False
+    converged = capped = False
     while True:
         grad_rel = float(np.linalg.norm(g)) / gscale
         if grad_rel < tol and (n_iter >= 1 or max_iter == 0):  # at least one iteration (sklearn's n_iter_ >= 1)
             converged = True
             break
         if n_iter >= max_iter:
+            break
+        if cap is not None and n_iter >= cap[0] and n_newton == 0 and nin < cap[1]:
+            capped = True
             break
         n_iter += 1
         trial = None
@@ -275,7 +303,7 @@ def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True):
         history.append(L)
     return _Stage(coef=b, objective=L, n_inliers=int(nin), n_iter=n_iter, history=history,
                   converged=converged, n_backtracks=n_back, n_newton=n_newton, n_extrapolations=n_extra,
-                  grad_rel=grad_rel)
+                  grad_rel=grad_rel, capped=capped)
 
 
 def _lbfgs(X, y, sw, b0, delta, tol, max_iter, gscale):
@@ -554,7 +582,8 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
-                 continuation=False, solver="irls", backend="numpy"):
+                 continuation=False, solver="irls", backend="numpy", regime_cap=REGIME_CAP):
+        self.regime_cap = regime_cap
         self.delta = delta
         self.fit_intercept = fit_intercept
         self.init = init
@@ -566,7 +595,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
 
     def _check_params(self):
         return {
-            "delta": check_scalar_float(self.delta, "delta", low=0.0, closed="neither"),
+            "delta": self.delta if isinstance(self.delta, str) and self.delta == "auto"
+            else resolve_delta(self.delta, "delta", None, None),
+            "regime_cap": None if self.regime_cap is None
+            else check_scalar_int(self.regime_cap, "regime_cap", low=1),
             "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
             "init": check_option(self.init, "init", _INITS),
             "max_iter": check_scalar_int(self.max_iter, "max_iter", low=1),
@@ -597,6 +629,13 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"'backend'='torch' needs solver='irls' or 'mm'; got solver={prm['solver']!r}.")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
         n, d = X.shape
+        # power-of-two rescaling of extreme columns (and of y, with delta): exact, undone at the end
+        col_scale = _pow2_scale(np.max(np.abs(X), axis=0) if n else np.ones(d))
+        if np.any(col_scale != 1.0):
+            X = np.ascontiguousarray(X * col_scale)
+        y_scale = float(_pow2_scale(np.array([np.max(np.abs(y)) if n else 1.0]))[0])
+        if y_scale != 1.0:
+            y = y * y_scale
         if sample_weight is None:
             sw = np.empty(0)
             pos = None
@@ -616,6 +655,11 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
                 f"and n_features = {d}."
             )
         y = np.ascontiguousarray(y, dtype=np.float64)
+        if prm["delta"] == "auto":  # residual-based, so computed on the rescaled data, then mapped back
+            prm["delta"] = suggest_delta(Xa, y) if pos is None else suggest_delta(Xa[pos], y[pos])
+        else:
+            prm["delta"] = prm["delta"] * y_scale
+        self.delta_ = prm["delta"] / y_scale
 
         # Gram matrix of the (sample-weighted) design: rank check, OLS start, gradient scale
         buf = np.empty_like(Xa)
@@ -625,7 +669,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
 
         b0 = self._start(prm["init"], Xa, y, sw, G0)
 
-        solve = {"irls": _irls, "mm": functools.partial(_irls, newton=False), "lbfgs": _lbfgs}[prm["solver"]]
+        threshold = 2.0 * math.sqrt(n_pos * p)
+        cap = None if prm["regime_cap"] is None else (prm["regime_cap"], threshold)
+        solve = {"irls": functools.partial(_irls, cap=cap), "mm": functools.partial(_irls, newton=False, cap=cap),
+                 "lbfgs": _lbfgs}[prm["solver"]]
         if backend == "torch":
             solve = _irls_torch
         delta, tol, budget = prm["delta"], prm["tol"], prm["max_iter"]
@@ -659,14 +706,32 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self.n_backtracks_ = int(stage.n_backtracks)
         self.n_newton_steps_ = int(stage.n_newton)
         self.n_extrapolations_ = int(stage.n_extrapolations)
+        self.capped_ = bool(stage.capped)
+        if y_scale != 1.0:
+            b = b / y_scale
+            with np.errstate(over="ignore"):  # y_scale**2 can underflow; L itself may exceed float64
+                self.objective_ = self.objective_ / y_scale / y_scale
+                self.objective_history_ = self.objective_history_ / y_scale / y_scale
+            self.delta_path_ = self.delta_path_ / y_scale
         if prm["fit_intercept"]:
-            self.coef_ = np.ascontiguousarray(b[:d])
+            self.coef_ = np.ascontiguousarray(b[:d] * col_scale)
             self.intercept_ = float(b[d])
         else:
-            self.coef_ = np.ascontiguousarray(b)
+            self.coef_ = np.ascontiguousarray(b * col_scale)
             self.intercept_ = 0.0
+        delta = self.delta_
 
-        if not self.converged_:
+        if self.capped_:
+            warnings.warn(
+                f"HuberSoSRegressor stopped after {self.n_iter_} iterations in the failure regime: only "
+                f"{self.n_inliers_} of {n_pos} samples are inliers (|r_i| <= delta={delta:g}), fewer than "
+                f"2 sqrt(nd) = {threshold:.0f}, and no Newton step was accepted; the minimiser is likely "
+                "far from the truth (Compton & Schramm 2026, Thm 4.7). Check delta, try "
+                "SubsetOfSignalsRegressor, or set regime_cap=None to run to convergence.",
+                ConvexRegimeWarning,
+                stacklevel=2,
+            )
+        elif not self.converged_:
             warnings.warn(
                 f"HuberSoSRegressor did not converge: relative gradient norm {self.gradient_norm_:.2e} "
                 f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={prm['max_iter']}). Increase "
@@ -674,8 +739,7 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        threshold = 2.0 * math.sqrt(n_pos * p)
-        if self.n_inliers_ < threshold:
+        if self.n_inliers_ < threshold and not self.capped_:
             warnings.warn(
                 f"Only {self.n_inliers_} of {n_pos} samples are inliers (|r_i| <= delta={delta:g}), fewer "
                 f"than 2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see "

@@ -441,8 +441,8 @@ def test_rejects_zero_constant_and_collinear_columns(small):
 
 
 @pytest.mark.parametrize("param, value, exc, msg", [
-    ("delta", 0.0, ValueError, r"'delta' must be a float in \(0, inf\); got 0.0"),
-    ("delta", -1.0, ValueError, r"'delta' must be a float in \(0, inf\); got -1.0"),
+    ("delta", 0.0, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got 0.0"),
+    ("delta", -1.0, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got -1.0"),
     ("delta", "1", TypeError, r"'delta' must be a float"),
     ("tol", -1e-3, ValueError, r"'tol' must be a float in \[0, inf\]; got -0.001"),
     ("max_iter", 0, ValueError, r"'max_iter' must be an int in \[1, inf\]; got 0"),
