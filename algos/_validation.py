@@ -21,6 +21,8 @@ __all__ = [
     "check_option",
     "check_bool",
     "check_array_1d",
+    "check_array",
+    "check_same_length",
     "check_finite",
     "check_random_state",
     "spawn_generators",
@@ -209,6 +211,84 @@ def check_array_1d(value, name, *, dtype="int", allow_empty=True):
         check_finite(arr, name)
         return arr
     raise ValueError(f"unknown dtype {dtype!r}")  # programming error, not user input
+
+
+def check_array(value, name, *, ndim=None, dtype="float", allow_empty=False, finite=True, shape=None):
+    """Convert ``value`` to a numpy array of real numbers, with errors that name ``name``.
+
+    Parameters
+    ----------
+    value : array-like
+    name : str
+        Parameter name used in the error messages.
+    ndim : int, tuple of int or None, default=None
+        Allowed numbers of dimensions (``None``: any).
+    dtype : {"float", "int"}, default="float"
+        ``"float"`` returns float64 (integers and booleans-free real input accepted); ``"int"``
+        returns int64 and accepts floats only when every entry is integral.
+    allow_empty : bool, default=False
+    finite : bool, default=True
+        Reject NaN and infinities.
+    shape : tuple or None, default=None
+        Expected shape; ``None`` entries match any length.
+
+    Raises
+    ------
+    TypeError
+        Strings, complex numbers, objects, ragged input, or non-integral values for ``dtype="int"``.
+    ValueError
+        Wrong number of dimensions, wrong shape, empty, NaN or infinite entries.
+
+    Examples
+    --------
+    >>> check_array([[1, 2], [3, 4]], "X", ndim=2).dtype
+    dtype('float64')
+    >>> check_array([1.0, float("nan")], "w")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'w' must contain only finite values; got nan at index 1.
+    >>> check_array(["a", "b"], "w")
+    Traceback (most recent call last):
+    ...
+    TypeError: 'w' must be an array of real numbers; got an array of dtype <U1.
+    """
+    kind = "integers" if dtype == "int" else "real numbers"
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged input and the like
+        raise TypeError(f"'{name}' must be an array of {kind}; got {type(value).__name__}.") from exc
+    if arr.dtype.kind not in "iuf" and not (arr.size == 0 and arr.dtype.kind in "iufbO"):
+        raise TypeError(f"'{name}' must be an array of {kind}; got an array of dtype {arr.dtype}.")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(str(k) for k in allowed)
+            raise ValueError(f"'{name}' must be {want}-dimensional; got an array of shape {arr.shape}.")
+    if shape is not None and (arr.ndim != len(shape) or any(s is not None and s != t for s, t in zip(shape, arr.shape))):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+        raise ValueError(f"'{name}' must have shape {want}; got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        if not allow_empty:
+            raise ValueError(f"'{name}' must not be empty; got an array of shape {arr.shape}.")
+        return arr.astype(np.int64 if dtype == "int" else np.float64)
+    if dtype == "int":
+        if arr.dtype.kind == "f":
+            check_finite(arr, name)
+            if not np.all(arr == np.round(arr)):
+                bad = arr[arr != np.round(arr)][0]
+                raise TypeError(f"'{name}' must contain integers; got non-integer value {_show(bad)}.")
+        return arr.astype(np.int64)
+    arr = arr.astype(np.float64)
+    if finite:
+        check_finite(arr, name)
+    return arr
+
+
+def check_same_length(name_a, a, name_b, b):
+    """Raise ``ValueError`` unless ``len(a) == len(b)`` (first axes), naming both arguments."""
+    na, nb = len(a), len(b)
+    if na != nb:
+        raise ValueError(f"'{name_a}' and '{name_b}' must have the same length; got {na} and {nb}.")
 
 
 def check_random_state(random_state, name="random_state"):
