@@ -33,6 +33,7 @@ import numpy as np
 from theory import pomdp as _th
 
 from .._validation import check_option, check_scalar_int
+from . import _kernels
 from ._beliefs import _arrays, _b0, _need_discount_below_one
 from ._pbvi import _sawtooth
 
@@ -82,13 +83,11 @@ def _value_fns(solver):
 
 
 def _successors(T, Z, b, a):
-    pred = b @ T[a]
-    joint = pred[None, :] * Z[a].T                 # (O, S)
-    P = joint.sum(axis=1)
-    out = []
-    for o in np.flatnonzero(P > 1e-15):
-        out.append((float(P[o]), joint[o] / P[o], int(o)))
-    return out
+    """``[(P(o|b,a), tau(b,a,o), o)]`` over the observations of positive probability, from the
+    package's one Bayes-update kernel (:func:`._kernels.belief_successors`)."""
+    P, Bn, zero = _kernels.belief_successors(np.ascontiguousarray(b, dtype=float)[None, :],
+                                             np.ascontiguousarray(T[a]), np.ascontiguousarray(Z[a]))
+    return [(float(P[0, o]), Bn[0, o], int(o)) for o in np.flatnonzero((P[0] > 1e-15) & ~zero[0])]
 
 
 def _dedupe(W, B, tol=1e-12):

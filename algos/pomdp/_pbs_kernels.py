@@ -130,11 +130,13 @@ def _support(b, sup):
 
 @numba.njit(cache=True)
 def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
-                P, LV, UV, LI, QU, work):
+                P, LV, UV, LI, QU, work, lower_action=-1):
     """Everything one step of the search needs at belief ``b``, for all ``(a, o)``:
     ``P[a, o] = P(o|b,a)``, ``LV[a, o] = P * L(tau)``, ``UV[a, o] = P * U(tau)``, the best lower
     vector ``LI[a, o]`` at the successor (0 where ``P = 0``), and the upper Q-values
-    ``QU[a] = b . r[:, a] + discount * sum_o UV[a, o]``. ``work``: a scratch tuple of arrays."""
+    ``QU[a] = b . r[:, a] + discount * sum_o UV[a, o]``. ``work``: a scratch tuple of arrays.
+    ``lower_action = -2``: skip the lower bound (``LV``, ``LI`` left as they are; ``UV`` is then not
+    clipped below by ``LV``); ``>= 0``: compute it for that action only; ``-1``: for all actions."""
     pred, x, mark, psup, xsup = work
     A = Tptr.shape[0]
     O = Z.shape[2]
@@ -149,11 +151,14 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, U
             p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
             P[a, o] = p
             if p > 0.0:
-                lv, li = lower_at(x, xsup, n, AL, nA)
-                LV[a, o] = lv
-                LI[a, o] = li
                 uv = upper_at(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
-                UV[a, o] = uv if uv > lv else lv
+                if lower_action == -1 or lower_action == a:
+                    lv, li = lower_at(x, xsup, n, AL, nA)
+                    LV[a, o] = lv
+                    LI[a, o] = li
+                    if lv > uv:
+                        uv = lv
+                UV[a, o] = uv
                 tot += UV[a, o]
             else:
                 LV[a, o] = 0.0
@@ -257,7 +262,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c
     while True:
         b = path[t]
         node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
-                    P, LV, UV, LI, QU, work)
+                    P, LV, UV, LI, QU, work, -2)
         nb = _support(b, bsup)
         lb, _ = lower_at(b, bsup, nb, AL, nA)
         ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
@@ -272,6 +277,17 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c
                 qbest = QU[a]
                 a_star = a
         thr_next = thr / discount
+        # the lower bound is needed at the successors of a* only (excess uncertainty of each o)
+        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        for o in range(O):
+            if P[a_star, o] > 0.0:
+                p, n = observe(pred, psup, npred, a_star, o, Z, x, xsup)
+                lv, li = lower_at(x, xsup, n, AL, nA)
+                LV[a_star, o] = lv
+                if lv > UV[a_star, o]:
+                    UV[a_star, o] = lv
+        for j in range(npred):
+            x[psup[j]] = 0.0
         o_star = -1
         ebest = -np.inf
         for o in range(O):
