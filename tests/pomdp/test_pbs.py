@@ -120,8 +120,9 @@ def test_sparse_thousand_states():
     b0 = np.zeros(S)
     b0[:5] = 0.2
     model = POMDP(T, Z, r, 0.9, b0=b0)
-    s = PointBasedSolver(time_limit=1.5, target_gap=1e-3).fit(model)
+    s = PointBasedSolver(time_limit=600.0, target_gap=1e-3, max_trials=10).fit(model)  # fixed work, no clock
     assert blind_policy_values(model).best_value - ATOL <= s.lower_bound_ <= s.upper_bound_ + ATOL
+    assert s.n_trials_ == 10 or s.converged_
     assert s.history_[-1, 2] < s.history_[0, 2]  # the search tightened the upper bound
 
 
