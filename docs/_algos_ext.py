@@ -100,6 +100,24 @@ def png_file_scraper(block, block_vars, gallery_conf, **kwargs):
 _script_start = {}
 
 
+def example_argv(gallery_conf, script_vars):
+    """A sphinx-gallery ``reset_argv`` hook: no command-line arguments (the quick mode comes from
+    ``ALGOS_EXAMPLES_QUICK``), and the two module globals a script run by ``python`` has and
+    sphinx-gallery leaves out: ``__file__`` (scripts find the shared data folder from it) and
+    ``__doc__`` (scripts use its title as their ``argparse`` description)."""
+    import ast
+
+    src = Path(script_vars["src_file"])
+    g = script_vars.get("example_globals")
+    if g is not None:
+        g["__file__"] = str(src)
+        try:
+            g["__doc__"] = ast.get_docstring(ast.parse(src.read_text(encoding="utf-8")), clean=False) or ""
+        except SyntaxError:
+            pass
+    return []
+
+
 def record_script_start(gallery_conf, fname, when="before"):
     """A sphinx-gallery ``reset_modules`` hook: remember when each example started."""
     if fname is None:

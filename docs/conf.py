@@ -98,17 +98,18 @@ intersphinx_mapping = {
 intersphinx_timeout = 5
 
 # -- sphinx-gallery ----------------------------------------------------------------------------------
-from _algos_ext import png_file_scraper, record_script_start  # noqa: E402
+from _algos_ext import example_argv, png_file_scraper, record_script_start  # noqa: E402
 
 sphinx_gallery_conf = {
     "examples_dirs": [str(ROOT / "examples")],
     "gallery_dirs": ["auto_examples"],
-    "filename_pattern": r"/plot_",
+    "filename_pattern": os.environ.get("ALGOS_DOCS_GALLERY_PATTERN", r"/plot_"),
     "ignore_pattern": r"(__init__|_quick)\.py",
     "within_subsection_order": "FileNameSortKey",
     "plot_gallery": os.environ.get("ALGOS_DOCS_PLOT_GALLERY", "1") not in ("0", "false", "False"),
     "image_scrapers": (png_file_scraper,),
     "reset_modules": ("matplotlib", record_script_start),
+    "reset_argv": example_argv,
     "download_all_examples": True,
     "backreferences_dir": "api/generated/backreferences",
     "doc_module": ("algos", "theory"),
