@@ -8,6 +8,8 @@ r"""torch core of :mod:`algos.point_process`: batched NNGP rows and a dense fact
 * :func:`precision_diag_inverse` — dense mode of the S-block: for :math:`P = \tilde Q + \operatorname{diag}(\mu)`
   returns :math:`\operatorname{diag}(P^{-1})` and :math:`\log|P|` from one Cholesky (for moderate ``N``,
   e.g. up to ~2e4 on a GPU).
+* :class:`DenseTorchFactor` — the dense factor of ``VoGCAM(backend="torch")`` (Cholesky, solves, the
+  inverse's diagonal and pattern entries, samples), a twin of the estimator's LAPACK factor.
 
 Everything is float64 (``exp(m + s/2)`` overflows in float32). torch is imported inside the functions:
 importing this module (or :mod:`algos`) does not import it.
@@ -21,7 +23,7 @@ import numpy as np
 
 from algos._validation import check_scalar_float
 
-__all__ = ["nngp_rows_batched", "precision_diag_inverse"]
+__all__ = ["nngp_rows_batched", "precision_diag_inverse", "DenseTorchFactor"]
 
 
 def _device(device):
@@ -106,3 +108,99 @@ def precision_diag_inverse(Q, diag, device=None):
         raise np.linalg.LinAlgError("precision_diag_inverse: the matrix is not positive definite.")
     S = torch.cholesky_inverse(L)
     return torch.diagonal(S).cpu().numpy(), float(2.0 * torch.log(torch.diagonal(L)).sum())
+
+
+class DenseTorchFactor:
+    """Dense Cholesky factor of the precision ``P = Q + diag(.)`` in torch (float64, on ``device``).
+
+    The torch twin of VoGCAM's dense LAPACK factor (same interface: ``clone``, ``factor(data)`` with
+    ``data`` aligned with the CSR pattern ``(indptr, indices)``, ``logdet``, ``solve``, ``diag_inverse``,
+    ``inverse_on_pattern``, ``inverse_entries``, ``sample``), used by ``VoGCAM(backend="torch")`` for its
+    dense / moderate-N path: the O(N^3) factorisation and inverse run on the device, inputs and outputs
+    are numpy arrays."""
+
+    def __init__(self, indptr, indices, N, device=None):
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int64)
+        self.N = int(N)
+        self.rows = np.repeat(np.arange(self.N), np.diff(self.indptr))
+        self.device = _device(device)
+        self.L = None
+        self.S = None
+
+    def clone(self):
+        out = DenseTorchFactor.__new__(DenseTorchFactor)
+        out.indptr, out.indices, out.N, out.rows, out.device = self.indptr, self.indices, self.N, self.rows, self.device
+        out.L = None
+        out.S = None
+        return out
+
+    def factor(self, data):
+        import torch
+
+        data = np.asarray(data, dtype=np.float64)
+        if not np.all(np.isfinite(data)):
+            raise np.linalg.LinAlgError("DenseTorchFactor: the matrix has non-finite entries.")
+        P = np.zeros((self.N, self.N))
+        P[self.rows, self.indices] = data
+        Pt = torch.as_tensor(P, device=self.device, dtype=torch.float64)
+        L, info = torch.linalg.cholesky_ex(Pt)
+        if int(info) != 0:
+            raise np.linalg.LinAlgError("DenseTorchFactor: the matrix is not positive definite.")
+        self.L = L
+        self.S = None
+        return self
+
+    def _require(self, what):
+        if self.L is None:
+            raise ValueError(f"DenseTorchFactor.{what}() needs a factorisation: call factor(data) first.")
+
+    def logdet(self):
+        import torch
+
+        self._require("logdet")
+        return float(2.0 * torch.log(torch.diagonal(self.L)).sum())
+
+    def solve(self, b):
+        import torch
+
+        self._require("solve")
+        b = np.asarray(b, dtype=np.float64)
+        bt = torch.as_tensor(b.reshape(self.N, -1), device=self.device, dtype=torch.float64)
+        x = torch.cholesky_solve(bt, self.L)
+        return x.cpu().numpy().reshape(b.shape)
+
+    def _inv(self):
+        import torch
+
+        self._require("inverse")
+        if self.S is None:
+            S = torch.cholesky_inverse(self.L)
+            self.S = 0.5 * (S + S.T)
+        return self.S
+
+    def diag_inverse(self):
+        import torch
+
+        return torch.diagonal(self._inv()).cpu().numpy().copy()
+
+    def inverse_entries(self, rows, cols):
+        import torch
+
+        S = self._inv()
+        r = torch.as_tensor(np.asarray(rows, dtype=np.int64).ravel(), device=self.device)
+        c = torch.as_tensor(np.asarray(cols, dtype=np.int64).ravel(), device=self.device)
+        return S[r, c].cpu().numpy().reshape(np.shape(rows))
+
+    def inverse_on_pattern(self):
+        return self.inverse_entries(self.rows, self.indices)
+
+    def sample(self, z):
+        """x with covariance P^{-1}: solve L^T x = z."""
+        import torch
+
+        self._require("sample")
+        zt = torch.as_tensor(np.asarray(z, dtype=np.float64).reshape(self.N, 1), device=self.device,
+                             dtype=torch.float64)
+        x = torch.linalg.solve_triangular(self.L.T, zt, upper=True)
+        return x.cpu().numpy().ravel()

@@ -5,12 +5,14 @@ Voronoi (Berman--Turner) quadrature, a nearest-neighbour GP prior and coordinate
 ELBO [reconstructed from the target paper's abstract; spec ``point_process.md``]. Building blocks:
 :func:`voronoi_weights`, :func:`build_quadrature`, :func:`nngp_precision`, :func:`woodbury_solve`,
 :class:`SparseCholesky` (numba sparse Cholesky + Takahashi selected inverse), :class:`RasterCovariates`.
+Minimum-contrast hyperparameters (spatstat's ``kppm`` method): :func:`lgcp_min_contrast`.
 Second-order summaries with edge corrections: :func:`k_function`, :func:`l_function`,
 :func:`pair_correlation` (homogeneous and inhomogeneous) and simulation envelopes (:func:`envelope`).
 Bounds in :mod:`theory.point_process`; torch kernels in :mod:`accel.point_process`.
 """
 
 from ._covariates import RasterCovariates, load_raster_covariates
+from ._min_contrast import MinContrastFit, lgcp_min_contrast
 from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
 from ._quadrature import Quadrature, build_quadrature, voronoi_weights
 from ._second_order import Envelope, SummaryFunction, envelope, k_function, l_function, pair_correlation, simulate_poisson
@@ -47,4 +49,6 @@ __all__ = [
     "simulate_poisson",
     "SummaryFunction",
     "Envelope",
+    "lgcp_min_contrast",
+    "MinContrastFit",
 ]

@@ -677,6 +677,10 @@ def _sn_positions(start, sn_of, Rp, Ri, off, rows, cols):
     return out
 
 
+#: Relative asymmetry |P - P^T| / max|P| above which a matrix is rejected as non-symmetric.
+SYMMETRY_RTOL = 1e-12
+
+
 # ----------------------------------------------------------------------------- the factor object
 class SparseCholesky:
     """Cholesky factor of SPD matrices sharing one sparsity pattern (symbolic analysis done once).
@@ -699,8 +703,23 @@ class SparseCholesky:
     def __init__(self, P, coords=None, ordering="nd", method="supernodal"):
         if method not in ("supernodal", "column"):
             raise ValueError(f"'method' must be one of {{'supernodal', 'column'}}; got {method!r}.")
-        P = sp.csr_matrix(P)
+        try:
+            P = sp.csr_matrix(P, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"'P' must be a square scipy sparse matrix or 2-d array; got {type(P).__name__}.") from None
+        if P.ndim != 2 or P.shape[0] != P.shape[1]:
+            raise ValueError(f"'P' must be a square matrix; got shape {P.shape}.")
         P.sort_indices()
+        # the pattern must be symmetric (and the values, when P carries them)
+        T = sp.csr_matrix((np.arange(1, P.nnz + 1, dtype=np.float64), P.indices, P.indptr), shape=P.shape).T.tocsr()
+        T.sort_indices()
+        if not (np.array_equal(T.indptr, P.indptr) and np.array_equal(T.indices, P.indices)):
+            raise ValueError("'P' must be symmetric: its sparsity pattern differs from that of its transpose.")
+        self._tpos = T.data.astype(np.int64) - 1  # position of entry (j, i) for each stored (i, j)
+        scale = float(np.max(np.abs(P.data), initial=0.0))
+        asym = float(np.max(np.abs(P.data - P.data[self._tpos]), initial=0.0))
+        if asym > SYMMETRY_RTOL * scale:
+            raise ValueError(f"'P' must be symmetric; got max |P - P^T| = {asym:.3g} (max |P| = {scale:.3g}).")
         self.N = N = P.shape[0]
         self.method = method
         self.indptr = P.indptr.astype(np.int64)
@@ -762,8 +781,16 @@ class SparseCholesky:
 
         Returns ``self``; raises :class:`numpy.linalg.LinAlgError` if it is not positive definite."""
         data = np.asarray(data, dtype=np.float64)
+        if data.shape != (len(self.indices),):
+            raise ValueError(f"'data' must have one value per stored entry ({len(self.indices)},); got shape "
+                             f"{data.shape}.")
         if not np.all(np.isfinite(data)):
             raise np.linalg.LinAlgError("sparse Cholesky: the matrix has non-finite entries.")
+        scale = float(np.max(np.abs(data), initial=0.0))
+        asym = float(np.max(np.abs(data - data[self._tpos]), initial=0.0))
+        if asym > SYMMETRY_RTOL * scale:
+            raise ValueError(f"'data' must give a symmetric matrix; got max |P - P^T| = {asym:.3g} "
+                             f"(max |P| = {scale:.3g}).")
         Ax = np.zeros(self._size)
         Ax[self._dst] = data[self._src]
         if self._sn is None:
@@ -778,6 +805,10 @@ class SparseCholesky:
         self.Zx = None
         return self
 
+    def _require(self, what):
+        if self.Lx is None:
+            raise ValueError(f"SparseCholesky.{what}() needs a factorisation: call factor(data) first.")
+
     def _diag_of(self, X):
         if self._sn is None:
             return X[self.Lp[:-1]]
@@ -786,6 +817,7 @@ class SparseCholesky:
 
     def logdet(self):
         """log|P| of the factored matrix."""
+        self._require("logdet")
         return float(2.0 * np.sum(np.log(self._diag_of(self.Lx))))
 
     def _lsolve(self, b):
@@ -802,7 +834,10 @@ class SparseCholesky:
 
     def solve(self, b):
         """P^{-1} b (b of shape (N,) or (N, r))."""
+        self._require("solve")
         b = np.asarray(b, dtype=np.float64)
+        if b.shape[:1] != (self.N,) or b.ndim > 2:
+            raise ValueError(f"'b' must have shape ({self.N},) or ({self.N}, r); got {b.shape}.")
         if b.ndim == 2:
             return np.column_stack([self.solve(b[:, t]) for t in range(b.shape[1])])
         x = self._ltsolve(self._lsolve(np.ascontiguousarray(b[self.perm])))
@@ -812,10 +847,12 @@ class SparseCholesky:
 
     def half_solve(self, b):
         """L^{-1} (b permuted): ``||half_solve(b)||^2 = b^T P^{-1} b``."""
+        self._require("half_solve")
         return self._lsolve(np.ascontiguousarray(np.asarray(b, dtype=np.float64)[self.perm]))
 
     def sample(self, z):
         """``x = pi^T L^{-T} z``: for standard normal ``z`` of length N, ``x ~ N(0, P^{-1})``."""
+        self._require("sample")
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
         out = np.empty(self.N)
         out[self.perm] = x
@@ -823,6 +860,7 @@ class SparseCholesky:
 
     def selected_inverse(self):
         """Run the Takahashi recursions (cached until the next :meth:`factor`)."""
+        self._require("selected_inverse")
         if self.Zx is None:
             if self._sn is None:
                 self.Zx = _takahashi(self.N, self.Lp, self.Li, self.Lx)

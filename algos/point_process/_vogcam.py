@@ -67,6 +67,8 @@ MAX_HALVINGS = 40
 #: Up to this many nodes the linear algebra is dense (LAPACK) by default (the supernodal sparse path is as fast
 #: from about 100 nodes and 5-9x faster at 1000-2000 nodes).
 DENSE_MAX_NODES = 200
+#: Largest number of nodes of the dense torch path (an N x N float64 matrix and its inverse: 6.4 GB at 2e4).
+TORCH_MAX_NODES = 20000
 #: Relative ELBO drop tolerated inside the S fixed point before damping (spec: 1e-10 |ELBO|).
 S_DAMP_RTOL = 1e-10
 #: Floor of the variance when it is optimised (a collapse is reported by a warning).
@@ -226,11 +228,24 @@ class VoGCAM(BaseEstimator):
         NNGP node ordering.
     solver : {"auto", "dense", "sparse"}, default="auto"
         Linear algebra: dense LAPACK (``N <= 200`` under "auto") or the numba supernodal sparse Cholesky.
-    backend : "numpy"
-        Reserved; the torch kernels are in :mod:`accel.point_process`.
+    backend : {"auto", "numpy", "torch"}, default="numpy"
+        ``"torch"``: the dense linear algebra (Cholesky, solves, the inverse) runs in torch float64 on
+        ``device`` (:class:`accel.point_process.DenseTorchFactor`), for moderate ``N`` (up to
+        ``TORCH_MAX_NODES``); the sparse solver is numpy/numba only. ``"auto"`` is ``"numpy"``.
+    device : None, str or torch.device
+        torch device (``None``: CUDA when available, else CPU).
     random_state : None, int or Generator
         For random dummies / orderings and the default of :meth:`sample_posterior`.
     verbose : int, default=0
+    hyperparameters : {"elbo", "min_contrast"}, default="elbo"
+        How :math:`(\sigma^2, \phi)` are chosen (among those in ``optimize_hyperparameters``):
+        ``"elbo"`` maximises the ELBO over them with (m, S) (variational hyperparameter learning; known
+        to *under-estimate* :math:`\sigma^2` and over-estimate :math:`\phi` on strong short-range fields,
+        docs/point_process.md); ``"min_contrast"`` fixes them at :func:`lgcp_min_contrast` (spatstat's
+        ``kppm`` method on K) and fits only the mean and q. With covariates, the minimum contrast uses the
+        inhomogeneous K of a Poisson fit (covariates must then be callable).
+    hyperparameter_start : {"given", "min_contrast"}, default="given"
+        Start of the ELBO ascent: ``variance`` / ``length_scale`` as given, or the minimum-contrast fit.
 
     Attributes
     ----------
@@ -248,6 +263,8 @@ class VoGCAM(BaseEstimator):
         ELBO after every block update.
     n_iter_ : int
     converged_ : bool
+    min_contrast_ : MinContrastFit or None
+        The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
 
     Examples
     --------
@@ -261,7 +278,8 @@ class VoGCAM(BaseEstimator):
     def __init__(self, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
-                 ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0):
+                 ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0,
+                 hyperparameters="elbo", hyperparameter_start="given", device=None):
         self.window = window
         self.kernel = kernel
         self.nu = nu
@@ -282,6 +300,9 @@ class VoGCAM(BaseEstimator):
         self.backend = backend
         self.random_state = random_state
         self.verbose = verbose
+        self.hyperparameters = hyperparameters
+        self.hyperparameter_start = hyperparameter_start
+        self.device = device
 
     # ================================================================== validation
     def _validate(self):
@@ -305,8 +326,13 @@ class VoGCAM(BaseEstimator):
         check_scalar_int(self.fixed_point_max_iter, "fixed_point_max_iter", low=1)
         check_option(self.ordering, "ordering", ("coord", "maxmin", "random"))
         check_option(self.solver, "solver", ("auto", "dense", "sparse"))
-        check_option(self.backend, "backend", ("numpy",))
+        check_option(self.backend, "backend", ("auto", "numpy", "torch"))
+        if self.backend == "torch" and self.solver == "sparse":
+            raise ValueError("backend='torch' runs the dense solver only; got solver='sparse' (use solver='auto' "
+                             "or 'dense', or backend='numpy' for the sparse path).")
         check_scalar_int(self.verbose, "verbose", low=0)
+        check_option(self.hyperparameters, "hyperparameters", ("elbo", "min_contrast"))
+        check_option(self.hyperparameter_start, "hyperparameter_start", ("given", "min_contrast"))
 
     def _covariate_matrix(self, cov, coords_user, n_rows, name="covariates"):
         """(n_rows, p) design: intercept column + user covariates."""
@@ -378,15 +404,35 @@ class VoGCAM(BaseEstimator):
             if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
                 raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
         phi = 0.1 * diam_u if isinstance(self.length_scale, str) else float(self.length_scale) / c
-        if "length_scale" in self.optimize_hyperparameters:
-            phi = float(np.clip(phi, lo_b, hi_b))
         sigma2 = float(self.variance)
+        self._opt = set(self.optimize_hyperparameters)
+        self.min_contrast_ = None
+        if self.hyperparameters == "min_contrast" or self.hyperparameter_start == "min_contrast":
+            mc = self._min_contrast(X, win, covariates)
+            self.min_contrast_ = mc
+            if "variance" in self._opt:
+                sigma2 = max(float(mc.variance), VARIANCE_FLOOR)
+            if "length_scale" in self._opt:
+                phi = float(mc.length_scale) / c
+            if self.hyperparameters == "min_contrast":
+                self._opt -= {"variance", "length_scale"}
+        if "length_scale" in self._opt:
+            phi = float(np.clip(phi, lo_b, hi_b))
         k = N - 1 if self.prior == "dense" else min(int(self.n_neighbors), N - 1)
         st = NNGPStructure(U, nu=self.nu, n_neighbors=k, ordering=self.ordering, random_state=rng)
         solver = self.solver
-        if solver == "auto":
+        if self.backend == "torch":
+            if N > TORCH_MAX_NODES:
+                raise ValueError(f"backend='torch' is dense: {N} quadrature nodes exceed TORCH_MAX_NODES = "
+                                 f"{TORCH_MAX_NODES}; lower 'n_dummy' or use backend='numpy'.")
+            solver = "dense"
+        elif solver == "auto":
             solver = "dense" if (N <= DENSE_MAX_NODES or self.prior == "dense") else "sparse"
-        if solver == "dense":
+        if self.backend == "torch":
+            from accel.point_process import DenseTorchFactor
+
+            base = DenseTorchFactor(st.Q_indptr, st.Q_indices, N, device=self.device)
+        elif solver == "dense":
             base = _DenseFactor(st.Q_indptr, st.Q_indices, N)
         else:
             Qpat = sp.csr_matrix((np.ones(len(st.Q_indices)), st.Q_indices, st.Q_indptr), shape=(N, N))
@@ -402,6 +448,24 @@ class VoGCAM(BaseEstimator):
         with threadpool_limits(limits=1, user_api="blas"):
             self._run(sigma2, phi, rng)
         return self
+
+    def _min_contrast(self, X, win, covariates):
+        """The minimum-contrast fit of (sigma^2, phi): on K, or on the inhomogeneous K of a Poisson fit."""
+        from ._min_contrast import lgcp_min_contrast
+
+        if len(X) < 10:
+            raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least 10 points; got {len(X)}.")
+        if covariates is None:
+            return lgcp_min_contrast(X, win, nu=self.nu)
+        if not callable(covariates):
+            raise ValueError("'hyperparameters' = 'min_contrast' with covariates needs callable covariates "
+                             "(the Poisson fit's intensity is evaluated at the points).")
+        pois = VoGCAM(window=win, nu=self.nu, variance=VARIANCE_FLOOR, optimize_hyperparameters=("mean",),
+                      n_dummy=self.n_dummy, solver=self.solver, random_state=self.random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pois.fit(X, covariates=covariates)
+        return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
     # ------------------------------------------------------------------ ELBO pieces
     def _prior(self, sigma2, phi):
@@ -680,7 +744,7 @@ class VoGCAM(BaseEstimator):
         N = len(y)
         n = float(y.sum())
         area_u = float(w.sum())
-        opt = set(self.optimize_hyperparameters)
+        opt = set(self._opt)
         m0 = math.log(max(n, 0.5) / area_u)
         beta = np.zeros(Z.shape[1])
         beta[0] = m0
@@ -826,9 +890,10 @@ class VoGCAM(BaseEstimator):
                               f"[{lo * c:.4g}, {hi * c:.4g}]; the data do not identify the range.",
                               HyperparameterWarning, stacklevel=3)
         if "variance" in opt and sigma2 < VARIANCE_COLLAPSE:
+            what = ("beyond the covariates (the fit is close to an inhomogeneous Poisson process)" if self.n_covariates_
+                    else "(the fit is close to a homogeneous Poisson process)")
             warnings.warn(f"the fitted variance collapsed to {sigma2:.3g}: the pattern shows no spatial structure "
-                          "beyond the covariates (the fit is close to an inhomogeneous Poisson process).",
-                          HyperparameterWarning, stacklevel=3)
+                          f"{what}.", HyperparameterWarning, stacklevel=3)
         rmax = float(np.sqrt(w.max() / np.pi)) * 2.0
         if rmax > phi / 2 and self.verbose:
             print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise n_dummy.")
@@ -943,13 +1008,71 @@ class VoGCAM(BaseEstimator):
             out[t] = res_base + np.einsum("ij,ij->i", A, f[nb]) + np.sqrt(self._sigma2 * Fc) * rng.standard_normal(len(U))
         return out
 
-    def score(self, X=None):
-        """``X=None``: the ELBO of the fit. Otherwise the posterior expected log-likelihood of the
-        pattern ``X`` in the same window: ``sum_i E log lambda(x_i) - E[N(W)]``."""
+    def _joint_sample(self, Xq, n_samples, rng, covariates=None):
+        """Joint draws (user units) of the log-intensity at the nodes ``(n_samples, N)`` and at ``Xq``."""
+        U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
+        st8 = self._state
+        N = len(self._U)
+        log_c2 = 2.0 * math.log(self.scale_)
+        nodes = np.empty((n_samples, N))
+        out = np.empty((n_samples, len(U)))
+        res_base = Zq @ self._beta - log_c2
+        for t in range(n_samples):
+            z = rng.standard_normal(N)
+            x = np.sqrt(st8["s"]) * z if st8["kind"] == "diag" else _sample(st8["fac"], z)
+            nodes[t] = self._m + x - log_c2
+            f = self._m + x - self._Z @ self._beta
+            out[t] = (res_base + np.einsum("ij,ij->i", A, f[nb])
+                      + np.sqrt(self._sigma2 * Fc) * rng.standard_normal(len(U)))
+        return nodes, out
+
+    def score(self, X=None, thinning=None, method="expected", n_samples=200, random_state=None):
+        r"""Held-out predictive score of a test pattern; ``X=None``: the ELBO of the fit.
+
+        Poisson log-likelihood :math:`\sum_i \log\lambda_{\text{test}}(x_i) - \int_W \lambda_{\text{test}}`
+        of the pattern ``X`` in the fitted window, where :math:`\lambda_{\text{test}} = \rho\lambda` and
+        ``thinning = p`` says that ``X`` holds the points an independent p-thinning sent to the test set
+        while the model was fitted to the other points (so :math:`\rho = p / (1 - p)`; ``None``:
+        :math:`\rho = 1`, a new pattern of the same process). ``method``:
+
+        * ``"expected"``: the posterior expectation :math:`E_q[\ell]` (:math:`\sum_i \mu_i + n\log\rho -
+          \rho E_q N(W)`);
+        * ``"mean"`` / ``"median"``: the plug-in of the posterior mean :math:`e^{\mu + v/2}` / median
+          :math:`e^{\mu}` intensity;
+        * ``"predictive"``: the full predictive :math:`\log E_q[e^{\ell}]` by ``n_samples`` joint draws of
+          the field from q (log-mean-exp; the integral by the quadrature at the nodes).
+
+        ``"mean" >= "expected"`` always (Jensen on each point; same integral term).
+        """
         check_is_fitted(self, "mean_")
         if X is None:
             return float(self.elbo_)
+        check_option(method, "method", ("expected", "mean", "median", "predictive"))
+        if thinning is None:
+            rho = 1.0
+        else:
+            p = check_scalar_float(thinning, "thinning", low=0.0, high=1.0, closed="neither")
+            rho = p / (1.0 - p)
         X = check_points(X, self.window_)
         if self._cov_callable is None and self.n_covariates_:
             raise ValueError("score(X) needs callable covariates (the model was fitted with covariates at the nodes).")
-        return float(np.sum(self.predict_log_intensity(X)) - self.expected_count())
+        n = len(X)
+        lr = math.log(rho)
+        if method == "expected":
+            mu = self.predict_log_intensity(X) if n else np.zeros(0)
+            return float(np.sum(mu) + n * lr - rho * self.expected_count())
+        if method in ("mean", "median"):
+            if n:
+                mu, sd = self.predict_log_intensity(X, return_std=True)
+            else:
+                mu = sd = np.zeros(0)
+            if method == "mean":
+                return float(np.sum(mu + 0.5 * sd**2) + n * lr - rho * self.expected_count())
+            return float(np.sum(mu) + n * lr - rho * float(np.sum(self.weights_ * np.exp(self.mean_))))
+        n_samples = check_scalar_int(n_samples, "n_samples", low=1)
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        Xq = X if n else self.nodes_[:1]
+        nodes, fq = self._joint_sample(Xq, n_samples, rng)
+        ll = (fq.sum(axis=1) if n else 0.0) + n * lr - rho * (np.exp(nodes) @ self.weights_)
+        mx = float(np.max(ll))
+        return float(mx + math.log(np.mean(np.exp(ll - mx))))

@@ -107,3 +107,102 @@ def test_accel_gpu_parity():
     d, ld = precision_diag_inverse(Q, np.ones(2000), device="cuda")
     dc, ldc = precision_diag_inverse(Q, np.ones(2000), device="cpu")
     assert np.allclose(d, dc, rtol=1e-9) and math.isclose(ld, ldc, rel_tol=1e-10)
+
+
+# ----------------------------------------------------------------------------- VoGCAM(backend="torch")
+#: torch (float64) and LAPACK dense factors: round-off of N x N Cholesky solves, amplified by the
+#: ascent's stopping tolerance (tol = 1e-12) ...
+TORCH_FIT_TOL = 1e-7
+#: ... and, with the hyperparameters fitted too, by Brent's range search (measured 1e-9).
+TORCH_HYPER_RTOL = 1e-5
+
+
+def _torch_pair(device, **kw):
+    import warnings
+
+    from algos.point_process import VoGCAM, simulate_lgcp
+
+    X = simulate_lgcp((0, 1, 0, 1), math.log(150), 1.0, 0.1, grid=64, random_state=4).points
+    out = []
+    for backend in ("numpy", "torch"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(VoGCAM(window=(0, 1, 0, 1), n_dummy=121, solver="dense", backend=backend, device=device,
+                              random_state=0, **kw).fit(X))
+    return out
+
+
+def _check_torch_parity(device):
+    a, b = _torch_pair(device, optimize_hyperparameters=("mean",), variance=1.0, length_scale=0.1, tol=1e-12)
+    assert b.solver_ == "dense"
+    assert abs(a.elbo_ - b.elbo_) <= TORCH_FIT_TOL * (1 + abs(a.elbo_))
+    np.testing.assert_allclose(b.mean_, a.mean_, atol=TORCH_FIT_TOL)
+    np.testing.assert_allclose(b.var_, a.var_, atol=TORCH_FIT_TOL)
+    G = np.random.default_rng(0).uniform(size=(30, 2))
+    np.testing.assert_allclose(b.predict_log_intensity(G, return_std=True)[1],
+                               a.predict_log_intensity(G, return_std=True)[1], atol=TORCH_FIT_TOL)
+    np.testing.assert_allclose(b.sample_posterior(G, 2, random_state=1), a.sample_posterior(G, 2, random_state=1),
+                               atol=TORCH_FIT_TOL)
+    a, b = _torch_pair(device)
+    np.testing.assert_allclose([b.variance_, b.length_scale_], [a.variance_, a.length_scale_], rtol=TORCH_HYPER_RTOL)
+
+
+def test_vogcam_torch_backend_matches_numpy_on_cpu():
+    pytest.importorskip("torch")
+    _check_torch_parity("cpu")
+
+
+@pytest.mark.gpu
+def test_vogcam_torch_backend_matches_numpy_on_cuda():
+    pytest.importorskip("torch")
+    _check_torch_parity("cuda")
+
+
+def test_vogcam_torch_backend_bad_input():
+    from algos.point_process import VoGCAM
+
+    X = np.random.default_rng(0).uniform(size=(30, 2))
+    with pytest.raises(ValueError, match="backend='torch' runs the dense solver only"):
+        VoGCAM(window=(0, 1, 0, 1), backend="torch", solver="sparse").fit(X)
+    with pytest.raises(ValueError, match="'backend'"):
+        VoGCAM(window=(0, 1, 0, 1), backend="jax").fit(X)
+
+
+# ----------------------------------------------------------------------------- bad input of the building blocks
+def test_sparse_cholesky_rejects_non_symmetric_and_unfactored_use():
+    from algos.point_process import SparseCholesky
+
+    A = sp.csr_matrix(np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 2.0]]))
+    f = SparseCholesky(A)
+    for call in (lambda: f.solve(np.ones(3)), f.logdet, f.diag_inverse, lambda: f.sample(np.ones(3))):
+        with pytest.raises(ValueError, match="call factor"):
+            call()
+    with pytest.raises(ValueError, match="symmetric"):
+        SparseCholesky(sp.csr_matrix(np.array([[4.0, 1.0], [0.0, 3.0]])))  # pattern
+    with pytest.raises(ValueError, match="symmetric"):
+        SparseCholesky(sp.csr_matrix(np.array([[4.0, 1.0], [2.0, 3.0]])))  # values
+    with pytest.raises(ValueError, match="symmetric"):
+        f.factor(A.data * np.array([1, 1.1, 1, 1, 1, 1, 1]))
+    with pytest.raises(ValueError, match="one value per stored entry"):
+        f.factor(np.ones(3))
+    with pytest.raises(ValueError, match="square"):
+        SparseCholesky(sp.csr_matrix(np.ones((2, 3))))
+    f.factor(A.data)
+    np.testing.assert_allclose(f.solve(np.ones(3)), np.linalg.solve(A.toarray(), np.ones(3)), rtol=1e-12)
+    with pytest.raises(ValueError, match="'b'"):
+        f.solve(np.ones(4))
+
+
+def test_grid_laplace_honours_random_state():
+    """The fft solver's variance samples follow random_state (same seed, same fit; another seed differs);
+    the dense solver is exact and does not draw."""
+    from algos.point_process import GridLaplaceLGCP
+
+    X = np.random.default_rng(5).uniform(size=(80, 2))
+    kw = dict(window=(0, 1, 0, 1), grid=16, solver="fft", n_var_samples=8)
+    a = GridLaplaceLGCP(random_state=1, **kw).fit(X)
+    b = GridLaplaceLGCP(random_state=1, **kw).fit(X)
+    c = GridLaplaceLGCP(random_state=2, **kw).fit(X)
+    np.testing.assert_array_equal(a.log_intensity_var_, b.log_intensity_var_)
+    assert np.max(np.abs(a.log_intensity_var_ - c.log_intensity_var_)) > 0
+    np.testing.assert_array_equal(a.log_intensity_, c.log_intensity_)

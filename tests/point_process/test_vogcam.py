@@ -167,9 +167,11 @@ def test_newton_warm_start_T10(fixed_theta_fit):
 
 
 # ----------------------------------------------------------------------------- T7
-@pytest.mark.parametrize("seed", [0])
-def test_monotone_elbo_T7(seed):
-    X = simulate_lgcp((0, 1, 0, 1), math.log(200), 1.0, 0.1, grid=64, random_state=seed).points
+@pytest.mark.parametrize("seed, variance, length_scale", [(0, 1.0, 0.1), (1, 1.0, 0.1), (2, 1.0, 0.1), (3, 2.0, 0.05)],
+                         ids=["seed0", "seed1", "seed2", "strongly-clustered"])
+def test_monotone_elbo_T7(seed, variance, length_scale):
+    mean = math.log(200) - 0.5 * variance
+    X = simulate_lgcp((0, 1, 0, 1), mean, variance, length_scale, grid=64, random_state=seed).points
     est = VoGCAM(window=(0, 1, 0, 1), n_dummy=121, max_iter=25, tol=1e-7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -234,6 +236,33 @@ def test_dense_equals_full_k_and_k15_close(shared_data_dir):
     assert np.all(np.diff(k15.elbo_history_) >= -MONO_RTOL * (1 + abs(k15.elbo_)))
 
 
+#: Posterior expected counts within this many Poisson standard deviations of the field's true count.
+COUNT_Z = 3.0
+
+
+def _true_count(smp, region=None):
+    """Expected number of points of the simulated field in ``region`` (cells whose centre lies in it)."""
+    from algos.point_process import Window
+
+    lam = np.exp(smp.log_intensity) * smp.cell_area * smp.inside_fraction
+    if region is None:
+        return float(lam.sum())
+    inside = Window.from_any(region).contains(smp.cell_centres()).reshape(lam.shape)
+    return float(lam[inside].sum())
+
+
+def test_expected_count_tracks_the_true_field_on_a_strongly_clustered_pattern():
+    """sigma^2 = 2, range 0.05: the posterior count in each quarter of the window against the field's
+    true expected count there (the total is pinned to n by stationarity; the quarters are not)."""
+    smp = simulate_lgcp((0, 1, 0, 1), math.log(400) - 1.0, 2.0, 0.05, grid=128, random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = VoGCAM(window=(0, 1, 0, 1), hyperparameters="min_contrast", n_dummy=256).fit(smp.points)
+    for region in ((0, 0.5, 0, 0.5), (0.5, 1, 0, 0.5), (0, 0.5, 0.5, 1), (0.5, 1, 0.5, 1)):
+        lam = _true_count(smp, region)
+        assert abs(est.expected_count(region) - lam) <= COUNT_Z * math.sqrt(lam) + 0.05 * lam, region
+
+
 def test_simulated_lgcp_recovery():
     smp = simulate_lgcp((0, 1, 0, 1), math.log(300) - 0.5, 1.0, 0.1, grid=128, random_state=1)
     est = VoGCAM(window=(0, 1, 0, 1), n_dummy=400).fit(smp.points)
@@ -247,7 +276,13 @@ def test_simulated_lgcp_recovery():
     # expected points and 400 dummies (CI budget), so the information per cell is lower
     assert rmse <= 0.8
     assert 0.85 <= cover <= 0.99
-    assert abs(est.expected_count() / len(smp.points) - 1) < 0.05
+    # the expected count against the TRUE expected count of the simulated field, in the window and in
+    # its left half (n is Poisson around it: COUNT_Z Poisson standard deviations); the identity
+    # E_q N = n that stationarity forces with an intercept is only a sanity check
+    for region in (None, (0, 0.5, 0, 1)):
+        lam = _true_count(smp, region)
+        assert abs(est.expected_count(region) - lam) <= COUNT_Z * math.sqrt(lam)
+    assert abs(est.expected_count() / len(smp.points) - 1) < 1e-3
     assert 0.5 <= est.variance_ <= 2.0
 
 
