@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -11,8 +12,18 @@ import numpy as np
 EPILOG = """\
 examples:
   algos lgcp fit redwood.csv --window 0,1,-1,0 --out redwood_fit
-  algos lgcp fit bei.csv --window 0,1000,0,500 --covariates bei_covariates.npz --out bei_fit --json
+  algos lgcp fit bei.csv --covariates bei_covariates.npz --out bei_fit --json   (window from the header)
+  algos lgcp fit pts.csv --window -5,5,-8,2 --hyperparameters min_contrast --out fit
+  algos lgcp kfunction redwood.csv --nsim 39 --out redwood_k
+The window is read from a '# ... window rectangle x[xmin, xmax] y[ymin, ymax]' or
+'# window xmin,xmax,ymin,ymax' header line when --window is not given.
 """
+
+#: A map whose intensity spread (max - min) is below this fraction of its mean is drawn as flat.
+FLAT_RTOL = 0.01
+
+#: argparse treats '-5,5,-8,2' as an option; this matcher makes it a (negative-number) value.
+_NEGATIVE_ARG = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.eE]+([,eE+-][\d.eE+-]*)*$")
 
 
 def add_parser(subparsers, name):
@@ -20,21 +31,31 @@ def add_parser(subparsers, name):
 
     p = subparsers.add_parser(
         name,
-        help="log-Gaussian Cox process intensity (VoGCAM)",
+        help="log-Gaussian Cox process intensity (VoGCAM) and second-order summaries",
         description="Fit a log-Gaussian Cox process to a 2-d point pattern by variational Voronoi inference "
-        "(VoGCAM) and write the posterior mean intensity map (PNG) and a summary (JSON).",
+        "(VoGCAM) and write the posterior mean intensity map (PNG) and a summary (JSON); or print and plot "
+        "Besag's L function with a Poisson simulation envelope.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("action", choices=("fit",), help="fit: fit a CSV of x,y rows ('#' lines are comments)")
+    p._negative_number_matcher = _NEGATIVE_ARG
+    p.add_argument("action", choices=("fit", "kfunction"),
+                   help="fit: fit VoGCAM; kfunction: L(r) with an envelope ('#' lines of the CSV are comments)")
     p.add_argument("points", help="CSV file with two columns x,y")
-    p.add_argument("--window", required=True, help="xmin,xmax,ymin,ymax")
+    p.add_argument("--window", default=None,
+                   help="xmin,xmax,ymin,ymax (negative numbers allowed; default: the file's '# window' header)")
     p.add_argument("--covariates", help=".npz raster covariates (images + xcol, yrow), e.g. bei_covariates.npz")
-    p.add_argument("--out", required=True, help="output folder (created)")
+    p.add_argument("--out", default=None, help="output folder (created; required for fit)")
     p.add_argument("--nu", type=float, default=0.5, help="Matern smoothness, 0.5 or 1.5 (default 0.5)")
     p.add_argument("--n-neighbors", type=int, default=15, help="NNGP neighbours (default 15)")
     p.add_argument("--n-dummy", default="auto", help="dummy points: 'auto' or an int")
+    p.add_argument("--hyperparameters", default="elbo", choices=("elbo", "min_contrast"),
+                   help="variance and range by the ELBO or by minimum contrast on K (default elbo)")
     p.add_argument("--grid", type=int, default=100, help="side of the prediction grid of the map (default 100)")
+    p.add_argument("--nsim", type=int, default=39, help="kfunction: Poisson simulations of the envelope (default 39)")
+    p.add_argument("--correction", default="isotropic", choices=("isotropic", "translation", "border"),
+                   help="kfunction: edge correction (default isotropic)")
+    p.add_argument("--seed", type=int, default=0, help="kfunction: seed of the simulations (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
     return p
@@ -45,22 +66,153 @@ def _window(text):
         vals = [float(v) for v in text.split(",")]
     except ValueError:
         raise ValueError(f"'window' must be xmin,xmax,ymin,ymax; got {text!r}.") from None
-    if len(vals) != 4:
-        raise ValueError(f"'window' must be xmin,xmax,ymin,ymax; got {text!r}.")
+    if len(vals) != 4 or not all(np.isfinite(vals)):
+        raise ValueError(f"'window' must be xmin,xmax,ymin,ymax (four finite numbers); got {text!r}.")
+    if not (vals[0] < vals[1] and vals[2] < vals[3]):
+        raise ValueError(f"'window' must have xmin < xmax and ymin < ymax; got {text!r}.")
     return tuple(vals)
+
+
+_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_HEADER_RECT = re.compile(rf"window\s+rectangle\s+x\[\s*{_NUM}\s*,\s*{_NUM}\s*\]\s*y\[\s*{_NUM}\s*,\s*{_NUM}\s*\]")
+_HEADER_LIST = re.compile(rf"window\s*[:=]?\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}")
+
+
+def window_from_header(path):
+    """The window of a '# ...' header line ('window rectangle x[a, b] y[c, d]' or 'window a,b,c,d'), or None."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("#"):
+                if line.strip():
+                    break
+                continue
+            m = _HEADER_RECT.search(line) or _HEADER_LIST.search(line)
+            if m:
+                return _window(",".join(m.groups()))
+    return None
+
+
+def read_points(path, window):
+    """Points of a CSV file (x,y rows, '#' comments): a ValueError naming the file for an empty file, a
+    row that does not parse, or points outside the window."""
+    from ._window import Window
+
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, 1):
+            t = line.strip()
+            if not t or t.startswith("#"):
+                continue
+            parts = [v.strip() for v in t.split(",")]
+            if len(parts) == 2 and ln == 1 and not _is_float(parts[0]):  # an 'x,y' header row
+                continue
+            try:
+                if len(parts) != 2:
+                    raise ValueError
+                rows.append((float(parts[0]), float(parts[1])))
+            except ValueError:
+                raise ValueError(f"{path}, line {ln}: expected two numbers 'x,y'; got {t!r}.") from None
+            if not all(np.isfinite(rows[-1])):
+                raise ValueError(f"{path}, line {ln}: coordinates must be finite; got {t!r}.")
+    if not rows:
+        raise ValueError(f"{path}: the file has no points (at least one x,y row is needed).")
+    X = np.array(rows, dtype=np.float64)
+    inside = Window.from_any(window).contains(X)
+    if not inside.all():
+        k = int(np.flatnonzero(~inside)[0])
+        raise ValueError(f"{path}: {int((~inside).sum())} point(s) outside the window {list(window)}; the first is "
+                         f"{X[k].tolist()}.")
+    return X
+
+
+def _is_float(t):
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve_window(args):
+    if args.window is not None:
+        return _window(args.window)
+    win = window_from_header(args.points)
+    if win is None:
+        raise ValueError(f"'window' is required: pass --window xmin,xmax,ymin,ymax (no '# window' header in "
+                         f"{args.points}).")
+    return win
+
+
+def run_kfunction(args):
+    from ._second_order import envelope
+
+    win = _resolve_window(args)
+    X = read_points(args.points, win)
+    if len(X) < 2:
+        raise ValueError(f"{args.points}: the L function needs at least 2 points; got {len(X)}.")
+    if args.nsim < 1:
+        raise ValueError(f"'nsim' must be an int >= 1; got {args.nsim}.")
+    env = envelope("poisson", "L", n_sim=args.nsim, X=X, window=win, correction=args.correction,
+                   random_state=args.seed)
+    idx = np.unique(np.linspace(0, len(env.r) - 1, 11).astype(int))[1:]
+    summary = {
+        "points": str(args.points), "n": int(len(X)), "window": list(win), "correction": args.correction,
+        "n_sim": int(args.nsim), "p_value": env.p_value, "max_deviation": env.deviation,
+        "r": env.r[idx].tolist(), "L": env.observed[idx].tolist(), "lo": env.lo[idx].tolist(),
+        "hi": env.hi[idx].tolist(),
+    }
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.5, 4.2))
+        env.plot(ax)
+        ax.set_title(f"L(r), {args.correction} correction; Poisson envelope ({args.nsim} sims)")
+        fig.tight_layout()
+        png = out / "lfunction.png"
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        summary["plot"] = str(png)
+        (out / "kfunction.json").write_text(json.dumps(summary, indent=2))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{args.points}: n = {len(X)}, L(r) = sqrt(K(r)/pi) ({args.correction} correction) against a "
+          f"Poisson envelope of {args.nsim} simulations (intensity n/|W|)")
+    print(f"  {'r':>10} {'L(r)':>10} {'lo':>10} {'hi':>10}")
+    for r, L, lo, hi in zip(summary["r"], summary["L"], summary["lo"], summary["hi"]):
+        flag = "  above" if L > hi else ("  below" if L < lo else "")
+        print(f"  {r:10.4g} {L:10.4g} {lo:10.4g} {hi:10.4g}{flag}")
+    print(f"  global deviation test: max |L - r| = {env.deviation:.4g}, Monte-Carlo p = {env.p_value:.3g}")
+    if args.out:
+        print(f"wrote {summary['plot']}")
+    return 0
 
 
 def run(args):
     from ._covariates import load_raster_covariates
     from ._vogcam import VoGCAM
 
-    win = _window(args.window)
-    X = np.loadtxt(args.points, delimiter=",", comments="#", ndmin=2)
-    if X.size == 0:
-        X = X.reshape(0, 2)
+    if args.action == "kfunction":
+        return run_kfunction(args)
+    if args.out is None:
+        raise ValueError("'out' is required for fit: pass --out FOLDER.")
+    win = _resolve_window(args)
+    X = read_points(args.points, win)
     cov = load_raster_covariates(args.covariates) if args.covariates else None
-    n_dummy = args.n_dummy if args.n_dummy == "auto" else int(args.n_dummy)
-    est = VoGCAM(window=win, nu=args.nu, n_neighbors=args.n_neighbors, n_dummy=n_dummy)
+    if args.n_dummy == "auto":
+        n_dummy = "auto"
+    else:
+        try:
+            n_dummy = int(args.n_dummy)
+        except ValueError:
+            raise ValueError(f"'n_dummy' must be 'auto' or an int; got {args.n_dummy!r}.") from None
+    est = VoGCAM(window=win, nu=args.nu, n_neighbors=args.n_neighbors, n_dummy=n_dummy,
+                 hyperparameters=args.hyperparameters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, covariates=cov)
@@ -81,9 +233,13 @@ def run(args):
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     ext = (xmin, xmax, ymin, ymax)
-    im = axes[0].imshow(mean.reshape(g, g), origin="lower", extent=ext, cmap="viridis")
+    centre = float(np.mean(mean))
+    flat = bool(np.ptp(mean) < FLAT_RTOL * centre)
+    kw = dict(vmin=centre * (1 - FLAT_RTOL), vmax=centre * (1 + FLAT_RTOL)) if flat else {}
+    im = axes[0].imshow(mean.reshape(g, g), origin="lower", extent=ext, cmap="viridis", **kw)
     axes[0].plot(X[:, 0], X[:, 1], "w.", ms=1.5, alpha=0.6)
-    axes[0].set_title("posterior mean intensity")
+    axes[0].set_title(f"posterior mean intensity: flat ({centre:.4g}, spread < 1 %)" if flat
+                      else "posterior mean intensity")
     fig.colorbar(im, ax=axes[0])
     im = axes[1].imshow(sd.reshape(g, g), origin="lower", extent=ext, cmap="magma")
     axes[1].set_title("posterior sd of the log-intensity")
@@ -102,6 +258,8 @@ def run(args):
         "length_scale": est.length_scale_,
         "elbo": est.elbo_,
         "expected_count": est.expected_count(),
+        "hyperparameters": args.hyperparameters,
+        "map_flat": flat,
         "n_iter": int(est.n_iter_),
         "converged": bool(est.converged_),
         "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
@@ -117,6 +275,8 @@ def run(args):
         print(f"  coef[{k}] = {v:.5g}")
     print(f"  variance = {est.variance_:.4g}, length_scale = {est.length_scale_:.4g}, ELBO = {est.elbo_:.6g}")
     print(f"  expected count = {summary['expected_count']:.2f}")
+    if flat:
+        print(f"  the map is flat: the posterior mean intensity varies by less than 1 % around {centre:.4g}")
     for w in summary["warnings"]:
         print(f"  warning: {w}")
     print(f"wrote {png} and {out / 'summary.json'}")

@@ -52,10 +52,80 @@ def test_demo_quick(tmp_path):
     sec = _demo.run_demo(tmp_path, quick=True, random_state=0)
     assert sec.module == "point_process"
     assert all((tmp_path / f).exists() for f in sec.figures)
-    # every check is a guarantee of the method (T1, T7, T8, stationarity) and must hold; the accuracy
+    # every check (theorems T1, T7, T8; the count against the true field; stationarity) must hold; the accuracy
     # figures against the spec's [R] targets (medians over 20 seeds) are reported in the body only
-    assert len(sec.checks) == 4
+    assert len(sec.checks) == 5
+    assert {c.kind for c in sec.checks} == {"theorem", "target", "sanity"}
     failed = [c.name for c in sec.checks if not c.passed]
     assert not failed, failed
     assert all(np.isfinite(c.measured) for c in sec.checks)
     assert "RMSE" in sec.body and "coverage" in sec.body
+
+
+# ----------------------------------------------------------------------------- CLI input handling (issues 18, 19)
+def _main(argv, capsys):
+    from algos.cli import main
+
+    rc = main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_cli_empty_and_out_of_window_points_fail_cleanly(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# x,y\n")
+    rc, _, err = _main(["lgcp", "fit", str(empty), "--window", "0,1,0,1", "--out", str(tmp_path / "o")], capsys)
+    assert rc == 2 and "no points" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    out = tmp_path / "out.csv"
+    out.write_text("0.5,0.5\n3,0.5\n")
+    rc, _, err = _main(["lgcp", "fit", str(out), "--window", "0,1,0,1", "--out", str(tmp_path / "o")], capsys)
+    assert rc == 2 and "outside the window" in err and "[3.0, 0.5]" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0.5,0.5\n0.2,abc\n")
+    rc, _, err = _main(["lgcp", "kfunction", str(bad), "--window", "0,1,0,1"], capsys)
+    assert rc == 2 and "line 2" in err
+
+
+def test_cli_negative_window_and_header(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    X = np.column_stack([rng.uniform(-5, 5, 40), rng.uniform(-8, 2, 40)])
+    body = "\n".join(f"{x},{y}" for x, y in X)
+    plain = tmp_path / "p.csv"
+    plain.write_text(body)
+    for form in (["--window", "-5,5,-8,2"], ["--window=-5,5,-8,2"]):
+        rc, out, err = _main(["lgcp", "kfunction", str(plain), *form, "--nsim", "3", "--json"], capsys)
+        assert rc == 0, err
+        assert json.loads(out)["window"] == [-5.0, 5.0, -8.0, 2.0]
+    for header in ("# window -5,5,-8,2\n", "# spatstat.data x: window rectangle x[-5.0, 5.0] y[-8.0, 2.0]; n=40\n"):
+        f = tmp_path / "h.csv"
+        f.write_text(header + body)
+        rc, out, err = _main(["lgcp", "kfunction", str(f), "--nsim", "3", "--json"], capsys)
+        assert rc == 0, err
+        assert json.loads(out)["window"] == [-5.0, 5.0, -8.0, 2.0]
+    rc, _, err = _main(["lgcp", "kfunction", str(plain), "--nsim", "3"], capsys)
+    assert rc == 2 and "'window' is required" in err
+
+
+def test_cli_kfunction_envelope_and_plot(tmp_path, capsys, shared_data_dir):
+    pts = shared_data_dir / "points" / "redwood.csv"
+    rc, out, err = _main(["lgcp", "kfunction", str(pts), "--nsim", "19", "--out", str(tmp_path / "k")], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "k" / "lfunction.png").stat().st_size > 0
+    s = json.loads((tmp_path / "k" / "kfunction.json").read_text())
+    assert s["n"] == 62 and s["window"] == [0.0, 1.0, -1.0, 0.0]
+    # redwood is clustered: L leaves the Poisson envelope from above at intermediate r
+    assert any(L > hi for L, hi in zip(s["L"], s["hi"])) and s["p_value"] <= 0.05
+    assert "above" in out and "p =" in out
+
+
+def test_cli_flat_map_and_homogeneous_wording(tmp_path, capsys, shared_data_dir):
+    """japanesepines: the ELBO's variance collapses; the map says flat and the warning 'homogeneous'."""
+    pts = shared_data_dir / "points" / "japanesepines.csv"
+    rc, out, err = _main(["lgcp", "fit", str(pts), "--out", str(tmp_path / "o"), "--n-dummy", "100", "--grid", "10"],
+                         capsys)
+    assert rc == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["variance"] < 1e-4 and s["map_flat"] is True
+    assert any("homogeneous Poisson" in w for w in s["warnings"])
+    assert all("inhomogeneous" not in w for w in s["warnings"])
+    assert "the map is flat" in out
