@@ -45,9 +45,23 @@ and leaving out the reconstructed, opt-in ``IterativeWindowRegressor``); (ii) at
 the HuberSoS fit at least 3x faster than sklearn ``HuberRegressor`` and 20x faster than
 ``QuantileRegressor``.
 
+Section b (the grid of the module's issue 17): n in {2000, 20000}, d in {5, 20}, m / sqrt(nd) in
+{0.5, 1, 2, 4}, noisy sigma log-uniform on [10, 1e3], Pareto (sigma = 10/U) or two-level (1e4);
+3 seeds per cell (``--quick``: n = 2000, d = 5, m / sqrt(nd) in {0.5, 1, 4}, 2 seeds). It compares
+the front door ``SubsetOfSignalsRegressor`` (``method="auto"``) with the module's other estimators,
+sklearn ``HuberRegressor`` and ``QuantileRegressor`` (n = 2000 only: the LAD LP again, 20-40 s a
+fit at n = 2e4), statsmodels ``RLM`` (when installed), OLS, and, with ``--peer PATH`` (a checkout
+of the public SpencerCompton/adaptive-regression repository, outside this one), the peer's
+``AutoRBDescRegressor`` and ``AdaptiveLqRegression``, each fit in a child process killed at
+``--peer-cap`` seconds (a peer that hits the cap is skipped for the cell's remaining seeds). Times
+are process CPU seconds, one thread (run it under ``OMP_NUM_THREADS=1``). The target per cell:
+the front door's median error at most 1.1x the best of the module's other estimators, at most
+RB-Desc's, never above OLS's, and its CPU time at most 20x HuberSoS's.
+
 Run::
 
     pip install statsmodels                                   # optional anchor
+    python benchmarks/bench_hetero_regression.py --sections b --peer /tmp/adaptive-regression
     python benchmarks/bench_hetero_regression.py              # full (~5 minutes on 2 cores)
     python benchmarks/bench_hetero_regression.py --quick      # smoke run (~20 s)
 
@@ -71,7 +85,7 @@ try:  # run as a module (python -m benchmarks.bench_hetero_regression) or as a s
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_s, make_parser, print_table, selected_sections, timeit_median
 
-SECTIONS = ("a",)
+SECTIONS = ("a", "b")
 SEED = 20260601
 NOISY_LOGUNIFORM = ("loguniform", 10.0, 1e3)
 NOISY_SIGN_ONLY = 1e5
@@ -236,11 +250,169 @@ def table_rows(results, rate):
     return rows
 
 
+# ============================================================================ section b: the grid
+GRID_NOISES = {"log-uniform": NOISY_LOGUNIFORM, "Pareto": ("pareto", 10.0), "two-level": 1e4}
+GRID_RATIOS = (0.5, 1.0, 2.0, 4.0)
+FRONT = "SubsetOfSignals (auto)"
+HUBER = "HuberSoS (delta=1)"
+PEER_RB = "RB-Desc (peer)"
+PEER_LQ = "AdaptiveLq (peer)"
+OURS_OTHER = ("HuberSoS (delta=1)", "IterativeWindow [R]", "LAD (ours, LP)", "CoordinateMedian", "TrimmedLS (YL20)")
+
+
+def _grid_cells(quick):
+    if quick:
+        return [(2000, 5, nz, r) for nz in GRID_NOISES for r in (0.5, 1.0, 4.0)]
+    return [(n, d, nz, r) for n in (2000, 20000) for d in (5, 20) for nz in GRID_NOISES for r in GRID_RATIOS]
+
+
+def _peer_fit(path, which, X, y, conn):  # runs in a child process (killed at the time cap)
+    import time as _t
+    import warnings as _w
+
+    sys.path.insert(0, path)
+    _w.simplefilter("ignore")
+    try:
+        from adaptive_regression import AdaptiveLqRegression, AutoRBDescRegressor
+
+        est = AutoRBDescRegressor() if which == "rb" else AdaptiveLqRegression(random_state=0)
+        t0 = _t.process_time()
+        coef = np.asarray(est.fit(X, y).coef_, dtype=float)
+        conn.send(("ok", coef, _t.process_time() - t0))
+    except Exception as exc:  # noqa: BLE001 - reported as a table entry
+        conn.send(("error", f"{type(exc).__name__}: {exc}"[:80], 0.0))
+
+
+def _run_capped(path, which, X, y, cap_s):
+    """Fit a peer estimator in a forked child; ``(coef | None, cpu seconds, note)``."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_peer_fit, args=(path, which, X, y, child))
+    proc.start()
+    if parent.poll(cap_s):
+        status, val, cpu = parent.recv()
+        proc.join()
+        return (val, cpu, "") if status == "ok" else (None, 0.0, val)
+    proc.kill()
+    proc.join()
+    return None, float(cap_s), f"> {cap_s:.0f} s (cap)"
+
+
+def _grid_estimators(n, have_sm):
+    from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor
+
+    from algos.hetero_regression import (CoordinateMedianRegressor, HuberSoSRegressor, IterativeWindowRegressor,
+                                         LADRegressor, SubsetOfSignalsRegressor, TrimmedLSRegressor)
+
+    out = [
+        (FRONT, lambda: SubsetOfSignalsRegressor()),
+        (HUBER, lambda: HuberSoSRegressor(delta=1.0)),
+        ("IterativeWindow [R]", lambda: IterativeWindowRegressor()),
+        ("LAD (ours, LP)", lambda: LADRegressor()),
+        ("CoordinateMedian", lambda: CoordinateMedianRegressor()),
+        ("TrimmedLS (YL20)", lambda: TrimmedLSRegressor()),
+        ("sklearn HuberRegressor", lambda: HuberRegressor(max_iter=1000, fit_intercept=False)),
+        ("OLS", lambda: LinearRegression(fit_intercept=False)),
+    ]
+    if n <= 2000:  # the same LP as LAD; 20-40 s per fit at n = 2e4
+        out.append(("sklearn QuantileRegressor", lambda: QuantileRegressor(quantile=0.5, alpha=0, solver="highs",
+                                                                          fit_intercept=False)))
+    if have_sm:
+        out.append(("statsmodels RLM (HuberT)", None))
+    return out
+
+
+def run_grid(quick, have_sm, peer, peer_cap, n_seeds):
+    """Section b: median error and CPU time on the grid of the module's issue 17."""
+    from algos.hetero_regression import make_subset_of_signals
+
+    rows, verdicts = [], []
+    W = make_subset_of_signals(500, 5, 100, noisy_sigma=1e4, random_state=0)  # untimed warm-up (numba, imports)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _name, make in _grid_estimators(500, have_sm):
+            _sm_rlm(W.X, W.y) if make is None else make().fit(W.X, W.y)
+    for n, d, noise, ratio in _grid_cells(quick):
+        m = int(round(ratio * math.sqrt(n * d)))
+        seeds = [SEED + k for k in range(n_seeds)]
+        errs, cpu, notes = {}, {}, {}
+        t_cell = time.perf_counter()
+        for s in seeds:
+            D = make_subset_of_signals(n, d, m, noisy_sigma=GRID_NOISES[noise], random_state=s)
+            for name, make in _grid_estimators(n, have_sm):
+                t0 = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    coef = _sm_rlm(D.X, D.y) if make is None else np.asarray(make().fit(D.X, D.y).coef_, dtype=float)
+                cpu.setdefault(name, []).append(time.process_time() - t0)
+                errs.setdefault(name, []).append(float(np.linalg.norm(coef - D.beta)))
+            if peer:
+                for name, which in ((PEER_RB, "rb"), (PEER_LQ, "lq")):
+                    if notes.get(name):  # timed out or failed on an earlier seed: skip the rest
+                        continue
+                    coef, t, note = _run_capped(peer, which, D.X, D.y, peer_cap)
+                    if coef is None:
+                        notes[name] = note
+                        continue
+                    cpu.setdefault(name, []).append(t)
+                    errs.setdefault(name, []).append(float(np.linalg.norm(coef - D.beta)))
+        med = {k: _med(v) for k, v in errs.items()}
+        tmed = {k: _med(v) for k, v in cpu.items()}
+        best_name = min(OURS_OTHER, key=lambda k: med[k])
+        e_f, best = med[FRONT], med[best_name]
+        checks = {"<= 1.1x best other": e_f <= 1.1 * best, "<= OLS": e_f <= med["OLS"],
+                  "time <= 20x HuberSoS": tmed[FRONT] <= 20 * tmed[HUBER]}
+        rb = med.get(PEER_RB)
+        if rb is not None and len(errs.get(PEER_RB, [])) == n_seeds:
+            checks["<= RB-Desc"] = e_f <= rb
+        miss = [k for k, ok in checks.items() if not ok]
+        verdicts.append(((n, d, noise, ratio), miss))
+        rows.append((n, d, noise, ratio, m, med, tmed, notes, best_name, miss, time.perf_counter() - t_cell))
+        print(f"  cell n={n} d={d} {noise} m/sqrt(nd)={ratio:g}: front {e_f:.3g}, best other {best:.3g} "
+              f"({best_name}), OLS {med['OLS']:.3g}" + (f", RB-Desc {rb:.3g}" if rb is not None else "")
+              + f"; {'MISS ' + ', '.join(miss) if miss else 'target met'} "
+              f"({time.perf_counter() - t_cell:.0f} s)", flush=True)
+    return rows, verdicts
+
+
+def print_grid(rows, peer):
+    cols = [FRONT, "HuberSoS (delta=1)", "IterativeWindow [R]", "LAD (ours, LP)", "CoordinateMedian",
+            "TrimmedLS (YL20)", "sklearn HuberRegressor", "sklearn QuantileRegressor", "statsmodels RLM (HuberT)",
+            "OLS"] + ([PEER_RB, PEER_LQ] if peer else [])
+    short = {FRONT: "auto", "HuberSoS (delta=1)": "HuberSoS", "IterativeWindow [R]": "Window [R]",
+             "LAD (ours, LP)": "LAD", "CoordinateMedian": "CMed", "TrimmedLS (YL20)": "Trim",
+             "sklearn HuberRegressor": "sk Huber", "sklearn QuantileRegressor": "sk QR",
+             "statsmodels RLM (HuberT)": "sm RLM", "OLS": "OLS", PEER_RB: "RB-Desc", PEER_LQ: "AdaptiveLq"}
+    head = ["n", "d", "noise", "m/sqrt(nd)"] + [short[c] for c in cols] + ["t auto / t HuberSoS", "target"]
+    body = []
+    for n, d, noise, ratio, m, med, tmed, notes, best_name, miss, _ in rows:
+        cells = []
+        for c in cols:
+            if c in med:
+                cells.append(f"{med[c]:.3g}")
+            else:
+                cells.append(notes.get(c, "-"))
+        t_ratio = tmed[FRONT] / tmed["HuberSoS (delta=1)"] if tmed["HuberSoS (delta=1)"] > 0 else float("nan")
+        body.append([n, d, noise, f"{ratio:g}"] + cells + [f"{t_ratio:.1f}", "met" if not miss else "miss: " + "; ".join(miss)])
+    print_table("Grid (issue 17): median ||b - b*|| per cell", head, body,
+                ["target: auto <= 1.1x the best of HuberSoS/Window/LAD/CMed/Trim, <= RB-Desc (when it ran on every "
+                 "seed), <= OLS, CPU time <= 20x HuberSoS; times are process CPU seconds (peer: the child's)"])
+    tt = [[short[c], *[fmt_s(r[6][c]) if c in r[6] else "-" for r in rows]] for c in cols]
+    print_table("Grid: median CPU seconds per fit", ["estimator"] + [f"{r[0]}/{r[1]}/{r[2][:3]}/{r[3]:g}" for r in rows], tt)
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
+    parser.add_argument("--peer", default=None, metavar="PATH",
+                        help="checkout of SpencerCompton/adaptive-regression (outside this repository): adds "
+                             "the RB-Desc and AdaptiveLq columns to section b")
+    parser.add_argument("--peer-cap", type=float, default=30.0, metavar="S",
+                        help="per-fit time cap of the peer estimators in seconds (default 30)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
-    selected_sections(args, SECTIONS)
+    chosen = selected_sections(args, SECTIONS)
     import scipy  # noqa: F401  (for the environment line)
     import sklearn
 
@@ -266,6 +438,26 @@ def main(argv=None):
     # timeit_median collects garbage before every timed fit; with scipy, sklearn, statsmodels (and
     # pandas) loaded one full collection takes ~0.3 s. Freeze what is alive now so it is skipped.
     gc.freeze()
+    if "b" in chosen:
+        if args.peer:
+            import os
+
+            if not os.path.isdir(os.path.join(args.peer, "adaptive_regression")):
+                raise SystemExit(f"--peer: {args.peer!r} has no adaptive_regression package (expected a checkout "
+                                 "of SpencerCompton/adaptive-regression).")
+        else:
+            print("no --peer PATH: the RB-Desc and AdaptiveLq columns are left out.\n")
+        n_grid = 2 if args.quick else 3
+        print(f"## Section b: the grid ({n_grid} seeds per cell; peer per-fit cap {args.peer_cap:g} s)\n", flush=True)
+        rows_b, verdicts_b = run_grid(args.quick, have_sm, args.peer, args.peer_cap, n_grid)
+        print_grid(rows_b, args.peer)
+        misses = [(c, m) for c, m in verdicts_b if m]
+        print(f"grid target met in {len(verdicts_b) - len(misses)} of {len(verdicts_b)} cells"
+              + ("; misses: " + "; ".join(f"n={c[0]} d={c[1]} {c[2]} {c[3]:g}: {', '.join(m)}" for c, m in misses)
+                 if misses else "") + "\n")
+    if "a" not in chosen:
+        print(f"\ntotal wall time {time.perf_counter() - t_start:.0f} s")
+        return 0
     all_results = {}
     qr_times_1e4 = {}
     for n, d, layout in _config_list(args.quick):

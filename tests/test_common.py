@@ -18,6 +18,7 @@ from algos.hetero_regression import (
     HuberSoSRegressor,
     IterativeWindowRegressor,
     LADRegressor,
+    SubsetOfSignalsRegressor,
     TrimmedLSRegressor,
 )
 from algos.continual import (
@@ -34,6 +35,7 @@ from algos.networked_learning import NetworkedDAGRegressor
 
 ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
     HuberSoSRegressor(),
+    SubsetOfSignalsRegressor(),
     CoordinateMedianRegressor(),
     IterativeWindowRegressor(),
     LADRegressor(),

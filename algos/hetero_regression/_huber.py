@@ -433,9 +433,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    delta : float, default=1.0
+    delta : float or "auto", default=1.0
         Huber threshold :math:`\delta > 0`, in the units of ``y``: the noise scale of the reliable
         sources. ``delta=1`` assumes their noise standard deviation is about 1; rescale for real data.
+        ``"auto"``: :func:`suggest_delta` on the data (a heuristic; the resolved value is ``delta_``).
     fit_intercept : bool, default=False
         Add a column of ones to ``X`` and estimate its coefficient like any other (``X`` is not
         centred). A constant column of ``X`` then duplicates the intercept and is rejected.
@@ -469,6 +470,11 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         core (:func:`accel.hetero_regression.huber_irls_batched`; CUDA if available, else CPU;
         ``solver="lbfgs"`` is refused). ``"auto"`` means ``"numpy"``: for one fit the numpy path is the faster;
         the torch core pays off for many replicates at once.
+    regime_cap : int >= 1 or None, default=50
+        In the failure regime -- fewer than :math:`2\sqrt{np}` inliers and no accepted Newton step
+        after ``regime_cap`` iterations -- stop there (``capped_`` is True) with a
+        :class:`ConvexRegimeWarning` instead of crawling for hundreds of MM iterations toward a
+        minimiser that is far from :math:`\beta^*` anyway. ``None``: run to ``tol``/``max_iter``.
 
     Attributes
     ----------
@@ -478,6 +484,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         Estimated intercept; ``0.0`` when ``fit_intercept=False``.
     n_iter_ : int
         Iterations run (all stages).
+    delta_ : float
+        The threshold used (``delta``, or its value resolved from ``"auto"``).
+    capped_ : bool
+        Whether the fit was stopped by ``regime_cap`` (then ``converged_`` is False).
     n_inliers_ : int
         Number of samples with :math:`|r_i| \le \delta` (and positive weight) at the solution.
     objective_ : float
@@ -511,10 +521,14 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     TypeError
         On sparse ``X`` (densify it with ``X.toarray()`` first) or a parameter of the wrong type.
 
+    Columns of ``X`` (and ``y``) with entries beyond :math:`2^{\pm 60}` are rescaled internally by
+    powers of two (exact), so ``X * 1e200`` gives the coefficients of ``X`` divided by 1e200.
+
     Warns
     -----
     ConvexRegimeWarning
-        If ``n_inliers_ < 2 sqrt(n p)`` (``p`` coefficients including the intercept).
+        If ``n_inliers_ < 2 sqrt(n p)`` (``p`` coefficients including the intercept), or when
+        ``regime_cap`` stops the fit.
     sklearn.exceptions.ConvergenceWarning
         If ``tol`` is not reached within ``max_iter`` iterations.
 

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin, _lad_lp, _lstsq, _validate_fit, _with_ones
+from ._data import resolve_delta
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -62,9 +63,10 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
 
     Parameters
     ----------
-    delta_min : float > 0, default=1.0
+    delta_min : float > 0 or "auto", default=1.0
         Final window half-width :math:`w_{\min}`, in the units of ``y``: the noise scale of the
-        reliable sources (as ``delta`` of :class:`HuberSoSRegressor`).
+        reliable sources (as ``delta`` of :class:`HuberSoSRegressor`). ``"auto"``:
+        :func:`suggest_delta` on the data (a heuristic).
     halving : float in (0, 1), default=0.5
         Shrink factor of the window per round.
     refit : {"ols", "huber"}, default="ols"
@@ -84,6 +86,8 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         Whether the last window width was ``delta_min`` and the iteration reached a fixed point.
     window_path_ : ndarray
         The widths :math:`w_0, w_1, \dots` used.
+    delta_min_ : float
+        The final width used (resolved from ``"auto"``).
     n_inliers_ : int
         Rows in the last window (:math:`|r_i| \le w`) at the returned coefficients.
     n_features_in_ : int
@@ -149,13 +153,16 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         -------
         self
         """
-        w_min = check_scalar_float(self.delta_min, "delta_min", low=0.0, closed="neither")
+        if not (isinstance(self.delta_min, str) and self.delta_min == "auto"):
+            resolve_delta(self.delta_min, "delta_min", None, None)
         halving = check_scalar_float(self.halving, "halving", low=0.0, high=1.0, closed="neither")
         refit = check_option(self.refit, "refit", _REFITS)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
+        w_min = resolve_delta(self.delta_min, "delta_min", Xa, y)
+        self.delta_min_ = w_min
         n, p = Xa.shape
         n_min = min(n, max(2 * p, p + 1))
 
