@@ -322,6 +322,17 @@ class PotaraClassifier(FederatedClassifierBase):
     merge_rank : None or int, default=None
     random_state : None or int, default=None
     verbose : int, default=0
+    backend : {"auto", "numpy", "torch"}, default="numpy"
+        Where the clients' gradient steps run in :meth:`fit`. ``"torch"``: every FedAvg round and the
+        clients' fine-tuning run as one batched float64 tensor program over all clients
+        (:func:`accel.federated.train_clients_batched`, on ``device``); needs full-batch training
+        (``base_estimator.batch_size=None``) and the ``gpu`` extra; the fitted models equal the numpy
+        path's to round-off (tested at 1e-10 on CPU torch). The variance estimation and the merge stay
+        on numpy. ``"auto"``: ``"torch"`` when torch is already imported, CUDA is usable and training is
+        full batch, else ``"numpy"``. :meth:`personalize` (one client, e.g. a Flower client) always runs
+        the numpy path.
+    device : None, str or torch.device, default=None
+        torch device for ``backend="torch"`` (``None``: CUDA when available, else CPU).
 
     Attributes
     ----------
@@ -357,7 +368,7 @@ class PotaraClassifier(FederatedClassifierBase):
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
                  fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
-                 verbose=0):
+                 verbose=0, backend="numpy", device=None):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
@@ -373,6 +384,8 @@ class PotaraClassifier(FederatedClassifierBase):
         self.merge_rank = merge_rank
         self.random_state = random_state
         self.verbose = verbose
+        self.backend = backend
+        self.device = device
 
     # ------------------------------------------------------------------ settings shared with Flower
     def _hparams(self):
@@ -399,7 +412,33 @@ class PotaraClassifier(FederatedClassifierBase):
         if self.merge_rank is not None:
             check_scalar_int(self.merge_rank, "merge_rank", low=1)
         check_scalar_int(self.verbose, "verbose", low=0)
+        h["backend"] = self._resolve_backend(h)
         return h
+
+    def _resolve_backend(self, h):
+        """'numpy' or 'torch' for the validated ``backend`` / ``device`` options."""
+        import sys
+
+        backend = check_option(getattr(self, "backend", "numpy"), "backend", ("auto", "numpy", "torch"))
+        device = getattr(self, "device", None)
+        if device is not None and not isinstance(device, str) and type(device).__name__ != "device":
+            raise TypeError(f"'device' must be None, a str or a torch.device; got {device!r} of type "
+                            f"{type(device).__name__}.")
+        if backend == "numpy":
+            return "numpy"
+        if backend == "auto":
+            torch = sys.modules.get("torch")
+            usable = torch is not None and hasattr(torch, "cuda") and torch.cuda.is_available()
+            return "torch" if usable and h["batch_size"] is None else "numpy"
+        from accel.backend import TORCH_INSTALL_HINT, available_backends
+
+        if "torch" not in available_backends():
+            raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use "
+                              "backend='numpy'.")
+        if h["batch_size"] is not None:
+            raise ValueError("backend='torch' runs full-batch gradient descent: set the base estimator's "
+                             f"'batch_size' to None (got {h['batch_size']}) or use backend='numpy'.")
+        return "torch"
 
     def local_train_kwargs(self, n_classes):
         """Keyword arguments of :func:`algos.federated.local_train` / :func:`fedavg_round` for one FL
@@ -437,7 +476,7 @@ class PotaraClassifier(FederatedClassifierBase):
         """
         return self._personalize(federated_params, X, y, client_id, n_total=n_total)
 
-    def _personalize(self, theta_f, X, y, client_id, n_total):
+    def _personalize(self, theta_f, X, y, client_id, n_total, theta_l=None):
         from theory.federated import variance_trace_bound
 
         h = self._hparams()
@@ -449,7 +488,8 @@ class PotaraClassifier(FederatedClassifierBase):
         trainable = default_trainable(theta_f)
         kw = {"epochs": h["finetune_epochs"], "lr": h["lr"], "l2": h["l2"], "trainable": trainable,
               "batch_size": h["batch_size"]}
-        theta_l = local_train(theta_f, X, y, n_classes=C, random_state=rng, **kw)
+        if theta_l is None:  # else fine-tuned already (full batch: no draw from rng either way)
+            theta_l = local_train(theta_f, X, y, n_classes=C, random_state=rng, **kw)
         est = estimate_variances(theta_f, theta_l, X, y, n_classes=C, method=h["variance_method"],
                                  merge_space=h["merge_space"], fisher_floor=h["fisher_floor"],
                                  mask_untouched=bool(self.mask_untouched), n_total=n_total, train_kwargs=kw,
@@ -480,10 +520,23 @@ class PotaraClassifier(FederatedClassifierBase):
         theta0 = self.initial_params(Xs[0].shape[1], C)
         trainable = default_trainable(theta0)
         rng = client_generator(seed, "__rounds__")
+        local_update = finetuned = None
+        if h["backend"] == "torch":
+            from accel.federated import train_clients_batched
+
+            def batched(theta, sel, epochs):
+                return train_clients_batched(theta, [(Xs[i], ys[i]) for i in sel], n_classes=C, epochs=epochs,
+                                             lr=h["lr"], l2=h["l2"], trainable=trainable, device=self.device)
+
+            def local_update(t, theta, sel):
+                return batched(theta, sel, h["local_epochs"])
+
         self.federated_model_, self.history_ = self._fedavg(
             theta0, Xs, ys, n_rounds=h["n_rounds"], local_epochs=h["local_epochs"], trainable=trainable,
             client_fraction=h["client_fraction"], lr=h["lr"], l2=h["l2"], batch_size=h["batch_size"], rng=rng,
-            eval_fn=self._global_accuracy_fn(Xs, ys))
+            eval_fn=self._global_accuracy_fn(Xs, ys), local_update=local_update)
+        if h["backend"] == "torch":  # every client's fine-tuning from theta_F in one batched run
+            finetuned = batched(self.federated_model_, range(len(Xs)), h["finetune_epochs"])
         self._final_broadcast(self.history_, theta0, trainable, len(Xs))
         n_total = int(sum(len(v) for v in ys))
         self.local_models_, self.personalized_models_, self.mixing_weights_, self.bound_ = {}, {}, {}, {}
@@ -494,7 +547,8 @@ class PotaraClassifier(FederatedClassifierBase):
             it = tqdm(it, desc="personalise")
         for m in it:
             cid = self.clients_[m].item() if hasattr(self.clients_[m], "item") else self.clients_[m]
-            merged, lam, bound = self._personalize(self.federated_model_, Xs[m], ys[m], cid, n_total)
+            merged, lam, bound = self._personalize(self.federated_model_, Xs[m], ys[m], cid, n_total,
+                                                   theta_l=None if finetuned is None else finetuned[m])
             self.local_models_[cid] = bound.pop("local_model")
             self.personalized_models_[cid] = merged
             self.mixing_weights_[cid] = lam
