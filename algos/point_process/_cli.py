@@ -49,8 +49,8 @@ def add_parser(subparsers, name):
     p.add_argument("--nu", type=float, default=0.5, help="Matern smoothness, 0.5 or 1.5 (default 0.5)")
     p.add_argument("--n-neighbors", type=int, default=15, help="NNGP neighbours (default 15)")
     p.add_argument("--n-dummy", default="auto", help="dummy points: 'auto' or an int")
-    p.add_argument("--hyperparameters", default="elbo", choices=("elbo", "min_contrast"),
-                   help="variance and range by the ELBO or by minimum contrast on K (default elbo)")
+    p.add_argument("--hyperparameters", default="elbo", choices=("elbo", "laplace", "min_contrast"),
+                   help="variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default elbo)")
     p.add_argument("--grid", type=int, default=100, help="side of the prediction grid of the map (default 100)")
     p.add_argument("--nsim", type=int, default=39, help="kfunction: Poisson simulations of the envelope (default 39)")
     p.add_argument("--correction", default="isotropic", choices=("isotropic", "translation", "border"),

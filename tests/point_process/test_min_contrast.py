@@ -166,3 +166,49 @@ def test_score_bad_input(split):
         lgcp.score(Xt, thinning=1.0)
     with pytest.raises(ValueError, match="'method'"):
         lgcp.score(Xt, method="plugin")
+
+
+# ----------------------------------------------------------------------------- Laplace evidence
+#: The Laplace evidence from the sparse machinery against a dense independent computation (scipy's
+#: Newton-CG mode, LAPACK log-determinants): optimiser tolerance.
+LAPLACE_ATOL = 1e-6
+#: Nelder-Mead's stopping tolerance (fatol 1e-6, xatol 1e-3 in log scale) plus curvature: a step of 0.05
+#: in log sigma^2 or log phi cannot raise the evidence by more than this.
+LAPLACE_OPT_ATOL = 1e-3
+
+
+def test_laplace_evidence_matches_a_dense_computation():
+    from scipy.optimize import minimize
+
+    X = _clustered(4, n=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = VoGCAM(window=(0, 1, 0, 1), hyperparameters="laplace", n_dummy=64, solver="dense").fit(X)
+    assert est.laplace_log_evidence_ is not None
+    s2, phi = est.variance_, est.length_scale_ / est.scale_
+    prior = est._prior(s2, phi)
+    Q = prior.Q.toarray()
+    y, w, Z = est._y, est._w, est._Z
+
+    def negpsi(v):
+        f, b = v[:-1], v[-1]
+        r = f - b
+        return -(y @ f - np.sum(w * np.exp(f)) - 0.5 * r @ Q @ r)
+
+    def grad(v):
+        f, b = v[:-1], v[-1]
+        g = y - w * np.exp(f) - Q @ (f - b)
+        return -np.append(g, np.sum(Q @ (f - b)))
+
+    v0 = np.append(np.full(len(y), math.log(len(X))), math.log(len(X)))
+    res = minimize(negpsi, v0, jac=grad, method="L-BFGS-B", options=dict(ftol=1e-15, gtol=1e-10, maxiter=5000))
+    f = res.x[:-1]
+    lev = (-res.fun + 0.5 * np.linalg.slogdet(Q)[1] - 0.5 * np.linalg.slogdet(Q + np.diag(w * np.exp(f)))[1])
+    _, _, mine = est._laplace_mode(prior, f, np.array([res.x[-1]]))
+    assert mine == pytest.approx(lev, abs=LAPLACE_ATOL)
+    assert est.laplace_log_evidence_ == pytest.approx(lev, abs=LAPLACE_ATOL)
+    # a local maximum in (log sigma^2, log phi)
+    for ds, dp in ((0.05, 0), (-0.05, 0), (0, 0.05), (0, -0.05)):
+        p2 = est._prior(s2 * math.exp(ds), phi * math.exp(dp))
+        _, _, other = est._laplace_mode(p2, f, np.array([res.x[-1]]))
+        assert other <= est.laplace_log_evidence_ + LAPLACE_OPT_ATOL
