@@ -198,10 +198,20 @@ _GL_W = 0.5 * _GL_W
 
 
 def _radii(r):
-    r = np.asarray(r, dtype=np.float64)
+    if isinstance(r, (str, bytes)):
+        raise TypeError(f"'r' must be a real number or an array of distances; got {r!r}.")
+    try:
+        r = np.asarray(r, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"'r' must be a real number or an array of distances; got {type(r).__name__}.") from None
     if not np.all(np.isfinite(r)) or np.any(r < 0):
         raise ValueError("'r' must contain finite non-negative distances.")
     return r
+
+
+def _check_nu(nu):
+    if isinstance(nu, (bool, np.bool_)) or not isinstance(nu, numbers.Real) or nu not in (0.5, 1.5):
+        raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
 
 
 def _matern_cov(r, variance, length_scale, nu):
@@ -233,6 +243,7 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r = _radii(r)
     variance = _pos(variance, "variance")
     length_scale = _pos(length_scale, "length_scale", allow_zero=False)
+    _check_nu(nu)
     return np.exp(_matern_cov(r, variance, length_scale, nu))
 
 
@@ -246,6 +257,7 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     r = _radii(r)
     variance = _pos(variance, "variance")
     length_scale = _pos(length_scale, "length_scale", allow_zero=False)
+    _check_nu(nu)
     rr = r.reshape(-1)
     s = rr[:, None] * _GL_X[None, :]
     inner = np.expm1(_matern_cov(s, variance, length_scale, nu)) @ (_GL_X * _GL_W)

@@ -206,3 +206,37 @@ def test_grid_laplace_honours_random_state():
     np.testing.assert_array_equal(a.log_intensity_var_, b.log_intensity_var_)
     assert np.max(np.abs(a.log_intensity_var_ - c.log_intensity_var_)) > 0
     np.testing.assert_array_equal(a.log_intensity_, c.log_intensity_)
+
+
+# ----------------------------------------------------------------------------- second-order theory functions
+#: Gauss-Legendre (48 nodes) against adaptive quadrature.
+K_QUAD_RTOL = 1e-9
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5])
+def test_lgcp_k_function_against_adaptive_quadrature(nu):
+    from scipy.integrate import quad
+
+    from theory.point_process import lgcp_k_function, lgcp_pair_correlation, poisson_k_function
+
+    for r, s2, phi in ((0.3, 2.0, 0.05), (0.05, 1.0, 0.1), (1.0, 0.5, 0.2)):
+        ref = 2 * math.pi * quad(lambda s: s * lgcp_pair_correlation(s, s2, phi, nu), 0, r, limit=400,
+                                 epsabs=0, epsrel=1e-13)[0]
+        assert lgcp_k_function(r, s2, phi, nu) == pytest.approx(ref, rel=K_QUAD_RTOL)
+    assert lgcp_k_function(0.2, 0.0, 0.1) == pytest.approx(poisson_k_function(0.2), rel=1e-14)
+    assert lgcp_pair_correlation(0.0, 2.0, 0.1, nu) == pytest.approx(math.exp(2.0))
+
+
+def test_second_order_theory_bad_input():
+    from theory.point_process import lgcp_k_function, lgcp_pair_correlation, poisson_k_function
+
+    with pytest.raises(TypeError, match="'r'"):
+        poisson_k_function("a")
+    with pytest.raises(ValueError, match="'r'"):
+        lgcp_k_function([0.1, -1.0], 1.0, 0.1)
+    with pytest.raises(ValueError, match="'length_scale'"):
+        lgcp_pair_correlation(0.1, 1.0, 0.0)
+    with pytest.raises(ValueError, match="'nu'"):
+        lgcp_k_function(0.1, 1.0, 0.1, nu=2.5)
+    with pytest.raises(TypeError, match="'variance'"):
+        lgcp_k_function(0.1, "x", 0.1)
