@@ -487,10 +487,14 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
     """
     n_sim = check_scalar_int(n_sim, "n_sim", low=1, high=100000)
     grid = check_scalar_int(grid, "grid", low=2, high=2048)
+    w = window
+    if w is None and not isinstance(model, str):
+        w = getattr(model, "window_", None)
+        if w is None:
+            w = getattr(model, "window", None)
     if X is not None:
-        X, win = _check_pattern(X, window if window is not None else getattr(model, "window_", None))
+        X, win = _check_pattern(X, w)
     else:
-        w = window if window is not None else (getattr(model, "window_", None) or getattr(model, "window", None))
         if w is None:
             raise ValueError("'window' is required when 'X' is not given.")
         win = Window.from_any(w)

@@ -258,6 +258,9 @@ class VoGCAM(BaseEstimator):
     coef_ : ndarray (p,)
         :math:`\beta`; ``coef_[0]`` is the intercept (log-intensity per user unit area).
     variance_, length_scale_ : float
+        The hyperparameters chosen by ``hyperparameters``. The ELBO's (the default) are a variational
+        estimate, biased towards a smaller variance and a longer range on strong short-range fields;
+        docs/point_process.md compares them with the Laplace and minimum-contrast estimates.
     elbo_ : float
     elbo_history_ : ndarray
         ELBO after each sweep (the first entry is the initial state).

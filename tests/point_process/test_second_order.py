@@ -284,3 +284,23 @@ def test_bad_patterns():
         envelope("lgcp", X=[[0.1, 0.1], [0.2, 0.2]], window=(0, 1, 0, 1))
     with pytest.raises(ValueError, match="'n_sim'"):
         envelope("poisson", X=[[0.1, 0.1], [0.2, 0.2]], window=(0, 1, 0, 1), n_sim=0)
+
+
+def test_envelope_of_fitted_models():
+    """A fitted VoGCAM (its posterior) and a minimum-contrast fit as envelope models: a clustered pattern is
+    inside the fitted LGCP's envelope far more than inside the Poisson one."""
+    import warnings
+
+    from algos.point_process import VoGCAM, lgcp_min_contrast
+
+    X = simulate_lgcp((0, 1, 0, 1), math.log(200) - 1.0, 2.0, 0.08, grid=64, random_state=7).points
+    r = np.linspace(0, 0.2, 21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = VoGCAM(window=(0, 1, 0, 1), hyperparameters="min_contrast", n_dummy=100).fit(X)
+    post = envelope(est, "L", n_sim=19, X=X, r=r, random_state=0, grid=32)
+    mc = envelope(lgcp_min_contrast(X, (0, 1, 0, 1)), "L", n_sim=19, X=X, r=r, random_state=0)
+    pois = envelope("poisson", "L", n_sim=19, X=X, window=(0, 1, 0, 1), r=r, random_state=0)
+    inside = [np.mean((e.observed >= e.lo) & (e.observed <= e.hi)) for e in (post, mc, pois)]
+    assert inside[0] >= 0.8 and inside[1] >= 0.8 and inside[2] <= 0.5, inside
+    assert post.sims.shape == (19, 21)
