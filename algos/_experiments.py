@@ -59,6 +59,7 @@ __all__ = ["run_sweep", "monte_carlo", "summarize"]
 
 _RESERVED = ("random_state", "repeat")
 ENGINES = ("dask", "ray")
+_DASK_CONNECT_TIMEOUT = "10s"  # how long a ``scheduler=`` address may take to answer
 _INSTALL_HINT = "pip install 'algos-theory[scale]' (or 'dask[distributed]' and 'ray')"
 
 
@@ -192,7 +193,7 @@ def _dask_config(n_jobs, scheduler):
     own = None
     if scheduler is not None:
         try:
-            own = distributed.Client(scheduler, timeout="10s", set_as_default=False)
+            own = distributed.Client(scheduler, timeout=_DASK_CONNECT_TIMEOUT, set_as_default=False)
         except OSError as exc:
             raise ValueError(f"backend='dask': no dask scheduler answers at 'scheduler'={scheduler!r} "
                              f"({exc}).") from exc
