@@ -193,3 +193,14 @@ def test_cli_lists_the_catalogue(capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == sum(m.module == "pomdp" for m in catalogue.MUTANTS)
     assert all(line.startswith("pomdp.") for line in out)
+
+
+def test_order_from_an_earlier_report_maps_each_mutant_to_its_killing_file(tmp_path):
+    import json
+
+    report = {"modules": {"pomdp": {"mutants": [
+        {"name": "pomdp.a", "killed_by": ["tests/pomdp/test_x.py::test_y[1]"]},
+        {"name": "pomdp.b", "killed_by": []}]}}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    assert runner.killers_from([path]) == {"pomdp.a": "tests/pomdp/test_x.py"}

@@ -134,9 +134,26 @@ def kill_rate(results):
     return sum(r["outcome"] != "survived" for r in counted) / len(counted)
 
 
+def killers_from(reports):
+    """``{mutant: test file}``: the file whose test killed each mutant in earlier JSON reports."""
+    out = {}
+    for path in reports or ():
+        for entry in json.loads(Path(path).read_text())["modules"].values():
+            for row in entry["mutants"]:
+                if row.get("killed_by"):
+                    out[row["name"]] = row["killed_by"][0].split("::")[0]
+    return out
+
+
 def run(mutants, *, quick=False, profile="ci", timeout=None, baseline=None, log=print,
-        catalogue=None, root=REPO_ROOT):
-    """Run ``mutants`` (grouped by module); returns the JSON-ready report."""
+        catalogue=None, root=REPO_ROOT, first_files=None):
+    """Run ``mutants`` (grouped by module); returns the JSON-ready report.
+
+    ``first_files`` (``{mutant: test file}``, e.g. from :func:`killers_from`) only reorders a full
+    run (that file first, then the declared ones, then the rest): the same tests run until the first
+    failure, so the verdict is the same and a kill comes sooner.
+    """
+    first_files = first_files or {}
     fixed_timeout = timeout
     timeout = timeout or (180.0 if quick else 900.0)
     baseline = (not quick) if baseline is None else baseline
@@ -167,7 +184,7 @@ def run(mutants, *, quick=False, profile="ci", timeout=None, baseline=None, log=
                 if quick and m.tests:
                     paths = [t for t in m.tests if t not in entry.get("ignored_files", ())]
                 else:
-                    first = [t for t in m.tests if t in files]  # (declared files first)
+                    first = [t for t in dict.fromkeys([first_files.get(m.name), *m.tests]) if t in files]
                     paths = first + [f for f in files if f not in first]
                 res = run_pytest(paths, mutant=m.name, profile=profile, timeout=module_timeout,
                                  deselect=entry["deselected"], catalogue=catalogue, cwd=root)
@@ -214,6 +231,8 @@ def main(argv=None):
     p.add_argument("--profile", default="ci", help="Hypothesis profile (default ci)")
     p.add_argument("--no-baseline", action="store_true", help="skip the unmutated baseline run")
     p.add_argument("--catalogue", help="importable module with a MUTANTS list (default tests.mutation.catalogue)")
+    p.add_argument("--order-from", metavar="JSON", action="append",
+                   help="earlier report(s): run the test file that killed each mutant first (same verdict, sooner)")
     args = p.parse_args(argv)
 
     mutants = load_catalogue(args.catalogue)
@@ -233,7 +252,7 @@ def main(argv=None):
         return 0
     report = run(mutants, quick=args.quick, profile=args.profile, timeout=args.timeout,
                  baseline=False if args.no_baseline else None, catalogue=args.catalogue,
-                 log=lambda s: print(s, flush=True))
+                 log=lambda s: print(s, flush=True), first_files=killers_from(args.order_from))
     print()
     print(table(report))
     if args.json:
