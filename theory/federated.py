@@ -207,9 +207,28 @@ def module_bound(lam, v_fed, v_loc, cov=0.0, beta=1.0):
     return float(np.sum(b * np.asarray(variance_trace_bound(lam, vf, vl, c))))
 
 
+def _check_module_shapes(v_fed, v_loc, cov):
+    """Per-module moments: ``v_fed`` and ``v_loc`` 1-d of the same length, ``cov`` a scalar or the same
+    shape (no broadcasting of one module's variance over several)."""
+    sf, sl, sc = np.shape(v_fed), np.shape(v_loc), np.shape(cov)
+    if len(sf) != 1 or sf != sl or sf[0] == 0:
+        raise ValueError(f"'v_fed' and 'v_loc' must be 1-d of the same nonzero length (one entry per module); "
+                         f"got shapes {sf} and {sl}.")
+    if sc not in ((), sf):
+        raise ValueError(f"'cov' must be a scalar or have the shape {sf} of 'v_fed'; got shape {sc}.")
+
+
 def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     r"""One :math:`\lambda_m^*` per module (the per-module bound separates, so :math:`\beta_m` drops
-    out). Same as :func:`optimal_lambda` on 1-d input. [R]"""
+    out). Same as :func:`optimal_lambda` on 1-d input. [R]
+
+    Raises
+    ------
+    ValueError
+        ``v_fed`` and ``v_loc`` not 1-d of one length, ``cov`` neither scalar nor of that shape, or the
+        moment rules of :func:`optimal_lambda`.
+    """
+    _check_module_shapes(v_fed, v_loc, cov)
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
     if vf.ndim != 1:
         raise ValueError(f"'v_fed' and 'v_loc' must be 1-d (one entry per module); got shape {vf.shape}.")
@@ -219,6 +238,8 @@ def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 def shared_lambda(v_fed, v_loc, cov=0.0, beta=1.0, clip=(0.0, 1.0)):
     r"""Best single :math:`\lambda` for :math:`\sum_m \beta_m U_m(\lambda)`:
     :math:`\mathrm{clip}(\sum\beta_m(V_{L,m} - C_m)/\sum\beta_m(V_{F,m} + V_{L,m} - 2C_m))`. [D]"""
+    if np.ndim(v_fed) > 0 or np.ndim(v_loc) > 0:
+        _check_module_shapes(v_fed, v_loc, cov)
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
     b = _check_beta(beta, vf.shape)
     return optimal_lambda(float(np.sum(b * vf)), float(np.sum(b * vl)), float(np.sum(b * c)), clip)

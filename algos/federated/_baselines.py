@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_scalar_float, check_scalar_int
+from .._validation import check_option, check_scalar_float, check_scalar_int
 from ._model import _train_clients, init_params, local_train, loss_grad
 from ._potara import FederatedClassifierBase, client_generator, merge_models
 
@@ -56,8 +56,9 @@ class _FLBaseline(FederatedClassifierBase):
 
     def _settings(self):
         h = self._base()
-        h["n_rounds"] = check_scalar_int(getattr(self, "n_rounds", 0), "n_rounds", low=0)
-        h["local_epochs"] = check_scalar_int(getattr(self, "local_epochs", 1), "local_epochs", low=0)
+        # zero rounds or zero local epochs would deploy the untrained initial model: rejected
+        h["n_rounds"] = check_scalar_int(self.n_rounds, "n_rounds", low=1) if hasattr(self, "n_rounds") else 0
+        h["local_epochs"] = check_scalar_int(getattr(self, "local_epochs", 1), "local_epochs", low=1)
         h["client_fraction"] = check_scalar_float(getattr(self, "client_fraction", 1.0), "client_fraction",
                                                   low=0.0, high=1.0, closed="right")
         if self._needs_rank and not h["rank"]:
@@ -108,7 +109,7 @@ class LocalOnlyClassifier(_FLBaseline):
 
     def fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
-        epochs = check_scalar_int(self.epochs, "epochs", low=0)
+        epochs = check_scalar_int(self.epochs, "epochs", low=1)
         for m in range(len(Xs)):
             self.personalized_models_[self._cid(m)] = self._finetune(h, theta0, Xs[m], ys[m], C, epochs, m)
         self.federated_model_ = theta0
@@ -314,7 +315,7 @@ class DittoClassifier(_FLBaseline):
     def fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         mu = check_scalar_float(self.mu, "mu", low=0.0)
-        pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=0)
+        pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=1)
         keys = self._trainable(theta0)
         v = [theta0] * len(Xs)
 
@@ -334,15 +335,39 @@ class DittoClassifier(_FLBaseline):
 
 
 class PFedMeClassifier(_FLBaseline):
-    """pFedMe (T. Dinh, Tran, Nguyen 2020): each local step approximately solves
-    :math:`\\tilde\\theta_i = \\arg\\min_v L_i(v) + \\frac{\\lambda}2\\|v - w_i\\|^2` by ``K`` GD steps
-    (step ``personal_lr``, default :math:`\\eta/(1 + \\eta\\lambda)` for stability), then
-    :math:`w_i \\leftarrow w_i - \\eta\\lambda(w_i - \\tilde\\theta_i)`; the server sets
-    :math:`w \\leftarrow (1-\\beta)w + \\beta\\,\\mathrm{mean}_i w_i`; deployed: :math:`\\tilde\\theta_i` computed
-    from :math:`w^R`."""
+    r"""pFedMe (T. Dinh, Tran, Nguyen 2020): each local step approximately solves
+    :math:`\tilde\theta_i = \arg\min_v L_i(v) + \frac{\lambda}2\|v - w_i\|^2` by ``K`` GD steps
+    (step ``personal_lr``, default :math:`\eta/(1 + \eta\lambda)` for stability), then
+    :math:`w_i \leftarrow w_i - \eta'\lambda(w_i - \tilde\theta_i)`; the server sets
+    :math:`w \leftarrow (1-\beta)w + \beta\,\bar w` with :math:`\bar w` the mean of the sampled
+    clients' :math:`w_i`; deployed: :math:`\tilde\theta_i` computed from :math:`w^R`.
+
+    Two points where an implementation has to choose, both as in the paper by default:
+
+    * ``aggregation="uniform"``: :math:`\bar w = \frac1{|S|}\sum_{i\in S} w_i` (the paper's
+      Algorithm 1); ``"samples"`` weights by the clients' sample counts :math:`n_i` like FedAvg.
+    * The outer step is :math:`\eta' = \min(\eta, 1/\lambda)`, :math:`\eta` the base estimator's
+      ``lr``. The paper uses :math:`\eta' = \eta`; the two coincide whenever :math:`\eta\lambda \le 1`
+      (the defaults: ``lr = 0.5``, ``lam = 1``). The cap only acts when :math:`\eta\lambda > 1`, where
+      the paper's step overshoots :math:`\tilde\theta_i` (the move :math:`w_i \to \tilde\theta_i` is
+      at most the whole way).
+
+    Parameters
+    ----------
+    lam : float > 0, default=1.0
+        Moreau-envelope regularisation :math:`\lambda`.
+    beta : float in (0, 1], default=1.0
+        Server mixing :math:`\beta` (1: plain averaging).
+    K : int >= 1, default=5
+        Inner GD steps per local step.
+    personal_lr : float > 0 or None, default=None
+    aggregation : {"uniform", "samples"}, default="uniform"
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
-                 client_fraction=1.0, random_state=None):
+                 client_fraction=1.0, aggregation="uniform", random_state=None):
         self.lam = lam
         self.beta = beta
         self.K = K
@@ -351,6 +376,7 @@ class PFedMeClassifier(_FLBaseline):
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
+        self.aggregation = aggregation
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
@@ -358,11 +384,13 @@ class PFedMeClassifier(_FLBaseline):
         lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
         beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
         K = check_scalar_int(self.K, "K", low=1)
+        aggregation = check_option(self.aggregation, "aggregation", ("uniform", "samples"))
         lr = h["lr"]
         plr = lr / (1 + lr * lam) if self.personal_lr is None else check_scalar_float(
             self.personal_lr, "personal_lr", low=0.0, closed="neither")
-        eta = min(lr, 1.0 / lam)  # outer step: w moves at most all the way to theta_tilde
+        eta = min(lr, 1.0 / lam)  # outer step: w moves at most all the way to theta_tilde (see the docstring)
         keys = self._trainable(theta0)
+        n = np.array([len(v) for v in ys], dtype=np.float64)
 
         def inner(w, i):
             return local_train(w, Xs[i], ys[i], n_classes=C, epochs=K, lr=plr, l2=h["l2"],
@@ -378,8 +406,16 @@ class PFedMeClassifier(_FLBaseline):
                 out.append(w)
             return out
 
+        def uniform(t, theta_prev, new, sel):
+            # the server's mean is weighted by n_i; rescaling each client's move by N / (|S| n_i) makes
+            # that weighted mean the uniform mean of the clients' models (exact, linear in the moves)
+            scale = n[sel].sum() / (len(sel) * n[sel])
+            return [{k: (theta_prev[k] + c * (p[k] - theta_prev[k]) if k in keys else p[k]) for k in p}
+                    for c, p in zip(scale, new)]
+
+        hook = uniform if aggregation == "uniform" else None
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
-                                                                server_mix=beta)
+                                                                client_hook=hook, server_mix=beta)
         self._final_broadcast(self.history_, theta0, keys, len(Xs))
         self.personalized_models_ = {self._cid(m): inner(self.federated_model_, m) for m in range(len(Xs))}
         return self

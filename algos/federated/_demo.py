@@ -134,7 +134,8 @@ def run_demo(out_dir, quick=False, random_state=0):
         for c, b in pot.bound_.items():
             worst = max(worst, b["lam_star"] / max(min(b["federated"], b["local"]), 1e-300))
     checks.append(Check("max over clients and splits of U(lambda*) / min(U(0), U(1))", worst, 1.0, relation="<=",
-                        tol=1e-12, source="T2, tighter than either endpoint [C statement, R formula]"))
+                        tol=1e-12, source="T2, tighter than either endpoint [C statement, R formula]",
+                        kind="sanity"))
     r = runs[0.1]
     pot = r["potara"]
     Xtr, ytr, itr = r["split"][:3]
@@ -147,20 +148,21 @@ def run_demo(out_dir, quick=False, random_state=0):
                             n_classes=10)[0] for t in lams]
         barrier = max(barrier, lmc_barrier(lams, losses))
     checks.append(Check("LMC loss barrier on the convex head (5 clients, alpha = 0.1)", barrier, 0.0, relation="<=",
-                        tol=1e-9, source="T7 [D]"))
+                        tol=1e-9, source="T7 [D]", kind="theorem"))
     rows = r["rows"]
     checks.append(Check("alpha = 0.1: Potara - max(FedAvg, FedAvg+FT) accuracy", rows["potara"] - max(rows["fedavg"], rows["fedavg_ft"]),
-                        -0.01, source="issue target (>= max - 0.01)"))
+                        -0.01, source="issue target (>= max - 0.01)", kind="target"))
     checks.append(Check("alpha = 0.1: Potara - oracle grid accuracy", rows["potara"] - rows["oracle_grid"], -0.02,
-                        source="issue target (within 0.02 of the grid)"))
+                        source="issue target (within 0.02 of the grid)", kind="target"))
     lam_means = [runs[a]["potara"].mean_lambda() for a in alphas]
     checks.append(Check("mean lambda increases with alpha (min successive difference)", float(np.min(np.diff(lam_means))),
-                        0.0, source="spec E2 (more heterogeneity -> more local weight) [V]"))
+                        0.0, source="spec E2 (more heterogeneity -> more local weight) [V]", kind="target"))
     lam, mean, se, U, vf, vl = _linear_check(seed, 300 if quick else 2000)
     checks.append(Check("linear regression: |MC excess risk of the merge - U(lambda*)| / s.e.", abs(mean[lam] - U) / se, 4.0,
-                        relation="<=", source="T4, exact case [R]"))
+                        relation="<=", source="T4, exact case [R]", kind="theorem"))
     checks.append(Check("linear regression: MC excess risk of the merge / min(endpoints)", mean[lam] / min(mean[0.0], mean[1.0]),
-                        1.0, relation="<=", tol=4 * se / min(mean[0.0], mean[1.0]), source="T4 [R]"))
+                        1.0, relation="<=", tol=4 * se / min(mean[0.0], mean[1.0]), source="T4 [R]",
+                        kind="theorem", trivial=max(mean[0.0], mean[1.0]) / min(mean[0.0], mean[1.0])))
     fig = "federated_mixing.png"
     _figure(out_dir / fig, runs)
     table = ["| Dirichlet alpha | FedAvg | FedAvg+FT (lambda = 0) | Potara | oracle grid | mean lambda |", "|---|---|---|---|---|---|"]

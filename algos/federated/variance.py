@@ -8,10 +8,19 @@ Spec section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed
   :math:`\delta = \text{fisher\_floor}\cdot n` (a prior precision); coordinates never touched by local
   training (:math:`\theta_{F,k} = \theta_{L,k}`) or with :math:`\hat F_k = 0` (dead features: constant
   pixels) are masked out (``mask_untouched=True``).
-* **Plug-in** (:func:`plugin_fed_variance`, the communication-free default): since
+* **Plug-in** (:func:`plugin_fed_variance`, the communication-free default of the spec): since
   :math:`E\|\theta_F - \theta_L\|^2 = V_F + V_L - 2C`, :math:`\hat V_F = \max(\|\theta_F - \theta_L\|^2 -
   \hat V_L, 0)` (:math:`C \approx 0`), so :math:`\hat\lambda = \min(1, \hat V_L/\|\theta_F - \theta_L\|^2)` --
   positive-part James-Stein shrinkage of the local model toward the federated one.
+
+  **Degenerate in practice.** With the Fisher :math:`\hat V_L` (``method="plugin_fisher"``) the ratio
+  :math:`\hat V_L/\|\theta_F - \theta_L\|^2` exceeds 1 on every data set tried (digits with
+  Dirichlet label skew, the FedProx Synthetic sets): the inverse Fisher of a softmax head with
+  :math:`p \gg n` parameters per client is far larger than the distance local fine-tuning moves, so
+  :math:`\hat\lambda = 1` and the merged model is the federated model, i.e. FedAvg exactly. It is
+  kept as the spec's reference point and warns (:class:`FlatFisherWarning`) when flat coordinates
+  cause it; use ``"bootstrap"`` for a working estimate. The benchmark omits it unless asked
+  (``--plugin-fisher``).
 * **Bootstrap** (:func:`bootstrap_variance`): refit the local model from :math:`\theta_F` on ``B``
   resamples; robust when :math:`n < p`.
 * **Iterate variance** (:func:`iterate_variance`, SWAG-diagonal): variance of constant-step SGD
@@ -215,7 +224,9 @@ def estimate_variances(params_fed, params_loc, X, y, *, n_classes, method="plugi
         Federated and local parameters (same blocks).
     X, y : client data (``y`` class indices)
     n_classes : int
-    method : {"plugin_fisher", "fisher", "bootstrap", "swag"}
+    method : {"plugin_fisher", "fisher", "sandwich", "bootstrap", "swag"}
+        ``"plugin_fisher"`` is degenerate on the data sets tried (it gives :math:`\lambda = 1`, FedAvg;
+        see the module docstring); ``"bootstrap"`` is the working choice.
     merge_space : {"product", "factors"}
     fisher_floor : float, default=1e-4
         :math:`\delta/n`.

@@ -304,3 +304,33 @@ def test_bound_kind_and_status_cover_every_function():
     assert sorted(BOUND_KIND) == sorted(public)
     assert sorted(STATUS) == sorted(public)
     assert "reconstructed" in (tf.variance_trace_bound.__doc__ + tf.__doc__)
+
+
+# --- the library and the demo report what theory/ computes ---------------------------------------------
+
+def test_demo_linear_check_follows_the_theory_functions(monkeypatch):
+    import theory.federated as th
+    from algos.federated._demo import _linear_check
+
+    lam, mean, se, U, vf, vl = _linear_check(0, 20)
+    assert U == pytest.approx(variance_trace_bound(lam, vf, vl)) and lam == optimal_lambda(vf, vl)
+    orig_u, orig_l = th.variance_trace_bound, th.optimal_lambda
+    monkeypatch.setattr(th, "variance_trace_bound", lambda *a, **k: 2.0 * orig_u(*a, **k))
+    _, _, _, U2, _, _ = _linear_check(0, 20)
+    assert U2 == pytest.approx(2.0 * U)
+    monkeypatch.setattr(th, "optimal_lambda", lambda *a, **k: 0.5 * orig_l(*a, **k))
+    lam3, mean3, *_ = _linear_check(0, 20)
+    assert lam3 == pytest.approx(0.5 * lam) and lam3 in mean3
+
+
+def test_optimal_lambda_modules_does_not_broadcast():
+    with pytest.raises(ValueError, match=r"'v_fed' and 'v_loc' must be 1-d of the same nonzero length"):
+        optimal_lambda_modules([1.0], [3.0, 1.0])
+    with pytest.raises(ValueError, match=r"'v_fed' and 'v_loc' must be 1-d"):
+        optimal_lambda_modules(1.0, 3.0)
+    with pytest.raises(ValueError, match=r"'cov' must be a scalar or have the shape \(2,\)"):
+        optimal_lambda_modules([1.0, 2.0], [3.0, 1.0], [0.1, 0.1, 0.1])
+    with pytest.raises(ValueError, match=r"'v_fed' and 'v_loc' must be 1-d of the same nonzero length"):
+        shared_lambda([1.0], [3.0, 1.0])
+    # V_L / (V_F + V_L) per module
+    assert_allclose(optimal_lambda_modules([1.0, 2.0], [3.0, 1.0]), [0.75, 1.0 / 3.0], rtol=1e-15)

@@ -20,6 +20,7 @@ from algos.federated import (
     FedSALoRAClassifier,
     FFALoRAClassifier,
     FixedMixClassifier,
+    LocalOnlyClassifier,
     LowRankSoftmax,
     OracleGridClassifier,
     PotaraClassifier,
@@ -213,7 +214,7 @@ def test_lora_baseline_structure(fed_data):
     ffa = FFALoRAClassifier(**kw).fit(X, y, ids)
     fedit = FedITClassifier(**kw).fit(X, y, ids)
     # FFA-LoRA never moves A; FedIT does; FFA communicates less
-    A0 = FedITClassifier(n_rounds=0, rank=3, random_state=0).fit(X, y, ids).federated_model_["A"]
+    A0 = _theta0(X.shape[1], 10, rank=3)["A"]
     assert_allclose(ffa.federated_model_["A"], A0, rtol=1e-14, atol=1e-15)  # weighted mean of equal A's
     assert not np.array_equal(fedit.federated_model_["A"], A0)
     assert ffa.history_[-1]["cumulative_bytes"] < fedit.history_[-1]["cumulative_bytes"]
@@ -225,6 +226,226 @@ def test_lora_baseline_structure(fed_data):
         assert not all(np.array_equal(m["B"], models[0]["B"]) for m in models)  # local heads / B
     apfl = APFLClassifier(**FAST).fit(X, y, ids)
     assert all(0.0 <= a <= 1.0 for a in apfl.alphas_.values())
+
+
+# --------------------------------------------------------------------------------------------------
+# limit tests: each baseline reduces to a simpler one at the end of its parameter range
+# --------------------------------------------------------------------------------------------------
+LIMIT_ATOL = 1e-9  # the same full-batch GD run by two code paths (numba kernel vs numpy): round-off only
+
+
+def _theta0(d, C, rank=None, seed=0):
+    from algos.federated._model import init_params
+    from algos.federated._potara import client_generator
+
+    return init_params(d, C, rank=rank or 0, random_state=client_generator(seed, "__server__"))
+
+
+def _assert_same_models(a, b, atol=LIMIT_ATOL):
+    assert set(a) == set(b)
+    for k in a:
+        assert_allclose(a[k], b[k], rtol=0, atol=atol, err_msg=k)
+
+
+@pytest.fixture(scope="module")
+def iris_clients():
+    """Three clients of unequal sizes (20, 45, 85 rows), each holding all three classes."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    rng = np.random.default_rng(3)
+    perm = rng.permutation(150)
+    ids = np.empty(150, dtype=int)
+    ids[perm[:20]], ids[perm[20:65]], ids[perm[65:]] = 0, 1, 2
+    for c in range(3):
+        assert set(y[ids == c]) == {0, 1, 2}
+    return X, y, ids
+
+
+def test_limit_single_client_fedavg_is_local_training(iris_clients):
+    X, y, ids = iris_clients
+    one = np.zeros(len(y), dtype=int)
+    fed = FedAvgClassifier(n_rounds=5, local_epochs=3, random_state=0).fit(X, y, one)
+    loc = LocalOnlyClassifier(epochs=15, random_state=0).fit(X, y, one)
+    _assert_same_models(fed.federated_model_, loc.personalized_models_[0])
+
+
+def test_limit_fedavg_ft_without_finetuning_is_fedavg(iris_clients):
+    X, y, ids = iris_clients
+    fed = FedAvgClassifier(n_rounds=5, local_epochs=2, random_state=0).fit(X, y, ids)
+    ft0 = FedAvgFTClassifier(n_rounds=5, local_epochs=2, finetune_epochs=0, random_state=0).fit(X, y, ids)
+    for c in range(3):
+        _assert_same_models(ft0.personalized_models_[c], fed.federated_model_, atol=0.0)
+    ft = FedAvgFTClassifier(n_rounds=5, local_epochs=2, finetune_epochs=7, random_state=0).fit(X, y, ids)
+    mix0 = FixedMixClassifier(lam=0.0, n_rounds=5, local_epochs=2, finetune_epochs=7, random_state=0).fit(X, y, ids)
+    mix = FixedMixClassifier(lam=0.3, n_rounds=5, local_epochs=2, finetune_epochs=7, random_state=0).fit(X, y, ids)
+    for c in range(3):
+        _assert_same_models(mix0.personalized_models_[c], ft.personalized_models_[c], atol=0.0)
+        _assert_same_models(mix.personalized_models_[c], {k: 0.3 * fed.federated_model_[k] + 0.7 *
+                                                          ft.personalized_models_[c][k] for k in ft.federated_model_})
+
+
+def test_limit_oracle_grid_with_two_points_picks_an_endpoint(iris_clients):
+    X, y, ids = iris_clients
+    kw = dict(n_rounds=5, local_epochs=2, finetune_epochs=7, random_state=0)
+    orc = OracleGridClassifier(grid=2, **kw).fit(X, y, ids, X, y, ids)
+    fed = FedAvgClassifier(n_rounds=5, local_epochs=2, random_state=0).fit(X, y, ids)
+    ft = FedAvgFTClassifier(**kw).fit(X, y, ids)
+    for c in range(3):
+        lam = orc.mixing_weights_[c]
+        assert lam in (0.0, 1.0)
+        _assert_same_models(orc.personalized_models_[c],
+                            fed.federated_model_ if lam == 1.0 else ft.personalized_models_[c])
+        # and it is the better endpoint on its validation data
+        acc = {m: float(np.mean(np.argmax(X[ids == c] @ mod["W"] + mod["b"], 1) == y[ids == c]))
+               for m, mod in ((1.0, fed.federated_model_), (0.0, ft.personalized_models_[c]))}
+        assert acc[lam] >= max(acc.values())
+
+
+def test_limit_ditto_mu_zero_is_local_training_and_global_track_is_fedavg(iris_clients):
+    from algos.federated import DittoClassifier
+
+    X, y, ids = iris_clients
+    R, pe = 4, 3
+    dit = DittoClassifier(mu=0.0, personal_epochs=pe, n_rounds=R, local_epochs=2, random_state=0).fit(X, y, ids)
+    loc = LocalOnlyClassifier(epochs=R * pe, random_state=0).fit(X, y, ids)
+    for c in range(3):
+        _assert_same_models(dit.personalized_models_[c], loc.personalized_models_[c])
+    fed = FedAvgClassifier(n_rounds=R, local_epochs=2, random_state=0).fit(X, y, ids)
+    _assert_same_models(dit.federated_model_, fed.federated_model_, atol=0.0)
+
+
+@pytest.mark.parametrize("mu", [10.0, 100.0])
+def test_limit_ditto_large_mu_tracks_the_federated_model(iris_clients, mu):
+    """mu -> inf gives FedAvg: the personal model is the minimiser of L_i(v) + mu/2 ||v - theta||^2
+    (up to the unconverged GD steps), which lies within ||grad L_i(theta)|| / (mu + l2) of the centre
+    theta = theta^{R-1} (strong convexity). lr * mu = 0.5 keeps the proximal GD stable and makes it
+    contract by at most 1 - lr (mu + l2) per step."""
+    from algos.federated import DittoClassifier
+    from algos.federated._model import loss_grad
+
+    X, y, ids = iris_clients
+    R, pe, lr, l2 = 4, 30, 0.5 / mu, 1e-3
+    base = LowRankSoftmax(lr=lr, l2=l2)
+    dit = DittoClassifier(mu=mu, personal_epochs=pe, n_rounds=R, base_estimator=base, random_state=0).fit(X, y, ids)
+    center = FedAvgClassifier(n_rounds=R - 1, base_estimator=base, random_state=0).fit(X, y, ids).federated_model_
+    for c in range(3):
+        _, g = loss_grad(center, X[ids == c], y[ids == c], n_classes=3, l2=l2, trainable=("W", "b"))
+        gnorm = np.sqrt(sum(float(np.sum(g[k] ** 2)) for k in ("W", "b")))
+        v = dit.personalized_models_[c]
+        dist = np.sqrt(sum(float(np.sum((v[k] - center[k]) ** 2)) for k in ("W", "b")))
+        # fixed point within gnorm / (mu + l2); GD from a start within the same radius of it adds
+        # at most the contraction factor (1 - lr (mu + l2))^pe = 0.5^30 of that radius
+        assert dist <= gnorm / (mu + l2) * (1 + 2 * 0.5**pe) + 1e-12, (dist, gnorm / mu)
+        assert dist >= 0.2 * gnorm / (mu + l2)  # and the personal model does move: O(1/mu), not 0
+
+
+def test_limit_apfl_alpha_one_is_local_alpha_zero_is_fedavg(iris_clients):
+    X, y, ids = iris_clients
+    R, E = 4, 2
+    a1 = APFLClassifier(alpha0=1.0, lr_alpha=0.0, n_rounds=R, local_epochs=E, random_state=0).fit(X, y, ids)
+    loc = LocalOnlyClassifier(epochs=R * E, random_state=0).fit(X, y, ids)
+    a0 = APFLClassifier(alpha0=0.0, lr_alpha=0.0, n_rounds=R, local_epochs=E, random_state=0).fit(X, y, ids)
+    fed = FedAvgClassifier(n_rounds=R, local_epochs=E, random_state=0).fit(X, y, ids)
+    _assert_same_models(a0.federated_model_, fed.federated_model_)
+    for c in range(3):
+        _assert_same_models(a1.personalized_models_[c], loc.personalized_models_[c])
+        _assert_same_models(a0.personalized_models_[c], fed.federated_model_)
+        assert a1.alphas_[c] == 1.0 and a0.alphas_[c] == 0.0
+
+
+def test_limit_fedrep_without_head_or_body_epochs():
+    from algos.federated._model import local_train
+
+    X, y = load_digits(return_X_y=True)
+    X = (X[:300] - X[:300].mean(0)) / np.maximum(X[:300].std(0), 1e-12)
+    y = y[:300]
+    ids = np.arange(300) % 3
+    R, he = 3, 4
+    theta0 = _theta0(64, 10, rank=3)
+    # no head epochs: every client deploys the shared body with the initial head
+    rep = FedRepClassifier(head_epochs=0, body_epochs=2, rank=3, n_rounds=R, random_state=0).fit(X, y, ids)
+    for c in range(3):
+        m = rep.personalized_models_[c]
+        _assert_same_models({"B": m["B"], "b": m["b"]}, {"B": theta0["B"], "b": theta0["b"]})
+        assert_array_equal(m["A"], rep.federated_model_["A"])
+    assert not np.array_equal(rep.federated_model_["A"], theta0["A"])
+    # no body epochs: the body stays at its init and each head is (R + 1) he epochs of local head training
+    rep = FedRepClassifier(head_epochs=he, body_epochs=0, rank=3, n_rounds=R, random_state=0).fit(X, y, ids)
+    assert_allclose(rep.federated_model_["A"], theta0["A"], rtol=1e-14, atol=1e-15)  # weighted mean of equal A's
+    for c in range(3):
+        yc = np.searchsorted(rep.classes_, y[ids == c])
+        ref = local_train(theta0, X[ids == c], yc, n_classes=10, epochs=(R + 1) * he, lr=0.5, l2=1e-3,
+                          trainable=("B", "b"))
+        _assert_same_models(rep.personalized_models_[c], ref)
+
+
+def test_pfedme_uniform_server_mean_and_server_mix(iris_clients):
+    """pFedMe's server mean is uniform over clients (the paper's Algorithm 1), not weighted by n_i:
+    with one round, beta = 1 and unequal client sizes, the federated model is the plain mean of the
+    models each client reaches alone from the same start; with beta < 1 it is (1 - beta) theta0 +
+    beta * that mean."""
+    from algos.federated import PFedMeClassifier
+
+    X, y, ids = iris_clients
+    kw = dict(lam=2.0, K=3, n_rounds=1, local_epochs=2, random_state=0)
+    alone = []
+    for c in range(3):
+        one = PFedMeClassifier(**kw).fit(X[ids == c], y[ids == c], np.zeros(int(np.sum(ids == c)), dtype=int))
+        alone.append(one.federated_model_)
+    n = np.array([np.sum(ids == c) for c in range(3)], dtype=float)
+    uni = PFedMeClassifier(**kw).fit(X, y, ids)
+    _assert_same_models(uni.federated_model_, {k: np.mean([a[k] for a in alone], axis=0) for k in alone[0]})
+    smp = PFedMeClassifier(aggregation="samples", **kw).fit(X, y, ids)
+    _assert_same_models(smp.federated_model_, {k: sum(w * a[k] for w, a in zip(n / n.sum(), alone))
+                                               for k in alone[0]})
+    assert not np.allclose(uni.federated_model_["W"], smp.federated_model_["W"])
+    theta0 = _theta0(4, 3)
+    half = PFedMeClassifier(beta=0.5, **kw).fit(X, y, ids)
+    _assert_same_models(half.federated_model_, {k: 0.5 * theta0[k] + 0.5 * uni.federated_model_[k] for k in theta0})
+    with pytest.raises(ValueError, match="'aggregation' must be one of"):
+        PFedMeClassifier(aggregation="median", **kw).fit(X, y, ids)
+
+
+def test_limit_ffa_lora_never_moves_A_and_fedsa_keeps_B_local(iris_clients):
+    X, y, ids = iris_clients
+    theta0 = _theta0(4, 3, rank=2)
+    ffa = FFALoRAClassifier(rank=2, n_rounds=3, random_state=0).fit(X, y, ids)
+    assert_allclose(ffa.federated_model_["A"], theta0["A"], rtol=1e-14, atol=1e-15)
+    fedit = FedITClassifier(rank=2, n_rounds=3, random_state=0).fit(X, y, ids)
+    assert fedit.history_[-1]["cumulative_bytes"] > ffa.history_[-1]["cumulative_bytes"]
+    # one client: FedSA-LoRA (A averaged over one client, B local) is FedIT (both averaged over one client)
+    one = np.zeros(len(y), dtype=int)
+    sa = FedSALoRAClassifier(rank=2, n_rounds=3, random_state=0).fit(X, y, one)
+    it = FedITClassifier(rank=2, n_rounds=3, random_state=0).fit(X, y, one)
+    _assert_same_models(sa.personalized_models_[0], it.federated_model_)
+
+
+@pytest.mark.parametrize("cls, kw, match", [
+    (FedAvgClassifier, dict(n_rounds=0), r"'n_rounds' must be an int in \[1, inf\]; got 0"),
+    (FedAvgClassifier, dict(local_epochs=0), r"'local_epochs' must be an int in \[1, inf\]; got 0"),
+    (FedAvgClassifier, dict(client_fraction=1.5), r"'client_fraction' must be a float in \(0, 1\]; got 1.5"),
+    (LocalOnlyClassifier, dict(epochs=0), r"'epochs' must be an int in \[1, inf\]; got 0"),
+    (APFLClassifier, dict(alpha0=1.2), r"'alpha0' must be a float in \[0, 1\]; got 1.2"),
+    (FixedMixClassifier, dict(lam=-0.1), r"'lam' must be a float in \[0, 1\]"),
+    (OracleGridClassifier, dict(val_fraction=1.0), r"'val_fraction' must be a float in \(0, 1\)"),
+    (FedRepClassifier, dict(n_rounds=0), r"'n_rounds' must be an int in \[1, inf\]"),
+])
+def test_constructors_reject_zero_rounds_and_bad_probabilities(iris_clients, cls, kw, match):
+    X, y, ids = iris_clients
+    with pytest.raises(ValueError, match=match):
+        cls(**kw).fit(X, y, ids)
+
+
+def test_constructors_reject_zero_personal_epochs(iris_clients):
+    from algos.federated import DittoClassifier, PFedMeClassifier
+
+    X, y, ids = iris_clients
+    with pytest.raises(ValueError, match=r"'personal_epochs' must be an int in \[1, inf\]"):
+        DittoClassifier(personal_epochs=0).fit(X, y, ids)
+    with pytest.raises(ValueError, match=r"'beta' must be a float in \(0, 1\]"):
+        PFedMeClassifier(beta=1.5).fit(X, y, ids)
 
 
 def test_bad_input(fed_data):
