@@ -260,10 +260,10 @@ PEER_LQ = "AdaptiveLq (peer)"
 OURS_OTHER = ("HuberSoS (delta=1)", "IterativeWindow [R]", "LAD (ours, LP)", "CoordinateMedian", "TrimmedLS (YL20)")
 
 
-def _grid_cells(quick):
+def _grid_cells(quick, ns=(2000, 20000)):
     if quick:
         return [(2000, 5, nz, r) for nz in GRID_NOISES for r in (0.5, 1.0, 4.0)]
-    return [(n, d, nz, r) for n in (2000, 20000) for d in (5, 20) for nz in GRID_NOISES for r in GRID_RATIOS]
+    return [(n, d, nz, r) for n in ns for d in (5, 20) for nz in GRID_NOISES for r in GRID_RATIOS]
 
 
 def _peer_fit(path, which, X, y, conn):  # runs in a child process (killed at the time cap)
@@ -324,7 +324,7 @@ def _grid_estimators(n, have_sm):
     return out
 
 
-def run_grid(quick, have_sm, peer, peer_cap, n_seeds):
+def run_grid(quick, have_sm, peer, peer_cap, n_seeds, ns=(2000, 20000)):
     """Section b: median error and CPU time on the grid of the module's issue 17."""
     from algos.hetero_regression import make_subset_of_signals
 
@@ -334,7 +334,7 @@ def run_grid(quick, have_sm, peer, peer_cap, n_seeds):
         warnings.simplefilter("ignore")
         for _name, make in _grid_estimators(500, have_sm):
             _sm_rlm(W.X, W.y) if make is None else make().fit(W.X, W.y)
-    for n, d, noise, ratio in _grid_cells(quick):
+    for n, d, noise, ratio in _grid_cells(quick, ns):
         m = int(round(ratio * math.sqrt(n * d)))
         seeds = [SEED + k for k in range(n_seeds)]
         errs, cpu, notes = {}, {}, {}
@@ -410,6 +410,8 @@ def main(argv=None):
                              "the RB-Desc and AdaptiveLq columns to section b")
     parser.add_argument("--peer-cap", type=float, default=30.0, metavar="S",
                         help="per-fit time cap of the peer estimators in seconds (default 30)")
+    parser.add_argument("--grid-n", default="2000,20000", metavar="N,N",
+                        help="section b: the sample sizes of the grid to run (default 2000,20000)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     chosen = selected_sections(args, SECTIONS)
@@ -449,7 +451,8 @@ def main(argv=None):
             print("no --peer PATH: the RB-Desc and AdaptiveLq columns are left out.\n")
         n_grid = 2 if args.quick else 3
         print(f"## Section b: the grid ({n_grid} seeds per cell; peer per-fit cap {args.peer_cap:g} s)\n", flush=True)
-        rows_b, verdicts_b = run_grid(args.quick, have_sm, args.peer, args.peer_cap, n_grid)
+        ns = tuple(int(v) for v in args.grid_n.split(","))
+        rows_b, verdicts_b = run_grid(args.quick, have_sm, args.peer, args.peer_cap, n_grid, ns)
         print_grid(rows_b, args.peer)
         misses = [(c, m) for c, m in verdicts_b if m]
         print(f"grid target met in {len(verdicts_b) - len(misses)} of {len(verdicts_b)} cells"
