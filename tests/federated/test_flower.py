@@ -3,6 +3,7 @@
 Needs the ``federated`` extra (flwr); CI installs it. The simulation test starts Ray once (module fixture).
 """
 
+import os
 import subprocess
 import sys
 import time
@@ -78,8 +79,15 @@ def parity_run():
     est = PotaraClassifier(LowRankSoftmax(rank=3, lr=0.5), n_rounds=3, local_epochs=2, finetune_epochs=5,
                            variance_method="bootstrap", n_bootstrap=4, random_state=0)
     est.fit(X[~test], y[~test], ids[~test])
-    run = run_flower_simulation(est, X[~test], y[~test], ids[~test], X[test], y[test], ids[test],
-                                return_models=True)
+    # Ray's default (no GPU masking) without its FutureWarning about a future default change
+    had = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO" in os.environ
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    try:
+        run = run_flower_simulation(est, X[~test], y[~test], ids[~test], X[test], y[test], ids[test],
+                                    return_models=True)
+    finally:
+        if not had:
+            os.environ.pop("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", None)
     return est, run, (X[test], y[test], ids[test])
 
 
