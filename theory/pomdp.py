@@ -100,12 +100,34 @@ def _discount(discount):
 
 
 def _array(x, name, ndim):
-    x = np.asarray(x, dtype=float)
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as exc:  # ragged input
+        raise TypeError(f"'{name}' must be an array of real numbers; got {type(x).__name__}.") from exc
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {raw.dtype}.")
+    x = raw.astype(float)
     if x.ndim != ndim:
         raise ValueError(f"'{name}' must be a {ndim}-d array; got shape {x.shape}.")
+    if x.size == 0:
+        raise ValueError(f"'{name}' must not be empty; got shape {x.shape}.")
     if not np.all(np.isfinite(x)):
         raise ValueError(f"'{name}' must contain only finite values.")
     return x
+
+
+def _index_array(x, name, n):
+    """An integer array with entries in ``[0, n)`` (integral floats accepted, NaN and 2.5 refused)."""
+    raw = np.asarray(x)
+    if raw.dtype.kind == "f" and raw.size and np.all(np.isfinite(raw)) and np.all(raw == np.round(raw)):
+        raw = raw.astype(np.int64)
+    if raw.size == 0 or raw.dtype.kind not in "iu":
+        raise TypeError(f"'{name}' must be a non-empty array of ints in [0, {n}); got an array of dtype "
+                        f"{raw.dtype} and shape {raw.shape}.")
+    if raw.min() < 0 or raw.max() >= n:
+        bad = raw[(raw < 0) | (raw >= n)].flat[0]
+        raise ValueError(f"'{name}' must hold ints in [0, {n}); got {int(bad)}.")
+    return raw.astype(np.int64)
 
 
 def _beliefs(B, name="B"):
@@ -116,7 +138,7 @@ def _beliefs(B, name="B"):
 
 
 def _value(alphas, B):
-    return (np.atleast_2d(B) @ np.asarray(alphas, dtype=float).T).max(axis=1)
+    return (np.atleast_2d(B) @ _array(alphas, "alphas", 2).T).max(axis=1)
 
 
 # --- Lipschitz constants -------------------------------------------------------------------------
@@ -189,9 +211,11 @@ def bayes_successors(T, Z, B, a):
     Rows with ``P[n, o] = 0`` hold the predicted belief ``B[n] @ T[a]`` (the posterior is
     undefined there). Pure numpy helper for :func:`closure_distortion`.
     """
-    T = np.asarray(T, dtype=float)
-    Z = np.asarray(Z, dtype=float)
+    T = _array(T, "T", 3)
+    Z = _array(Z, "Z", 3)
     B = _beliefs(B)
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral) or not 0 <= int(a) < T.shape[0]:
+        raise ValueError(f"'a' must be an int in [0, {T.shape[0]}); got {a!r}.")
     pred = B @ T[a]                                  # (n, S')
     joint = pred[:, None, :] * Z[a].T[None, :, :]    # (n, O, S')
     P = joint.sum(axis=2)
@@ -230,9 +254,9 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
     C = _beliefs(codebook, "codebook")
-    eta = np.asarray(eta)
     K, S = C.shape
     A, O = T.shape[0], Z.shape[2]
+    eta = _index_array(eta, "eta", K)
     if eta.shape != (K, A, O):
         raise ValueError(f"'eta' must have shape (K, A, O) = ({K}, {A}, {O}); got {eta.shape}.")
     table = np.zeros((K, A))
@@ -242,10 +266,17 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
         table[:, a] = (P * np.abs(Bn - tgt).sum(axis=2)).sum(axis=1)
     out = {"rho_table": table, "rho": float(table.max()), "rho_pi": None, "delta0": None}
     if action is not None:
-        action = np.asarray(action, dtype=int)
+        action = _index_array(action, "action", A)
+        if action.shape != (K,):
+            raise ValueError(f"'action' must have shape (K,) = ({K},); got {action.shape}.")
         out["rho_pi"] = float(table[np.arange(K), action].max())
     if b0 is not None and m0 is not None:
-        out["delta0"] = float(np.abs(np.asarray(b0, dtype=float) - C[int(m0)]).sum())
+        if isinstance(m0, (bool, np.bool_)) or not isinstance(m0, numbers.Integral) or not 0 <= int(m0) < K:
+            raise ValueError(f"'m0' must be an int in [0, {K}); got {m0!r}.")
+        b0 = _array(b0, "b0", 1)
+        if b0.shape != (S,):
+            raise ValueError(f"'b0' must have shape ({S},); got {b0.shape}.")
+        out["delta0"] = float(np.abs(b0 - C[int(m0)]).sum())
     return out
 
 
@@ -371,6 +402,7 @@ def decision_witnesses(B, alphas, tol=1e-9):
     B = _beliefs(B)
     G = _array(alphas, "alphas", 2)
     sc = B @ G.T
+    tol = _float(tol, "tol", low=0.0)
     opt = sc >= sc.max(axis=1, keepdims=True) - tol     # (n, |G|)
     common = (opt[:, None, :] & opt[None, :, :]).any(axis=2)
     return ~common
@@ -439,9 +471,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     B = _beliefs(B)
     w = _array(w, "w", 1)
     n = B.shape[0]
-    k = int(n_clusters)
-    if k < 1:
-        raise ValueError(f"'n_clusters' must be >= 1; got {n_clusters!r}.")
+    k = _count(n_clusters, "n_clusters")
     if values is None:
         values = value_fn(B)
     spread = float(w @ np.asarray(values, dtype=float))
@@ -528,7 +558,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     E = np.exp(-lam * d0[None])                     # (L, n, m), all slopes at once
     m = d.shape[1]
     q = np.full((lam.shape[0], m), 1.0 / m)
-    for _ in range(n_iter):
+    for _ in range(_count(n_iter, "n_iter")):
         den = np.einsum("lnm,lm->ln", E, q)
         q = q * np.einsum("n,lnm->lm", p, E / den[:, :, None])
         q = np.maximum(q, 0.0)
