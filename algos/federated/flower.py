@@ -211,10 +211,10 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
         every client must encode labels the same way although it sees only its own.
     partition_key : str, default="partition-id"
         Key of ``context.node_config`` holding the partition index. Flower's simulation engine sets
-        ``"partition-id"``; on a deployment pass it to each SuperNode with
-        ``flower-supernode --node-config "partition-id=3"``. The ids must be ``0 .. M-1`` (the server
-        checks); to reproduce an in-process run, partition ``m`` holds the ``m``-th client of
-        ``np.unique(client_ids)``.
+        ``"partition-id"`` (and ``"num-partitions"``); on a deployment pass both to each SuperNode
+        with ``flower-supernode --node-config "partition-id=3 num-partitions=M"``. The ids must be
+        ``0 .. M-1`` (the server checks); to reproduce an in-process run, partition ``m`` holds the
+        ``m``-th client of ``np.unique(client_ids)``.
 
     Returns
     -------
