@@ -378,6 +378,11 @@ def section_recovery(args):
     print_table("Simulated recovery (spec 8.3): unit square, sigma^2 = 1, phi = 0.1, E n = 500", headers, rows, notes)
 
 
+def _patterns(args):
+    names = getattr(args, "patterns", None)
+    return tuple(v.strip() for v in names.split(",")) if names else PATTERNS
+
+
 def _read_pattern(name):
     import re
 
@@ -440,7 +445,7 @@ def section_second_order(args):
     from algos.point_process import envelope, k_function, pair_correlation
     from algos.point_process._window import Window
 
-    cases = [(name, name) for name in PATTERNS]
+    cases = [(name, name) for name in _patterns(args)]
     cases.append(("swedishpines", "swedishpines-L"))
     headers = ["pattern", "n", "window", "K iso", "K trans", "K border", "g trans", "K cpu s (ours)",
                "K cpu s (spatstat)", "envelope 39 cpu s"]
@@ -499,7 +504,10 @@ def section_hyper(args):
     headers = ["range", "seeds", "median n", "MC var ratio", "MC range ratio", "ELBO var ratio", "ELBO range ratio",
                "Laplace var ratio", "Laplace range ratio", "MC cpu s", "ELBO cpu s", "Laplace cpu s"]
     rows = []
-    ranges = (0.1,) if args.quick else (0.05, 0.1, 0.15)
+    if getattr(args, "ranges", None):
+        ranges = tuple(float(v) for v in args.ranges.split(","))
+    else:
+        ranges = (0.1,) if args.quick else (0.05, 0.1, 0.15)
     for phi in ranges:
         acc = {k: [] for k in ("n", "mv", "mr", "ev", "er", "sv", "sr", "mt", "et", "st")}
         for seed in range(n_seeds):
@@ -529,7 +537,7 @@ def section_hyper(args):
                "score mean (ELBO / MC)", "score median (ELBO / MC)", "score predictive (ELBO / MC)"]
     rows, notes = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in PATTERNS:
+        for name in _patterns(args):
             path, X, win = _read_pattern(name)
             mc = lgcp_min_contrast(X, win)
             xmin, xmax, ymin, ymax = win
@@ -566,6 +574,10 @@ def main(argv=None):
                         help="Adam iterations of the SVGP baseline (default 300, --quick 100)")
     parser.add_argument("--seeds", type=int, default=None,
                         help="seeds of sections recovery and hyper (default 20, --quick 5)")
+    parser.add_argument("--ranges", default=None,
+                        help="section hyper: comma-separated ranges of the simulated fields (default 0.05,0.1,0.15; --quick 0.1)")
+    parser.add_argument("--patterns", default=None,
+                        help=f"sections second_order and hyper: comma-separated shared patterns (default {','.join(PATTERNS)})")
     parser.add_argument("--rscript", default="Rscript",
                         help="the Rscript command of an R with spatstat (Debian: apt-get install r-cran-spatstat)")
     args = parser.parse_args(argv)

@@ -155,7 +155,7 @@ def lgcp_min_contrast(X, window=None, statistic="K", nu=0.5, r=None, rmin=None, 
     p = check_scalar_float(p, "p", low=0.0, closed="neither")
     if rmax is None:
         rmax = float(r[-1]) if r is not None else _default_rmax(win, n)
-    rmax = check_scalar_float(rmax, "rmax", low=0.0, closed="neither")
+    rmax = check_scalar_float(rmax, "rmax", low=0.0, high=win.diameter, closed="right")
     if r is None:
         r = np.linspace(0.0, rmax, 513)
     r = np.asarray(r, dtype=np.float64)

@@ -67,6 +67,8 @@ __all__ = [
 #: Isotropic edge weights are capped at this value (spatstat's ``edge.Ripley(maxweight = 100)``): a
 #: circle almost entirely outside the window would otherwise give an unbounded weight.
 MAX_ISOTROPIC_WEIGHT = 100.0
+#: simulate_poisson refuses to draw more expected points than this (memory guard).
+MAX_EXPECTED_POINTS = 5e7
 #: Default number of distances (spatstat's 513).
 N_RADII = 513
 #: Default largest distance: this fraction of the shorter side of the window's bounding box
@@ -128,6 +130,8 @@ def _check_pattern(X, window):
             raise ValueError("the bounding box of 'X' is degenerate; pass 'window'.")
         window = (lo[0], hi[0], lo[1], hi[1])
     win = Window.from_any(window)
+    if not (math.isfinite(win.area) and win.area > 0 and math.isfinite(win.diameter)):
+        raise ValueError(f"'window' must have a finite positive area; got area {win.area!r}.")
     inside = win.contains(X)
     if not np.all(inside):
         k = int(np.flatnonzero(~inside)[0])
@@ -373,6 +377,9 @@ def simulate_poisson(window, intensity, random_state=None):
     rng = check_random_state(random_state)
     xmin, xmax, ymin, ymax = win.bounds
     box = (xmax - xmin) * (ymax - ymin)
+    if not math.isfinite(lam * box) or lam * box > MAX_EXPECTED_POINTS:
+        raise ValueError(f"'intensity' times the window's bounding-box area must be at most {MAX_EXPECTED_POINTS:.0e} "
+                         f"expected points; got {lam * box:.3g}.")
     m = rng.poisson(lam * box)
     P = np.column_stack([rng.uniform(xmin, xmax, m), rng.uniform(ymin, ymax, m)])
     if not win.is_rectangle and m:
