@@ -1,6 +1,6 @@
 r"""Benchmark of :mod:`algos.pomdp`: RECAP against the finite-memory baselines (spec ``pomdp.md`` §3, §8).
 
-Four sections (``--sections a,b,c,d``):
+Five sections (``--sections a,b,c,d,e``):
 
 a  **Value vs memory budget.** On tiger.95, paint.95, shuttle.95, cheese.95, 4x3.95, network,
    tiger-grid and hallway (Cassandra files in ``$ALGOS_SHARED_DATA/pomdp`` or ``../shared/data/pomdp``)
@@ -49,6 +49,10 @@ d  **Against SARSOP** (issue 13). ``PointBasedSolver`` (HSVI2 search) and SARSOP
    K in ``--recap-ks`` (default 4, 8, 16) on our solver's alpha vectors: exact V^F(b0) and fit time
    (larger K skipped once a fit took longer than ``--recap-cap``). One run per cell (each is up to
    a minute); numba kernels are compiled before timing.
+e  **Certificates against the trivial bound.** On tiger.95, 4x3.95, shuttle.95, cheese.95 and network
+   at K = 4 and 8: RECAP's U1/U2/U3 (``bound_``) next to ``(Rmax - Rmin)/(1 - discount)``, flagged
+   vacuous at or above it, and the depth-1 converse lower bound, all on one PointBasedSolver run
+   (``time_limit=20, target_gap=1e-3``) per model.
 
 Run::
 
@@ -78,7 +82,7 @@ try:  # run as a module (python -m benchmarks.bench_pomdp) or as a script
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_ratio, fmt_s, make_parser, print_table, selected_sections, timeit_median
 
-SECTIONS = ("a", "b", "c", "d")
+SECTIONS = ("a", "b", "c", "d", "e")
 SEED = 20261130
 
 #: model name -> (file, best-known V(b0) from spec pomdp.md §4/§5 (SARSOP LB at b0, file semantics))
@@ -665,6 +669,35 @@ def section_d(args, quick):
                  f"more than --recap-cap = {args.recap_cap:g} s."])
 
 
+# ============================================================================ section e
+E_MODELS = ("tiger.95", "4x3.95", "shuttle.95", "cheese.95", "network")
+
+
+def section_e(args, quick):
+    from algos.pomdp import PointBasedSolver, RECAPController, converse_lower_bound, read_pomdp
+
+    data = _data_dir()
+    names = [m.strip() for m in args.models.split(",")] if args.models else (
+        list(E_MODELS[:2]) if quick else list(E_MODELS))
+    rows = []
+    for name in names:
+        model = read_pomdp(data / MODELS[name][0])
+        sol = PointBasedSolver(time_limit=20.0, target_gap=1e-3).fit(model)
+        for K in (4, 8):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rc = RECAPController(n_memory=K, random_state=0).fit(model, alphas=sol)
+                conv = converse_lower_bound(model, K, solver=sol).bound
+            b = rc.bound_
+            cell = lambda k: f"{b[k]:.3g}" + (" (vacuous)" if b["vacuous"][k] else "")
+            rows.append([name, K, _fmt_v(rc.value_), f"{_fmt_v(sol.lower_bound_)} / {_fmt_v(sol.upper_bound_)}",
+                         f"{b['trivial']:.4g}", cell("U1"), cell("U2"), cell("U3"), f"{conv:.3g}"])
+    print_table("(e) RECAP's certificates next to the trivial bound (Rmax - Rmin)/(1 - discount)",
+                ["model", "K", "V^F(b0)", "solver L / U", "trivial", "U1", "U2", "U3", "converse (depth 1)"],
+                rows, ["U1: max_k |V*(c_k) - V_C(k)|; U2: V*(b0) - V^F(b0); U3: max_k |c_k.W_k - V_C^pi(k)|; "
+                       "converse: lower bound on V*(b0) - V^F(b0) of any K-memory controller."])
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
     parser.add_argument("--models", default=None, help=f"comma-separated subset of {','.join(MODELS)}")
@@ -712,8 +745,10 @@ def main(argv=None):
             section_b(args, args.quick, repeat)
         elif s == "c":
             section_c(args, args.quick)
-        else:
+        elif s == "d":
             section_d(args, args.quick)
+        else:
+            section_e(args, args.quick)
     print(f"total {time.perf_counter() - t0:.1f} s")
 
 
