@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import shutil
-import time
 from pathlib import Path
 
 from docutils import nodes
@@ -72,7 +71,11 @@ class BoundKindTable(Directive):
         return node.children
 
 
-_seen_png = {}
+_png_state = {}  # example file name -> {png path: mtime} of the PNGs already accounted for
+
+
+def _png_mtimes(folder):
+    return {str(p): p.stat().st_mtime_ns for p in Path(folder).glob("*.png")}
 
 
 def png_file_scraper(block, block_vars, gallery_conf, **kwargs):
@@ -80,24 +83,20 @@ def png_file_scraper(block, block_vars, gallery_conf, **kwargs):
     from sphinx_gallery.scrapers import figure_rst, matplotlib_scraper
 
     rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    src = Path(block_vars["src_file"])
+    before = _png_state.get(src.name, {})
+    now = _png_mtimes(src.parent)
+    _png_state[src.name] = now
     if rst.strip():
         return rst
-    src_dir = Path(block_vars["src_file"]).parent
-    key = Path(block_vars["src_file"]).name
-    start = _seen_png.get(key, _script_start.get(key, time.time()))
-    now = time.time()
     images = []
     image_path_iterator = block_vars["image_path_iterator"]
-    for png in sorted(src_dir.glob("*.png")):
-        if png.stat().st_mtime >= start:
+    for png, mtime in sorted(now.items()):
+        if before.get(png) != mtime:
             dest = Path(next(image_path_iterator))
             shutil.copyfile(png, dest)
             images.append(str(dest))
-    _seen_png[key] = now
     return figure_rst(images, gallery_conf["src_dir"])
-
-
-_script_start = {}
 
 
 def example_argv(gallery_conf, script_vars):
@@ -119,11 +118,13 @@ def example_argv(gallery_conf, script_vars):
 
 
 def record_script_start(gallery_conf, fname, when="before"):
-    """A sphinx-gallery ``reset_modules`` hook: remember when each example started."""
+    """A sphinx-gallery ``reset_modules`` hook: note the PNGs present before each example runs."""
     if fname is None:
         return
-    _script_start[Path(fname).name] = time.time() - 1.0
-    _seen_png.pop(Path(fname).name, None)
+    for d in gallery_conf.get("examples_dirs", []):
+        d = Path(d) if Path(d).is_absolute() else Path(gallery_conf["src_dir"]) / d
+        for hit in d.rglob(Path(fname).name):
+            _png_state[hit.name] = _png_mtimes(hit.parent)
 
 
 def _patch_autosummary_summary():

@@ -75,3 +75,34 @@ def test_gallery_headers_and_toctrees():
     for m in MODULES:
         assert (DOCS / f"{m}.md").is_file()
         assert re.search(rf"^{m}$", modules_page, flags=re.M), f"docs/{m}.md is not in the modules toctree"
+
+
+def test_gallery_png_scraper_takes_only_the_files_of_its_example(tmp_path, monkeypatch):
+    """A script that saves a PNG and closes its figure still gets it in the gallery, and never the
+    PNG that the example before it wrote in the same folder."""
+    import sphinx_gallery.scrapers as scrapers
+
+    import _algos_ext
+
+    monkeypatch.setattr(scrapers, "matplotlib_scraper", lambda *a, **k: "")
+    monkeypatch.setattr(scrapers, "figure_rst", lambda images, src_dir: images)
+    src = tmp_path / "examples" / "mod"
+    src.mkdir(parents=True)
+    (src / "plot_a.py").write_text("")
+    (src / "plot_b.py").write_text("")
+    conf = {"examples_dirs": [str(tmp_path / "examples")], "src_dir": str(tmp_path)}
+    out = iter(str(tmp_path / f"img_{i}.png") for i in range(10))
+
+    def block_vars(name):
+        return {"src_file": str(src / name), "image_path_iterator": out}
+
+    _algos_ext.record_script_start(conf, "plot_a.py")
+    (src / "a.png").write_bytes(b"a")
+    got_a = _algos_ext.png_file_scraper(None, block_vars("plot_a.py"), conf)
+    _algos_ext.record_script_start(conf, "plot_b.py")
+    first_block_b = _algos_ext.png_file_scraper(None, block_vars("plot_b.py"), conf)
+    (src / "b.png").write_bytes(b"b")
+    got_b = _algos_ext.png_file_scraper(None, block_vars("plot_b.py"), conf)
+    assert [Path(p).read_bytes() for p in got_a] == [b"a"]
+    assert first_block_b == []
+    assert [Path(p).read_bytes() for p in got_b] == [b"b"]
