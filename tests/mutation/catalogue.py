@@ -355,7 +355,11 @@ MUTANTS = [
                  "- 0.5 * (Qdata_dot_S + r_Q_r - N + logdetK + logdetS))"))),
     Mutant("point_process.shift_half_step", PP, A,
            "intercept shift step goes half way to log(n / sum lambda)",
-           _src("algos.point_process._vogcam", ("delta = math.log(n / lam)", "delta = 0.5 * math.log(n / lam)"))),
+           _src("algos.point_process._vogcam", ("delta = math.log(n / lam)", "delta = 0.5 * math.log(n / lam)")),
+           equivalent="the shift is an exact line search along the intercept of a concave ELBO: a half step still "
+                      "ascends, the other blocks converge to the same unique stationary point (T5), where "
+                      "sum(lambda) = n holds by stationarity; at convergence log(n / sum lambda) is at the "
+                      "ascent tolerance, so only the iteration count changes"),
     Mutant("point_process.voronoi_weights_scale", PP, A,
            "Voronoi cell areas rescaled by the window scale once instead of squared (wrong normalisation)",
            _src("algos.point_process._quadrature", ("return area * scale * scale", "return area * scale")),
