@@ -5,7 +5,7 @@ The heavy cores of the package are written once against a small backend object `
 :func:`get_backend` picks :class:`NumpyBackend` for numpy input and :class:`TorchBackend` for torch
 tensors, or the one an estimator's ``backend`` parameter names.
 
-torch is an optional extra (``pip install "algos[gpu]" -c constraints.txt``). This module never imports
+torch is an optional extra (``pip install "algos-theory[gpu]" -c constraints.txt``). This module never imports
 it at import time: torch is imported only when a :class:`TorchBackend` is created, and tensors are
 recognised through ``sys.modules`` (an object can only be a tensor if torch has already been imported).
 
@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: Shown whenever torch is needed but missing.
-TORCH_INSTALL_HINT = 'pip install "algos[gpu]" -c constraints.txt'
+TORCH_INSTALL_HINT = 'pip install "algos-theory[gpu]" -c constraints.txt'
 
 _BACKEND_OPTIONS = ("auto", "numpy", "torch")
 _CACHE: dict = {}

@@ -376,7 +376,7 @@ def test_available_backends_and_package_exports():
     assert set(names) <= {"numpy", "torch"}
     assert accel.get_backend is get_backend
     assert set(accel.__all__) == {"get_backend", "available_backends", "cuda_available"}
-    assert B.TORCH_INSTALL_HINT == 'pip install "algos[gpu]" -c constraints.txt'
+    assert B.TORCH_INSTALL_HINT == 'pip install "algos-theory[gpu]" -c constraints.txt'
 
 
 def test_importing_accel_never_imports_torch():
