@@ -363,7 +363,7 @@ def test_bad_torch_device(torch_cpu):
 def test_missing_torch_gives_install_hint(monkeypatch):
     """With torch not importable: ImportError with the hint, and the discovery helpers say so."""
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` raise ImportError
-    with pytest.raises(ImportError, match=r'pip install "algos\[gpu\]" -c constraints\.txt'):
+    with pytest.raises(ImportError, match=r'pip install "algos-theory\[gpu\]" -c constraints\.txt'):
         get_backend(backend="torch")
     assert available_backends() == ["numpy"]
     assert cuda_available() is False
