@@ -103,6 +103,17 @@ def _float(value, name, *, low=None, high=None, closed="both"):
     return value
 
 
+def _ab_squared(A, B):
+    """:math:`(AB)^2`, or a ValueError naming ``A`` and ``B`` when it overflows a float."""
+    try:
+        value = (A * B) ** 2
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"'A' and 'B' are too large: (A B)^2 overflows a float; got A={A!r}, B={B!r}.")
+    return value
+
+
 def _int(value, name, *, low=None, high=None, closed="both"):
     interval = _interval_text(low, high, closed)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -201,7 +212,7 @@ def krr_path_bound_normalised(A, B, M, D):
     A = _float(A, "A", low=0.0)
     B = _float(B, "B", low=0.0)
     M, D = _path_sizes(M, D)
-    return (A * B) ** 2 * math.sqrt((M - 1) / (D // M))
+    return _ab_squared(A, B) * math.sqrt((M - 1) / (D // M))
 
 
 def greedy_bound(A, B, D):
@@ -230,7 +241,7 @@ def greedy_bound(A, B, D):
     A = _float(A, "A", low=0.0)
     B = _float(B, "B", low=0.0)
     D = _int(D, "D", low=0)
-    return (A * B) ** 2 / (D + 1)
+    return _ab_squared(A, B) / (D + 1)
 
 
 def greedy_step_bound(e, A, B):
@@ -256,7 +267,7 @@ def greedy_step_bound(e, A, B):
     A = _float(A, "A", low=0.0, closed="neither")
     B = _float(B, "B", low=0.0, closed="neither")
     e = _float(e, "e", low=0.0)
-    cap = (A * B) ** 2
+    cap = _ab_squared(A, B)
     if e > cap:
         raise ValueError(f"'e' must be at most (A B)^2 = {cap:g}; got {e!r}.")
     return max(0.0, e * (1.0 - e / cap))  # clip the rounding at e = cap
