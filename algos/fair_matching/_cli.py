@@ -79,7 +79,7 @@ def _estimators(names, gamma, n_runs, seed):
 
 
 def run(args):
-    from theory.fair_matching import cef_lower_bound, usw_lower_bound
+    from theory.fair_matching import cef_lower_bound, nonwasteful_usw_lower_bound, usw_lower_bound
 
     from .._validation import check_scalar_float, check_scalar_int
     from ._evaluate import evaluate
@@ -96,11 +96,13 @@ def run(args):
         inst.to_json(args.save_instance)
     guarantees = {
         "tef": (usw_lower_bound(gamma), cef_lower_bound(gamma)),
-        "equal-filling": (0.5, 1 - np.exp(-1)),
-        "water-filling": (1 - np.exp(-1), np.nan),
+        # EQUAL-FILLING is gamma = 1, water-filling gamma = 0 (1 - 1/e); RANKING is HybridRanking at
+        # gamma = 0 (KVV's 1 - 1/e); greedy is any non-wasteful allocation (1/2)
+        "equal-filling": (usw_lower_bound(1.0), cef_lower_bound(1.0)),
+        "water-filling": (usw_lower_bound(0.0), np.nan),
         "hybrid": (usw_lower_bound(gamma), cef_lower_bound(gamma, divisible=False)),
-        "ranking": (1 - np.exp(-1), np.nan),
-        "greedy": (0.5, np.nan),
+        "ranking": (usw_lower_bound(0.0), np.nan),
+        "greedy": (nonwasteful_usw_lower_bound(), np.nan),
     }
     rows = []
     for name, est in _estimators(names, gamma, n_runs, args.seed):

@@ -158,6 +158,67 @@ class _IndivisibleMatcher(_FairMatchingEstimator):
         self._check_fitted()
         return self._class_util.sum(axis=1)
 
+    @property
+    def expected_allocation_(self):
+        r"""The empirical ex-ante allocation: mean over runs of the 0/1 matchings (same as
+        :attr:`allocation_`), csc_array of shape (n_agents, n_items_seen).
+
+        Linear quantities can be read off it: :func:`~algos.fair_matching.metrics.usw_ratio` of it is
+        the mean matching size over OPT (the USW guarantee's quantity) and each class's own utility is
+        its mean. Envy is not linear: the value :math:`u_i(X_j)` of a bundle to another class is a
+        matching size, and that of the averaged bundle is at least the average value (a fractional
+        matching of the mean bundle is the mean of the runs' matchings), so
+        ``cef_ratio(instance, expected_allocation_)`` understates the ex-ante CEF that the
+        :math:`\gamma/2` guarantee is about (by up to 0.33 on small instances). Use
+        :meth:`ex_ante_cef_ratio` for that.
+        """
+        return self.allocation_
+
+    def ex_ante_cef_ratio(self, instance, *, return_se=False):
+        r"""Ex-ante CEF of the runs: :math:`\min_{i
+e j}\mathbb E[u_i(X_i)]/\mathbb E[u_i(X_j)]`.
+
+        The quantity of HybridRanking's guarantee :math:`\mathbb E\,u_i(X_i) \ge (\gamma/2)\,\mathbb
+        E\,u_i(X_j)` (:func:`theory.fair_matching.cef_lower_bound`), estimated by the means over the
+        ``n_runs`` realizations (:func:`~algos.fair_matching.metrics.ex_ante_cef_ratio` on
+        :meth:`realizations`). It is not ``cef_ratio`` of :attr:`allocation_`, which values envy on the
+        averaged bundles (see :attr:`expected_allocation_`).
+
+        Parameters
+        ----------
+        instance : OnlineMatchingInstance
+            The instance the estimator was fitted on (its edges value the bundles).
+        return_se : bool, default=False
+            Also return the standard error (needs ``n_runs >= 2``); see
+            :func:`~algos.fair_matching.metrics.ex_ante_cef_ratio`.
+
+        Returns
+        -------
+        float or ExAnteCEF
+        """
+        from .metrics import ex_ante_cef_ratio
+
+        return ex_ante_cef_ratio(self._check_instance(instance), self.realizations(), return_se=return_se)
+
+    def ex_post_cef_ratio(self, instance, *, return_se=False):
+        """Mean over runs of each run's CEF ratio (:func:`~algos.fair_matching.metrics.ex_post_cef_ratio`);
+        a different notion from :meth:`ex_ante_cef_ratio`: report both and label them."""
+        from .metrics import ex_post_cef_ratio
+
+        return ex_post_cef_ratio(self._check_instance(instance), self.realizations(), return_se=return_se)
+
+    def _check_instance(self, instance):
+        from ._instance import as_instance
+
+        self._check_fitted()
+        instance = as_instance(instance)
+        if instance.n_agents != self.n_agents_ or instance.n_items < self.n_items_seen_:
+            raise ValueError(
+                f"'instance' must be the one the estimator was fitted on ({self.n_agents_} agents, at least "
+                f"{self.n_items_seen_} items); got {instance.n_agents} agents and {instance.n_items} items."
+            )
+        return instance
+
     def realizations(self, runs=None):
         """The per-run integral allocations, as a list of ``scipy.sparse.csc_array``.
 
@@ -170,7 +231,7 @@ class _IndivisibleMatcher(_FairMatchingEstimator):
         -------
         list of csc_array, each of shape (n_agents, n_items_seen)
             Entry ``(a, t)`` is 1.0 when item ``t`` went to agent ``a`` in that run. Their mean is
-            :attr:`allocation_`. Feed them to
+            :attr:`allocation_`. :meth:`ex_ante_cef_ratio` / :meth:`ex_post_cef_ratio` feed them to
             :func:`~algos.fair_matching.metrics.ex_ante_cef_ratio` /
             :func:`~algos.fair_matching.metrics.ex_post_cef_ratio`.
         """
@@ -221,7 +282,8 @@ class HybridRanking(_IndivisibleMatcher):
         How the fair tier chooses a class.
     n_runs : int >= 1, default=1
         Independent Monte-Carlo replications run side by side (each with its own ranks and
-        tie-breaking keys). ``allocation_`` averages them.
+        tie-breaking keys). ``allocation_`` averages them; :meth:`ex_ante_cef_ratio` and
+        :meth:`ex_post_cef_ratio` evaluate the CEF guarantee on them.
     backend : {"auto", "numpy", "torch"}, default="auto"
         ``"numpy"``: the numba kernel (runs in parallel threads when ``n_runs >= 8``).
         ``"torch"``: :func:`accel.fair_matching.hybrid_ranking_batched`, all runs as rows of
@@ -243,7 +305,10 @@ class HybridRanking(_IndivisibleMatcher):
         ``matches_[0]``.
     allocation_ : scipy.sparse.csc_array, shape (n_agents, n_items_seen)
         Fraction of runs in which each edge was used (the empirical ex-ante allocation; the 0/1
-        matching itself when ``n_runs=1``).
+        matching itself when ``n_runs=1``); also ``expected_allocation_``. Right for the USW
+        guarantee (``usw_ratio`` of it is the mean matching size over OPT), **not** for the CEF one:
+        ``cef_ratio`` of it values envy on averaged bundles and understates the ex-ante CEF; use
+        :meth:`ex_ante_cef_ratio`.
     agent_load_ : ndarray of shape (n_agents,)
         Fraction of runs in which each agent is matched.
     class_utility_ : ndarray of shape (n_classes,)
@@ -371,7 +436,8 @@ class Ranking(_IndivisibleMatcher):
 
     Attributes
     ----------
-    ranks_, matches_, match_, allocation_, agent_load_, class_utility_, class_utility_runs_, usw_runs_
+    ranks_, matches_, match_, allocation_, expected_allocation_, agent_load_, class_utility_, class_utility_runs_,
+    usw_runs_
         As in :class:`HybridRanking`.
 
     See Also
@@ -417,7 +483,7 @@ class Greedy(_IndivisibleMatcher):
 
     Attributes
     ----------
-    matches_, match_, allocation_, agent_load_, class_utility_, class_utility_runs_, usw_runs_
+    matches_, match_, allocation_, expected_allocation_, agent_load_, class_utility_, class_utility_runs_, usw_runs_
         As in :class:`HybridRanking` (no ``ranks_``).
 
     See Also

@@ -650,3 +650,44 @@ def test_backend_torch_without_torch_says_how_to_install(monkeypatch):
     monkeypatch.setattr(accel.backend, "available_backends", lambda: ["numpy"])
     with pytest.raises(ImportError, match="torch"):
         HybridRanking(backend="torch").fit(INST)
+
+
+# --------------------------------------------------------------------------------------------------
+# the ex-ante CEF is a method of the estimator, not cef_ratio of the averaged allocation
+# --------------------------------------------------------------------------------------------------
+def test_ex_ante_cef_method_is_the_quantity_of_the_guarantee():
+    from algos.fair_matching import ex_ante_cef_ratio, ex_post_cef_ratio
+    from algos.fair_matching.metrics import cef_ratio
+
+    # seed 1 of random_instance(6, 6, 2, p=0.4): measured gap 0.145 between the two quantities
+    inst = random_instance(6, 6, 2, p=0.4, random_state=1)
+    est = HybridRanking(gamma=0.5, n_runs=400, random_state=0).fit(inst)
+    runs = est.realizations()
+    assert est.ex_ante_cef_ratio(inst) == ex_ante_cef_ratio(inst, runs)
+    assert est.ex_post_cef_ratio(inst) == ex_post_cef_ratio(inst, runs)
+    res = est.ex_ante_cef_ratio(inst, return_se=True)
+    assert res.ratio == est.ex_ante_cef_ratio(inst) and res.se > 0
+    assert (est.expected_allocation_ != est.allocation_).nnz == 0
+    # valuing envy on the averaged bundles overstates E u_i(X_j): the averaged allocation's ratio
+    # is never above the ex-ante one, and here it is far below it
+    naive = cef_ratio(inst, est.allocation_)
+    assert naive <= est.ex_ante_cef_ratio(inst) + 1e-12
+    assert est.ex_ante_cef_ratio(inst) - naive >= 0.1
+    # own utilities are linear: the class utilities of the mean allocation are the mean utilities
+    assert np.allclose(est.class_utility_, est.class_utility_runs_.mean(axis=0))
+    # the baselines carry the same methods
+    for other in (Ranking(n_runs=50, random_state=0), Greedy(n_runs=50, random_state=0)):
+        other.fit(inst)
+        assert other.ex_ante_cef_ratio(inst) == ex_ante_cef_ratio(inst, other.realizations())
+
+
+def test_ex_ante_cef_method_checks_its_instance():
+    inst = random_instance(6, 6, 2, p=0.4, random_state=1)
+    est = HybridRanking(gamma=0.5, n_runs=4, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.ex_ante_cef_ratio(inst)
+    est.fit(inst)
+    with pytest.raises(ValueError, match=r"'instance' must be the one the estimator was fitted on \(6 agents"):
+        est.ex_ante_cef_ratio(random_instance(5, 6, 2, p=0.4, random_state=1))
+    with pytest.raises(ValueError, match="'instance' must be the one"):
+        est.ex_post_cef_ratio(random_instance(6, 3, 2, p=0.4, random_state=1))

@@ -309,3 +309,31 @@ def test_check_allocation_bad_input():
         check_allocation(B, _valid(), non_wasteful=None)
     with pytest.raises(TypeError):
         check_allocation(B, _valid(), True)  # flags are keyword-only
+
+
+# --- the CLI reports the guarantees theory/ computes ---------------------------------------------------
+
+def test_cli_guarantees_follow_the_theory_functions(monkeypatch, capsys):
+    import json
+
+    import theory.fair_matching as tfm
+    from algos.cli import main
+
+    argv = ["matching", "--n-agents", "8", "--n-items", "10", "--n-classes", "2", "--p", "0.4", "--n-runs", "4",
+            "--algorithm", "tef,hybrid,water-filling,equal-filling,greedy", "--json"]
+    assert main(argv) == 0
+    base = {r["algorithm"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert base["tef"]["usw_guarantee"] == pytest.approx(tfm.usw_lower_bound(0.5))
+    assert base["water-filling"]["usw_guarantee"] == pytest.approx(1 - math.exp(-1))
+    assert base["equal-filling"]["cef_guarantee"] == pytest.approx(1 - math.exp(-1))
+    assert base["greedy"]["usw_guarantee"] == 0.5
+    orig_u, orig_c = tfm.usw_lower_bound, tfm.cef_lower_bound
+    monkeypatch.setattr(tfm, "usw_lower_bound", lambda g: 0.5 * orig_u(g))
+    monkeypatch.setattr(tfm, "cef_lower_bound", lambda g, divisible=True: 0.5 * orig_c(g, divisible))
+    monkeypatch.setattr(tfm, "nonwasteful_usw_lower_bound", lambda: 0.25)
+    assert main(argv) == 0
+    mut = {r["algorithm"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    for name in base:
+        assert mut[name]["usw_guarantee"] == pytest.approx(0.5 * base[name]["usw_guarantee"]), name
+        if base[name]["cef_guarantee"] is not None:
+            assert mut[name]["cef_guarantee"] == pytest.approx(0.5 * base[name]["cef_guarantee"]), name
