@@ -320,6 +320,10 @@ def _cached_models(D, R, quick):
 
     ens = clf.ensemble_
     yield f"CIRCLE (R={R}, G=2)", circle_feats(X_tr), circle_feats(X_te), lambda: clone(ens)
+    # the same extractor alone (R = 1, one head): the reservoir at the feature count of one extractor,
+    # which is what the random_conv stem and birc2d baselines have (an ablation at equal feature count)
+    one = clf.extractors_[order[0]]
+    yield "CIRCLE (R=1, G=1)", one.transform(X_tr), one.transform(X_te), lambda: StreamingLDA()
     cache = {}
     for name in BASELINES:
         model = make_baseline(name, shape, random_state=0)
@@ -352,7 +356,7 @@ def section_c(quick, repeat, args):
         D = load_image_dataset(str(src), random_state=0)
         rows = []
         for mname, F_tr, F_te, factory in _cached_models(D, R, quick):
-            cells = [mname]
+            cells = [mname, str(F_tr.shape[1])]
             for T in (1, 5, 10):
                 tasks = class_incremental_split(D["y_tr"], T, class_order_seed=0)
                 res = evaluate_cil(factory, F_tr, D["y_tr"], F_te, D["y_te"], tasks, random_state=0)
@@ -360,7 +364,7 @@ def section_c(quick, repeat, args):
             rows.append(cells)
             print(f"  ... {label}: {mname} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
         print_table(f"(c) {label}: A_last / A_inc / forgetting ({len(D['y_tr'])} train, {len(D['y_te'])} test, "
-                    f"image {D['image_shape']})", ["method", "T = 1", "T = 5", "T = 10"], rows,
+                    f"image {D['image_shape']})", ["method", "features", "T = 1", "T = 5", "T = 10"], rows,
                     ["features computed once per method and data set; each split streams them through a fresh "
                      "head (one partial_fit per task, within-task order shuffled, seed 0)",
                      f"{time.perf_counter() - t0:.0f} s for this table"])
