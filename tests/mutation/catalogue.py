@@ -335,7 +335,7 @@ MUTANTS = [
     Mutant("point_process.quadrature_bound_half", PP, T,
            "Voronoi quadrature error bound L |W| h claimed half as large",
            Scale("theory.point_process:quadrature_error_bound", 0.5),
-           tests=("tests/point_process/test_quadrature.py",), quick=True),
+           tests=("tests/point_process/test_theory_accel.py",), quick=True),
     Mutant("point_process.quadrature_moment_bound_half", PP, T,
            "first-moment quadrature bound claimed half as large",
            Scale("theory.point_process:quadrature_moment_bound", 0.5)),
