@@ -8,12 +8,12 @@ import numpy as np
 
 from .._io import read_csv_columns
 
-ESTIMATORS = ("huber", "cmed", "window", "lad", "ols")
+ESTIMATORS = ("auto", "huber", "cmed", "window", "lad", "ols")
 
 EPILOG = """\
 examples:
   algos hetero --csv engel.csv --target foodexp --intercept --delta auto
-  algos hetero --csv data.csv --target y --features x1,x2 --estimator huber,lad --json
+  algos hetero --csv data.csv --target y --features x1,x2 --estimator auto,lad --json
   algos hetero simulate --n 20000 --d 5 --ms 1000,2000,4000 --reps 3
 """
 
@@ -38,7 +38,8 @@ def add_parser(subparsers, name):
     p.add_argument("--delta", default="1.0",
                    help="Huber threshold in units of the response, or 'auto' (heuristic; default 1.0)")
     p.add_argument("--estimator", default="huber,cmed,lad,ols",
-                   help=f"comma-separated subset of {', '.join(ESTIMATORS)} (default: huber,cmed,lad,ols)")
+                   help=f"comma-separated subset of {', '.join(ESTIMATORS)} (default: huber,cmed,lad,ols; auto is "
+                   "SubsetOfSignalsRegressor, the front door)")
     p.add_argument("--n", type=int, default=20000, help="simulate: number of sources")
     p.add_argument("--d", type=int, default=5, help="simulate: number of features")
     p.add_argument("--ms", default="1000,2000,4000,8000", help="simulate: reliable sources, comma-separated")
@@ -52,10 +53,13 @@ def add_parser(subparsers, name):
 
 def _make(name, delta, intercept):
     from ._baselines import LADRegressor
+    from ._front import SubsetOfSignalsRegressor
     from ._huber import HuberSoSRegressor
     from ._median import CoordinateMedianRegressor
     from ._window import IterativeWindowRegressor
 
+    if name == "auto":
+        return SubsetOfSignalsRegressor(delta=delta, fit_intercept=intercept)
     if name == "huber":
         return HuberSoSRegressor(delta=delta, fit_intercept=intercept)
     if name == "cmed":
@@ -93,6 +97,8 @@ def _fit(args):
             delta = float(args.delta)
         except ValueError:
             raise ValueError(f"'delta' must be a positive float or 'auto'; got {args.delta!r}.") from None
+        if not (np.isfinite(delta) and delta > 0):
+            raise ValueError(f"'delta' must be a positive float or 'auto'; got {args.delta!r}.")
     results = []
     for name in _estimator_names(args.estimator):
         est = _make(name, delta, args.intercept)
@@ -106,7 +112,7 @@ def _fit(args):
             "mean_abs_residual": float(np.mean(np.abs(y - est.predict(X)))),
             "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
         }
-        for attr in ("n_iter_", "n_inliers_", "objective_", "converged_"):
+        for attr in ("method_", "recovered_", "n_iter_", "n_inliers_", "objective_", "converged_"):
             if hasattr(est, attr):
                 val = getattr(est, attr)
                 row[attr.rstrip("_")] = val.item() if hasattr(val, "item") else val
@@ -120,7 +126,7 @@ def _fit(args):
     print(head)
     print("-" * len(head))
     for r in results:
-        diag = ", ".join(f"{k}={r[k]}" for k in ("n_iter", "n_inliers", "converged") if k in r)
+        diag = ", ".join(f"{k}={r[k]}" for k in ("method", "recovered", "n_iter", "n_inliers", "converged") if k in r)
         coefs = " ".join(f"{r['coef'][f]:>11.5g}" for f in feats)
         print(f"{r['estimator']:<9} {r['intercept']:>11.5g} {coefs} {r['mean_abs_residual']:>10.4g}  {diag}")
         for w in r["warnings"]:

@@ -94,6 +94,11 @@ def _counts(r, delta):
     return n_in, 0.5 * ring
 
 
+def _recovered(n_in, bg, p):
+    """The reliable-subset test: ``N_in - p - B >= Z_RECOVERY sqrt(B + p)``."""
+    return bool(n_in - p - bg >= Z_RECOVERY * math.sqrt(bg + p))
+
+
 def _variance_huber(r, delta, n_in_eff):
     r"""Sandwich factor :math:`E\psi^2 / (E\psi')^2` of Huber at these residuals (``inf`` if no inlier)."""
     if n_in_eff <= 0:
@@ -130,11 +135,16 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     3. estimate for each candidate the asymptotic variance factor of its M-estimator from its own
        residuals (the sandwich :math:`E\psi^2/(E\psi')^2`; the design term :math:`(X^\top X)^{-1}`
        is common to all and cancels) and keep the smallest;
-    4. compare with OLS (variance :math:`E r^2`) using a pessimistic inlier count for the robust
-       fit, and keep OLS when it is no worse (huge homoskedastic-like noise, no usable subset);
-    5. test the kept fit for a reliable subset: an excess of residuals inside :math:`[-\delta,
-       \delta]` over the residual density just outside; without it, warn with
-       :class:`NoRecoveryWarning` (no estimator of the module recovers :math:`\beta^*` there).
+    4. test that fit for a reliable subset: an excess of residuals inside :math:`[-\delta,
+       \delta]` over the residual density further out (:func:`_counts`), beyond the ``p`` residuals
+       any fit can interpolate, of at least 3 standard deviations;
+    5. compare with OLS (variance :math:`E r^2`) and keep OLS when it is no worse -- with the robust
+       fit's point estimate when the test of step 4 passes (e.g. homoskedastic Gaussian noise, where
+       OLS is efficient), with a pessimistic inlier count (:math:`N_{in} - p - 2\sqrt{N_{in}}`)
+       when it fails (huge near-homoskedastic noise and no usable subset: a handful of inliers
+       would otherwise make any robust fit look better than OLS);
+    6. when the returned fit fails the test of step 4, warn with :class:`NoRecoveryWarning` (no
+       estimator of the module recovers :math:`\beta^*` there).
 
     **Why this rule.** In the subset-of-signals model every candidate is an M-estimator
     :math:`\sum_i \psi(y_i - x_i^\top b) x_i = 0` with a Gaussian-like design, whose error is
@@ -307,9 +317,12 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         if method == "auto":
             robust = min(("huber", "window", "window_lad"), key=lambda k: info[k]["variance"])
             r = ys - Xa @ cands[robust]
-            n_in = info[robust]["n_inliers"]
-            v_pess = _variance_huber(r, delta, n_in - p - Z_PESSIMISTIC * math.sqrt(n_in))
-            chosen = "ols" if info["ols"]["variance"] <= v_pess else robust
+            n_in, bg = info[robust]["n_inliers"], info[robust]["background"]
+            if _recovered(n_in, bg, p):  # a reliable subset is visible: point estimates decide
+                v_robust = info[robust]["variance"]
+            else:  # none visible: the robust fit must beat OLS with a pessimistic inlier count
+                v_robust = _variance_huber(r, delta, n_in - p - Z_PESSIMISTIC * math.sqrt(n_in))
+            chosen = "ols" if info["ols"]["variance"] <= v_robust else robust
             self.candidates_ = info
         elif method == "window":
             chosen = "window"
@@ -321,7 +334,7 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         n_in, bg = _counts(ys - Xa @ b, delta)
         self.n_inliers_ = n_in
         self.excess_inliers_ = float(n_in - p - bg)
-        self.recovered_ = bool(self.excess_inliers_ >= Z_RECOVERY * math.sqrt(bg + p))
+        self.recovered_ = _recovered(n_in, bg, p)
         b = b / y_scale
         if fit_intercept:
             self.coef_ = np.ascontiguousarray(b[:d] * col_scale)
