@@ -106,7 +106,7 @@ def test_hetero_fit_csv_json(tmp_path, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {r["estimator"]: r for r in out["results"]}
-    assert set(rows) == {"huber", "cmed", "lad", "ols"}
+    assert set(rows) == {"auto", "huber", "cmed", "lad", "ols"}
     huber = np.array([rows["huber"]["coef"]["x1"], rows["huber"]["coef"]["x2"]])
     ols = np.array([rows["ols"]["coef"]["x1"], rows["ols"]["coef"]["x2"]])
     # half the sources have sigma = 100: Huber must be far closer to the truth than OLS

@@ -37,9 +37,9 @@ def add_parser(subparsers, name):
     p.add_argument("--intercept", action="store_true", help="fit an intercept")
     p.add_argument("--delta", default="1.0",
                    help="Huber threshold in units of the response, or 'auto' (heuristic; default 1.0)")
-    p.add_argument("--estimator", default="huber,cmed,lad,ols",
-                   help=f"comma-separated subset of {', '.join(ESTIMATORS)} (default: huber,cmed,lad,ols; auto is "
-                   "SubsetOfSignalsRegressor, the front door)")
+    p.add_argument("--estimator", default="auto,huber,cmed,lad,ols",
+                   help=f"comma-separated subset of {', '.join(ESTIMATORS)} (default: auto,huber,cmed,lad,ols; auto "
+                   "is SubsetOfSignalsRegressor, the front door)")
     p.add_argument("--n", type=int, default=20000, help="simulate: number of sources")
     p.add_argument("--d", type=int, default=5, help="simulate: number of features")
     p.add_argument("--ms", default="1000,2000,4000,8000", help="simulate: reliable sources, comma-separated")
