@@ -24,8 +24,11 @@ import contextlib
 import copy
 import dataclasses
 import inspect
+import json
 import math
+import os
 import re
+import select
 import signal
 import time
 import warnings
@@ -304,8 +307,49 @@ class Outcome:
         return self.outcome in PASSING
 
 
-def run_case(thunk, kwargs_list, *, names, certain, base_nonfinite, expect_not_fitted=False, limit=CASE_LIMIT_S,
-             rejects=None):
+def run_case(thunk, kwargs_list, *, limit=CASE_LIMIT_S, **kwargs):
+    """Run one case (see :func:`_classify`) in a forked child that is killed after ``limit``.
+
+    LAPACK or a numba kernel cannot be interrupted by a Python signal, so a hang there would stop
+    the whole suite: the child makes the time limit hard. Where ``fork`` is missing the case
+    runs in process under a SIGALRM limit.
+    """
+    if not hasattr(os, "fork"):
+        return _classify(thunk, kwargs_list, limit=limit, **kwargs)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: classify, report, exit without running any cleanup of the parent
+        code = 0
+        try:
+            os.close(r)
+            out = _classify(thunk, kwargs_list, limit=limit, **kwargs)
+            os.write(w, json.dumps(dataclasses.asdict(out)).encode())
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        ready, _, _ = select.select([r], [], [], limit + 10.0)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            return Outcome("hang", f"still running after {limit:g} s (killed)", limit)
+        chunks = []
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+    if not chunks:
+        return Outcome("crash", "the process died (a signal or a fatal error in compiled code)")
+    return Outcome(**json.loads(b"".join(chunks)))
+
+
+def _classify(thunk, kwargs_list, *, names, certain, base_nonfinite, expect_not_fitted=False, limit=CASE_LIMIT_S,
+              rejects=None):
     """Run ``thunk()`` (one bad-input call) and classify it.
 
     ``kwargs_list``: the argument dicts the call receives (checked for modification). ``names``: the
