@@ -48,11 +48,16 @@ def client_generator(random_state, client_id, stream=0):
     the same numbers."""
     if random_state is None:
         return np.random.default_rng()
+    key = (_client_key(client_id), int(stream))
     if isinstance(random_state, np.random.Generator):
-        seed = int(random_state.bit_generator.seed_seq.entropy) if hasattr(random_state.bit_generator, "seed_seq") else 0
+        ss = getattr(random_state.bit_generator, "seed_seq", None)
+        if isinstance(ss, np.random.SeedSequence):
+            # keep the generator's own spawn key: children of one SeedSequence stay distinct
+            return np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key))
+        seed = 0
     else:
         seed = check_scalar_int(random_state, "random_state", low=0)
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_client_key(client_id), int(stream))))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
 
 
 def _n_floats(params, keys):

@@ -341,9 +341,9 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
             if k is None:
                 k = min(default_sketch_size(d), m)
             p_max = max(len(fs[v]) + len(parents[v]) for v in order)
-            if protocol == "subsample" and m < p_max + 1:
+            if m < p_max + 1:  # no admissible k in [p_max + 1, n_samples]
                 raise ValueError(
-                    f"protocol='subsample' needs n_samples >= max_v |S_v| + |Pa(v)| + 1 = {p_max + 1}; "
+                    f"protocol={protocol!r} needs n_samples >= max_v |S_v| + |Pa(v)| + 1 = {p_max + 1}; "
                     f"got n_samples = {m}."
                 )
             if k < p_max + 1:

@@ -64,7 +64,7 @@ def test_cli_flower_without_flwr_gives_a_clear_error(monkeypatch):
     for mod in [m for m in sys.modules if m.startswith("flwr.")]:
         monkeypatch.setitem(sys.modules, mod, None)
     args = _parse(["--flower", "--baselines", "none", *SMALL])
-    with pytest.raises(ImportError, match=r"algos\[federated\]"):
+    with pytest.raises(ImportError, match=r"algos-theory\[federated\]"):
         args.func(args)
 
 

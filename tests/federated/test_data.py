@@ -210,3 +210,14 @@ def test_fedprox_max_per_client_caps_sizes():
     assert_array_equal(np.bincount(capped.client_ids), np.minimum(np.bincount(free.client_ids), 120))
     with pytest.raises(ValueError, match="'max_per_client' must be an int"):
         make_fedprox_synthetic(1.0, 1.0, max_per_client=0)
+
+
+def test_client_generator_honours_the_spawn_key_of_a_generator():
+    """Children of one SeedSequence give different client streams; an int seed equals its root."""
+    from algos.federated._potara import client_generator
+
+    a, b = np.random.SeedSequence(5).spawn(2)
+    draw = lambda rs: client_generator(rs, client_id=3).random(4)  # noqa: E731
+    assert not np.array_equal(draw(np.random.default_rng(a)), draw(np.random.default_rng(b)))
+    np.testing.assert_array_equal(draw(np.random.default_rng(np.random.SeedSequence(5))), draw(5))
+    np.testing.assert_array_equal(draw(np.random.default_rng(a)), draw(np.random.default_rng(a)))
