@@ -208,7 +208,6 @@ def _hetero_regression():
     return {
         "HuberSoSRegressor": Recipe(H.HuberSoSRegressor, **est),
         "SubsetOfSignalsRegressor": Recipe(H.SubsetOfSignalsRegressor, **est),
-        "SubsetOfSignalsRegressor": Recipe(H.SubsetOfSignalsRegressor, **est),
         "CoordinateMedianRegressor": Recipe(H.CoordinateMedianRegressor, args=_fresh(lambda: {"n_rounds": 5}), **est),
         "IterativeWindowRegressor": Recipe(H.IterativeWindowRegressor, args=_fresh(lambda: {"max_iter": 10}), **est),
         "LADRegressor": Recipe(H.LADRegressor, **est),
