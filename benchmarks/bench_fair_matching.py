@@ -416,7 +416,7 @@ def section_d(quick, repeat):
         import torch
     except ImportError:
         print("### (d) HybridRanking Monte Carlo: numba vs torch\n\nskipped: torch is not installed "
-              "(pip install "algos-theory[gpu]").\n")
+              "(pip install 'algos-theory[gpu]').\n")
         return
     R, n, m = (100, 200, 400) if quick else (1000, 1000, 2000)
     k, gamma = 5, 0.5
