@@ -80,12 +80,16 @@ def _check_points(X, win):
 
 
 def _check_query(Xq):
+    if np.iscomplexobj(Xq):
+        raise TypeError("'Xq' must be an (m, 2) array of real locations; got complex values.")
     try:
         Xq = np.asarray(Xq, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError("'Xq' must be an (m, 2) array of locations.") from exc
     if Xq.ndim != 2 or Xq.shape[1] != 2:
         raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
+    if Xq.shape[0] == 0:
+        raise ValueError("'Xq' must hold at least one location (m >= 1); got an empty array.")
     if not np.all(np.isfinite(Xq)):
         raise ValueError("'Xq' must contain only finite coordinates (no NaN or inf).")
     return Xq
@@ -965,7 +969,7 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
                         converged = True
                         break
         model.eval()
-        self._model, self._torch = model, torch
+        self._model = model  # no module object on the estimator: it must stay picklable/copyable
         self._shift, self._scale = shift, scale
         self._covariates = covariates
         self._quad = (qc, wq * scale ** 2)
@@ -985,8 +989,8 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         """Variational mean (and sd) of the log-intensity at ``Xq`` (user's units)."""
         self._check_fitted()
         Xq = _check_query(Xq)
-        torch = self._torch
         import gpytorch
+        import torch
 
         t = torch.as_tensor((Xq - self._shift) / self._scale, dtype=self._dtype, device=self._device)
         with torch.no_grad(), gpytorch.settings.cholesky_jitter(double_value=1e-8):
