@@ -45,8 +45,8 @@ def dirichlet_label_split(y, n_clients, alpha, min_size=2, *, max_tries=100, ran
 
     For every class :math:`k` a vector of client shares :math:`p_k \sim \mathrm{Dir}(\alpha
     \mathbf{1}_M)` is drawn and the (shuffled) samples of class :math:`k` are cut into ``M``
-    consecutive pieces of sizes proportional to :math:`p_k` [1]_. If some client ends up with fewer
-    than ``min_size`` samples the whole draw is repeated (as in [2]_ and flwr-datasets'
+    consecutive pieces of sizes proportional to :math:`p_k` (Hsu, Qi & Brown 2019, the module's reference [1]). If some client ends up with fewer
+    than ``min_size`` samples the whole draw is repeated (as in Yurochkin et al. 2019, reference [2] of the module, and flwr-datasets'
     ``DirichletPartitioner(partition_by="label", alpha, min_partition_size)``), at most
     ``max_tries`` times. Small ``alpha`` concentrates each class on few clients (a client sees few
     classes); ``alpha -> inf`` gives every client the global class proportions (iid split with
@@ -137,7 +137,8 @@ softmax model (``y = argmax(x @ W[i] + b[i])``); mean_x : ndarray (n_clients, d)
 
 def make_fedprox_synthetic(alpha, beta, n_clients=30, *, n_features=60, n_classes=10, iid=False,
                            n_per_client=None, max_per_client=None, random_state=None):
-    r"""Draw the FedProx Synthetic(alpha, beta) federated classification family [3]_.
+    r"""Draw the FedProx Synthetic(alpha, beta) federated classification family (Li et al. 2020, FedProx,
+    section 5.1; reference [3] of the module).
 
     Client :math:`i` has a softmax model :math:`y = \arg\max_k (x^\top W_i + b_i)_k` and features
     :math:`x \sim N(v_i, \Sigma)`, :math:`\Sigma = \mathrm{diag}(j^{-1.2})_{j=1..d}`, with

@@ -95,8 +95,7 @@ def make_subset_of_signals(n, d, m, *, noisy_sigma=("loguniform", 10.0, 1e3), si
         Number of sources (rows) and of features, ``n >= 1``, ``d >= 1``.
     m : int in [0, n]
         Number of reliable sources. With ``n_groups`` it is rounded to whole groups.
-    noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale), \
-default=("loguniform", 10, 1e3)
+    noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale), default=("loguniform", 10, 1e3)
         Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the spec (the
         noisy rows carry only the sign of the residual; the hardest case for Huber);
         ``("pareto", 10)`` draws :math:`\sigma_i = 10/U_i`, :math:`U_i` uniform on (0, 1] (a

@@ -108,7 +108,7 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     to it, but it has no proof either: it stays opt-in until validated more widely.
     ``refit="huber"`` ends with M1 at :math:`\delta = w_{\min}` on all rows, whose minimiser does
     not depend on the start (convexity), so it returns M1's answer at a higher cost.
-    The LAD start was chosen over "M1 with a large delta": with delta = median |r_OLS| the start is
+    The LAD start was chosen over "M1 with a large delta": with delta = median ``|r_OLS|`` the start is
     OLS-like in the sign-only regime and the windows lock onto it (median error 160 vs 0.40 from
     LAD at m = 250, n = 2e4, d = 5).
 

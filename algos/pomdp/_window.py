@@ -111,7 +111,7 @@ class FiniteWindowController(BaseEstimator):
 
     Attributes
     ----------
-    window_length_ : int (``N``); n_nodes_ : int; windows_ : list of tuples (oldest symbol first;
+    window_length_ : int (``N``); ``n_nodes_`` : int; ``windows_`` : list of tuples (oldest symbol first;
     a symbol is ``a * |O| + o``, or ``o`` with ``obs_only``); beliefs_ (K, S);
     action_ (K,); eta_ (K, A, O) shift-register update; m0_ (=0, the empty window);
     W_ (K, S) exact node values; value_ (``b0 . W_[m0_]``); rule_value_ (value of the rule's table);

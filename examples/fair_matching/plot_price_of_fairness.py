@@ -1,6 +1,6 @@
 r"""
 The price of fairness: welfare and class envy-freeness of threshold equal-filling
-================================================================================
+=================================================================================
 
 Threshold equal-filling (``ThresholdEqualFilling(gamma)``, "EFTT") pours every arriving item
 into the classes *equally* while its neighbours sit below the level ``gamma``, and into the

@@ -114,7 +114,7 @@ for alpha in alphas:
 
 # %%
 # Plot: lambda against heterogeneity, accuracy against the endpoints and baselines
-# -------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
 for alpha, (ent, lam) in scatter.items():
     axes[0].scatter(ent, lam, s=22, label=f"alpha = {alpha:g}")
