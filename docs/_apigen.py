@@ -12,15 +12,7 @@ import importlib
 import inspect
 from pathlib import Path
 
-MODULES = (
-    "fair_matching",
-    "hetero_regression",
-    "networked_learning",
-    "pomdp",
-    "continual",
-    "federated",
-    "point_process",
-)
+from algos import MODULES  # the seven module names, defined once
 
 
 def _kind(obj):
