@@ -49,8 +49,9 @@ def add_parser(subparsers, name):
     p.add_argument("--nu", type=float, default=0.5, help="Matern smoothness, 0.5 or 1.5 (default 0.5)")
     p.add_argument("--n-neighbors", type=int, default=15, help="NNGP neighbours (default 15)")
     p.add_argument("--n-dummy", default="auto", help="dummy points: 'auto' or an int")
-    p.add_argument("--hyperparameters", default="elbo", choices=("elbo", "laplace", "min_contrast"),
-                   help="variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default elbo)")
+    p.add_argument("--hyperparameters", default="auto", choices=("auto", "elbo", "laplace", "min_contrast"),
+                   help="variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default auto: "
+                        "minimum contrast without covariates and with >= 10 points, else the ELBO)")
     p.add_argument("--grid", type=int, default=100, help="side of the prediction grid of the map (default 100)")
     p.add_argument("--nsim", type=int, default=39, help="kfunction: Poisson simulations of the envelope (default 39)")
     p.add_argument("--correction", default="isotropic", choices=("isotropic", "translation", "border"),
@@ -258,7 +259,7 @@ def run(args):
         "length_scale": est.length_scale_,
         "elbo": est.elbo_,
         "expected_count": est.expected_count(),
-        "hyperparameters": args.hyperparameters,
+        "hyperparameters": est.hyperparameter_method_,
         "map_flat": flat,
         "n_iter": int(est.n_iter_),
         "converged": bool(est.converged_),

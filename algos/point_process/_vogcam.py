@@ -83,6 +83,9 @@ ROUNDOFF_RTOL = 1e-13
 #: Half-width (in log range) of the Brent bracket around the current range, and Brent's x tolerance.
 PHI_BRACKET = 0.3
 PHI_XATOL = 1e-4
+#: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
+#: ``hyperparameters="auto"`` falls back to the ELBO there.
+MIN_CONTRAST_MIN_POINTS = 10
 #: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
 FIXED_POINT_STEPS_WHILE_MOVING = 2
 #: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
@@ -237,8 +240,11 @@ class VoGCAM(BaseEstimator):
     random_state : None, int or Generator
         For random dummies / orderings and the default of :meth:`sample_posterior`.
     verbose : int, default=0
-    hyperparameters : {"elbo", "laplace", "min_contrast"}, default="elbo"
-        How :math:`(\sigma^2, \phi)` are chosen (among those in ``optimize_hyperparameters``):
+    hyperparameters : {"auto", "elbo", "laplace", "min_contrast"}, default="auto"
+        How :math:`(\sigma^2, \phi)` are chosen (among those in ``optimize_hyperparameters``).
+        ``"auto"`` is ``"min_contrast"`` without covariates and with at least 10 points (the method that
+        recovers variance and range best on the simulated benchmark of docs/point_process.md) unless
+        ``hyperparameter_start="min_contrast"``, else ``"elbo"``; ``hyperparameter_method_`` says which ran.
         ``"elbo"`` maximises the ELBO over them with (m, S) (variational hyperparameter learning, which
         can under-estimate :math:`\sigma^2` where q is far from the posterior; on simulated fields with
         :math:`\sigma^2 = 2`, range 0.1 its median range is 1.55x too long, its variance unbiased:
@@ -259,9 +265,10 @@ class VoGCAM(BaseEstimator):
     coef_ : ndarray (p,)
         :math:`\beta`; ``coef_[0]`` is the intercept (log-intensity per user unit area).
     variance_, length_scale_ : float
-        The hyperparameters chosen by ``hyperparameters``. The ELBO's (the default) and the Laplace
-        evidence's over-estimate the range on strong short-range fields (about 1.5x at sigma^2 = 2, range
-        0.1); the minimum contrast recovers both there; docs/point_process.md has the measurements.
+        The hyperparameters chosen by ``hyperparameters``. The ELBO's and the Laplace evidence's
+        over-estimate the range on strong short-range fields (about 1.5x at sigma^2 = 2, range 0.1); the
+        minimum contrast (the default where it applies) recovers both there; docs/point_process.md has the
+        measurements.
     elbo_ : float
     elbo_history_ : ndarray
         ELBO after each sweep (the first entry is the initial state).
@@ -270,9 +277,11 @@ class VoGCAM(BaseEstimator):
     n_iter_ : int
     converged_ : bool
     min_contrast_ : MinContrastFit or None
+        The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
     laplace_log_evidence_ : float or None
         The maximised Laplace log evidence (``hyperparameters="laplace"``).
-        The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
+    hyperparameter_method_ : str
+        The method ``hyperparameters`` resolved to ("min_contrast", "elbo" or "laplace").
 
     Examples
     --------
@@ -287,7 +296,7 @@ class VoGCAM(BaseEstimator):
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
                  ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0,
-                 hyperparameters="elbo", hyperparameter_start="given", device=None):
+                 hyperparameters="auto", hyperparameter_start="given", device=None):
         self.window = window
         self.kernel = kernel
         self.nu = nu
@@ -339,7 +348,7 @@ class VoGCAM(BaseEstimator):
             raise ValueError("backend='torch' runs the dense solver only; got solver='sparse' (use solver='auto' "
                              "or 'dense', or backend='numpy' for the sparse path).")
         check_scalar_int(self.verbose, "verbose", low=0)
-        check_option(self.hyperparameters, "hyperparameters", ("elbo", "laplace", "min_contrast"))
+        check_option(self.hyperparameters, "hyperparameters", ("auto", "elbo", "laplace", "min_contrast"))
         check_option(self.hyperparameter_start, "hyperparameter_start", ("given", "min_contrast"))
 
     def _covariate_matrix(self, cov, coords_user, n_rows, name="covariates"):
@@ -415,14 +424,23 @@ class VoGCAM(BaseEstimator):
         sigma2 = float(self.variance)
         self._opt = set(self.optimize_hyperparameters)
         self.min_contrast_ = None
-        if self.hyperparameters == "min_contrast" or self.hyperparameter_start == "min_contrast":
+        method = self.hyperparameters
+        if method == "auto":
+            # the method that recovers (sigma^2, phi) best on the simulated benchmark (docs/point_process.md,
+            # "Recovery"), where it applies: no covariates and at least MIN_CONTRAST_MIN_POINTS points
+            # (a minimum-contrast *start* asks for the ELBO ascent from there)
+            method = ("min_contrast" if (covariates is None and len(X) >= MIN_CONTRAST_MIN_POINTS
+                                         and self.hyperparameter_start == "given"
+                                         and self._opt & {"variance", "length_scale"}) else "elbo")
+        self.hyperparameter_method_ = method
+        if method == "min_contrast" or self.hyperparameter_start == "min_contrast":
             mc = self._min_contrast(X, win, covariates)
             self.min_contrast_ = mc
             if "variance" in self._opt:
                 sigma2 = max(float(mc.variance), VARIANCE_FLOOR)
             if "length_scale" in self._opt:
                 phi = float(mc.length_scale) / c
-            if self.hyperparameters == "min_contrast":
+            if method == "min_contrast":
                 self._opt -= {"variance", "length_scale"}
         if "length_scale" in self._opt:
             phi = float(np.clip(phi, lo_b, hi_b))
@@ -455,7 +473,7 @@ class VoGCAM(BaseEstimator):
         # when the cores are shared (the numba kernels are parallel already)
         with threadpool_limits(limits=1, user_api="blas"):
             self.laplace_log_evidence_ = None
-            if self.hyperparameters == "laplace" and self._opt & {"variance", "length_scale"}:
+            if method == "laplace" and self._opt & {"variance", "length_scale"}:
                 sigma2, phi = self._laplace_hyperparameters(sigma2, phi)
                 self._opt -= {"variance", "length_scale"}
             self._run(sigma2, phi, rng)
@@ -530,8 +548,9 @@ class VoGCAM(BaseEstimator):
         """The minimum-contrast fit of (sigma^2, phi): on K, or on the inhomogeneous K of a Poisson fit."""
         from ._min_contrast import lgcp_min_contrast
 
-        if len(X) < 10:
-            raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least 10 points; got {len(X)}.")
+        if len(X) < MIN_CONTRAST_MIN_POINTS:
+            raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least {MIN_CONTRAST_MIN_POINTS} points; "
+                             f"got {len(X)}.")
         if covariates is None:
             return lgcp_min_contrast(X, win, nu=self.nu)
         if not callable(covariates):
@@ -966,7 +985,8 @@ class VoGCAM(BaseEstimator):
                 warnings.warn(f"the fitted length_scale {self.length_scale_:.4g} is at its bound "
                               f"[{lo * c:.4g}, {hi * c:.4g}]; the data do not identify the range.",
                               HyperparameterWarning, stacklevel=3)
-        if "variance" in opt and sigma2 < VARIANCE_COLLAPSE:
+        # estimated by any method (the minimum contrast removes it from ``opt`` before the sweeps)
+        if "variance" in self.optimize_hyperparameters and sigma2 < VARIANCE_COLLAPSE:
             what = ("beyond the covariates (the fit is close to an inhomogeneous Poisson process)" if self.n_covariates_
                     else "(the fit is close to a homogeneous Poisson process)")
             warnings.warn(f"the fitted variance collapsed to {sigma2:.3g}: the pattern shows no spatial structure "
