@@ -25,7 +25,7 @@ def run_demo(out_dir, quick=False, random_state=0):
     n_dummy = 400 if quick else "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = VoGCAM(window=(0, 1, 0, 1), n_dummy=n_dummy, max_iter=60 if quick else 200).fit(X)
+        est = VoGCAM(window=(0, 1, 0, 1), n_dummy=n_dummy, max_iter=60 if quick else 200, hyperparameters="elbo").fit(X)
         fixed = VoGCAM(window=(0, 1, 0, 1), n_dummy=196, variance=0.5, length_scale=0.1,
                        optimize_hyperparameters=(), solver="dense").fit(X)
     g = 64
