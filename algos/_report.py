@@ -22,7 +22,7 @@ from pathlib import Path
 __all__ = ["Check", "DemoSection", "write_report", "render_markdown", "render_html", "github_anchor",
            "TAGS", "KINDS"]
 
-#: The status tags of the sources, as used in the specifications and docstrings.
+#: The status tags of the sources, as used on the module pages (docs/<module>.md) and in docstrings.
 TAGS = {
     "C": "confirmed by the paper's abstract or a primary source (paper, reference code)",
     "R": "reconstructed by the project from prior work (our design choice, configurable)",
@@ -30,6 +30,14 @@ TAGS = {
     "V": "checked numerically in a reference prototype",
     "T": "from a third-party reading of the paper",
 }
+
+#: How to follow a check's source.
+SOURCES_NOTE = ("Each source names the paper and the statement it checks, or the documentation page "
+                "(docs/<module>.md) and its section; \"T1\"-style labels are the statements of the theory table "
+                "on that page, which gives the paper and theorem of each.")
+
+#: The page shows formulas as plain text: it needs no script and reads the same offline.
+MATH_NOTE = "Formulas are plain text (sqrt, ^, _ as in code); the page loads no script and works offline."
 
 #: What each kind of check means; only theorems are counted as guarantees.
 KINDS = {
@@ -106,6 +114,13 @@ class Check:
             return "fail"
         return "vacuous" if self.vacuous else "pass"
 
+    def to_dict(self):
+        """This check as a JSON-ready dict: its fields plus ``tightness``, ``vacuous`` and ``status``."""
+        return {"name": self.name, "kind": self.kind, "measured": _num(self.measured),
+                "guarantee": _num(self.guarantee), "relation": self.relation, "tol": _num(self.tol),
+                "trivial": _num(self.trivial), "tightness": self.tightness, "vacuous": bool(self.vacuous),
+                "passed": bool(self.passed), "status": self.status, "source": self.source}
+
 
 @dataclasses.dataclass
 class DemoSection:
@@ -128,9 +143,26 @@ class DemoSection:
         """This section as GitHub-flavoured Markdown (a level-2 heading, text, checks, figures)."""
         return _section_markdown(self)
 
+    def to_dict(self):
+        """This section's outcome as a JSON-ready dict (module, passed, seconds, error, checks)."""
+        return {"module": self.module, "passed": bool(self.passed), "seconds": round(float(self.seconds), 2),
+                "error": self.error, "checks": [c.to_dict() for c in self.checks]}
+
 
 # --------------------------------------------------------------------------------------------------
 # formatting helpers
+
+
+def _num(x):
+    """A plain Python number (int, float) or ``None`` for JSON; numpy scalars are converted."""
+    if x is None:
+        return None
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return x
 
 
 def fmt(x, digits=4):
@@ -163,6 +195,19 @@ def md_cell(text):
     # a backslash right before a pipe would escape our escape: double it first
     s = re.sub(r"\\(?=\|)", r"\\\\", s)
     return s.replace("|", r"\|").strip()
+
+
+def _one_line(text):
+    """``text`` with its whitespace (newlines included) folded to single spaces."""
+    return " ".join(str(text).split())
+
+
+def _md_code(text):
+    """``text`` as a Markdown code span, with a fence longer than any run of backticks inside it."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _md_row(cells):
@@ -221,6 +266,9 @@ def _meta(sections, command, date, versions, total_seconds, header):
     if versions:
         rows.append(("versions", ", ".join(f"{k} {v}" for k, v in dict(versions).items())))
     rows.append(("total time", f"{float(total_seconds):.1f} s"))
+    failed = [f"{s.module} ({_one_line(s.error).split(':', 1)[0]})" for s in sections if s.error]
+    if failed:  # the error text itself is at the top of each failed section
+        rows.append(("failed sections", ", ".join(failed)))
     if header and header.strip():
         rows.append(("run", header.strip()))
     return rows
@@ -247,8 +295,8 @@ _STATUS_MD = {"pass": "pass", "fail": "**FAIL**", "vacuous": "vacuous"}
 
 def _section_markdown(s):
     lines = [f"## {s.title}", ""]
-    if s.error and s.error.strip() not in s.body:
-        lines += [f"**Section failed:** `{s.error.strip()}`", ""]
+    if s.error:
+        lines += [f"**Section failed:** {_md_code(_one_line(s.error))}", ""]
     if s.body.strip():
         lines += [s.body.strip(), ""]
     if s.checks:
@@ -278,8 +326,7 @@ def _legend_markdown():
         "problem, so it says nothing.",
         "",
         "*Source tags*: " + "; ".join(f"[{k}] {v}" for k, v in TAGS.items())
-        + ". \"spec\" and \"T1\"-style labels refer to the statements listed on the module's documentation "
-        "page (docs/<module>.md), which gives the paper and theorem of each.",
+        + ". " + SOURCES_NOTE,
         "",
     ]
     return lines
@@ -571,16 +618,16 @@ def render_html(sections, out_dir=".", *, title="algos demo report", header="", 
              "(n/a: undefined). <strong>vacuous</strong>: the check holds but its bound is no better than the "
              "problem's trivial bound.</p><p><strong>source tags</strong>: "
              + "; ".join(f"[{_e(k)}] {_e(v)}" for k, v in TAGS.items())
-             + ". &quot;spec&quot; and &quot;T1&quot;-style labels refer to the statements listed on the "
-             "module's documentation page, which gives the paper and theorem of each.</p></div>")
+             + ". " + _e(SOURCES_NOTE) + " " + _e(MATH_NOTE) + "</p></div>")
     h.append(legend)
     # sections
     for s, a in zip(sections, anchors):
         badge = '<span class="badge ok">all hold</span>' if s.passed else '<span class="badge no">failed</span>'
         h.append(f'<section class="module" id="section-{_e(s.module)}">')
         h.append(f'<h2 id="{_e(a)}">{_e(s.title)} {badge}</h2>')
-        if s.error and s.error.strip() not in s.body:
-            h.append(f'<p class="error"><strong>Section failed:</strong> <code>{_e(s.error.strip())}</code></p>')
+        if s.error:
+            h.append(f'<p class="error section-error"><strong>Section failed:</strong> '
+                     f'<code>{_e(_one_line(s.error))}</code></p>')
         if s.body.strip():
             h.append(markdown_to_html(s.body.strip()))
         if s.checks:

@@ -139,7 +139,8 @@ def _failed_section(module, exc):
     from ._report import DemoSection
 
     return DemoSection(module=module, title=f"{module} (section failed)",
-                       body=f"This section stopped with an error: `{type(exc).__name__}: {_error_line(exc)}`",
+                       body=f"The section stopped before its checks were complete; "
+                       f"`ALGOS_DEBUG=1 algos demo --modules {module}` shows the traceback.",
                        error=f"{type(exc).__name__}: {_error_line(exc)}")
 
 
@@ -184,12 +185,9 @@ def _run_demo(args):
         print(json.dumps({
             "report": str(path),
             "passed": ok,
-            "sections": [
-                {"module": s.module, "passed": s.passed, "seconds": round(s.seconds, 2), "error": s.error,
-                 "checks": [{"name": c.name, "measured": c.measured, "guarantee": c.guarantee,
-                             "relation": c.relation, "passed": c.passed} for c in s.checks]}
-                for s in sections
-            ],
+            # per check: name, kind, measured, guarantee, relation, tol, trivial, tightness, vacuous,
+            # passed, status, source (DemoSection.to_dict)
+            "sections": [s.to_dict() for s in sections],
         }, indent=2))
     else:
         print(f"report written to {path}")
