@@ -8,15 +8,22 @@ the table in a real renderer fails the test.
 
 from __future__ import annotations
 
+import ast
 import base64
 import builtins
 import datetime as dt
+import json
 import math
 import re
+import sys
+import types
 from html.parser import HTMLParser
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+import algos
 from algos import _report
 from algos._report import Check, DemoSection, fmt, github_anchor, md_cell, render_html, render_markdown, write_report
 
@@ -286,3 +293,199 @@ def test_md_cell_escaping():
     assert md_cell("a|b") == r"a\|b"
     assert md_cell("a\nb") == "a b"
     assert md_cell("x\\|y") == r"x\\\|y"
+
+
+# -------------------------------------------------------------------------------------------------
+# the demos' checks, read from their source (no demo is run): sources a user can follow, a trivial
+# bound stated for every bound check, no TeX in the text of the report
+
+DEMO_FILES = sorted(Path(algos.__file__).parent.glob("*/_demo.py"))
+CHECK_FIELDS = ("name", "measured", "guarantee", "relation", "tol", "source", "passed", "kind", "trivial")
+INTERNAL = re.compile(r"\b(spec|specs|specification|issue|issues)\b", re.I)
+
+
+def _module_constants(tree):
+    """Module-level ``NAME = <literal>`` assignments (used inside f-strings such as sources)."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return out
+
+
+def _text(node, consts):
+    """The text of a string expression: constants, f-strings (module constants filled in, other
+    fields as ``{}``) and ``+`` / implicit concatenations; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v.value, ast.Name) and v.value.id in consts:
+                parts.append(str(consts[v.value.id]))
+            else:
+                parts.append("{}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _text(node.left, consts), _text(node.right, consts)
+        return None if a is None or b is None else a + b
+    if isinstance(node, ast.IfExp):
+        a, b = _text(node.body, consts), _text(node.orelse, consts)
+        return None if a is None or b is None else a + " | " + b
+    return None
+
+
+def _check_calls(tree):
+    """Every ``Check(...)`` call of a module as a dict field -> AST node (positional or keyword)."""
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Check":
+            args = dict(zip(CHECK_FIELDS, node.args))
+            args.update({k.arg: k.value for k in node.keywords})
+            calls.append((node.lineno, args))
+    return calls
+
+
+def _demo_tree(path):
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_every_module_has_a_demo_with_checks():
+    assert {p.parent.name for p in DEMO_FILES} == set(algos.MODULES)
+    for path in DEMO_FILES:
+        assert _check_calls(_demo_tree(path)), path
+
+
+@pytest.mark.parametrize("path", DEMO_FILES, ids=lambda p: p.parent.name)
+def test_demo_check_sources_cite_a_paper_or_a_docs_page(path):
+    """Every check names a source a user can follow (a paper with its year, a docs page and section,
+    a ``theory`` function, or an identity), and no text of the demo cites internal documents."""
+    tree = _demo_tree(path)
+    consts = _module_constants(tree)
+    for lineno, args in _check_calls(tree):
+        assert "source" in args, f"{path.name}:{lineno}: Check without a source"
+        source = _text(args["source"], consts)
+        assert source is not None, f"{path.name}:{lineno}: the source is not a string expression"
+        assert source.strip(), f"{path.name}:{lineno}: empty source"
+        assert re.search(r"docs/\w+\.md|\b(19|20)\d\d\b|theory\.\w+|identity", source), \
+            f"{path.name}:{lineno}: source {source!r} names no paper, docs page, theory function or identity"
+        for ref in re.findall(r"docs/(\w+)\.md", source):
+            assert (Path(algos.__file__).parents[1] / "docs" / f"{ref}.md").is_file(), (lineno, ref)
+    # every string of the module: check names, sources, the section text and the docstrings
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not INTERNAL.search(node.value), f"{path.name}:{node.lineno}: {node.value!r}"
+
+
+@pytest.mark.parametrize("path", DEMO_FILES, ids=lambda p: p.parent.name)
+def test_demo_bound_checks_state_their_trivial_bound(path):
+    """A theorem or target check passes ``trivial=`` (``None`` where the problem has no trivial bound),
+    so the report can flag a bound that says nothing; sanity checks (identities) need none."""
+    tree = _demo_tree(path)
+    consts = _module_constants(tree)
+    for lineno, args in _check_calls(tree):
+        kind = ast.literal_eval(args["kind"]) if "kind" in args else "theorem"
+        assert kind in _report.KINDS, (path.name, lineno, kind)
+        if kind != "sanity":
+            name = _text(args["name"], consts)
+            assert "trivial" in args, f"{path.name}:{lineno}: {kind} check {name!r} states no trivial bound"
+
+
+@pytest.mark.parametrize("path", DEMO_FILES, ids=lambda p: p.parent.name)
+def test_demo_text_has_no_tex(path):
+    """report.html loads no MathJax (it works offline), so the text it shows is plain: no ``$...$`` and
+    no TeX commands outside the matplotlib figures (``_figure``), which render their own math."""
+    tree = _demo_tree(path)
+    in_figure = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("_figure"):
+            in_figure |= {id(n) for n in ast.walk(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_figure:
+            assert not re.search(r"\$[^$\n]+\$|\\[a-zA-Z]+\{|\\(gamma|alpha|lambda|sigma|beta|sqrt|frac)\b",
+                                 node.value), f"{path.name}:{node.lineno}: {node.value!r}"
+
+
+# -------------------------------------------------------------------------------------------------
+# a failed section shows its error; the JSON summary has kind, tightness and vacuity per check
+
+
+def test_failed_section_error_is_rendered_even_when_the_body_repeats_it(tmp_path):
+    err = "RuntimeError: kernel `x` exploded\nsecond line"
+    secs = [DemoSection("gamma", "gamma (section failed)", body="It said RuntimeError: kernel `x` exploded.",
+                        error=err),
+            DemoSection("beta", "Beta", checks=[Check("ok", 1.0, 0.5)])]
+    md = render_markdown(secs, **FIXED)
+    gamma = md.split("## gamma (section failed)")[1].split("## Beta")[0]
+    assert "**Section failed:** ``RuntimeError: kernel `x` exploded second line``" in gamma
+    assert "- **failed sections**: gamma (RuntimeError)" in md
+    assert "**NO** (error)" in md
+    html = render_html(secs, tmp_path, **FIXED)
+    section = html.split('id="section-gamma"')[1].split("</section>")[0]
+    assert '<p class="error section-error"><strong>Section failed:</strong> ' \
+           "<code>RuntimeError: kernel `x` exploded second line</code></p>" in section
+    assert "<dt>failed sections</dt><dd>gamma (RuntimeError)</dd>" in html
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py (docs extra) not installed")
+    rendered = markdown_it.MarkdownIt("commonmark").render(gamma)
+    assert "<code>RuntimeError: kernel `x` exploded second line</code>" in rendered
+    # a section without an error has no such line
+    assert "Section failed" not in md.split("## Beta")[1] and "section-error" not in html.split('id="section-beta"')[1]
+
+
+def test_legend_cites_no_internal_documents_and_says_the_page_is_offline(tmp_path):
+    md = render_markdown(_sections(), **FIXED)
+    html = render_html(_sections(), tmp_path, **FIXED)
+    for text in (md.split("| module |")[0], html.split('<div class="legend">')[1].split("</div>")[0]):
+        assert not INTERNAL.search(text), text
+        assert "docs/&lt;module&gt;.md" in text or "docs/<module>.md" in text
+    assert "works offline" in html and "<script" not in html
+
+
+def test_check_to_dict_has_kind_tightness_and_vacuity():
+    c = Check("a", np.float64(0.3), 2.0, relation="<=", trivial=np.float64(1.0), kind="target", source="s")
+    d = c.to_dict()
+    assert d == {"name": "a", "kind": "target", "measured": 0.3, "guarantee": 2.0, "relation": "<=", "tol": 0.0,
+                 "trivial": 1.0, "tightness": 0.15, "vacuous": True, "passed": True, "status": "vacuous",
+                 "source": "s"}
+    assert all(type(d[k]) is float for k in ("measured", "guarantee", "trivial"))
+    json.dumps(d)
+    assert Check("b", 1, 0.5).to_dict()["tightness"] == 0.5 and Check("b", 1, 0.5).to_dict()["trivial"] is None
+
+
+def test_demo_json_has_kind_tightness_and_vacuous_per_check(tmp_path, monkeypatch, capsys):
+    from algos.cli import main
+
+    checks = [Check("holds", 0.5, 1.0, relation="<=", kind="theorem", source="docs/pomdp.md", trivial=2.0),
+              Check("vacuous", 0.5, 3.0, relation="<=", kind="theorem", trivial=2.0),
+              Check("target", 0.4, 0.5, kind="target"),
+              Check("identity", 1e-13, 1e-12, relation="<=", kind="sanity")]
+
+    def fake(out_dir, quick=False, random_state=0):
+        return DemoSection("pomdp", "P", checks=checks)
+
+    def boom(out_dir, quick=False, random_state=0):
+        raise ValueError("bad\ninput")
+
+    for module, run in (("pomdp", fake), ("continual", boom)):
+        mod = types.ModuleType(f"algos.{module}._demo")
+        mod.run_demo = run
+        monkeypatch.setitem(sys.modules, f"algos.{module}._demo", mod)
+    assert main(["demo", "--out", str(tmp_path), "--modules", "pomdp,continual", "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    secs = {s["module"]: s for s in summary["sections"]}
+    got = {c["name"]: c for c in secs["pomdp"]["checks"]}
+    assert list(got) == [c.name for c in checks]
+    for c in checks:
+        g = got[c.name]
+        assert (g["kind"], g["tightness"], g["vacuous"], g["status"], g["passed"], g["trivial"], g["source"]) == \
+            (c.kind, c.tightness, c.vacuous, c.status, c.passed, c.trivial, c.source)
+    assert got["vacuous"]["vacuous"] is True and got["holds"]["vacuous"] is False
+    assert got["target"]["status"] == "fail"
+    assert secs["continual"]["error"] == "ValueError: bad input" and secs["continual"]["checks"] == []
+    report = (tmp_path / "report.md").read_text()
+    assert "**Section failed:** `ValueError: bad input`" in report
