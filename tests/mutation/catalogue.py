@@ -63,7 +63,8 @@ MUTANTS = [
     Mutant("fair_matching.default_gamma_0.3", FM, A,
            "changed default threshold of ThresholdEqualFilling (0.5 -> 0.3)",
            _src("algos.fair_matching._divisible",
-                ("def __init__(self, gamma=0.5, *,", "def __init__(self, gamma=0.3, *,"))),
+                ("def __init__(self, gamma=0.5, *,", "def __init__(self, gamma=0.3, *,")),
+           tests=("tests/fair_matching/test_mutation_kills.py",)),
     Mutant("fair_matching.fair_rule_swapped", FM, A,
            "fair_rule names swapped: the default equal split runs the min-utility rule",
            _src("algos.fair_matching._divisible",
@@ -382,5 +383,6 @@ MUTANTS = [
                    lambda prop: property(lambda self: 1.1 * prop.fget(self)))),
     Mutant("point_process.s_fixed_point_never_damped", PP, A,
            "the S fixed point never damps a step that lowers the ELBO (monotone ascent not enforced)",
-           Replace("algos.point_process._vogcam:S_DAMP_RTOL", lambda value: 1e300)),
+           Replace("algos.point_process._vogcam:S_DAMP_RTOL", lambda value: 1e300),
+           tests=("tests/point_process/test_mutation_kills.py",)),
 ]
