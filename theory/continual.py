@@ -154,7 +154,14 @@ def esn_contraction_bound(leak, sigma, t, initial_distance=1.0):
     t_arr = np.asarray(t)
     if t_arr.dtype.kind not in "iu" or (t_arr.size and t_arr.min() < 0):
         raise ValueError(f"'t' must be a non-negative int or array of such ints; got {t!r}.")
-    out = d0 * np.power(c, t_arr.astype(float))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = d0 * np.power(c, t_arr.astype(float))
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"the bound c^t * initial_distance exceeds the float64 range for 'sigma' = {float(sigma)!r} "
+            f"(c = {c:g}), 't' up to {int(t_arr.max())} and 'initial_distance' = {d0!r}; the runs need not "
+            "contract when 'sigma' >= 1."
+        )
     return float(out) if out.ndim == 0 else out
 
 

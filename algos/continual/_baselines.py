@@ -19,7 +19,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_scalar_float, check_scalar_int, spawn_generators
+import numbers
+
+from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int, spawn_generators
+from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
 
 __all__ = ["StreamingRidge", "OfflineLDA", "RandomConvFeatures", "FeatureHead", "make_baseline", "BASELINES"]
@@ -37,7 +40,7 @@ class _GrowingLabels:
         return pos
 
 
-class StreamingRidge(_GrowingLabels, ClassifierMixin, BaseEstimator):
+class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Streaming ridge regression on one-hot targets (analytic class-incremental learning).
 
     Accumulates :math:`A = \sum F^\top F` and :math:`B = \sum F^\top Y` (one column per class; the
@@ -75,10 +78,17 @@ class StreamingRidge(_GrowingLabels, ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, first, allow_empty):
         check_scalar_float(self.alpha, "alpha", low=0.0, closed="neither")
+        check_numeric(X, "X")
+        check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=np.float64, ensure_min_samples=0 if allow_empty else 1)
         if len(y):
             check_classification_targets(y)
         F = self._aug(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = F.T @ F
+        if not np.all(np.isfinite(gram)):
+            raise ValueError(f"'X' is too large for the Gram matrix X^T X in float64 (largest |X| = "
+                             f"{float(np.max(np.abs(X))):g}); scale the features first.")
         if first:
             self.gram_ = np.zeros((F.shape[1], F.shape[1]))
             self.cross_ = np.zeros((F.shape[1], 0))
@@ -95,7 +105,7 @@ class StreamingRidge(_GrowingLabels, ClassifierMixin, BaseEstimator):
         yi = np.searchsorted(self.classes_, y)
         Y = np.zeros((len(y), self.classes_.size))
         Y[np.arange(len(y)), yi] = 1.0
-        self.gram_ += F.T @ F
+        self.gram_ += gram
         cross += F.T @ Y
         np.add.at(counts, yi, 1)
         self.cross_, self.counts_ = cross, counts
@@ -122,6 +132,7 @@ class StreamingRidge(_GrowingLabels, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Ridge outputs :math:`F W` (n, K) (``-inf`` for unseen classes); (n,) when K == 2 or K == 1."""
         W = self._coef()
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         S = self._aug(X) @ W
         S[:, self.counts_ == 0] = -np.inf
@@ -132,13 +143,25 @@ class StreamingRidge(_GrowingLabels, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """The seen class with the largest ridge output."""
         W = self._coef()
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         S = self._aug(X) @ W
         S[:, self.counts_ == 0] = -np.inf
         return self.classes_[np.argmax(S, axis=1)]
 
 
-class OfflineLDA(_GrowingLabels, ClassifierMixin, BaseEstimator):
+def _check_lda_shrinkage(shrinkage):
+    if shrinkage is None:
+        return None
+    if isinstance(shrinkage, str):
+        return check_option(shrinkage, "shrinkage", ("auto",))
+    if isinstance(shrinkage, (bool, np.bool_)) or not isinstance(shrinkage, numbers.Real):
+        raise TypeError(f"'shrinkage' must be None, 'auto' or a float in [0, 1]; got {shrinkage!r} of type "
+                        f"{type(shrinkage).__name__}.")
+    return check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
+
+
+class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Offline LDA upper bound: stores every sample and refits scikit-learn's LDA on all of them.
 
     Not exemplar-free (it keeps the whole stream); it is the joint-training reference for the
@@ -175,8 +198,9 @@ class OfflineLDA(_GrowingLabels, ClassifierMixin, BaseEstimator):
         return self
 
     def _partial_fit(self, X, y, first, allow_empty):
-        if self.shrinkage is not None and not isinstance(self.shrinkage, str):
-            check_scalar_float(self.shrinkage, "shrinkage", low=0.0, high=1.0)
+        _check_lda_shrinkage(self.shrinkage)
+        check_numeric(X, "X")
+        check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=np.float64, ensure_min_samples=0 if allow_empty else 1)
         if len(y):
             check_classification_targets(y)
@@ -211,6 +235,7 @@ class OfflineLDA(_GrowingLabels, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Prediction of LDA refitted on all stored samples."""
         model = self._fitted_model()
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if not hasattr(model, "predict"):
             return np.full(len(X), model, dtype=self.y_seen_.dtype)
@@ -263,15 +288,18 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
 
     def fit(self, X=None, y=None):
         """Draw the filters (no data needed; ``X`` only fixes the image size). Returns ``self``."""
-        from ._circle import resolve_image_geometry
+        from ._circle import _image_shape_tuple, resolve_image_geometry
 
         if X is not None:
+            check_numeric(X, "X")
             X = validate_data(self, X, dtype=np.float64)
             n_feat = X.shape[1]
-        elif isinstance(self.image_shape, str):
-            raise ValueError("image_shape='auto' needs X in fit (or pass image_shape=(C, H, W)).")
-        else:
-            n_feat = int(np.prod(self.image_shape))
+        if y is not None:
+            check_labels(y, "y", None if X is None else X.shape[0])
+        if X is None:
+            if isinstance(self.image_shape, str):
+                raise ValueError("image_shape='auto' needs X in fit (or pass image_shape=(C, H, W)).")
+            n_feat = int(np.prod(_image_shape_tuple(self.image_shape)))
             self.n_features_in_ = n_feat
         shape, _, _ = resolve_image_geometry(n_feat, self.image_shape)
         k, s, p, (qh, qw), (Ho, Wo) = self._geometry(shape)
@@ -286,6 +314,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Features of shape (n, n_features_out_) for images (n, C*H*W)."""
         check_is_fitted(self, "filters_")
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_min_samples=0)
         C, H, W = self.image_shape_
         k, s, p, (qh, qw), (Ho, Wo) = self._geometry(self.image_shape_)
@@ -301,7 +330,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return z.reshape(n, -1)
 
 
-class FeatureHead(ClassifierMixin, BaseEstimator):
+class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""A fixed (data-free) feature transformer followed by a streaming head.
 
     The first ``partial_fit`` fits a clone of ``features`` without data (it only draws weights) and a
@@ -335,8 +364,12 @@ class FeatureHead(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "head_")
+        if first:
+            self._check_parts()
+        check_numeric(X, "X")
+        check_labels(y, "y")
         if X is not None and getattr(np.asarray(X), "ndim", 2) == 4:
-            X = np.asarray(X).reshape(len(X), -1)
+            X = self._flatten_images(np.asarray(X))
         X, y = validate_data(self, X, y, reset=first, dtype=np.float64, ensure_min_samples=0 if allow_empty else 1)
         if first:
             self.features_ = None if self.features is None else clone(self.features).fit(X if len(X) else None)
@@ -346,10 +379,28 @@ class FeatureHead(ClassifierMixin, BaseEstimator):
         self.classes_ = self.head_.classes_
         return self
 
+    def _flatten_images(self, X):
+        """(n, C, H, W) images to (n, C*H*W), checking (C, H, W) against the extractor's ``image_shape``."""
+        shape = getattr(self.features, "image_shape", None)
+        if isinstance(shape, (tuple, list)) and tuple(X.shape[1:]) != tuple(shape):
+            raise ValueError(f"'X' must have shape (n, {', '.join(map(str, shape))}) to match the image_shape of "
+                             f"'features'; got {X.shape}.")
+        return X.reshape(len(X), -1)
+
+    def _check_parts(self):
+        f, h = self.features, self.head
+        if f is not None and not (hasattr(f, "fit") and hasattr(f, "transform") and hasattr(f, "get_params")):
+            raise TypeError(f"'features' must be None or a scikit-learn transformer (fit, transform, get_params); "
+                            f"got {f!r} of type {type(f).__name__}.")
+        if h is not None and not (hasattr(h, "partial_fit") and hasattr(h, "predict") and hasattr(h, "get_params")):
+            raise TypeError(f"'head' must be None or a scikit-learn classifier with partial_fit; got {h!r} of type "
+                            f"{type(h).__name__}.")
+
     def _features(self, X):
         check_is_fitted(self, "head_")
+        check_numeric(X, "X")
         if getattr(np.asarray(X), "ndim", 2) == 4:
-            X = np.asarray(X).reshape(len(X), -1)
+            X = self._flatten_images(np.asarray(X))
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X if self.features_ is None else self.features_.transform(X)
 
@@ -398,8 +449,16 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
     -------
     FeatureHead
     """
-    if name not in BASELINES:
-        raise ValueError(f"'name' must be one of {{{', '.join(repr(k) for k in BASELINES)}}}; got {name!r}.")
+    from ._circle import _image_shape_tuple
+    from ._reservoir import _BACKENDS
+
+    check_option(name, "name", tuple(BASELINES))
+    image_shape = _image_shape_tuple(image_shape)
+    units = check_scalar_int(units, "units", low=1)
+    shrinkage = check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
+    alpha = check_scalar_float(alpha, "alpha", low=0.0, closed="neither")
+    check_random_state(random_state)  # checked here; each extractor draws from it later
+    check_option(backend, "backend", _BACKENDS)
     slda = StreamingLDA(shrinkage=shrinkage)
     if name == "raw_slda":
         return FeatureHead(None, slda)

@@ -3,13 +3,15 @@ r"""``CIRCLEClassifier``: R fixed reservoir extractors, G streaming-LDA heads, a
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_scalar_float, check_scalar_int, spawn_generators
+from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
+from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
@@ -29,9 +31,22 @@ def _head_dtype(head_dtype, d):
         dt = np.dtype(head_dtype)
     except TypeError:
         dt = None
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+    if dt is None or dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got {head_dtype!r}.")
     return dt.type
+
+
+def _image_shape_tuple(image_shape):
+    """``image_shape`` as a tuple (C, H, W) of 3 positive ints, or a TypeError/ValueError naming it."""
+    if (not isinstance(image_shape, (tuple, list)) or len(image_shape) != 3
+            or not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in image_shape)):
+        raise TypeError(f"'image_shape' must be 'auto' or a tuple (C, H, W) of 3 positive ints; "
+                        f"got {image_shape!r}.")
+    image_shape = tuple(int(v) for v in image_shape)
+    if min(image_shape) < 1:
+        raise ValueError(f"'image_shape' must be 'auto' or a tuple (C, H, W) of 3 positive ints; "
+                         f"got {image_shape!r}.")
+    return image_shape
 
 
 def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_size="auto", pooling="avg"):
@@ -48,6 +63,8 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
     -------
     (image_shape, patch, pool_size) : (tuple of 3 ints, int, int)
     """
+    n_features = check_scalar_int(n_features, "n_features", low=1)
+    pooling = check_option(pooling, "pooling", ("gap", "avg", "none"))
     if isinstance(image_shape, str):
         if image_shape != "auto":
             raise ValueError(f"'image_shape' must be 'auto' or a tuple (C, H, W); got {image_shape!r}.")
@@ -60,13 +77,7 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
         else:
             image_shape = (1, 1, int(n_features))
     else:
-        if not isinstance(image_shape, (tuple, list)) or len(image_shape) != 3:
-            raise TypeError(f"'image_shape' must be 'auto' or a tuple (C, H, W) of 3 positive ints; "
-                            f"got {image_shape!r}.")
-        image_shape = tuple(int(v) for v in image_shape)
-        if min(image_shape) < 1:
-            raise ValueError(f"'image_shape' must be 'auto' or a tuple (C, H, W) of 3 positive ints; "
-                             f"got {image_shape!r}.")
+        image_shape = _image_shape_tuple(image_shape)
         if int(np.prod(image_shape)) != n_features:
             raise ValueError(f"'X' has {n_features} features per row but image_shape = {image_shape} needs "
                              f"C*H*W = {int(np.prod(image_shape))}.")
@@ -77,6 +88,9 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
         patch = 2 if H % 2 == 0 and W % 2 == 0 else 1
     else:
         patch = check_scalar_int(patch, "patch", low=1)
+        if H % patch or W % patch:
+            raise ValueError(f"image size {H}x{W} is not divisible by 'patch' = {patch}; crop or pad the images to a "
+                             f"multiple of the patch size first.")
     if isinstance(pool_size, str):
         if pool_size != "auto":
             raise ValueError(f"'pool_size' must be 'auto' or an int >= 1; got {pool_size!r}.")
@@ -84,10 +98,14 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
         pool_size = 2 if pooling == "avg" and nh % 2 == 0 and nw % 2 == 0 else 1
     else:
         pool_size = check_scalar_int(pool_size, "pool_size", low=1)
+        nh, nw = H // patch, W // patch
+        if pooling == "avg" and (nh % pool_size or nw % pool_size):
+            raise ValueError(f"the {nh}x{nw} token grid (image {H}x{W}, patch {patch}) is not divisible by "
+                             f"'pool_size' = {pool_size}.")
     return image_shape, patch, pool_size
 
 
-class SLDAEnsemble(ClassifierMixin, BaseEstimator):
+class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Prediction ensemble of streaming LDA heads over contiguous column blocks of ``X``.
 
     Head :math:`g` is a :class:`StreamingLDA` on the columns of block :math:`g`;
@@ -122,7 +140,11 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
         self.head_dtype = head_dtype
 
     def _bounds(self, d):
-        sizes = [d] if self.group_sizes is None else [int(s) for s in self.group_sizes]
+        if self.group_sizes is None:
+            sizes = [d]
+        else:
+            arr = check_array(self.group_sizes, "group_sizes", ndim=1, dtype="int", allow_empty=True)
+            sizes = [int(s) for s in arr]
         if not sizes or min(sizes) < 1 or sum(sizes) != d:
             raise ValueError(f"'group_sizes' must be positive ints summing to n_features = {d}; "
                              f"got {self.group_sizes!r}.")
@@ -141,6 +163,8 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "heads_")
+        check_numeric(X, "X")
+        check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, ensure_min_samples=0 if allow_empty else 1,
                              dtype=[np.float64, np.float32])
         if first:
@@ -158,6 +182,7 @@ class SLDAEnsemble(ClassifierMixin, BaseEstimator):
 
     def _log_proba(self, X):
         check_is_fitted(self, "heads_")
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
         logs = [_log_softmax(h._scores(X[:, a:b]) / tau, h.counts_ > 0) for h, (a, b) in zip(self.heads_, self._slices)]
@@ -192,7 +217,7 @@ def _decision_from_log(L):
     return L
 
 
-class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
+class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""CIRCLE: fixed data-free reservoir features, streaming LDA heads and a softmax ensemble.
 
     ``n_reservoirs`` (R) :class:`~algos.continual.BiRC2DFeatures` extractors, each fully specified by
@@ -390,6 +415,7 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n, sum_r d_r)
         """
         check_is_fitted(self, "extractors_")
+        check_numeric(X, "X")
         X, _ = self._flatten(X, first=False)
         X = validate_data(self, X, reset=False, ensure_min_samples=0, dtype=[np.float64, np.float32])
         return self._transform(X)
@@ -438,6 +464,8 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "extractors_")
+        check_numeric(X, "X")
+        check_labels(y, "y")
         X, img = self._flatten(X, first)
         X, y = validate_data(self, X, y, reset=first, ensure_min_samples=0 if allow_empty else 1,
                              dtype=[np.float64, np.float32])
@@ -455,6 +483,7 @@ class CIRCLEClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ prediction
     def _log_proba(self, X):
         check_is_fitted(self, "ensemble_")
+        check_numeric(X, "X")
         X, _ = self._flatten(X, first=False)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         self.ensemble_.temperature = self.temperature

@@ -58,6 +58,9 @@ def _resolve_dataset(text):
         if not path.is_file():
             raise ValueError(f"'mnist5k' expects {path}; set ALGOS_SHARED_DATA or pass the file's path.")
         return str(path)
+    if text != "digits" and not text.endswith((".npz", ".csv", ".csv.gz")):
+        raise ValueError(f"'dataset' must be 'digits', 'mnist5k', a .csv/.csv.gz (MNIST layout) or an .npz path; "
+                         f"got {text!r}.")
     return text
 
 

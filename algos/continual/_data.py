@@ -9,11 +9,12 @@ from paths the caller gives.
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_finite
+from .._validation import check_array, check_scalar_float, check_scalar_int
 
 __all__ = ["scale_pixels", "load_digits_images", "load_mnist_csv", "load_npz_images", "load_image_dataset"]
 
@@ -42,23 +43,23 @@ def scale_pixels(X, max_value="auto"):
     >>> scale_pixels([[0, 255, 51]]).tolist()
     [[0.0, 1.0, 0.2]]
     """
-    X = np.asarray(X, dtype=np.float64)
-    check_finite(X, "X")
-    lo = float(X.min()) if X.size else 0.0
-    hi = float(X.max()) if X.size else 0.0
+    X = check_array(X, "X")
+    if X.ndim == 0:
+        raise ValueError(f"'X' must be an array of pixel values (at least 1-dimensional); got the scalar {X.item()!r}.")
+    lo = float(X.min())
+    hi = float(X.max())
     if lo < 0:
-        raise ValueError(f"pixel values must be >= 0 (scale images to [0, 1] or [0, 255]); got minimum {lo:g}.")
+        raise ValueError(f"'X' (pixel values) must be >= 0 (scale images to [0, 1] or [0, 255]); got minimum {lo:g}.")
     if isinstance(max_value, str):
         if max_value != "auto":
             raise ValueError(f"'max_value' must be 'auto' or a positive float; got {max_value!r}.")
         max_value = 1.0 if hi <= 1.0 else 255.0
     else:
-        max_value = float(max_value)
-        if not (np.isfinite(max_value) and max_value > 0):
-            raise ValueError(f"'max_value' must be 'auto' or a positive float; got {max_value!r}.")
+        max_value = check_scalar_float(max_value, "max_value", low=0.0, closed="neither")
     if hi > max_value:
         raise ValueError(
-            f"pixel values must lie in [0, {max_value:g}] (documented ranges: [0, 1] or [0, 255]); got maximum {hi:g}."
+            f"'X' (pixel values) must lie in [0, {max_value:g}] (the range set by 'max_value'; documented ranges: "
+            f"[0, 1] or [0, 255]); got maximum {hi:g}."
         )
     return X / max_value
 
@@ -151,7 +152,13 @@ def load_image_dataset(name, test_size=0.3, random_state=0, max_samples=None):
     """
     from sklearn.model_selection import train_test_split
 
-    text = str(name)
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"'name' must be 'digits' or a path (str or os.PathLike); got {name!r} of type "
+                        f"{type(name).__name__}.")
+    test_size = check_scalar_float(test_size, "test_size", low=0.0, high=1.0, closed="neither")
+    if max_samples is not None:
+        max_samples = check_scalar_int(max_samples, "max_samples", low=2)
+    text = str(os.fspath(name))
     if text == "digits":
         X, y, shape = load_digits_images()
     elif text.endswith(".npz"):
@@ -159,7 +166,7 @@ def load_image_dataset(name, test_size=0.3, random_state=0, max_samples=None):
     elif text.endswith(".csv") or text.endswith(".csv.gz"):
         X, y, shape = load_mnist_csv(text)
     else:
-        raise ValueError(f"'dataset' must be 'digits', a .csv/.csv.gz (MNIST layout) or an .npz path; got {text!r}.")
+        raise ValueError(f"'name' must be 'digits', a .csv/.csv.gz (MNIST layout) or an .npz path; got {text!r}.")
     if max_samples is not None and max_samples < len(y):
         X, _, y, _ = train_test_split(X, y, train_size=int(max_samples), stratify=y, random_state=random_state)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, stratify=y, random_state=random_state)

@@ -7,7 +7,8 @@ import time
 import numpy as np
 from sklearn.base import clone
 
-from .._validation import check_bool, check_random_state, check_scalar_int
+from .._validation import check_bool, check_finite, check_random_state, check_scalar_int
+from ._checks import check_labels, check_numeric
 
 __all__ = ["class_incremental_split", "evaluate_cil"]
 
@@ -48,12 +49,13 @@ def class_incremental_split(y, n_tasks, first_task_classes=None, class_order_see
     >>> [t.tolist() for t in class_incremental_split(list(range(6)), 3, first_task_classes=4, class_order_seed=None)]
     [[0, 1, 2, 3], [4], [5]]
     """
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"'y' must be a non-empty 1-d array of labels; got shape {y.shape}.")
+    y = check_labels(y, "y", allow_empty=False)
     classes = np.unique(y)
     K = classes.size
-    n_tasks = check_scalar_int(n_tasks, "n_tasks", low=1, high=K)
+    n_tasks = check_scalar_int(n_tasks, "n_tasks", low=1)
+    if n_tasks > K:
+        raise ValueError(f"'n_tasks' must be an int in [1, {K}] (at most the number of classes in 'y'); "
+                         f"got {n_tasks}.")
     if class_order_seed is not None:
         classes = classes[check_random_state(class_order_seed, "class_order_seed").permutation(K)]
     if first_task_classes is None:
@@ -63,6 +65,24 @@ def class_incremental_split(y, n_tasks, first_task_classes=None, class_order_see
         raise ValueError(f"'first_task_classes' must equal the number of classes ({K}) when n_tasks = 1; got {first}.")
     rest = np.array_split(classes[first:], n_tasks - 1) if n_tasks > 1 else []
     return [classes[:first]] + [np.asarray(t) for t in rest]
+
+
+def _check_data(X, name):
+    """A non-empty array of real, finite samples (first axis) with at least one feature axis.
+
+    The array keeps its dtype (uint8 images stay uint8): the model converts it.
+    """
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        return X  # sparse features: the model checks them
+    check_numeric(X, name)
+    X = np.asarray(X)
+    if X.ndim < 2:
+        raise ValueError(f"'{name}' must have shape (n_samples, ...) with at least 2 dimensions; got an array of "
+                         f"shape {X.shape}.")
+    if X.shape[0] == 0:
+        raise ValueError(f"'{name}' must not be empty; got an array of shape {X.shape}.")
+    check_finite(X, name)
+    return X
 
 
 def _make_model(model_factory):
@@ -121,10 +141,15 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
     ValueError
         If the tasks overlap, are empty, or a task has no training or no test sample.
     """
-    y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)
-    if len(X_tr) != len(y_tr) or len(X_te) != len(y_te):
-        raise ValueError(f"X and y must have the same length; got {len(X_tr)}/{len(y_tr)} (train) and "
-                         f"{len(X_te)}/{len(y_te)} (test).")
+    X_tr, X_te = _check_data(X_tr, "X_tr"), _check_data(X_te, "X_te")
+    y_tr = check_labels(y_tr, "y_tr", allow_empty=False)
+    y_te = check_labels(y_te, "y_te", allow_empty=False)
+    for xn, X, yn, y in (("X_tr", X_tr, "y_tr", y_tr), ("X_te", X_te, "y_te", y_te)):
+        if len(X) != len(y):
+            raise ValueError(f"'{xn}' and '{yn}' must have the same length; got {len(X)} and {len(y)}.")
+    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__iter__"):
+        raise TypeError(f"'tasks' must be a list of array-likes of class labels; got {tasks!r} of type "
+                        f"{type(tasks).__name__}.")
     tasks = [np.atleast_1d(np.asarray(t)) for t in tasks]
     if not tasks:
         raise ValueError("'tasks' must contain at least one task; got an empty list.")
@@ -144,8 +169,8 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
     te_idx = [np.flatnonzero(np.isin(y_te, t)) for t in tasks]
     for j, (a, b) in enumerate(zip(tr_idx, te_idx)):
         if a.size == 0 or b.size == 0:
-            kind = "training" if a.size == 0 else "test"
-            raise ValueError(f"task {j} (classes {tasks[j].tolist()}) has no {kind} sample.")
+            kind, where = ("training", "y_tr") if a.size == 0 else ("test", "y_te")
+            raise ValueError(f"task {j} of 'tasks' (classes {tasks[j].tolist()}) has no {kind} sample in '{where}'.")
     T = len(tasks)
     model = _make_model(model_factory)
     acc = np.full((T, T), np.nan)

@@ -49,6 +49,7 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
+from ._checks import check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
 
 __all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
@@ -316,6 +317,8 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
             if X.ndim != 4:
                 raise ValueError(f"'X' must have shape (B, N_h, N_w, C); got an array of shape {X.shape}.")
             check_finite(X, "X")
+        if y is not None:
+            check_labels(y, "y", None if X is None else X.shape[0])
         if input_dim is None:
             input_dim = self.input_dim
         if input_dim is None:
@@ -336,8 +339,15 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         mats = [draw_reservoir_weights(g, self.input_dim_, int(self.units), **kw) for g in gens]
         if self.share_direction_weights:
             mats = [mats[0], mats[0], mats[2], mats[2]]
-        self.W_in_ = np.stack([m[0] for m in mats]).astype(dt)
-        self.W_ = np.stack([m[1] for m in mats]).astype(dt)
+        with np.errstate(over="ignore", invalid="ignore"):
+            W_in, W = np.stack([m[0] for m in mats]).astype(dt), np.stack([m[1] for m in mats]).astype(dt)
+        if not (np.all(np.isfinite(W_in)) and np.all(np.isfinite(W))):
+            raise ValueError(
+                f"the reservoir weights overflow {np.dtype(dt).name} with 'spectral_radius' = "
+                f"{float(self.spectral_radius)!r} and 'input_scaling' = {float(self.input_scaling)!r}; use smaller "
+                f"values ('spectral_radius' < 1 keeps the echo-state property)."
+            )
+        self.W_in_, self.W_ = W_in, W
         self.n_features_out_ = 4 * int(self.units)
         self.backend_ = _resolve_backend(self.backend)
 
@@ -575,7 +585,9 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         (C, H, W), P, (Nh, Nw) = self._check_params()
         dt = _check_dtype(self.dtype)
         if X is not None:
-            self._to_images(X, (C, H, W), dt)
+            X = self._to_images(X, (C, H, W), dt)
+        if y is not None:
+            check_labels(y, "y", None if X is None else X.shape[0])
         n_blocks = int(self.n_blocks)
         gens = spawn_generators(self.random_state, 2 + n_blocks)
         if self.stem == "random_conv":
@@ -658,7 +670,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             i = int(bad[0])
             allowed = "[0, 1]" if mode == "unit" else "[0, 1] or [0, 255]" if mode == "auto" else "[0, 255]"
             raise ValueError(
-                f"pixel values must lie in {allowed} (pixel_range={mode!r}); image {i} has values in "
+                f"'X': pixel values must lie in {allowed} (pixel_range={mode!r}); image {i} has values in "
                 f"[{float(lo[i]):g}, {float(hi[i]):g}]. Scale the images, or pass pixel_range='none' to use "
                 f"them unchanged."
             )

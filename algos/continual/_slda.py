@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_option, check_scalar_float
+from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 
 __all__ = ["StreamingLDA"]
@@ -78,7 +79,7 @@ def _log_softmax(scores, seen):
     return out
 
 
-class StreamingLDA(ClassifierMixin, BaseEstimator):
+class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Streaming LDA: running class means, one shared covariance, softmax over the seen classes.
 
     The state after any stream is the class means :math:`\mu_k`, the counts :math:`c_k`, the total
@@ -269,6 +270,8 @@ class StreamingLDA(ClassifierMixin, BaseEstimator):
 
     def _validate_xy(self, X, y, first, allow_empty):
         mode, eps, tau, dtype = self._check_params()
+        check_numeric(X, "X")
+        check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32],
                              ensure_min_samples=0 if allow_empty else 1)
         if len(y):
@@ -403,6 +406,7 @@ class StreamingLDA(ClassifierMixin, BaseEstimator):
     def _scores(self, X):
         """Scores ``s_k(x)`` of shape (n, K); ``-inf`` for unseen classes."""
         check_is_fitted(self, "classes_")
+        check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         W, b, seen = self._weights()
         S = X.astype(W.dtype, copy=False) @ W - b

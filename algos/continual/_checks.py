@@ -1,0 +1,103 @@
+"""Boundary checks shared by the continual-learning estimators (the package wording of ``algos._validation``).
+
+scikit-learn's ``validate_data`` already rejects NaN, infinities, complex numbers and the wrong rank
+with its own wording; these helpers add what it leaves out or words without the argument's name:
+non-numeric ``X`` and the labels ``y`` (which may be strings, but never NaN, infinite or complex).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_finite
+
+__all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin"]
+
+
+def check_numeric(X, name="X"):
+    """Raise ``TypeError`` naming ``name`` if ``X`` holds strings, complex numbers or other non-real values.
+
+    ``X`` is returned unchanged (the estimators convert it themselves); real input costs one
+    ``numpy.asarray`` when it is not an array already.
+    """
+    if X is None:
+        return X
+    try:
+        kind = X.dtype.kind if isinstance(X, np.ndarray) else np.asarray(X).dtype.kind
+    except Exception:  # noqa: BLE001 - ragged input: let check_array word it
+        kind = "O"
+    if kind not in "iufb":
+        check_array(X, name, allow_empty=True, finite=False)  # raises for strings, complex, objects, ragged
+    return X
+
+
+def check_labels(y, name="y", n_samples=None, *, allow_empty=True, x_name="X"):
+    """Class labels: a 1-d array of ints, finite floats or strings, of length ``n_samples`` when given.
+
+    Labels may be any sortable, comparable values (strings included); NaN, infinities and complex
+    numbers are rejected.
+
+    Returns
+    -------
+    ndarray
+    """
+    try:
+        arr = np.asarray(y)
+    except Exception as exc:  # noqa: BLE001 - ragged input
+        raise TypeError(f"'{name}' must be a 1-d array of class labels; got {type(y).__name__}.") from exc
+    if arr.ndim != 1:
+        raise ValueError(f"'{name}' must be a 1-d array of class labels; got an array of shape {arr.shape}.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"'{name}' must be a non-empty 1-d array of class labels; got an array of shape {arr.shape}.")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"'{name}' must hold real or string class labels; got an array of dtype {arr.dtype}.")
+    if arr.dtype.kind == "f":
+        check_finite(arr, name)
+    elif arr.dtype.kind == "O" and arr.size:
+        for v in arr:
+            if isinstance(v, complex) or (isinstance(v, (float, np.floating)) and not np.isfinite(v)):
+                raise ValueError(f"'{name}' must hold finite real or string class labels; got {v!r}.")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"'{x_name}' and '{name}' must have the same length; got {n_samples} and {arr.shape[0]}.")
+    return arr
+
+
+def check_label_kind(y, classes, name="y"):
+    """Raise ``ValueError`` if ``y`` mixes string and numeric labels with the fitted ``classes``."""
+    if len(y) == 0 or classes is None or len(classes) == 0:
+        return
+    y_str = np.asarray(y).dtype.kind in "USO" and any(isinstance(v, str) for v in np.asarray(y).ravel()[:1000])
+    c_str = np.asarray(classes).dtype.kind in "USO" and any(isinstance(v, str) for v in np.asarray(classes).ravel())
+    if y_str != c_str:
+        kinds = ("strings", "numbers")
+        raise ValueError(
+            f"'{name}' must hold labels of the kind seen in fit ({kinds[not c_str]}); got {kinds[not y_str]} "
+            f"such as {np.asarray(y).ravel()[0]!r}."
+        )
+
+
+class LabelScoreMixin:
+    """``score`` (mean accuracy) with the package's checks of ``X`` and ``y`` before predicting."""
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import accuracy_score
+
+        check_numeric(X, "X")
+        y = check_labels(y, "y")
+        pred = self.predict(X)
+        if len(pred) != len(y):
+            raise ValueError(f"'X' and 'y' must have the same length; got {len(pred)} and {len(y)}.")
+        check_label_kind(y, getattr(self, "classes_", None), "y")
+        return float(accuracy_score(y, pred, sample_weight=sample_weight))
