@@ -42,6 +42,8 @@ import numbers
 
 import numpy as np
 
+from algos._validation import check_array
+
 __all__ = [
     "BOUND_KIND",
     "STATUS",
@@ -106,23 +108,21 @@ def quadrature_error_bound(lipschitz, window_area, h_max):
 def quadrature_moment_bound(lipschitz, first_moments):
     r"""T2 [R]: :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds` (``first_moments[j]`` the cell integral)."""
     L = _pos(lipschitz, "lipschitz")
-    fm = np.asarray(first_moments, dtype=np.float64)
-    if fm.ndim != 1 or not np.all(np.isfinite(fm)) or np.any(fm < 0):
+    fm = check_array(first_moments, "first_moments", ndim=1, allow_empty=True)
+    if np.any(fm < 0):
         raise ValueError("'first_moments' must be a 1-d array of finite non-negative numbers.")
     return float(L * fm.sum())
 
 
 def _check_vecs(**kw):
     out = []
-    n = None
+    n = first = None
     for name, v in kw.items():
-        a = np.asarray(v, dtype=np.float64)
-        if a.ndim != 1 or not np.all(np.isfinite(a)):
-            raise ValueError(f"'{name}' must be a 1-d array of finite numbers.")
+        a = check_array(v, name, ndim=1, allow_empty=True)
         if n is None:
-            n = len(a)
+            n, first = len(a), name
         elif len(a) != n:
-            raise ValueError(f"'{name}' must have length {n}; got {len(a)}.")
+            raise ValueError(f"'{name}' must have the length of '{first}' ({n}); got {len(a)}.")
         out.append(a)
     return out
 
@@ -141,13 +141,18 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     y, w, mu = _check_vecs(y=y, w=w, prior_mean=prior_mean)
     N = len(y)
     if N not in (1, 2):
-        raise ValueError(f"gauss_hermite_log_evidence supports N in {{1, 2}}; got N = {N}.")
-    K = np.asarray(prior_cov, dtype=np.float64).reshape(N, N)
-    if not np.all(np.isfinite(K)):
-        raise ValueError("'prior_cov' must be finite.")
+        raise ValueError(f"'y' must have length 1 or 2 (gauss_hermite_log_evidence supports N in {{1, 2}}); "
+                         f"got N = {N}.")
+    K = check_array(prior_cov, "prior_cov")
+    if K.size != N * N or K.ndim > 2:
+        raise ValueError(f"'prior_cov' must be an ({N}, {N}) covariance matrix; got an array of shape {K.shape}.")
+    K = K.reshape(N, N)
     if isinstance(n_nodes, (bool, np.bool_)) or not isinstance(n_nodes, numbers.Integral) or n_nodes < 2:
         raise ValueError(f"'n_nodes' must be an int >= 2; got {n_nodes!r}.")
-    Lc = np.linalg.cholesky(K)
+    try:
+        Lc = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"'prior_cov' must be symmetric positive definite; got {K.tolist()}.") from None
     x, wt = np.polynomial.hermite.hermgauss(int(n_nodes))
     z1 = math.sqrt(2.0) * x
     lw1 = np.log(wt / math.sqrt(math.pi))
@@ -159,9 +164,15 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
         Z = np.column_stack([a.ravel(), b.ravel()])
         LW = (lw1[:, None] + lw1[None, :]).ravel()
     F = mu[None, :] + Z @ Lc.T
-    ll = F @ y - np.exp(F) @ w
+    with np.errstate(over="ignore", invalid="ignore"):
+        ll = F @ y - np.exp(F) @ w
     t = LW + ll
     mx = t.max()
+    if not np.all(np.isfinite(ll)):
+        raise ValueError(
+            f"the Gauss-Hermite quadrature of the log evidence is not finite for 'prior_cov' = {K.tolist()} and "
+            f"'prior_mean' = {mu.tolist()} (e^f overflows at the nodes); use a smaller prior covariance or mean."
+        )
     return float(mx + math.log(np.exp(t - mx).sum()))
 
 
@@ -200,10 +211,7 @@ _GL_W = 0.5 * _GL_W
 def _radii(r):
     if isinstance(r, (str, bytes)):
         raise TypeError(f"'r' must be a real number or an array of distances; got {r!r}.")
-    try:
-        r = np.asarray(r, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"'r' must be a real number or an array of distances; got {type(r).__name__}.") from None
+    r = check_array(r, "r", allow_empty=True, finite=False)
     if not np.all(np.isfinite(r)) or np.any(r < 0):
         raise ValueError("'r' must contain finite non-negative distances.")
     return r
@@ -230,7 +238,16 @@ def poisson_k_function(r):
     Waagepetersen 2000 with the true intensity). ``L(r) = sqrt(K / pi) = r`` and ``g = 1``.
     """
     r = _radii(r)
-    return np.pi * r**2
+    with np.errstate(over="ignore"):
+        K = np.pi * r**2
+    return _finite_k(K, r)
+
+
+def _finite_k(K, r):
+    """``K`` unless it overflowed (``r`` beyond about 1e154: pi r^2 leaves the float64 range)."""
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"'r' is too large: K(r) ~ pi r^2 exceeds the float64 range for r = {float(np.max(r))!r}.")
+    return K
 
 
 def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
@@ -261,4 +278,6 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     rr = r.reshape(-1)
     s = rr[:, None] * _GL_X[None, :]
     inner = np.expm1(_matern_cov(s, variance, length_scale, nu)) @ (_GL_X * _GL_W)
-    return (np.pi * rr**2 * (1.0 + 2.0 * inner)).reshape(r.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = (np.pi * rr**2 * (1.0 + 2.0 * inner)).reshape(r.shape)
+    return _finite_k(K, r)

@@ -44,22 +44,56 @@ def add_parser(subparsers, name):
     p.add_argument("points", help="CSV file with two columns x,y")
     p.add_argument("--window", default=None,
                    help="xmin,xmax,ymin,ymax (negative numbers allowed; default: the file's '# window' header)")
-    p.add_argument("--covariates", help=".npz raster covariates (images + xcol, yrow), e.g. bei_covariates.npz")
+    p.add_argument("--covariates", help="fit: .npz raster covariates (images + xcol, yrow), e.g. bei_covariates.npz")
     p.add_argument("--out", default=None, help="output folder (created; required for fit)")
-    p.add_argument("--nu", type=float, default=0.5, help="Matern smoothness, 0.5 or 1.5 (default 0.5)")
-    p.add_argument("--n-neighbors", type=int, default=15, help="NNGP neighbours (default 15)")
-    p.add_argument("--n-dummy", default="auto", help="dummy points: 'auto' or an int")
-    p.add_argument("--hyperparameters", default="auto", choices=("auto", "elbo", "laplace", "min_contrast"),
-                   help="variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default auto: "
-                        "minimum contrast without covariates and with >= 10 points, else the ELBO)")
-    p.add_argument("--grid", type=int, default=100, help="side of the prediction grid of the map (default 100)")
-    p.add_argument("--nsim", type=int, default=39, help="kfunction: Poisson simulations of the envelope (default 39)")
-    p.add_argument("--correction", default="isotropic", choices=("isotropic", "translation", "border"),
+    # options of one action default to None here (so that giving one to the other action is an error);
+    # their real defaults are in FIT_DEFAULTS / KFUNCTION_DEFAULTS
+    p.add_argument("--nu", type=float, default=None, help="fit: Matern smoothness, 0.5 or 1.5 (default 0.5)")
+    p.add_argument("--n-neighbors", type=int, default=None, help="fit: NNGP neighbours (default 15)")
+    p.add_argument("--n-dummy", default=None, help="fit: dummy points, 'auto' or an int >= 1 (default auto)")
+    p.add_argument("--hyperparameters", default=None, choices=("auto", "elbo", "laplace", "min_contrast"),
+                   help="fit: variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default "
+                        "auto: minimum contrast without covariates and with >= 10 points, else the ELBO)")
+    p.add_argument("--grid", type=int, default=None, help="fit: side of the prediction grid of the map (default 100)")
+    p.add_argument("--nsim", type=int, default=None, help="kfunction: Poisson simulations of the envelope (default 39)")
+    p.add_argument("--correction", default=None, choices=("isotropic", "translation", "border"),
                    help="kfunction: edge correction (default isotropic)")
-    p.add_argument("--seed", type=int, default=0, help="kfunction: seed of the simulations (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="kfunction: seed of the simulations (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
     return p
+
+
+#: Defaults of the options that only ``fit`` takes, and of those that only ``kfunction`` takes.
+FIT_DEFAULTS = {"covariates": None, "nu": 0.5, "n_neighbors": 15, "n_dummy": "auto", "hyperparameters": "auto",
+                "grid": 100}
+KFUNCTION_DEFAULTS = {"nsim": 39, "correction": "isotropic", "seed": 0}
+
+
+def _action_options(args):
+    """Reject an option of the other action; fill in the defaults of this action's options."""
+    own, other, other_name = ((FIT_DEFAULTS, KFUNCTION_DEFAULTS, "kfunction") if args.action == "fit"
+                              else (KFUNCTION_DEFAULTS, FIT_DEFAULTS, "fit"))
+    for dest in other:
+        if getattr(args, dest, None) is not None:
+            raise ValueError(f"'--{dest.replace('_', '-')}' does not apply to 'lgcp {args.action}' (it is an option of "
+                             f"'lgcp {other_name}'); got {getattr(args, dest)!r}.")
+    for dest, default in own.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, default)
+
+
+def _n_dummy(text):
+    if text == "auto":
+        return "auto"
+    try:
+        n_dummy = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"'n_dummy' must be 'auto' or an int >= 1; got {text!r}.") from None
+    if n_dummy < 1:
+        raise ValueError(f"'n_dummy' must be 'auto' or an int >= 1 (the dummy points carry the integral of the "
+                         f"intensity over the window); got {n_dummy}.")
+    return n_dummy
 
 
 def _window(text):
@@ -198,6 +232,7 @@ def run(args):
     from ._covariates import load_raster_covariates
     from ._vogcam import VoGCAM
 
+    _action_options(args)
     if args.action == "kfunction":
         return run_kfunction(args)
     if args.out is None:
@@ -205,13 +240,9 @@ def run(args):
     win = _resolve_window(args)
     X = read_points(args.points, win)
     cov = load_raster_covariates(args.covariates) if args.covariates else None
-    if args.n_dummy == "auto":
-        n_dummy = "auto"
-    else:
-        try:
-            n_dummy = int(args.n_dummy)
-        except ValueError:
-            raise ValueError(f"'n_dummy' must be 'auto' or an int; got {args.n_dummy!r}.") from None
+    n_dummy = _n_dummy(args.n_dummy)
+    if args.grid < 1:
+        raise ValueError(f"'grid' must be an int >= 1; got {args.grid}.")
     est = VoGCAM(window=win, nu=args.nu, n_neighbors=args.n_neighbors, n_dummy=n_dummy,
                  hyperparameters=args.hyperparameters)
     with warnings.catch_warnings(record=True) as caught:

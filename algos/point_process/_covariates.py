@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_array, check_bool
+
 __all__ = ["RasterCovariates", "load_raster_covariates"]
 
 
@@ -32,12 +34,14 @@ class RasterCovariates:
     def __init__(self, images, xcol, yrow, standardize=True):
         if not isinstance(images, dict) or not images:
             raise ValueError("'images' must be a non-empty dict of name -> 2-d array.")
-        self.xcol = np.asarray(xcol, dtype=np.float64).ravel()
-        self.yrow = np.asarray(yrow, dtype=np.float64).ravel()
-        if len(self.xcol) < 2 or len(self.yrow) < 2:
-            raise ValueError("'xcol' and 'yrow' need at least 2 entries each.")
-        if np.any(np.diff(self.xcol) <= 0) or np.any(np.diff(self.yrow) <= 0):
-            raise ValueError("'xcol' and 'yrow' must be strictly increasing.")
+        self.xcol = check_array(xcol, "xcol", ndim=1, allow_empty=True)
+        self.yrow = check_array(yrow, "yrow", ndim=1, allow_empty=True)
+        for name, v in (("xcol", self.xcol), ("yrow", self.yrow)):
+            if len(v) < 2:
+                raise ValueError(f"'{name}' needs at least 2 entries; got {len(v)}.")
+            if np.any(np.diff(v) <= 0):
+                raise ValueError(f"'{name}' must be strictly increasing; got {v.tolist()[:8]}.")
+        check_bool(standardize, "standardize")
         self.names = list(images)
         self.images = []
         self.center = []
@@ -64,7 +68,7 @@ class RasterCovariates:
         return len(self.names)
 
     def __call__(self, xy):
-        xy = np.asarray(xy, dtype=np.float64)
+        xy = check_array(xy, "xy", allow_empty=True, finite=False)
         if xy.ndim != 2 or xy.shape[1] != 2:
             raise ValueError(f"coordinates must have shape (m, 2); got {xy.shape}.")
         x = np.clip(xy[:, 0], self.xcol[0], self.xcol[-1])

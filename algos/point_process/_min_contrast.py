@@ -27,7 +27,7 @@ from scipy.optimize import minimize
 
 import theory.point_process as _theory
 
-from .._validation import check_option, check_scalar_float
+from .._validation import check_array, check_option, check_scalar_float
 from ._second_order import _check_pattern, k_function, pair_correlation
 from ._window import Window
 
@@ -158,7 +158,7 @@ def lgcp_min_contrast(X, window=None, statistic="K", nu=0.5, r=None, rmin=None, 
     rmax = check_scalar_float(rmax, "rmax", low=0.0, high=win.diameter, closed="right")
     if r is None:
         r = np.linspace(0.0, rmax, 513)
-    r = np.asarray(r, dtype=np.float64)
+    r = check_array(r, "r", allow_empty=True, finite=False)
     if rmin is None:
         rmin = rmax / 1000.0 if statistic == "g" else 0.0
     rmin = check_scalar_float(rmin, "rmin", low=0.0)

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from .._validation import check_option, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._kernels import filter_earlier, nngp_rows
 
 __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
@@ -41,7 +41,9 @@ JITTER = 1e-8
 
 def matern(d, length_scale, nu=0.5):
     """Matérn correlation at distances ``d`` (nu = 1/2: exp(-d/phi); nu = 3/2: (1 + sqrt3 d/phi) exp(-sqrt3 d/phi))."""
-    r = np.asarray(d, dtype=np.float64) / length_scale
+    d = check_array(d, "d", allow_empty=True)
+    length_scale = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
+    r = d / length_scale
     if nu == 0.5:
         return np.exp(-r)
     if nu == 1.5:
@@ -271,11 +273,11 @@ def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *,
         ``B`` csr, ``F``, ``order``, ``logdet``, ``Q`` csr (original node indexing).
     """
     check_option(kernel, "kernel", ("matern",))
-    coords = np.asarray(coords, dtype=np.float64)
+    coords = check_array(coords, "coords", allow_empty=True)
     if coords.ndim != 2 or coords.shape[1] != 2:
         raise ValueError(f"'coords' must have shape (N, 2); got an array of shape {coords.shape}.")
-    if not np.all(np.isfinite(coords)):
-        raise ValueError("'coords' must contain only finite values.")
+    if random_state is not None and not isinstance(random_state, np.random.Generator):
+        check_random_state(random_state)  # type and sign; the ordering draws from it
     n_neighbors = check_scalar_int(n_neighbors, "n_neighbors", low=1)
     variance = check_scalar_float(variance, "variance", low=0.0, closed="neither")
     length_scale = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
@@ -296,7 +298,7 @@ def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
       :math:`I + \Lambda^{1/2}K\Lambda^{1/2}` is factorised.
     * ``Q`` given (a sparse NNGP precision) and ``nugget`` :math:`\tau^2 > 0`: returns
       :math:`(\tilde K + \tau^2 I)^{-1} b = \tau^{-2} b - \tau^{-4}(\tilde Q + \tau^{-2} I)^{-1} b`
-      (``diag`` is ignored and may be None); the inner solve is sparse.
+      (``diag`` is not used and may be None; when given it is still checked); the inner solve is sparse.
 
     Parameters
     ----------
@@ -306,16 +308,20 @@ def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
     diag : array-like (N,) or None
     nugget : float, optional
     """
-    b = np.asarray(b, dtype=np.float64)
+    b = check_array(b, "b", ndim=(1, 2))
     if (K is None) == (Q is None):
         raise ValueError("woodbury_solve needs exactly one of 'K' (dense covariance) or 'Q' (precision).")
+    N = b.shape[0]
+    if diag is not None:
+        lam = check_array(diag, "diag", shape=(N,))
+        if np.any(lam < 0):
+            raise ValueError(f"'diag' must be non-negative; got {float(lam.min())!r}.")
     if K is not None:
         import scipy.linalg as sla
 
-        K = np.asarray(K, dtype=np.float64)
-        lam = np.asarray(diag, dtype=np.float64)
-        if lam.shape != (K.shape[0],) or np.any(lam < 0) or not np.all(np.isfinite(lam)):
-            raise ValueError("'diag' must be a finite non-negative vector of length N.")
+        K = check_array(K, "K", shape=(N, N))
+        if diag is None:
+            raise ValueError("'diag' is required with 'K': a non-negative vector of length N.")
         sq = np.sqrt(lam)
         Bm = np.eye(len(K)) + sq[:, None] * K * sq[None, :]
         c = sla.cho_factor(Bm, lower=True)
@@ -324,7 +330,16 @@ def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
         corr = K @ ((sq[:, None] * inner) if b.ndim == 2 else sq * inner)
         return Kb - corr
     tau2 = check_scalar_float(nugget, "nugget", low=0.0, closed="neither")
-    Qs = sp.csc_matrix(Q) + sp.eye(Q.shape[0]) / tau2
+    if sp.issparse(Q):
+        if Q.shape != (N, N):
+            raise ValueError(f"'Q' must have shape ({N}, {N}) to match 'b'; got {Q.shape}.")
+        if Q.dtype.kind not in "iuf":
+            raise TypeError(f"'Q' must hold real numbers; got a sparse matrix of dtype {Q.dtype}.")
+        if not np.all(np.isfinite(Q.data)):
+            raise ValueError("'Q' must contain only finite values; got NaN or inf.")
+    else:
+        Q = check_array(Q, "Q", shape=(N, N))
+    Qs = sp.csc_matrix(Q) + sp.eye(N) / tau2
     from scipy.sparse.linalg import splu
 
     lu = splu(Qs.tocsc())

@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 from scipy.spatial import Voronoi
 
-from .._validation import check_option, check_random_state
+from .._validation import check_array, check_option, check_random_state
 from ._kernels import clip_areas
 from ._window import Window
 
@@ -38,10 +38,7 @@ FAR_FACTOR = 10.0
 
 def check_points(X, window, name="X"):
     """Validate an (n, 2) array of finite points inside ``window`` (boundary allowed); n = 0 allowed."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"'{name}' must be an (n, 2) array of real coordinates.") from None
+    X = check_array(X, name, allow_empty=True, finite=False)
     if X.ndim == 1 and X.size == 0:
         X = X.reshape(0, 2)
     if X.ndim != 2 or X.shape[1] != 2:

@@ -46,7 +46,7 @@ from scipy.spatial import cKDTree
 
 from theory.point_process import poisson_k_function
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._kernels import circle_fraction_inside, epanechnikov_pair_sum, polygon_overlap_area
 from ._window import Window
 
@@ -114,10 +114,7 @@ class SummaryFunction:
 
 # ============================================================================ helpers
 def _check_pattern(X, window):
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("'X' must be an (n, 2) array of real coordinates.") from None
+    X = check_array(X, "X", allow_empty=True, finite=False)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
     if not np.all(np.isfinite(X)):
@@ -156,7 +153,7 @@ def default_radii(window, n=N_RADII):
 def _check_radii(r, win):
     if r is None:
         return default_radii(win)
-    r = np.asarray(r, dtype=np.float64).reshape(-1)
+    r = check_array(r, "r", allow_empty=True, finite=False).reshape(-1)
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r < 0) or np.any(np.diff(r) <= 0):
         raise ValueError("'r' must be a non-empty increasing array of finite distances >= 0.")
     return r

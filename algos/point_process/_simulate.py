@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_random_state, check_scalar_float, check_scalar_int
 
 __all__ = ["LGCPSample", "simulate_lgcp", "matern_covariance"]
 
@@ -159,10 +159,7 @@ class LGCPSample:
 
 
 def _check_xy(xy, name):
-    try:
-        xy = np.asarray(xy, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"'{name}' must be an array of shape (m, 2) of floats.") from exc
+    xy = check_array(xy, name, allow_empty=True, finite=False)
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"'{name}' must have shape (m, 2); got {xy.shape}.")
     if not np.all(np.isfinite(xy)):

@@ -41,12 +41,15 @@ The dense path (:func:`dense_selected`) uses LAPACK and is the reference in test
 from __future__ import annotations
 
 import ctypes
+import numbers
 
 import llvmlite.binding as llvm
 import numba
 import numpy as np
 import scipy.sparse as sp
 from numba.extending import get_cython_function_address
+
+from .._validation import check_array
 
 __all__ = ["SparseCholesky", "nested_dissection", "fill_reducing_order", "dense_selected"]
 
@@ -682,6 +685,13 @@ SYMMETRY_RTOL = 1e-12
 
 
 # ----------------------------------------------------------------------------- the factor object
+class SparseCholeskyError(np.linalg.LinAlgError):
+    """The values given to :meth:`SparseCholesky.factor` have no Cholesky factor (non-finite, or not
+    numerically positive definite).
+
+    A :class:`numpy.linalg.LinAlgError`, hence also a :class:`ValueError`: ``data`` is bad input."""
+
+
 class SparseCholesky:
     """Cholesky factor of SPD matrices sharing one sparsity pattern (symbolic analysis done once).
 
@@ -703,12 +713,19 @@ class SparseCholesky:
     def __init__(self, P, coords=None, ordering="nd", method="supernodal"):
         if method not in ("supernodal", "column"):
             raise ValueError(f"'method' must be one of {{'supernodal', 'column'}}; got {method!r}.")
-        try:
+        if sp.issparse(P):
+            if P.dtype.kind not in "iufb":
+                raise TypeError(f"'P' must hold real numbers; got a sparse matrix of dtype {P.dtype}.")
             P = sp.csr_matrix(P, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"'P' must be a square scipy sparse matrix or 2-d array; got {type(P).__name__}.") from None
-        if P.ndim != 2 or P.shape[0] != P.shape[1]:
-            raise ValueError(f"'P' must be a square matrix; got shape {P.shape}.")
+        else:
+            if isinstance(P, (str, bytes, numbers.Number)) or np.ndim(P) != 2:
+                raise TypeError(f"'P' must be a square scipy sparse matrix or 2-d array; got {P!r} of type "
+                                f"{type(P).__name__}.")
+            P = sp.csr_matrix(check_array(P, "P", ndim=2, finite=False))
+        if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
+            raise ValueError(f"'P' must be a non-empty square matrix; got shape {P.shape}.")
+        if not np.all(np.isfinite(P.data)):
+            raise ValueError("'P' must contain only finite values; got NaN or inf.")
         P.sort_indices()
         # the pattern must be symmetric (and the values, when P carries them)
         T = sp.csr_matrix((np.arange(1, P.nnz + 1, dtype=np.float64), P.indices, P.indptr), shape=P.shape).T.tocsr()
@@ -779,20 +796,24 @@ class SparseCholesky:
     def factor(self, data):
         """Factor the matrix with values ``data`` (aligned with the CSR structure given at construction).
 
-        Returns ``self``; raises :class:`numpy.linalg.LinAlgError` if it is not positive definite."""
-        data = np.asarray(data, dtype=np.float64)
+        Returns ``self``; raises :class:`SparseCholeskyError` (a :class:`numpy.linalg.LinAlgError`)
+        if it has non-finite entries or is not positive definite. Values of any magnitude are factored: a matrix with entries beyond
+        ``1e100`` (or all below ``1e-100``) is factored scaled, and the factor rescaled."""
+        data = check_array(data, "data", ndim=1, allow_empty=True, finite=False)
         if data.shape != (len(self.indices),):
             raise ValueError(f"'data' must have one value per stored entry ({len(self.indices)},); got shape "
                              f"{data.shape}.")
         if not np.all(np.isfinite(data)):
-            raise np.linalg.LinAlgError("sparse Cholesky: the matrix has non-finite entries.")
+            raise SparseCholeskyError("sparse Cholesky: 'data' must contain only finite values; got NaN or inf.")
         scale = float(np.max(np.abs(data), initial=0.0))
         asym = float(np.max(np.abs(data - data[self._tpos]), initial=0.0))
         if asym > SYMMETRY_RTOL * scale:
             raise ValueError(f"'data' must give a symmetric matrix; got max |P - P^T| = {asym:.3g} "
                              f"(max |P| = {scale:.3g}).")
+        # extreme magnitudes: factor data / scale (its squares stay in range), then L = sqrt(scale) L_scaled
+        rescale = scale > 1e100 or 0.0 < scale < 1e-100
         Ax = np.zeros(self._size)
-        Ax[self._dst] = data[self._src]
+        Ax[self._dst] = data[self._src] / scale if rescale else data[self._src]
         if self._sn is None:
             Lx, ok = _numeric(self.N, self.Lp, self.Li, Ax)
         else:
@@ -800,14 +821,18 @@ class SparseCholesky:
             ok = _sn_numeric(self.N, start, sn_of, Rp, Ri, off, Ax)
             Lx = Ax
         if not ok:
-            raise np.linalg.LinAlgError("sparse Cholesky: the matrix is not positive definite.")
+            raise SparseCholeskyError("sparse Cholesky: the matrix given by 'data' is not positive definite.")
+        if rescale:
+            Lx *= np.sqrt(scale)
         self.Lx = Lx
         self.Zx = None
         return self
 
     def _require(self, what):
         if self.Lx is None:
-            raise ValueError(f"SparseCholesky.{what}() needs a factorisation: call factor(data) first.")
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"SparseCholesky.{what}() needs a factorisation: call factor(data) first.")
 
     def _diag_of(self, X):
         if self._sn is None:
@@ -835,7 +860,7 @@ class SparseCholesky:
     def solve(self, b):
         """P^{-1} b (b of shape (N,) or (N, r))."""
         self._require("solve")
-        b = np.asarray(b, dtype=np.float64)
+        b = check_array(b, "b", ndim=(1, 2))
         if b.shape[:1] != (self.N,) or b.ndim > 2:
             raise ValueError(f"'b' must have shape ({self.N},) or ({self.N}, r); got {b.shape}.")
         if b.ndim == 2:

@@ -47,6 +47,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
+    check_array,
     check_option,
     check_random_state,
     check_scalar_float,
@@ -383,7 +384,7 @@ class VoGCAM(BaseEstimator):
         """
         self._validate()
         if self.window is None:
-            Xa = np.asarray(X, dtype=np.float64)
+            Xa = check_array(X, "X", allow_empty=True, finite=False)
             if Xa.ndim != 2 or Xa.shape[1] != 2 or len(Xa) < 2 or not np.all(np.isfinite(Xa)):
                 raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
             lo, hi = Xa.min(0), Xa.max(0)
@@ -998,7 +999,7 @@ class VoGCAM(BaseEstimator):
     # ================================================================== prediction
     def _conditional(self, Xq, covariates=None):
         check_is_fitted(self, "mean_")
-        Xq = np.asarray(Xq, dtype=np.float64)
+        Xq = check_array(Xq, "Xq", allow_empty=True, finite=False)
         if Xq.ndim != 2 or Xq.shape[1] != 2:
             raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
         if not np.all(np.isfinite(Xq)):

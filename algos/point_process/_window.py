@@ -6,7 +6,8 @@ r"""Observation windows for spatial point patterns: axis-aligned rectangles and 
 * a ``(V, 2)`` array of vertices — a simple polygon (``V >= 3``). Counter-clockwise order is the
   convention; a *clockwise* polygon is accepted and **reoriented** (its vertex order reversed), as is
   a repeated closing vertex (dropped). A self-intersecting (non-simple) polygon, repeated vertices,
-  or a polygon of zero area raise :class:`ValueError`. A polygon that is an axis-aligned rectangle is
+  or a polygon of zero area raise :class:`ValueError`, as do coordinates beyond ``1e100`` in absolute value
+  (areas would leave the float64 range: rescale such coordinates first). A polygon that is an axis-aligned rectangle is
   recognised as one (``is_rectangle``), so the cheaper quadrature applies.
 * a :class:`Window` — returned unchanged.
 
@@ -20,6 +21,10 @@ import numbers
 import numpy as np
 
 __all__ = ["Window"]
+
+#: Largest absolute coordinate of a window: areas and squared distances (products of two coordinates)
+#: must stay far inside the float64 range. Rescale larger coordinates before building the window.
+MAX_COORD = 1e100
 
 #: Relative tolerance (in units of the window diameter) for "on the boundary" in :meth:`contains`:
 #: round-off of coordinates that were computed, e.g. grid centres or reflected points.
@@ -98,7 +103,7 @@ class Window:
 
     def __init__(self, vertices, *, _checked=False):
         if not _checked:
-            w = Window.from_any(vertices)
+            w = Window.from_any(vertices, _name="vertices")
             vertices = w.vertices
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.vertices.setflags(write=False)
@@ -115,65 +120,89 @@ class Window:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def rectangle(cls, xmin, xmax, ymin, ymax):
+    def rectangle(cls, xmin, xmax, ymin, ymax, *, _name="window"):
         """The rectangle ``[xmin, xmax] x [ymin, ymax]``."""
         vals = []
         for name, v in zip(("xmin", "xmax", "ymin", "ymax"), (xmin, xmax, ymin, ymax)):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v):
-                raise ValueError(f"'window' bounds must be finite real numbers; got {name} = {v!r}.")
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise TypeError(f"'{_name}' bounds must be finite real numbers; got {name} = {v!r} of type "
+                                f"{type(v).__name__}.")
+            if not np.isfinite(v):
+                raise ValueError(f"'{_name}' bounds must be finite real numbers; got {name} = {v!r}.")
+            if abs(float(v)) > MAX_COORD:
+                raise ValueError(f"'{_name}' bounds must be at most {MAX_COORD:g} in absolute value (rescale the "
+                                 f"coordinates); got {name} = {float(v)!r}.")
             vals.append(float(v))
         xmin, xmax, ymin, ymax = vals
         if not (xmin < xmax and ymin < ymax):
             raise ValueError(
-                f"'window' must be (xmin, xmax, ymin, ymax) with xmin < xmax and ymin < ymax; "
+                f"'{_name}' must be (xmin, xmax, ymin, ymax) with xmin < xmax and ymin < ymax; "
                 f"got {(xmin, xmax, ymin, ymax)}."
             )
         v = np.array([[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]])
         return cls(v, _checked=True)
 
     @classmethod
-    def polygon(cls, vertices):
+    def polygon(cls, vertices, *, _name="window"):
         """A simple polygon; clockwise input is reoriented, a closing repeat of vertex 0 dropped."""
         try:
-            v = np.array(vertices, dtype=np.float64)
+            raw = np.asarray(vertices)
         except (TypeError, ValueError):
-            raise ValueError(f"'window' polygon must be a (V, 2) array of real numbers; got {vertices!r}.") from None
+            raw = np.asarray([0j])  # ragged input: reported as not real below
+        if raw.dtype.kind == "O":
+            try:
+                raw = raw.astype(np.float64)
+            except (TypeError, ValueError):
+                pass
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"'{_name}' polygon must be a (V, 2) array of real numbers; got {type(vertices).__name__} "
+                            f"of dtype {raw.dtype}.")
+        v = np.array(raw, dtype=np.float64)
         if v.ndim != 2 or v.shape[1] != 2:
-            raise ValueError(f"'window' polygon must have shape (V, 2); got an array of shape {v.shape}.")
+            raise ValueError(f"'{_name}' polygon must have shape (V, 2); got an array of shape {v.shape}.")
         if not np.all(np.isfinite(v)):
-            raise ValueError("'window' polygon must contain only finite coordinates; got NaN or inf.")
+            raise ValueError(f"'{_name}' polygon must contain only finite coordinates; got NaN or inf.")
+        if v.size and float(np.abs(v).max()) > MAX_COORD:
+            raise ValueError(f"'{_name}' polygon coordinates must be at most {MAX_COORD:g} in absolute value "
+                             f"(rescale the coordinates); got {float(np.abs(v).max())!r}.")
         if len(v) >= 2 and np.array_equal(v[0], v[-1]):
             v = v[:-1]
         if len(v) < 3:
-            raise ValueError(f"'window' polygon needs at least 3 distinct vertices; got {len(v)}.")
+            raise ValueError(f"'{_name}' polygon needs at least 3 distinct vertices; got {len(v)}.")
         if len(np.unique(v, axis=0)) != len(v):
-            raise ValueError("'window' polygon has repeated vertices; a simple polygon visits each vertex once.")
+            raise ValueError(f"'{_name}' polygon has repeated vertices; a simple polygon visits each vertex once.")
         if not _is_simple(v):
-            raise ValueError("'window' polygon is not simple: its edges intersect each other (self-intersecting).")
+            raise ValueError(f"'{_name}' polygon is not simple: its edges intersect each other (self-intersecting).")
         a = signed_area(v)
         scale = float(np.ptp(v, axis=0).max()) ** 2
         if abs(a) <= 1e-14 * scale:
-            raise ValueError("'window' polygon has zero area (all vertices collinear).")
+            raise ValueError(f"'{_name}' polygon has zero area (all vertices collinear).")
         if a < 0:  # clockwise: documented reorientation to counter-clockwise
             v = v[::-1].copy()
         return cls(v, _checked=True)
 
     @classmethod
-    def from_any(cls, w):
+    def from_any(cls, w, *, _name="window"):
         """A :class:`Window` from ``(xmin, xmax, ymin, ymax)``, a ``(V, 2)`` polygon, or a Window."""
         if isinstance(w, Window):
             return w
         if w is None:
-            raise ValueError("'window' is required: (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got None.")
+            raise ValueError(f"'{_name}' is required: (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got None.")
         if isinstance(w, str):
-            raise TypeError(f"'window' must be (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got a string {w!r}.")
+            raise TypeError(f"'{_name}' must be (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got a string {w!r}.")
         try:
             arr = np.asarray(w, dtype=object)
         except Exception:  # ragged nested input
             arr = None
-        if arr is not None and arr.ndim == 1 and arr.shape[0] == 4:
-            return cls.rectangle(*list(w))
-        return cls.polygon(w)
+        if arr is None:
+            raise TypeError(f"'{_name}' must be (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got a ragged "
+                            f"{type(w).__name__}.")
+        if arr.ndim == 1 and arr.shape[0] == 4:
+            return cls.rectangle(*list(arr), _name=_name)
+        if arr.ndim != 2 or arr.shape[1:] != (2,):
+            raise ValueError(f"'{_name}' must be (xmin, xmax, ymin, ymax) or a (V, 2) polygon; got an array of shape "
+                             f"{arr.shape}.")
+        return cls.polygon(w, _name=_name)
 
     # ------------------------------------------------------------------ geometry
     def contains(self, xy):

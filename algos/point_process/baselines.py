@@ -43,7 +43,7 @@ import scipy.sparse.linalg as spla
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 
-from .._validation import check_bool, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_bool, check_random_state, check_scalar_float, check_scalar_int
 from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fraction, matern_covariance
 from ._window import Window
 
@@ -60,10 +60,7 @@ _DENSE_MAX_CELLS = 4096
 
 # ----------------------------------------------------------------------------- shared helpers
 def _check_points(X, win):
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("'X' must be an (n, 2) array of point coordinates.") from exc
+    X = check_array(X, "X", allow_empty=True, finite=False)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
     if X.shape[0] == 0:
@@ -80,12 +77,7 @@ def _check_points(X, win):
 
 
 def _check_query(Xq):
-    if np.iscomplexobj(Xq):
-        raise TypeError("'Xq' must be an (m, 2) array of real locations; got complex values.")
-    try:
-        Xq = np.asarray(Xq, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("'Xq' must be an (m, 2) array of locations.") from exc
+    Xq = check_array(Xq, "Xq", allow_empty=True, finite=False)
     if Xq.ndim != 2 or Xq.shape[1] != 2:
         raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
     if Xq.shape[0] == 0:
