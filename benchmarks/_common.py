@@ -7,7 +7,8 @@
 * :func:`environment` describes the machine, to print above the tables;
 * :func:`add_cluster_options` / :func:`sweep_options` add ``--backend dask|ray --scheduler ADDRESS``
   to a benchmark whose Monte-Carlo grid runs through :func:`algos._experiments.run_sweep` /
-  :func:`~algos._experiments.monte_carlo`, and turn them into those functions' keyword arguments.
+  :func:`~algos._experiments.monte_carlo`, and turn them into those functions' keyword arguments;
+  :func:`describe_sweep` says in one line where the grid runs.
 
 Benchmarks are scripts, not tests: nothing here asserts a time.
 """
@@ -36,6 +37,7 @@ __all__ = [
     "environment",
     "add_cluster_options",
     "sweep_options",
+    "describe_sweep",
 ]
 
 
@@ -204,30 +206,49 @@ def environment(extra: Sequence[str] = ()) -> str:
 
 
 def add_cluster_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add ``--backend`` and ``--scheduler`` for Monte-Carlo grids run by ``run_sweep``/``monte_carlo``.
+    """Add ``--backend``, ``--scheduler`` and ``--n-jobs`` for grids run by ``run_sweep``/``monte_carlo``.
 
-    ``--backend`` is a joblib backend (default ``loky``) or a cluster engine, ``dask`` or ``ray``;
-    ``--scheduler`` is the cluster's address (dask ``tcp://host:8786``; ray ``ray://host:10001``,
-    ``auto`` or ``local``). See ``docs/scaling.md``.
+    ``--backend`` is a joblib backend (default ``sequential``: every task in this process, in grid
+    order) or a cluster engine, ``dask`` or ``ray``; ``--scheduler`` is the cluster's address (dask
+    ``tcp://host:8786``; ray ``ray://host:10001``, ``auto`` or ``local``). See ``docs/scaling.md``.
+    Returns ``parser``.
     """
-    parser.add_argument("--backend", default="loky",
-                        help="joblib backend of the Monte-Carlo grids: loky (local processes, default), "
-                             "threading, sequential, dask or ray")
+    parser.add_argument("--backend", default="sequential",
+                        help="where the Monte-Carlo grid runs: sequential (this process, default), loky "
+                             "or threading (local, with --n-jobs N), dask or ray (a cluster)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="with --backend dask|ray: the cluster address (tcp://host:8786; "
                              "ray://host:10001, auto or local)")
     parser.add_argument("--n-jobs", type=int, default=1,
-                        help="parallel jobs of the grids (with dask/ray, 1 means every worker)")
+                        help="parallel jobs of the grid (with dask/ray, 1 means every worker)")
     return parser
 
 
 def sweep_options(args: argparse.Namespace) -> dict:
     """``{"backend", "scheduler", "n_jobs"}`` for ``run_sweep``/``monte_carlo`` from the parsed options.
 
-    Refuses ``--scheduler`` without a cluster backend (``SystemExit`` with the reason, not a traceback).
+    Refuses ``--scheduler`` without a cluster backend and ``--n-jobs`` other than 1 with
+    ``--backend sequential`` (``SystemExit`` with the reason, not a traceback).
     """
-    backend = getattr(args, "backend", "loky")
+    backend = getattr(args, "backend", "sequential")
     scheduler = getattr(args, "scheduler", None)
+    n_jobs = getattr(args, "n_jobs", 1)
     if scheduler is not None and backend not in ("dask", "ray"):
         raise SystemExit(f"--scheduler needs --backend dask or ray; got --backend {backend}.")
-    return {"backend": backend, "scheduler": scheduler, "n_jobs": getattr(args, "n_jobs", 1)}
+    if backend == "sequential" and n_jobs != 1:
+        raise SystemExit(f"--n-jobs {n_jobs} needs a parallel --backend (loky, threading, dask or ray); "
+                         "got --backend sequential.")
+    return {"backend": backend, "scheduler": scheduler, "n_jobs": n_jobs}
+
+
+def describe_sweep(options: dict) -> str:
+    """One line for the report: where the grid of ``options`` (from :func:`sweep_options`) runs."""
+    backend, scheduler, n_jobs = options["backend"], options.get("scheduler"), options.get("n_jobs", 1)
+    if backend == "sequential":
+        return "sequential, in this process"
+    if backend in ("dask", "ray"):
+        where = f"the cluster at {scheduler}" if scheduler else "the running client" if backend == "dask" \
+            else "the running Ray session"
+        jobs = "every worker" if n_jobs in (None, 1, -1) else f"{n_jobs} jobs"
+        return f"{backend}, {where}, {jobs}"
+    return f"joblib backend {backend}, n_jobs {n_jobs}"

@@ -20,11 +20,18 @@ would write or reach for today:
 (d) ``HybridRanking`` Monte Carlo, numba kernel (``backend="numpy"``) against the torch batched
     path (``backend="torch"``, CPU) for R = 1000 runs on 1000 agents x 2000 items.
 
+In (b) every size and in (c) every instance is one task of ``algos._experiments.run_sweep``:
+sequential by default, or spread over a cluster with ``--backend dask|ray --scheduler ADDRESS``
+(see docs/scaling.md). The tasks use fixed seeds, so sizes, values and quality checks are the same
+wherever they run; on a cluster each time is measured on the worker that ran the task (and tasks
+running side by side share its machine).
+
 Run::
 
     python benchmarks/bench_fair_matching.py            # full (a few minutes on 2 cores)
     python benchmarks/bench_fair_matching.py --quick    # smoke run
     python benchmarks/bench_fair_matching.py --sections a,c --repeat 3
+    python benchmarks/bench_fair_matching.py --sections b,c --backend dask --scheduler tcp://host:8786
 
 Every time is the median of ``--repeat`` runs (default 5; 2 with ``--quick``), after an untimed
 warm-up call (numba compiles on first use). Anchor timings exclude building the anchor's input
@@ -39,11 +46,11 @@ import sys
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_fair_matching) or as a script
-    from ._common import (environment, fmt_ratio, fmt_s, fmt_us, make_parser, print_table,
-                          selected_sections, timeit_median)
+    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
+                          make_parser, print_table, selected_sections, sweep_options, timeit_median)
 except ImportError:  # pragma: no cover - script mode
-    from _common import (environment, fmt_ratio, fmt_s, fmt_us, make_parser, print_table,
-                         selected_sections, timeit_median)
+    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
+                         make_parser, print_table, selected_sections, sweep_options, timeit_median)
 
 SECTIONS = ("a", "b", "c", "d")
 SEED = 20260523
@@ -278,25 +285,51 @@ def _nx_bipartite(inst):
     return G
 
 
-def section_b(quick, repeat):
+def b_cell(n, repeat, random_state=None):
+    """One size of section (b): time ``opt_matching_size`` and networkx Hopcroft-Karp at n = m = ``n``.
+
+    The instance is ``sparse_random_instance(n, n, 2, 5.0, random_state=SEED)``, the same wherever the
+    cell runs; ``random_state`` (the stream ``run_sweep`` hands every task) is not used. Returns the
+    edge count, both matching sizes and the median times ``ours_s`` / ``anchor_s``.
+    """
     import networkx as nx
 
     from algos.fair_matching import sparse_random_instance
     from algos.fair_matching.metrics import opt_matching_size
 
+    inst = sparse_random_instance(n, n, 2, 5.0, random_state=SEED)
+    G = _nx_bipartite(inst)
+    top = range(n)
+    opt_matching_size(inst)  # warm-up
+    ours = timeit_median(lambda: opt_matching_size(inst), repeat)
+    anc = timeit_median(lambda: nx.bipartite.hopcroft_karp_matching(G, top_nodes=top), repeat)
+    return {"edges": int(inst.n_edges), "ours_size": int(ours.result), "nx_size": len(anc.result) // 2,
+            "ours_s": ours.median, "anchor_s": anc.median}
+
+
+def _sweep(cell, grid, repeat, sweep):
+    """Run ``cell(**point, repeat=repeat)`` over ``grid`` with :func:`algos._experiments.run_sweep`."""
+    import functools
+
+    from algos._experiments import run_sweep
+
+    return run_sweep(functools.partial(cell, repeat=repeat), grid, random_state=SEED,
+                     **(sweep or {"backend": "sequential"}))
+
+
+def section_b_records(sizes, repeat, sweep=None):
+    """The records of section (b), one :func:`b_cell` task per size (``sweep``: where they run)."""
+    return _sweep(b_cell, [{"n": n} for n in sizes], repeat, sweep)
+
+
+def section_b(quick, repeat, sweep=None):
     sizes = (10**3,) if quick else (10**3, 10**4)
     rows = []
-    for n in sizes:
-        inst = sparse_random_instance(n, n, 2, 5.0, random_state=SEED)
-        G = _nx_bipartite(inst)
-        top = range(n)
-        opt_matching_size(inst)  # warm-up
-        ours = timeit_median(lambda: opt_matching_size(inst), repeat)
-        anc = timeit_median(lambda: nx.bipartite.hopcroft_karp_matching(G, top_nodes=top), repeat)
-        nx_size = len(anc.result) // 2
-        check = f"sizes {ours.result} / {nx_size} " + ("equal" if ours.result == nx_size else "DIFFER")
-        rows.append([f"n = m = {n:.0e}".replace("+0", ""), f"{inst.n_edges}", fmt_s(ours.median), fmt_s(anc.median),
-                     fmt_ratio(anc.median, ours.median), check])
+    for r in section_b_records(sizes, repeat, sweep):
+        n, size, nx_size = r["n"], r["ours_size"], r["nx_size"]
+        check = f"sizes {size} / {nx_size} " + ("equal" if size == nx_size else "DIFFER")
+        rows.append([f"n = m = {n:.0e}".replace("+0", ""), f"{r['edges']}", fmt_s(r["ours_s"]),
+                     fmt_s(r["anchor_s"]), fmt_ratio(r["anchor_s"], r["ours_s"]), check])
     print_table(
         "(b) opt_matching_size vs networkx.bipartite.hopcroft_karp_matching",
         ["size", "edges", "ours (median s)", "anchor (median s)", "ratio anchor/ours", "quality check"],
@@ -351,49 +384,85 @@ def _flow_graph(inst, class_i, cap, item_of):
     return G
 
 
-def section_c(quick, repeat):
+C_CLASSES = 3
+
+
+def _c_instance(case, n):
+    """``(label, instance)`` of case ``case`` (0 or 1) of section (c), built from ``SEED``."""
+    from algos.fair_matching import random_instance, sparse_random_instance
+
+    if case == 0:
+        return f"{n}x{n}, deg 5", sparse_random_instance(n, n, C_CLASSES, 5.0, random_state=SEED)
+    if case == 1:
+        return f"{n}x{n}, p = 0.2", random_instance(n, n, C_CLASSES, p=0.2, random_state=SEED)
+    raise ValueError(f"'case' must be 0 or 1; got {case!r}.")
+
+
+def c_cell(case, n, repeat, random_state=None):
+    """One case of section (c): ``bundle_value`` against linprog and networkx max-flow on all pairs.
+
+    The allocation of case ``case`` is drawn from ``numpy.random.default_rng(SEED)`` after the draws
+    of the cases before it (their instances are rebuilt and their allocations drawn, then dropped):
+    one stream shared in case order, as when the cases ran one after the other, but each cell
+    rebuilds its own position in it, so it gives the same numbers wherever and in whatever order the
+    cells run. ``random_state`` (the stream ``run_sweep`` hands every task) is not used. Returns the
+    label, edge count, the values of the three methods per ordered pair (i, j) and the median times
+    of all pairs ``ours_s`` / ``lp_s`` / ``nx_s``.
+    """
     import networkx as nx
     from scipy.optimize import linprog
 
-    from algos.fair_matching import random_instance, sparse_random_instance
     from algos.fair_matching.metrics import bundle_value
 
-    n = 100 if quick else 200
-    k = 3
-    cases = [
-        (f"{n}x{n}, deg 5", sparse_random_instance(n, n, k, 5.0, random_state=SEED)),
-        (f"{n}x{n}, p = 0.2", random_instance(n, n, k, p=0.2, random_state=SEED)),
-    ]
+    k = C_CLASSES
     rng = np.random.default_rng(SEED)
+    for earlier in range(case):  # advance the shared stream past the earlier cases' draws
+        _random_allocation(_c_instance(earlier, n)[1], rng)
+    label, inst = _c_instance(case, n)
+    w, item_of = _random_allocation(inst, rng)
+    cls_e = np.asarray(inst.agent_class)[inst.indices]
+    pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
+    caps = {j: np.bincount(item_of, weights=np.where(cls_e == j, w, 0.0), minlength=inst.n_items)
+            for j in range(k)}
+    lps = {(i, j): _edge_lp(inst, i, caps[j], item_of) for i, j in pairs}
+    graphs = {(i, j): _flow_graph(inst, i, caps[j], item_of) for i, j in pairs}
+    bundle_value(inst, 0, caps[1])  # warm-up
+
+    ours = timeit_median(lambda: [bundle_value(inst, i, caps[j]) for i, j in pairs], repeat)
+
+    def lp_all():
+        out = []
+        for p in pairs:
+            c, A, b = lps[p]
+            res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+            out.append(-res.fun)
+        return out
+
+    lp = timeit_median(lp_all, repeat)
+    mf = timeit_median(lambda: [nx.maximum_flow_value(graphs[p], "s", "z") for p in pairs], repeat)
+    return {"label": label, "edges": int(inst.n_edges), "pairs": len(pairs),
+            "ours": [float(v) for v in ours.result], "lp": [float(v) for v in lp.result],
+            "nx": [float(v) for v in mf.result],
+            "ours_s": ours.median, "lp_s": lp.median, "nx_s": mf.median}
+
+
+def section_c_records(n, repeat, cases=(0, 1), sweep=None):
+    """The records of section (c), one :func:`c_cell` task per case (``sweep``: where they run)."""
+    return _sweep(c_cell, [{"case": c, "n": n} for c in cases], repeat, sweep)
+
+
+def section_c(quick, repeat, sweep=None):
+    n = 100 if quick else 200
+    k = C_CLASSES
     rows = []
-    for label, inst in cases:
-        w, item_of = _random_allocation(inst, rng)
-        cls_e = np.asarray(inst.agent_class)[inst.indices]
-        pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
-        caps = {j: np.bincount(item_of, weights=np.where(cls_e == j, w, 0.0), minlength=inst.n_items)
-                for j in range(k)}
-        lps = {(i, j): _edge_lp(inst, i, caps[j], item_of) for i, j in pairs}
-        graphs = {(i, j): _flow_graph(inst, i, caps[j], item_of) for i, j in pairs}
-        bundle_value(inst, 0, caps[1])  # warm-up
-
-        ours = timeit_median(lambda: [bundle_value(inst, i, caps[j]) for i, j in pairs], repeat)
-
-        def lp_all():
-            out = []
-            for p in pairs:
-                c, A, b = lps[p]
-                res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
-                out.append(-res.fun)
-            return out
-
-        lp = timeit_median(lp_all, repeat)
-        mf = timeit_median(lambda: [nx.maximum_flow_value(graphs[p], "s", "z") for p in pairs], repeat)
-        v_ours, v_lp, v_nx = (np.asarray(r.result, dtype=float) for r in (ours, lp, mf))
+    for r in section_c_records(n, repeat, sweep=sweep):
+        v_ours, v_lp, v_nx = (np.asarray(r[key], dtype=float) for key in ("ours", "lp", "nx"))
         d_lp, d_nx = float(np.max(np.abs(v_ours - v_lp))), float(np.max(np.abs(v_ours - v_nx)))
         ok = "equal" if max(d_lp, d_nx) <= 1e-7 else "DIFFER"
-        per = len(pairs)
-        rows.append([label, f"{inst.n_edges}", fmt_s(ours.median / per), fmt_s(lp.median / per),
-                     fmt_ratio(lp.median, ours.median), fmt_s(mf.median / per), fmt_ratio(mf.median, ours.median),
+        per = r["pairs"]
+        ours_s, lp_s, nx_s = r["ours_s"], r["lp_s"], r["nx_s"]
+        rows.append([r["label"], f"{r['edges']}", fmt_s(ours_s / per), fmt_s(lp_s / per),
+                     fmt_ratio(lp_s, ours_s), fmt_s(nx_s / per), fmt_ratio(nx_s, ours_s),
                      f"{ok}: max abs diff LP {d_lp:.1e}, nx {d_nx:.1e} (values {v_ours.min():.2f}..{v_ours.max():.2f})"])
     print_table(
         "(c) bundle_value (numba Dinic) vs linprog(highs) edge LP and networkx.maximum_flow_value",
@@ -463,10 +532,11 @@ def section_d(quick, repeat):
 
 
 def main(argv=None):
-    parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
+    parser = add_cluster_options(make_parser(__doc__.split("\n\n")[0], SECTIONS))
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     chosen = selected_sections(args, SECTIONS)
+    sweep = sweep_options(args)
     import networkx  # noqa: F401  (imported for the environment line)
     import numba  # noqa: F401
     import scipy  # noqa: F401
@@ -475,8 +545,13 @@ def main(argv=None):
 
     print(f"# bench_fair_matching ({'quick' if args.quick else 'full'}; median of {repeat} runs)\n")
     print(environment() + "\n")
+    if sweep["backend"] != "sequential" and {"b", "c"} & set(chosen):
+        print(f"sections (b), (c): every size / case is one task, {describe_sweep(sweep)}\n")
     for s in chosen:
-        {"a": section_a, "b": section_b, "c": section_c, "d": section_d}[s](args.quick, repeat)
+        if s in ("b", "c"):
+            {"b": section_b, "c": section_c}[s](args.quick, repeat, sweep=sweep)
+        else:
+            {"a": section_a, "d": section_d}[s](args.quick, repeat)
     return 0
 
 

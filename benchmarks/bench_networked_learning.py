@@ -28,10 +28,16 @@ c  **Statistics vs compression vs subsampling**: excess risk of the output agent
    prediction ``sigma^2 (d/m + d/(k-d-1))`` is printed alongside; for the leverage design also the
    means and how many subsamples contain no row with ``x_1 != 0`` (probability ``(1-q)^k``).
 
+   The grid (every k x protocol x seed cell, and the full protocol per seed) runs as one
+   ``algos._experiments.run_sweep``: sequential by default, or on a cluster with
+   ``--backend dask|ray --scheduler ADDRESS`` (see docs/scaling.md). Every cell uses the fixed
+   seeds above, so the table is the same wherever the cells run (only the fit times differ).
+
 Run::
 
     python benchmarks/bench_networked_learning.py            # full (~5 minutes on 2 cores)
     python benchmarks/bench_networked_learning.py --quick    # smoke run (~30 s)
+    python benchmarks/bench_networked_learning.py --sections c --backend dask --scheduler tcp://host:8786
 
 Benchmarks are not tests: nothing here asserts a time.
 """
@@ -47,9 +53,11 @@ import warnings
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_networked_learning) or as a script
-    from ._common import environment, fmt_ratio, fmt_s, make_parser, print_table, selected_sections, timeit_median
+    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
+                          print_table, selected_sections, sweep_options, timeit_median)
 except ImportError:  # pragma: no cover - script mode
-    from _common import environment, fmt_ratio, fmt_s, make_parser, print_table, selected_sections, timeit_median
+    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
+                         print_table, selected_sections, sweep_options, timeit_median)
 
 SECTIONS = ("a", "b", "c")
 SEED = 20260601
@@ -225,57 +233,107 @@ def section_b(quick, repeat):
 
 
 # ============================================================================ section c
-def section_c(quick, repeat):
+C_DESIGNS = ("gaussian", "leverage")
+C_PROTOCOLS = {"sketch gaussian": dict(protocol="sketch", sketch="gaussian", engine="coef"),
+               "sketch countsketch": dict(protocol="sketch", sketch="countsketch", engine="coef"),
+               "subsample": dict(protocol="subsample")}
+
+
+def _c_model(design):
+    """``(title, model)`` of a design of section (c); deterministic, so every worker rebuilds the same one."""
     from algos.networked_learning._data import make_gaussian, make_leverage_design
+
+    if design == "gaussian":
+        return "gaussian(d=8, ar1 rho=0.5, sigma=1)", make_gaussian(8, "ar1", rho=0.5, sigma=1.0)
+    if design == "leverage":
+        return "leverage(d=6, q=0.01, sigma=1)", make_leverage_design(6, 0.01, sigma=1.0)
+    raise ValueError(f"'design' must be one of {C_DESIGNS}; got {design!r}.")
+
+
+def c_cell(design, protocol, k, seed, m, random_state=None):
+    """One cell of grid (c): fit ``protocol`` with ``k`` floats per edge on data set ``seed``.
+
+    The data set is ``model.sample(m, random_state=SEED + seed)`` and the estimator's
+    ``random_state`` is ``SEED + 7 * seed`` (``protocol="full"`` takes neither ``k`` nor a seed), so
+    a cell gives the same numbers wherever it runs; ``random_state`` (the stream ``run_sweep`` hands
+    every task) is not used. Returns the excess risk, the fit time ``fit_s`` and, for the row
+    subsample, whether no kept row has ``x_1 != 0`` (``missed``; ``None`` for the other protocols).
+    """
     from algos.networked_learning._estimator import NetworkedDAGRegressor
     from algos.networked_learning._graphs import cyclic_allocation, make_path
     from algos.networked_learning._population import excess_risk
 
+    _, model = _c_model(design)
+    d = model.d
+    G = make_path(4 * d)
+    fs = cyclic_allocation(G, d)
+    X, y = model.sample(m, random_state=SEED + seed)
+    t0 = time.perf_counter()
+    if protocol == "full":
+        est = NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False).fit(X, y)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SketchSizeWarning at k = 50
+            est = NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 7 * seed,
+                                        **C_PROTOCOLS[protocol]).fit(X, y)
+    fit_s = time.perf_counter() - t0
+    missed = bool(not np.any(X[est.rows_, 0] != 0)) if protocol == "subsample" else None
+    return {"excess": float(excess_risk(est.coef_, model.Sigma, model.beta_star)), "fit_s": fit_s,
+            "missed": missed}
+
+
+def section_c_records(m, ks, n_seeds, designs=C_DESIGNS, sweep=None):
+    """Run the k x protocol x seed grid of section (c) (plus the full protocol per seed) as one sweep.
+
+    Every cell is one :func:`c_cell` task of :func:`algos._experiments.run_sweep`; ``sweep`` holds
+    its ``backend`` / ``scheduler`` / ``n_jobs`` (default: sequential, in this process). Returns the
+    records in grid order: per design, the full protocol for every seed, then for every ``k`` and
+    protocol every seed. Only the ``*_s`` (timing) values depend on where a cell ran.
+    """
+    from algos._experiments import run_sweep
+
+    grid = []
+    for design in designs:
+        grid += [{"design": design, "protocol": "full", "k": None, "seed": s, "m": m} for s in range(n_seeds)]
+        grid += [{"design": design, "protocol": p, "k": k, "seed": s, "m": m}
+                 for k in ks for p in C_PROTOCOLS for s in range(n_seeds)]
+    return run_sweep(c_cell, grid, random_state=SEED, **(sweep or {"backend": "sequential"}))
+
+
+def section_c(quick, repeat, sweep=None):
+    from algos.networked_learning._estimator import NetworkedDAGRegressor
+    from algos.networked_learning._graphs import cyclic_allocation, make_path
+
     m = 4000 if quick else 20_000
     ks = (50, 200, 800) if quick else (50, 100, 200, 400, 800, 1600)
     n_seeds = 3 if quick else 5
-    designs = [("gaussian(d=8, ar1 rho=0.5, sigma=1)", make_gaussian(8, "ar1", rho=0.5, sigma=1.0)),
-               ("leverage(d=6, q=0.01, sigma=1)", make_leverage_design(6, 0.01, sigma=1.0))]
-    protocols = [("sketch gaussian", dict(protocol="sketch", sketch="gaussian", engine="coef")),
-                 ("sketch countsketch", dict(protocol="sketch", sketch="countsketch", engine="coef")),
-                 ("subsample", dict(protocol="subsample"))]
-    for title, model in designs:
+    records = section_c_records(m, ks, n_seeds, sweep=sweep)
+    for design in C_DESIGNS:
+        title, model = _c_model(design)
         d = model.d
         G = make_path(4 * d)
         fs = cyclic_allocation(G, d)
-        data = [model.sample(m, random_state=SEED + s) for s in range(n_seeds)]
-
-        def excess(est):
-            return excess_risk(est.coef_, model.Sigma, model.beta_star)
-
-        full = [excess(NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False).fit(X, y)) for X, y in data]
+        mine = [r for r in records if r["design"] == design]  # seed order inside each (k, protocol)
+        full = [r["excess"] for r in mine if r["protocol"] == "full"]
+        X0, y0 = model.sample(m, random_state=SEED)
         t_full = timeit_median(lambda: NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False)
-                               .fit(*data[0]), repeat=repeat)
+                               .fit(X0, y0), repeat=repeat)
         sigma2 = model.noise_var
         rows = []
         for k in ks:
             cells = {}
             fit_s = {}
-            for pname, kw in protocols:
-                errs, ts, miss = [], [], []
-                for s, (X, y) in enumerate(data):
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")  # SketchSizeWarning at k = 50
-                        est = NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 7 * s,
-                                                    **kw).fit(X, y)
-                    ts.append(time.perf_counter() - t0)
-                    errs.append(excess(est))
-                    if pname == "subsample":
-                        miss.append(not np.any(X[est.rows_, 0] != 0))
+            for pname in C_PROTOCOLS:
+                recs = [r for r in mine if r["protocol"] == pname and r["k"] == k]
+                errs = [r["excess"] for r in recs]
                 cells[pname] = float(np.median(errs))
                 if pname == "subsample":
+                    miss = [r["missed"] for r in recs]
                     cells["miss"] = (int(sum(miss)), len(miss))
                     cells["sub_mean"] = float(np.mean(errs))
-                    cells["gauss_mean"] = cells.get("gauss_mean", float("nan"))
                 if pname == "sketch gaussian":
                     cells["gauss_mean"] = float(np.mean(errs))
-                fit_s[pname] = float(np.median(ts))
+                fit_s[pname] = float(np.median([r["fit_s"] for r in recs]))
             pred = sigma2 * (d / m + d / (k - d - 1))
             row = [f"m={m}, k={k}", f"{cells['sketch gaussian']:.3e}"]
             if title.startswith("gaussian"):
@@ -310,9 +368,10 @@ def section_c(quick, repeat):
 
 
 def main(argv=None):
-    parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
+    parser = add_cluster_options(make_parser(__doc__.split("\n\n")[0], SECTIONS))
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
+    sweep = sweep_options(args)
     repeat = args.repeat or (1 if args.quick else 3)
     print(f"# bench_networked_learning ({'quick' if args.quick else 'full'})\n")
     import numpy  # noqa: F401  (so environment() lists it)
@@ -320,9 +379,14 @@ def main(argv=None):
     import sklearn
 
     print(environment([f"scikit-learn {sklearn.__version__}"]) + "\n")
+    if "c" in sections and sweep["backend"] != "sequential":
+        print(f"section (c) grid: {describe_sweep(sweep)}\n")
     t0 = time.perf_counter()
     for s in sections:
-        {"a": section_a, "b": section_b, "c": section_c}[s](args.quick, repeat)
+        if s == "c":
+            section_c(args.quick, repeat, sweep=sweep)
+        else:
+            {"a": section_a, "b": section_b}[s](args.quick, repeat)
     print(f"total {time.perf_counter() - t0:.1f} s")
 
 
