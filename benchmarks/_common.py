@@ -38,6 +38,7 @@ __all__ = [
     "add_cluster_options",
     "sweep_options",
     "describe_sweep",
+    "ship_by_value",
 ]
 
 
@@ -228,7 +229,8 @@ def sweep_options(args: argparse.Namespace) -> dict:
     """``{"backend", "scheduler", "n_jobs"}`` for ``run_sweep``/``monte_carlo`` from the parsed options.
 
     Refuses ``--scheduler`` without a cluster backend and ``--n-jobs`` other than 1 with
-    ``--backend sequential`` (``SystemExit`` with the reason, not a traceback).
+    ``--backend sequential`` (``SystemExit`` with the reason, not a traceback). With a process or
+    cluster backend it calls :func:`ship_by_value`, so the workers need no copy of ``benchmarks/``.
     """
     backend = getattr(args, "backend", "sequential")
     scheduler = getattr(args, "scheduler", None)
@@ -238,7 +240,48 @@ def sweep_options(args: argparse.Namespace) -> dict:
     if backend == "sequential" and n_jobs != 1:
         raise SystemExit(f"--n-jobs {n_jobs} needs a parallel --backend (loky, threading, dask or ray); "
                          "got --backend sequential.")
+    if backend not in ("sequential", "threading"):
+        ship_by_value(backend)
     return {"backend": backend, "scheduler": scheduler, "n_jobs": n_jobs}
+
+
+def ship_by_value(backend: str) -> None:
+    """Have this module's functions pickled by value for the workers of ``backend``.
+
+    A benchmark run as a script defines its cell functions in ``__main__``, which cloudpickle sends
+    by value; the helpers they call from this module (:func:`timeit_median`, ...) would go by
+    reference, and a worker (or the dask scheduler, which unpickles the task graph) that has no
+    ``benchmarks/`` on its path could not import them. Registering this module with every
+    cloudpickle in use (the ``cloudpickle`` package for dask, joblib's copy for loky, Ray's copy for
+    ray) sends it along with the tasks instead.
+    """
+    module = sys.modules[__name__]
+    picklers = []
+    try:
+        import cloudpickle
+
+        picklers.append(cloudpickle)
+    except ImportError:  # pragma: no cover - dask/ray bring it
+        pass
+    try:
+        from joblib.externals import cloudpickle as joblib_cloudpickle
+
+        picklers.append(joblib_cloudpickle)
+    except ImportError:  # pragma: no cover - joblib is a dependency
+        pass
+    if backend == "ray":
+        try:
+            import ray.cloudpickle
+
+            picklers.append(ray.cloudpickle)
+        except ImportError:  # run_sweep says how to install ray
+            pass
+    for pickler in picklers:
+        if hasattr(pickler, "register_pickle_by_value"):
+            try:
+                pickler.register_pickle_by_value(module)
+            except ValueError:  # pragma: no cover - module not importable by name
+                pass
 
 
 def describe_sweep(options: dict) -> str:
@@ -247,8 +290,12 @@ def describe_sweep(options: dict) -> str:
     if backend == "sequential":
         return "sequential, in this process"
     if backend in ("dask", "ray"):
-        where = f"the cluster at {scheduler}" if scheduler else "the running client" if backend == "dask" \
-            else "the running Ray session"
+        if scheduler == "local":
+            where = "a Ray session started on this machine for the run"
+        elif scheduler:
+            where = f"the cluster at {scheduler}"
+        else:
+            where = "the running client" if backend == "dask" else "the running Ray session"
         jobs = "every worker" if n_jobs in (None, 1, -1) else f"{n_jobs} jobs"
         return f"{backend}, {where}, {jobs}"
     return f"joblib backend {backend}, n_jobs {n_jobs}"

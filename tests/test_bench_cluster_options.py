@@ -109,6 +109,28 @@ def test_cluster_options_parse_and_refuse(bench):
         _common.sweep_options(p.parse_args(["--n-jobs", "4"]))
 
 
+def test_cluster_backends_ship_the_shared_helpers_by_value(bench):
+    """A worker without ``benchmarks/`` on its path can load a helper the cells call (timeit_median)."""
+    import argparse
+    import subprocess
+
+    import cloudpickle
+
+    import _common
+
+    _common.sweep_options(_common.add_cluster_options(argparse.ArgumentParser()).parse_args(["--backend", "dask"]))
+    try:
+        blob = cloudpickle.dumps(_common.timeit_median)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules["_common"])
+    load = ("import pickle, sys; f = pickle.loads(sys.stdin.buffer.read()); "
+            "print(f(lambda: 41 + 1, repeat=1).result, '_common' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", load], input=blob, capture_output=True, cwd="/",
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=60)
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().split() == ["42", "False"]
+
+
 @pytest.mark.timeout(120)
 def test_dask_local_cluster_gives_the_sequential_records(bench, sequential):
     distributed = pytest.importorskip("distributed")
