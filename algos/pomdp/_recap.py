@@ -57,17 +57,21 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
-from ._beliefs import DENSE_LIMIT, _arrays, _b0, _fsc_system, evaluate_fsc
+from ._beliefs import DENSE_LIMIT, _arrays, _b0, evaluate_fsc
 from ._codebook import (
     DISTANCES,
+    _TIE_RTOL,
+    _argmax_ties,
     _CodebookController,
     _default_horizon,
+    _node_successors,
     _v_gamma,
     build_codebook_fsc,
     decision_distortion,
     quantize,
     simulate_beliefs,
 )
+from ._fsc_eval import FSCSystem, RowUpdate, fsc_blocks
 
 __all__ = ["RECAPController"]
 
@@ -125,62 +129,42 @@ def _weighted_kmeans(X, w, k, rng, n_iter=50):
     return C
 
 
+def _quantize_decision(B, vB, C, alphas):
+    """``quantize(B, C, "decision", alphas)`` with ``vB = V_Gamma(B)`` given (identical result): the
+    decision distortion ``d_V(b, c_k) = V_Gamma(b) - alpha_{c_k} . b`` (clipped at 0), nearest
+    codeword with the relative tie tolerance of :func:`quantize` and its L1 tie-break."""
+    alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]  # (K, S), lowest index on ties
+    D = np.maximum(vB[:, None] - B @ alpha_c.T, 0.0)
+    scale = max(1.0, float(np.max(np.abs(D[np.isfinite(D)]))) if D.size else 1.0)
+    near = D <= D.min(axis=1, keepdims=True) + _TIE_RTOL * scale
+    out = np.argmax(near, axis=1)
+    multi = near.sum(axis=1) > 1
+    if multi.any():
+        l1 = np.abs(B[multi][:, None, :] - C[None, :, :]).sum(axis=2)
+        out[multi] = np.argmin(np.where(near[multi], l1, np.inf), axis=1)
+    return out
+
+
+_blocks = fsc_blocks  # ``blocks[a, o] = T[a] * Z[a, :, o]`` (None when too large to hold)
+
+
 def _values_and_adjoint(T, Z, r, discount, action, eta, m0, b0):
-    """Node values ``W`` (K, S) and the adjoint ``y`` (K, S), ``(I - discount P)^T y = e_{m0} (x) b0``
-    (discounted occupancy of (node, state) pairs from ``(m0, b0)``), from one LU factorisation."""
-    K, S = len(action), T.shape[1]
-    R, P = _fsc_system(T, Z, r, action, eta, False)
-    lu = scipy.linalg.lu_factor(np.eye(K * S) - discount * P, check_finite=False)
-    W = scipy.linalg.lu_solve(lu, R, check_finite=False).reshape(K, S)
-    e = np.zeros(K * S)
-    e[m0 * S:(m0 + 1) * S] = b0
-    y = scipy.linalg.lu_solve(lu, e, trans=1, check_finite=False).reshape(K, S)
-    return W, y, lu
+    """Node values ``W``, adjoint ``y`` and LU factors of the FSC system (:class:`FSCSystem`)."""
+    return FSCSystem(T, Z, r, discount, b0).values_and_adjoint(action, eta, m0)
 
 
-class _RowUpdate:
-    """Exact value of an FSC after node ``k``'s rows change, from the current LU factors by the
-    Woodbury identity (a rank-S update): with ``M = I - discount P``, ``M' = M + E_k D`` (``D``: the
-    change of node ``k``'s S rows, ``E_k`` the matching identity columns) and ``R' = R + E_k rho``,
-
-        V' = V + y_k . rho - y_k^T (I + D Z_k)^{-1} D (W + Z_k rho),   Z_k = M^{-1} E_k,
-
-    ``y`` the adjoint (``M^T y = e_{m0} (x) b0``). ``Z_k`` costs S solves with the factors (cached per
-    node until the factors change); a trial then costs ``O S^3`` instead of ``(K S)^3 / 3``. The
-    result equals the direct solve up to round-off; callers confirm an acceptance exactly.
-    ``blocks[a, o] = T[a] * Z[a, :, o]`` are computed once per fit."""
+class _RowUpdate(RowUpdate):
+    """:class:`RowUpdate` on given blocks and factors: ``_RowUpdate(blocks, r, discount)`` then
+    ``reset(W, y, lu, action, eta)``."""
 
     def __init__(self, blocks, r, discount):
         self.blocks, self.r, self.g = blocks, r, discount
 
     def reset(self, W, y, lu, action, eta):
         self.W, self.y, self.lu = W, y, lu
-        self.action, self.eta = action, eta
-        self.value = None
+        self.action = np.asarray(action, dtype=np.int64).copy()
+        self.eta = np.asarray(eta, dtype=np.int64).copy()
         self.Zk = {}
-
-    def _apply(self, a, row, X):
-        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...)."""
-        return np.einsum("ost,ot...->s...", self.blocks[a], X[row])
-
-    def delta_value(self, k, a_new, row_new):
-        K, S = self.W.shape
-        if k not in self.Zk:
-            E = np.zeros((K * S, S))
-            E[k * S:(k + 1) * S] = np.eye(S)
-            self.Zk[k] = scipy.linalg.lu_solve(self.lu, E, check_finite=False).reshape(K, S, S)
-        Zk = self.Zk[k]
-        a_old, row_old = self.action[k], self.eta[k]
-        rho = self.r[:, a_new] - self.r[:, a_old]
-
-        def D(X):  # change of node k's rows of (I - discount P) applied to X (K, S, ...)
-            return -self.g * (self._apply(a_new, row_new, X) - self._apply(a_old, row_old, X))
-
-        x = self.W + np.einsum("kst,t->ks", Zk, rho)
-        Dx = D(x)
-        C = np.eye(S) + D(Zk)
-        yk = self.y[k]
-        return float(yk @ rho - yk @ np.linalg.solve(C, Dx))
 
 
 def _occupancy(P, action, eta, m0, discount):
@@ -193,18 +177,6 @@ def _occupancy(P, action, eta, m0, discount):
     e = np.zeros(K)
     e[m0] = 1.0
     return np.linalg.solve(np.eye(K) - discount * M.T, e)
-
-
-_BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
-
-
-def _blocks(T, Z):
-    """``blocks[a, o, s, s'] = T[a, s, s'] Z[a, s', o]`` (None when too large to hold)."""
-    A, S, _ = T.shape
-    O = Z.shape[2]
-    if A * O * S * S > _BLOCK_LIMIT:
-        return None
-    return np.ascontiguousarray(np.einsum("ast,ato->aost", T, Z))
 
 
 class RECAPController(_CodebookController):
@@ -294,22 +266,60 @@ class RECAPController(_CodebookController):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ pieces
-    def _evaluate(self, pomdp, tab):
-        """Exact value of the tables: the same dense solve as :func:`evaluate_fsc` (identical
-        numbers) without re-validating the model on every call; sparse systems go through it."""
+    def _system(self, pomdp):
+        """The model's :class:`FSCSystem` (blocks ``T[a] * Z[a, :, o]`` computed once per model)."""
         fast = getattr(self, "_model_cache", None)
         if fast is None or fast[0] is not pomdp:
             T, Z, r, discount = _arrays(pomdp)
-            fast = self._model_cache = (pomdp, T, Z, r, discount, _b0(pomdp, None, T.shape[1]))
-        _, T, Z, r, discount, b0 = fast
+            fast = self._model_cache = (pomdp, FSCSystem(T, Z, r, discount, _b0(pomdp, None, T.shape[1])))
+        return fast[1]
+
+    def _build(self, pomdp, C, alphas):
+        return self._build_all(pomdp, C, alphas, (self._distance,))[0]
+
+    def _build_all(self, pomdp, C, alphas, distances):
+        """``[build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=...) for d in distances]``
+        (the same tables) with the node successors and ``V_Gamma`` of them computed once."""
+        C = np.ascontiguousarray(np.asarray(C, dtype=float))
+        K = C.shape[0]
+        if self.action_rule != "lookahead" or K == 1:
+            return [build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
+                    for d in distances]
+        ev = self._system(pomdp)
+        S = ev.n_states
+        P, Bn, zero = _node_successors(ev.T, ev.Z, C)
+        A, O = P.shape[1], P.shape[2]
+        flat = Bn.reshape(-1, S)
+        v_flat = _v_gamma(alphas, flat)
+        Q = C @ ev.r + ev.discount * (P * v_flat.reshape(K, A, O)).sum(axis=2)
+        action = _argmax_ties(Q).astype(np.int64)
+        out = []
+        for d in distances:
+            if d == "decision":
+                q = _quantize_decision(flat, v_flat, C, alphas)
+                m0 = int(_quantize_decision(ev.b0[None, :], _v_gamma(alphas, ev.b0[None, :]), C, alphas)[0])
+            else:
+                q = quantize(flat, C, d)
+                m0 = int(quantize(ev.b0[None, :], C, d)[0])
+            eta_full = np.where(zero, np.arange(K)[:, None, None], q.reshape(K, A, O)).astype(np.int64)
+            out.append(dict(action=action.copy(), eta=eta_full[np.arange(K), action], eta_full=eta_full,
+                            m0=m0, P=P, Bn=Bn))
+        return out
+
+    def _evaluate(self, pomdp, tab):
+        """Exact value of the tables: the same dense solve as :func:`evaluate_fsc` (identical
+        numbers) without re-validating the model on every call, the system assembled from the
+        cached blocks; sparse systems go through :func:`evaluate_fsc`."""
+        ev = self._system(pomdp)
         action = np.asarray(tab["action"], dtype=np.int64)
         eta = np.asarray(tab["eta"], dtype=np.int64)
-        K, S = len(action), T.shape[1]
+        K, S = len(action), ev.n_states
         if K * S > DENSE_LIMIT:
             return evaluate_fsc(pomdp, action, eta, tab["m0"])
-        R, P = _fsc_system(T, Z, r, action, eta, False)
+        discount = ev.discount
+        R, P = ev.transition(action, eta)
         W = scipy.linalg.solve(np.eye(K * S) - discount * P, R).reshape(K, S)
-        return float(b0 @ W[int(tab["m0"])])
+        return float(ev.b0 @ W[int(tab["m0"])])
 
     def _candidates(self, pomdp, C, tab, alphas, discount, with_l1=True):
         """Successors of the nodes under their actions, scored (spec §1.4 step 3)."""
@@ -381,8 +391,13 @@ class RECAPController(_CodebookController):
         cur_C, cur_tab, cur_v = C, tab, value
         C_try = C.copy()
         prev_assign = None
+        # the assignment depends on the distinct sample rows only, and V_Gamma of them not on the
+        # codebook: both computed once per refinement
+        Bu, inv = np.unique(B, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        vB = _v_gamma(alphas, Bu)
         for _ in range(n_refine):
-            assign = quantize(B, C_try, "decision", alphas)
+            assign = _quantize_decision(Bu, vB, C_try, alphas)[inv]
             if prev_assign is not None and np.array_equal(assign, prev_assign):
                 break
             prev_assign = assign
@@ -411,32 +426,34 @@ class RECAPController(_CodebookController):
             return tab, value
         S = C.shape[1]
         tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
-        # Large systems: a trial is evaluated exactly only when its first-order gain y_k . delta_k
-        # is positive (delta_k: the Bellman residual of the changed node-k rows at the current W,
-        # y: the adjoint occupancy; the exact gain is e^T M'^{-1} U delta_k, of which y_k . delta_k
-        # is the first-order term, exact when node k is not revisited). Acceptance stays exact.
-        screen = K * S >= _SCREEN_SIZE
+        # Every trial is screened by its exact gain from the rank-S (Woodbury) update of the current
+        # LU factors (:class:`RowUpdate`, O(S^3) per trial); only a trial the update says improves is
+        # solved directly, and the direct value decides (acceptance stays exact). Large systems
+        # (``K * S >= _SCREEN_SIZE``) first skip trials whose first-order gain y_k . delta_k is not
+        # positive (delta_k: the Bellman residual of the changed node-k rows at the current W, y: the
+        # adjoint occupancy; y_k . delta_k is the first-order term of the exact gain, exact when node
+        # k is not revisited).
+        ev = self._system(pomdp)
+        T, Z, r, discount = ev.T, ev.Z, ev.r, ev.discount
+        first_order = K * S >= _SCREEN_SIZE
+        upd = RowUpdate(ev) if ev.blocks is not None else None
+        screen = first_order or upd is not None
+
+        def refresh(tab):
+            if upd is not None:
+                return upd.reset(tab["action"], tab["eta"], tab["m0"])
+            W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+            return W, y
+
+        def trial_value(trial, k, v_cur):
+            """Exact value of ``trial`` (node k changed): screened by the rank-S update first,
+            confirmed by the direct solve only when the update says it improves."""
+            if upd is not None:
+                if v_cur + upd.delta_value(k, trial["action"][k], trial["eta"][k]) <= v_cur + _tie(v_cur):
+                    return -np.inf
+            return self._evaluate(pomdp, trial)
+
         if screen:
-            T, Z, r, discount = _arrays(pomdp)
-            b0 = _b0(pomdp, None, S)
-
-            blocks = _blocks(T, Z)
-            upd = _RowUpdate(blocks, r, discount) if blocks is not None else None
-
-            def refresh(tab):
-                W, y, lu = _values_and_adjoint(T, Z, r, discount, tab["action"], tab["eta"], tab["m0"], b0)
-                if upd is not None:
-                    upd.reset(W, y, lu, tab["action"], tab["eta"])
-                return W, y
-
-            def trial_value(trial, k, v_cur):
-                """Exact value of ``trial`` (node k changed): screened by the rank-S update first,
-                confirmed by the direct solve only when the update says it improves."""
-                if upd is not None:
-                    if v_cur + upd.delta_value(k, trial["action"][k], trial["eta"][k]) <= v_cur + _tie(v_cur):
-                        return -np.inf
-                return self._evaluate(pomdp, trial)
-
             W, y = refresh(tab)
         A, O = tab["P"].shape[1], tab["P"].shape[2]
         d = decision_distortion(tab["Bn"].reshape(-1, S), C, alphas)
@@ -449,7 +466,7 @@ class RECAPController(_CodebookController):
                 for a in range(A):
                     if a == tab["action"][k]:
                         continue
-                    if screen:
+                    if first_order:
                         nxt = tab["eta_full"][k, a]
                         delta = r[:, a] + discount * T[a] @ np.einsum("to,ot->t", Z[a], W[nxt]) - W[k]
                         if float(y[k] @ delta) <= _tie(value):
@@ -469,7 +486,7 @@ class RECAPController(_CodebookController):
                     for n in rank[k, a, o]:
                         if n == tab["eta"][k, o]:
                             continue
-                        if screen:
+                        if first_order:
                             delta = discount * T[a] @ (Z[a, :, o] * (W[n] - W[tab["eta"][k, o]]))
                             if float(y[k] @ delta) <= _tie(value):
                                 continue
@@ -506,8 +523,7 @@ class RECAPController(_CodebookController):
             C0[j] = b0
             C0[[0, j]] = C0[[j, 0]]  # b0 first, as in the grown codebooks
             for cb in (C0, C):
-                for dist in DISTANCES:
-                    tab = build_codebook_fsc(pomdp, cb, alphas, distance=dist, action_rule=self.action_rule)
+                for dist, tab in zip(DISTANCES, self._build_all(pomdp, cb, alphas, DISTANCES)):
                     v = self._evaluate(pomdp, tab)
                     if best is None or v > best[2] + _tie(best[2]):
                         best = (cb, tab, v)
