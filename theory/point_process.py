@@ -132,7 +132,12 @@ def expected_loglik(y, w, m, s):
     y, w, m, s = _check_vecs(y=y, w=w, m=m, s=s)
     if np.any(w < 0) or np.any(s < 0):
         raise ValueError("'w' and 's' must be non-negative.")
-    return float(y @ m - np.sum(w * np.exp(m + 0.5 * s)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        val = float(y @ m - np.sum(w * np.exp(m + 0.5 * s)))
+    if not math.isfinite(val):
+        raise ValueError(f"the expected log-likelihood leaves the float64 range for 'm' (max {float(np.max(m, initial=0)):g}) "
+                         f"and 's' (max {float(np.max(s, initial=0)):g}): e^(m + s/2) overflows above about 709.")
+    return val
 
 
 def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
@@ -144,9 +149,8 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
         raise ValueError(f"'y' must have length 1 or 2 (gauss_hermite_log_evidence supports N in {{1, 2}}); "
                          f"got N = {N}.")
     K = check_array(prior_cov, "prior_cov")
-    if K.size != N * N or K.ndim > 2:
+    if K.shape != (N, N):
         raise ValueError(f"'prior_cov' must be an ({N}, {N}) covariance matrix; got an array of shape {K.shape}.")
-    K = K.reshape(N, N)
     if isinstance(n_nodes, (bool, np.bool_)) or not isinstance(n_nodes, numbers.Integral) or n_nodes < 2:
         raise ValueError(f"'n_nodes' must be an int >= 2; got {n_nodes!r}.")
     try:

@@ -85,6 +85,15 @@ def _check_data(X, name):
     return X
 
 
+def _with_context(exc, context):
+    """``exc`` re-created with ``context`` in front of its message (same type where it can be rebuilt)."""
+    msg = f"{context}: {exc}"
+    try:
+        return type(exc)(msg)
+    except Exception:  # noqa: BLE001 - an exception type with another constructor
+        return (TypeError if isinstance(exc, TypeError) else ValueError)(msg)
+
+
 def _make_model(model_factory):
     is_class = isinstance(model_factory, type)
     if not is_class and hasattr(model_factory, "partial_fit") and hasattr(model_factory, "get_params"):
@@ -182,11 +191,17 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
         t0 = time.perf_counter()
         for s in range(0, idx.size, step):
             b = idx[s:s + step]
-            model.partial_fit(X_tr[b], y_tr[b])
+            try:
+                model.partial_fit(X_tr[b], y_tr[b])
+            except (ValueError, TypeError) as exc:
+                raise _with_context(exc, f"{type(model).__name__}.partial_fit rejected task {t} of 'X_tr'/'y_tr'") from exc
         fit_s += time.perf_counter() - t0
         t0 = time.perf_counter()
         ev = np.concatenate(te_idx[:t + 1])
-        pred = np.asarray(model.predict(X_te[ev]))
+        try:
+            pred = np.asarray(model.predict(X_te[ev]))
+        except (ValueError, TypeError) as exc:
+            raise _with_context(exc, f"{type(model).__name__}.predict rejected 'X_te' after task {t}") from exc
         pred_s += time.perf_counter() - t0
         hit = pred == y_te[ev]
         start = 0

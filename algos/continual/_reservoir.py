@@ -388,7 +388,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         Z = (G.reshape(-1, C) @ W_in_cat).reshape(B, Nh, Nw, 4 * U)
         if self.backend_ == "numpy":  # the four scans in place on the grid (numba, prange)
             grid_scan4(Z, self.W_, float(self.leak), ACTIVATION_CODES[self.activation], NEGATIVE_SLOPE, out)
-            return out
+            return self._check_states(out)
         rows = Z.reshape(B * Nh, Nw, 4 * U)  # every row of every image is one sequence
         cols = Z.transpose(0, 2, 1, 3).reshape(B * Nw, Nh, 4 * U)
         seqs = [
@@ -404,6 +404,16 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         out[..., U:2 * U] = states[1].reshape(B, Nh, Nw, U)
         out[..., 2 * U:3 * U] = states[2].reshape(B, Nw, Nh, U).transpose(0, 2, 1, 3)
         out[..., 3 * U:4 * U] = states[3].reshape(B, Nw, Nh, U).transpose(0, 2, 1, 3)
+        return self._check_states(out)
+
+    def _check_states(self, out):
+        """``out`` unless a state overflowed (an unbounded activation with a huge radius or input scale)."""
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"the reservoir states overflow {out.dtype} ({self.activation} activation, 'spectral_radius' = "
+                f"{float(self.spectral_radius)!r}, 'input_scaling' = {float(self.input_scaling)!r}); use smaller "
+                f"values ('spectral_radius' < 1 keeps the states bounded)."
+            )
         return out
 
 

@@ -283,6 +283,10 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
                 f"'dtype' changed from {self.means_.dtype} to {np.dtype(dtype)} between partial_fit calls; "
                 "call fit to start again."
             )
+        limit = float(np.sqrt(np.finfo(dtype).max)) * 1e-4  # squares summed over a batch stay finite
+        if X.size and float(np.max(np.abs(X))) > limit:
+            raise ValueError(f"'X' has features up to {float(np.max(np.abs(X))):g} in absolute value; above {limit:.3g} "
+                             f"their squares overflow the {np.dtype(dtype).name} covariance: scale the features.")
         return X.astype(dtype, copy=False), y, mode
 
     def _partial_fit(self, X, y, classes, first, allow_empty):
@@ -394,10 +398,13 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
             try:
                 factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
             except np.linalg.LinAlgError:
-                raise ValueError(
-                    "the covariance is singular (not positive definite) and 'shrinkage' is 0; "
-                    "use 'shrinkage' > 0."
-                ) from None
+                if eps == 0:
+                    raise ValueError(
+                        "the covariance is singular (not positive definite) and 'shrinkage' is 0; "
+                        "use 'shrinkage' > 0."
+                    ) from None
+                raise ValueError(f"the shrunk covariance is not positive definite ('shrinkage' = {eps:g}); the "
+                                 f"features may be too large or not finite.") from None
             W = scipy.linalg.cho_solve(factor, M.T, check_finite=False)
         b = 0.5 * np.einsum("kd,dk->k", M, W)
         self._cache.value = ((mode, eps), (W, b, seen))

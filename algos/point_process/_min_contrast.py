@@ -153,12 +153,16 @@ def lgcp_min_contrast(X, window=None, statistic="K", nu=0.5, r=None, rmin=None, 
         raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
     q = check_scalar_float(q, "q", low=0.0, closed="neither")
     p = check_scalar_float(p, "p", low=0.0, closed="neither")
+    if r is not None:
+        r = check_array(r, "r", ndim=1)
+        if rmax is None and not 0.0 < float(r[-1]) <= win.diameter:
+            raise ValueError(f"'r' must end in (0, {win.diameter:g}] (the window diameter), its last value being the "
+                             f"default 'rmax'; got {float(r[-1])!r}.")
     if rmax is None:
         rmax = float(r[-1]) if r is not None else _default_rmax(win, n)
     rmax = check_scalar_float(rmax, "rmax", low=0.0, high=win.diameter, closed="right")
     if r is None:
         r = np.linspace(0.0, rmax, 513)
-    r = check_array(r, "r", allow_empty=True, finite=False)
     if rmin is None:
         rmin = rmax / 1000.0 if statistic == "g" else 0.0
     rmin = check_scalar_float(rmin, "rmin", low=0.0)

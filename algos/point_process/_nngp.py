@@ -42,6 +42,8 @@ JITTER = 1e-8
 def matern(d, length_scale, nu=0.5):
     """Matérn correlation at distances ``d`` (nu = 1/2: exp(-d/phi); nu = 3/2: (1 + sqrt3 d/phi) exp(-sqrt3 d/phi))."""
     d = check_array(d, "d", allow_empty=True)
+    if np.any(d < 0):
+        raise ValueError(f"'d' must contain non-negative distances; got {float(d.min())!r}.")
     length_scale = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
     r = d / length_scale
     if nu == 0.5:

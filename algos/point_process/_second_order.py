@@ -153,7 +153,7 @@ def default_radii(window, n=N_RADII):
 def _check_radii(r, win):
     if r is None:
         return default_radii(win)
-    r = check_array(r, "r", allow_empty=True, finite=False).reshape(-1)
+    r = check_array(r, "r", ndim=(0, 1), allow_empty=True, finite=False).reshape(-1)
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r < 0) or np.any(np.diff(r) <= 0):
         raise ValueError("'r' must be a non-empty increasing array of finite distances >= 0.")
     return r

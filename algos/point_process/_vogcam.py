@@ -57,7 +57,7 @@ from ._kernels import nngp_block_terms, predict_rows
 from ._nngp import NU_CODES, NNGPStructure
 from ._quadrature import build_quadrature, check_points
 from ._sparse import SparseCholesky
-from ._window import Window
+from ._window import MAX_COORD, Window
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -1004,6 +1004,9 @@ class VoGCAM(BaseEstimator):
             raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
         if not np.all(np.isfinite(Xq)):
             raise ValueError("'Xq' must contain only finite coordinates.")
+        if Xq.size and float(np.abs(Xq).max()) > MAX_COORD:
+            raise ValueError(f"'Xq' coordinates must be at most {MAX_COORD:g} in absolute value (squared distances "
+                             f"must stay in the float64 range); got {float(np.abs(Xq).max())!r}.")
         M = len(Xq)
         U = (Xq - self.shift_) / self.scale_
         if self.n_covariates_ == 0:

@@ -45,7 +45,7 @@ from sklearn.base import BaseEstimator
 
 from .._validation import check_array, check_bool, check_random_state, check_scalar_float, check_scalar_int
 from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fraction, matern_covariance
-from ._window import Window
+from ._window import MAX_COORD, Window
 
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
@@ -84,6 +84,9 @@ def _check_query(Xq):
         raise ValueError("'Xq' must hold at least one location (m >= 1); got an empty array.")
     if not np.all(np.isfinite(Xq)):
         raise ValueError("'Xq' must contain only finite coordinates (no NaN or inf).")
+    if float(np.abs(Xq).max()) > MAX_COORD:
+        raise ValueError(f"'Xq' coordinates must be at most {MAX_COORD:g} in absolute value (squared distances must "
+                         f"stay in the float64 range); got {float(np.abs(Xq).max())!r}.")
     return Xq
 
 
@@ -942,15 +945,26 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         converged = False
         model.train()
         it = 0
+        from gpytorch.utils.errors import NanError, NotPSDError
+
+        def diverged(it, what):
+            return ValueError(f"the SVGP optimisation diverged at iteration {it} ({what}) with 'lr' = {lr!r}; use a "
+                              f"smaller learning rate.")
+
         with gpytorch.settings.cholesky_jitter(double_value=1e-8):
             for it in range(1, max_iter + 1):
                 opt.zero_grad()
-                both = model(torch.cat([tp, tq], 0))
-                m, v = both.mean, both.variance
-                fp = m[:n_p] + tZp @ beta
-                fq = m[n_p:] + tZq @ beta
-                elbo = fp.sum() - (tw * torch.exp(torch.clamp(fq + 0.5 * v[n_p:], max=700.0))).sum() \
-                    - model.variational_strategy.kl_divergence()
+                try:
+                    both = model(torch.cat([tp, tq], 0))
+                    m, v = both.mean, both.variance
+                    fp = m[:n_p] + tZp @ beta
+                    fq = m[n_p:] + tZq @ beta
+                    elbo = fp.sum() - (tw * torch.exp(torch.clamp(fq + 0.5 * v[n_p:], max=700.0))).sum() \
+                        - model.variational_strategy.kl_divergence()
+                except (NanError, NotPSDError) as exc:
+                    raise diverged(it, type(exc).__name__) from None
+                if not math.isfinite(float(elbo.detach())):
+                    raise diverged(it, "a non-finite ELBO")
                 (-elbo).backward()
                 opt.step()
                 history.append(float(elbo.detach()))

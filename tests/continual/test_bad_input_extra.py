@@ -141,3 +141,16 @@ def test_ridge_overflow_and_theory():
         T.esn_contraction_bound(0.5, 1e200, 2)
     with pytest.warns(SpectralRadiusWarning), pytest.raises(ValueError, match="'spectral_radius'"):
         BiReservoir2D(units=4, spectral_radius=1e200, random_state=0, backend="numpy").fit(input_dim=3)
+
+
+def test_overflowing_features_and_states_are_named():
+    from algos.continual import CIRCLEClassifier
+
+    with pytest.raises(ValueError, match="'X'"):
+        StreamingLDA().fit(X * 1e200, Y)
+    with pytest.warns(SpectralRadiusWarning), pytest.raises(ValueError, match="'spectral_radius'"):
+        CIRCLEClassifier(n_reservoirs=1, n_groups=1, units=4, image_shape=(1, 8, 8), spectral_radius=1e200,
+                         random_state=0).fit(X, Y)
+    # a model's own error during the stream names the protocol's arrays too
+    with pytest.raises(ValueError, match="'X_tr'"):
+        evaluate_cil(StreamingLDA, X[..., None, None], Y, X, Y, [np.array([0, 1]), np.array([2, 3])])

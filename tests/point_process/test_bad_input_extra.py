@@ -153,3 +153,24 @@ def test_cli_rejects_options_of_the_other_action_and_zero_dummies(tmp_path):
         _cli.run(_cli_args("kfunction", str(csv), "--window", "0,1,0,1", "--n-dummy", "16"))
     with pytest.raises(ValueError, match=r"'n_dummy' must be 'auto' or an int >= 1"):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--n-dummy", "0"))
+
+
+def test_query_points_distances_and_radii():
+    from algos.point_process import VoGCAM, lgcp_min_contrast, pair_correlation
+
+    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=16, max_iter=50, optimize_hyperparameters=(), random_state=0).fit(PTS)
+    with pytest.raises(ValueError, match="'Xq'"):  # squared distances would overflow: no silent IndexError
+        est.predict_intensity(PTS[:3] * 1e200)
+    assert np.all(np.isfinite(est.predict_intensity(PTS[:3])))
+    with pytest.raises(ValueError, match="'d'"):
+        matern(np.array([0.0, -1.0]), 0.2)
+    with pytest.raises(ValueError, match="'r'"):
+        pair_correlation(PTS, (0, 1, 0, 1), r=np.array([0.05, 0.1])[:, None, None])
+    with pytest.raises(ValueError, match="'r'"):
+        lgcp_min_contrast(PTS, (0, 1, 0, 1), r=np.array([]))
+    with pytest.raises(ValueError, match="'r'"):
+        lgcp_min_contrast(PTS, (0, 1, 0, 1), r=np.linspace(0, 0.2, 21) * 1e200)
+    with pytest.raises(TypeError, match="'r'"):
+        lgcp_min_contrast(PTS, (0, 1, 0, 1), r=np.array(["a"] * 21))
+    with pytest.raises(ValueError, match="'m'"):
+        T.expected_loglik(np.ones(2), np.ones(2), np.array([0.0, 1e200]), np.ones(2))
