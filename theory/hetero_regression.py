@@ -273,12 +273,34 @@ def liang_yuan_mean_rate(n, m):
 
 def rate_table(n, d, ms):
     """Rates side by side for a grid of ``m``: ``{"m", "sos_rate", "oracle_floor", "cs26_rate"}``
-    arrays (for plots and reports)."""
+    arrays (for plots and reports).
+
+    ``ms`` is a 1-d array of ints in ``[1, n]`` (non-integral, non-finite or complex entries raise).
+    """
     ms = np.asarray(ms)
+    counts = _check_ms(ms, n)
     return {
         "m": ms,
-        "sos_rate": np.array([sos_rate(n, d, int(m)) for m in ms]),
-        "oracle_floor": np.array([oracle_floor(d, int(m)) for m in ms]),
-        "cs26_rate": np.array([cs26_rate(n, d, int(m)) for m in ms]),
+        "sos_rate": np.array([sos_rate(n, d, m) for m in counts]),
+        "oracle_floor": np.array([oracle_floor(d, m) for m in counts]),
+        "cs26_rate": np.array([cs26_rate(n, d, m) for m in counts]),
     }
+
+
+def _check_ms(ms, n):
+    """The entries of ``ms`` as Python ints, each in ``[1, n]``, with errors naming ``ms``."""
+    if ms.ndim != 1:
+        raise ValueError(f"'ms' must be 1-dimensional; got an array of shape {ms.shape}.")
+    if ms.size and ms.dtype.kind not in "iuf":
+        raise TypeError(f"'ms' must be an array of ints; got an array of dtype {ms.dtype}.")
+    out = []
+    for m in ms.tolist():
+        if isinstance(m, float) and not math.isfinite(m):
+            raise ValueError(f"'ms' must contain only finite values; got {m!r}.")
+        if not (isinstance(m, int) or (isinstance(m, float) and math.isfinite(m) and m == int(m))):
+            raise TypeError(f"'ms' must contain ints; got {m!r}.")
+        if isinstance(n, numbers.Integral) and not isinstance(n, bool) and not 1 <= int(m) <= n:
+            raise ValueError(f"'ms' must contain ints in [1, n = {n}]; got {int(m)!r}.")
+        out.append(int(m))
+    return out
 

@@ -17,10 +17,12 @@ import math
 import numpy as np
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, RegressorMixin
+import scipy.sparse as sp
+from sklearn.metrics import r2_score
 from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_bool, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_bool, check_same_length, check_scalar_float, check_scalar_int
 
 __all__ = [
     "ols",
@@ -43,8 +45,26 @@ def _check_shape(n, d, who):
         )
 
 
+def _check_real(value, name):
+    """Reject string arrays with an error naming ``name``.
+
+    Runs before scikit-learn's conversion (whose message for a string does not say which argument
+    holds it); sparse matrices and anything :func:`numpy.asarray` cannot read are left to it.
+    """
+    if value is None or sp.issparse(value):
+        return
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged input and the like: scikit-learn reports it
+        return
+    if arr.dtype.kind in "US" and arr.size:  # complex and object input: scikit-learn's own errors
+        raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.")
+
+
 def _check_Xy(X, y, who):
     """Validation for the public functions (the estimators use ``validate_data``)."""
+    _check_real(X, "X")
+    _check_real(y, "y")
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True)
     _check_shape(*X.shape, who)
     return X, y
@@ -52,6 +72,8 @@ def _check_Xy(X, y, who):
 
 def _validate_fit(estimator, X, y):
     """``validate_data`` (float64, finite, dense, 1-d ``y``) plus the ``n > d`` rule."""
+    _check_real(X, "X")
+    _check_real(y, "y")
     X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True)
     _check_shape(*X.shape, type(estimator).__name__)
     return X, y
@@ -87,14 +109,69 @@ class _LinearPredictMixin:
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "coef_")
+        _check_real(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
+
+    def score(self, X, y, sample_weight=None):
+        r"""Coefficient of determination :math:`R^2` of ``predict(X)`` against ``y``.
+
+        As :meth:`sklearn.base.RegressorMixin.score`; where the sums of squares overflow float64
+        (entries near 1e154 and beyond) they are computed on residuals rescaled by a power of two,
+        which leaves :math:`R^2` unchanged. ``ValueError`` when :math:`R^2` itself is beyond float64
+        (residuals some 1e154 times the spread of ``y``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        y_pred = self.predict(X)
+        y = check_array(y, "y", ndim=(1, 2))
+        if y.ndim == 2:
+            if y.shape[1] != 1:
+                raise ValueError(f"'y' must be 1-dimensional (or one column); got an array of shape {y.shape}.")
+            y = y[:, 0]
+        check_same_length("X", y_pred, "y", y)
+        with np.errstate(over="ignore", invalid="ignore"):
+            score = r2_score(y, y_pred, sample_weight=sample_weight)
+        if not np.isfinite(score):
+            score = _r2_rescaled(y, y_pred, sample_weight)
+        return float(score)
 
     def _store(self, b, fit_intercept):
         if fit_intercept:
             self.intercept_, self.coef_ = float(b[0]), np.asarray(b[1:], dtype=np.float64)
         else:
             self.intercept_, self.coef_ = 0.0, np.asarray(b, dtype=np.float64)
+
+
+def _r2_rescaled(y, y_pred, sample_weight):
+    """:math:`R^2` with residuals and deviations divided by one power of two (sums of squares that
+    overflow float64 otherwise); ``ValueError`` when :math:`R^2` itself is beyond float64."""
+    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = y - y_pred
+        dev = y - np.average(y, weights=w)
+        big = max(float(np.max(np.abs(r))), float(np.max(np.abs(dev))))
+        score = math.nan
+        if math.isfinite(big) and big > 0:
+            scale = math.ldexp(1.0, -math.frexp(big)[1])
+            num = float(np.sum(w * (r * scale) ** 2))
+            den = float(np.sum(w * (dev * scale) ** 2))
+            if den > 0:
+                score = 1.0 - num / den
+    if not math.isfinite(score):
+        raise ValueError(
+            "R^2 of predict('X') against 'y' is beyond float64: the residuals are too large against the "
+            "spread of 'y'; rescale the data."
+        )
+    return score
 
 
 # --------------------------------------------------------------------------- OLS
@@ -314,6 +391,9 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
 def _fwls(X, y, groups):
     """OLS -> variance model -> weights -> WLS. Returns (coef, weights)."""
     r = y - X @ _lstsq(X, y)
+    big = float(np.max(np.abs(r))) if r.size else 0.0
+    if big > 2.0**500:  # r * r would overflow: the weights depend only on ratios, so rescale (exact)
+        r = r * math.ldexp(1.0, -math.frexp(big)[1])
     r2 = r * r
     floor = 1e-12 * float(np.mean(r2)) + np.finfo(float).tiny
     if groups is None:

@@ -18,6 +18,25 @@ examples:
 """
 
 
+#: Defaults of the options of each action (None on the parser, so that an option given to the other
+#: action, which would ignore it, is detected).
+FIT_DEFAULTS = {"csv": None, "target": None, "features": None, "intercept": False, "delta": "1.0"}
+SIMULATE_DEFAULTS = {"n": 20000, "d": 5, "ms": "1000,2000,4000,8000", "reps": 3, "noisy_sigma": 1e5, "seed": 0}
+
+
+def _resolve_options(args):
+    """Fill in the defaults of the chosen action's options; an option of the other action is an error."""
+    own, other = (SIMULATE_DEFAULTS, FIT_DEFAULTS) if args.action == "simulate" else (FIT_DEFAULTS, SIMULATE_DEFAULTS)
+    other_name = "fit" if args.action == "simulate" else "simulate"
+    for dest in other:
+        if getattr(args, dest) is not None:
+            raise ValueError(f"--{dest.replace('_', '-')} applies only to `algos hetero {other_name}`; it is not "
+                             f"used by `algos hetero {args.action}`.")
+    for dest, default in own.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+
+
 def add_parser(subparsers, name):
     import argparse
 
@@ -33,19 +52,20 @@ def add_parser(subparsers, name):
                    help="fit (default): fit a CSV; simulate: the rate table on synthetic data")
     p.add_argument("--csv", help="CSV file with a header row (fit)")
     p.add_argument("--target", help="name of the response column (fit)")
-    p.add_argument("--features", help="comma-separated feature columns (default: all others)")
-    p.add_argument("--intercept", action="store_true", help="fit an intercept")
-    p.add_argument("--delta", default="1.0",
-                   help="Huber threshold in units of the response, or 'auto' (heuristic; default 1.0)")
+    p.add_argument("--features", help="comma-separated feature columns (fit; default: all others)")
+    p.add_argument("--intercept", action="store_true", default=None, help="fit an intercept (fit)")
+    p.add_argument("--delta", help="Huber threshold in units of the response, or 'auto' (fit; heuristic; "
+                   f"default {FIT_DEFAULTS['delta']})")
     p.add_argument("--estimator", default="auto,huber,cmed,lad,ols",
                    help=f"comma-separated subset of {', '.join(ESTIMATORS)} (default: auto,huber,cmed,lad,ols; auto "
                    "is SubsetOfSignalsRegressor, the front door)")
-    p.add_argument("--n", type=int, default=20000, help="simulate: number of sources")
-    p.add_argument("--d", type=int, default=5, help="simulate: number of features")
-    p.add_argument("--ms", default="1000,2000,4000,8000", help="simulate: reliable sources, comma-separated")
-    p.add_argument("--reps", type=int, default=3, help="simulate: seeds per point")
-    p.add_argument("--noisy-sigma", type=float, default=1e5, help="simulate: sigma of the other sources")
-    p.add_argument("--seed", type=int, default=0)
+    d = SIMULATE_DEFAULTS
+    p.add_argument("--n", type=int, help=f"simulate: number of sources (default {d['n']})")
+    p.add_argument("--d", type=int, help=f"simulate: number of features (default {d['d']})")
+    p.add_argument("--ms", help=f"simulate: reliable sources, comma-separated (default {d['ms']})")
+    p.add_argument("--reps", type=int, help=f"simulate: seeds per point (default {d['reps']})")
+    p.add_argument("--noisy-sigma", type=float, help=f"simulate: sigma of the other sources (default {d['noisy_sigma']:g})")
+    p.add_argument("--seed", type=int, help=f"simulate: seed of the first repetition (default {d['seed']})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
     return p
@@ -177,4 +197,5 @@ def _simulate(args):
 
 
 def run(args):
+    _resolve_options(args)
     return _simulate(args) if args.action == "simulate" else _fit(args)

@@ -7,7 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
 
 __all__ = ["SubsetOfSignals", "make_subset_of_signals", "oracle_wls", "suggest_delta"]
 
@@ -177,15 +177,15 @@ def oracle_wls(X, y, sigma):
     >>> bool(np.linalg.norm(b - data.beta) < 0.2)
     True
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    sigma = np.asarray(sigma, dtype=np.float64)
-    if X.ndim != 2 or y.shape != (X.shape[0],) or sigma.shape != (X.shape[0],):
+    X = check_array(X, "X", ndim=2)  # finite first: LAPACK's least squares can loop on NaN
+    y = check_array(y, "y", ndim=1)
+    sigma = check_array(sigma, "sigma", ndim=1)
+    if y.shape != (X.shape[0],) or sigma.shape != (X.shape[0],):
         raise ValueError(
             f"'X' must be (n, d) with 'y' and 'sigma' of length n; got {X.shape}, {y.shape}, {sigma.shape}."
         )
-    if not np.all(np.isfinite(sigma)) or np.any(sigma <= 0):
-        raise ValueError("'sigma' must be finite and positive.")
+    if np.any(sigma <= 0):
+        raise ValueError(f"'sigma' must be finite and positive; got {float(sigma.min())!r}.")
     w = 1.0 / sigma
     coef, *_ = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)
     return coef
@@ -225,15 +225,13 @@ def suggest_delta(X, y, *, factor=1.5):
     """
     factor = check_scalar_float(factor, "factor", low=0.0, closed="neither")
     try:
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"'X' and 'y' must be real numeric arrays; got {exc}.") from None
-    if X.ndim != 2 or y.shape != (X.shape[0],):
+        X = check_array(X, "X", ndim=2, allow_empty=True)
+        y = check_array(y, "y", ndim=1, allow_empty=True)
+    except TypeError as exc:  # strings, complex numbers, objects, ragged input
+        raise TypeError(f"'X' and 'y' must be real numeric arrays; {exc}") from None
+    if y.shape != (X.shape[0],):
         raise ValueError(f"'X' must be (n, d) and 'y' of length n; got {X.shape} and {y.shape}.")
     for name, a in (("X", X), ("y", y)):
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"'{name}' must contain only finite values; got NaN or inf.")
         if a.size and float(np.max(np.abs(a))) > MAX_ABS:
             raise ValueError(f"'{name}' must have entries of absolute value at most {MAX_ABS:g}; got "
                              f"{float(np.max(np.abs(a))):.3g} (rescale the data).")

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_bool, check_option, check_scalar_int
-from ._baselines import _LinearPredictMixin, _check_shape, _lstsq
+from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
 
@@ -256,6 +256,8 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
             resolve_delta(self.delta, "delta", None, None)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
+        _check_real(X, "X")
+        _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
         n, d = X.shape
         p = d + 1 if fit_intercept else d

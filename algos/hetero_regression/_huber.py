@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
-from ._baselines import _LinearPredictMixin
+from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
 from ._kernels import huber_pass, masked_ratio_medians
 
@@ -641,6 +641,8 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         backend = "numpy" if prm["backend"] == "auto" else prm["backend"]
         if backend == "torch" and prm["solver"] == "lbfgs":
             raise ValueError(f"'backend'='torch' needs solver='irls' or 'mm'; got solver={prm['solver']!r}.")
+        _check_real(X, "X")
+        _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
         n, d = X.shape
         # power-of-two rescaling of extreme columns (and of y, with delta): exact, undone at the end
@@ -706,7 +708,7 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         for k, dk in enumerate(deltas):
             last = k == len(deltas) - 1
             stage = solve(Xa, y, sw, b, dk, tol if last else max(tol, CONTINUATION_STAGE_TOL),
-                          max(budget - n_iter, 0), dk * gscale / delta)
+                          max(budget - n_iter, 0), gscale * (dk / delta))
             n_iter += stage.n_iter
             b = stage.coef
 
