@@ -408,7 +408,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
 
     def _check_states(self, out):
         """``out`` unless a state overflowed (an unbounded activation with a huge radius or input scale)."""
-        if not np.all(np.isfinite(out)):
+        if out.size and not (np.isfinite(out.min()) and np.isfinite(out.max())):  # NaN propagates to both
             raise ValueError(
                 f"the reservoir states overflow {out.dtype} ({self.activation} activation, 'spectral_radius' = "
                 f"{float(self.spectral_radius)!r}, 'input_scaling' = {float(self.input_scaling)!r}); use smaller "

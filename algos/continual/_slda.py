@@ -284,8 +284,9 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
                 "call fit to start again."
             )
         limit = float(np.sqrt(np.finfo(dtype).max)) * 1e-4  # squares summed over a batch stay finite
-        if X.size and float(np.max(np.abs(X))) > limit:
-            raise ValueError(f"'X' has features up to {float(np.max(np.abs(X))):g} in absolute value; above {limit:.3g} "
+        big = max(float(X.max()), -float(X.min())) if X.size else 0.0  # reductions only: no |X| temporary
+        if big > limit:
+            raise ValueError(f"'X' has features up to {big:g} in absolute value; above {limit:.3g} "
                              f"their squares overflow the {np.dtype(dtype).name} covariance: scale the features.")
         return X.astype(dtype, copy=False), y, mode
 
