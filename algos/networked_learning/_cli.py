@@ -10,11 +10,41 @@ EPILOG = """\
 topologies (agents see single features, allocated cyclically along the order):
   path       D agents in a chain (--depth, default 2 x number of features)
   star       one spoke per feature, all feeding a hub that sees no feature
-  layered    --layers layers of --width agents, each taking 2 parents in the previous layer
+  layered    --layers layers of --width agents, each taking 2 parents in the previous layer; the
+             output is the first agent of the last layer
+options that the chosen topology, protocol or data source does not use are errors (--depth: path;
+--layers, --width: layered; --sketch: sketch; --k: sketch, subsample; --target, --features: --csv)
 examples:
   algos dag --csv data.csv --target y --topology path --protocol sketch --k 200
   algos dag --diabetes --topology star --json
 """
+
+
+#: Defaults of the options of --topology layered (None on the parser, so that giving one of them with
+#: another topology is detected).
+LAYERED_DEFAULTS = {"layers": 4, "width": 3}
+
+
+def _resolve_options(args):
+    """Reject the options that the chosen topology, protocol or data source does not use (they would be
+    silently ignored), and fill in the defaults of those it does use."""
+    uses = {
+        "depth": ("--topology path", args.topology == "path", f"--topology {args.topology}"),
+        "layers": ("--topology layered", args.topology == "layered", f"--topology {args.topology}"),
+        "width": ("--topology layered", args.topology == "layered", f"--topology {args.topology}"),
+        "sketch": ("--protocol sketch", args.protocol == "sketch", f"--protocol {args.protocol}"),
+        "k": ("--protocol sketch | subsample", args.protocol != "full", f"--protocol {args.protocol}"),
+        "target": ("--csv", bool(args.csv), "the diabetes data"),
+        "features": ("--csv", bool(args.csv), "the diabetes data"),
+    }
+    for dest, (where, used, chosen) in uses.items():
+        if not used and getattr(args, dest) is not None:
+            raise ValueError(f"--{dest} applies only to {where}; it is not used with {chosen}.")
+    for dest, default in LAYERED_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+    if args.sketch is None:
+        args.sketch = "gaussian"
 
 
 def add_parser(subparsers, name):
@@ -32,17 +62,18 @@ def add_parser(subparsers, name):
     src = p.add_mutually_exclusive_group()
     src.add_argument("--csv", help="CSV file with a header row (numeric columns)")
     src.add_argument("--diabetes", action="store_true", help="use scikit-learn's diabetes data (default)")
-    p.add_argument("--target", help="response column of the CSV")
-    p.add_argument("--features", help="comma-separated feature columns (default: all others)")
+    p.add_argument("--target", help="response column of the CSV (--csv)")
+    p.add_argument("--features", help="comma-separated feature columns (--csv; default: all others)")
     p.add_argument("--topology", choices=("path", "star", "layered"), default="path")
-    p.add_argument("--depth", type=int, help="path length (default: 2 x number of features)")
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--width", type=int, default=3)
+    p.add_argument("--depth", type=int, help="path length (--topology path; default: 2 x number of features)")
+    p.add_argument("--layers", type=int, help=f"number of layers (--topology layered; default {LAYERED_DEFAULTS['layers']})")
+    p.add_argument("--width", type=int, help=f"agents per layer (--topology layered; default {LAYERED_DEFAULTS['width']})")
     p.add_argument("--protocol", choices=("full", "sketch", "subsample"), default="full")
-    p.add_argument("--sketch", choices=("gaussian", "srht", "countsketch"), default="gaussian")
-    p.add_argument("--k", type=int, help="sketch size / subsample rows for --protocol sketch or subsample "
-                   "(default: the 1/2-subspace-embedding size (sqrt(d+1) + sqrt(2 ln 40))^2 / 0.25, capped at "
-                   "the number of training rows); ignored with --protocol full")
+    p.add_argument("--sketch", choices=("gaussian", "srht", "countsketch"),
+                   help="sketch family (--protocol sketch; default gaussian)")
+    p.add_argument("--k", type=int, help="sketch size / subsample rows (--protocol sketch or subsample; "
+                   "default: the 1/2-subspace-embedding size (sqrt(d+1) + sqrt(2 ln 40))^2 / 0.25, capped at "
+                   "the number of training rows)")
     p.add_argument("--test-size", type=float, default=0.25, help="held-out fraction (default 0.25)")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split, the layered graph and the "
                    "shared sketch (default 0)")
@@ -54,6 +85,7 @@ def add_parser(subparsers, name):
 def _graph(args, d):
     import networkx as nx
 
+    from .._validation import check_scalar_int
     from ._graphs import cyclic_allocation, make_layered_dag, make_path, make_star
 
     if args.topology == "path":
@@ -67,8 +99,16 @@ def _graph(args, d):
         feats = {v: [v] for v in range(d)}
         feats[d] = []
         return G, feats
-    G = make_layered_dag(args.layers, args.width, 2, random_state=args.seed)
+    layers = check_scalar_int(args.layers, "layers", low=1)
+    width = check_scalar_int(args.width, "width", low=1)
+    G = make_layered_dag(layers, width, 2, random_state=args.seed)
     return G, cyclic_allocation(list(nx.topological_sort(G)), d)
+
+
+def _output_agent(args):
+    """The agent whose prediction is the output: the deepest sink, except on the layered DAG, whose
+    last layer holds several sinks (its first agent is then the output)."""
+    return (args.layers - 1) * args.width if args.topology == "layered" else None
 
 
 def run(args):
@@ -77,6 +117,7 @@ def run(args):
     from .._io import read_csv_columns
     from ._estimator import NetworkedDAGRegressor
 
+    _resolve_options(args)
     if args.csv:
         if not args.target:
             raise ValueError("'target' is required with --csv.")
@@ -91,7 +132,7 @@ def run(args):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed)
     G, feats = _graph(args, X.shape[1])
     est = NetworkedDAGRegressor(graph=G, feature_sets=feats, protocol=args.protocol, sketch=args.sketch,
-                                k=args.k, random_state=args.seed).fit(Xtr, ytr)
+                                k=args.k, output_agent=_output_agent(args), random_state=args.seed).fit(Xtr, ytr)
     test_pred = est.agent_predict(Xte)
     central = np.linalg.lstsq(np.column_stack([np.ones(len(ytr)), Xtr]), ytr, rcond=None)[0]
     central_mse = float(np.mean((yte - np.column_stack([np.ones(len(yte)), Xte]) @ central) ** 2))

@@ -22,9 +22,12 @@ standardised).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validation import (
+    check_array,
     check_array_1d,
     check_option,
     check_random_state,
@@ -81,8 +84,8 @@ class PopulationModel:
     """
 
     def __init__(self, Sigma, b, y_var, noise_var=0.0, name="population", *, A=None, c=None, sampler=None):
-        Sigma = np.asarray(Sigma, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
+        Sigma = check_array(Sigma, "Sigma", allow_empty=True)
+        b = check_array(b, "b", allow_empty=True)
         if Sigma.ndim != 2 or Sigma.shape[0] != Sigma.shape[1]:
             raise ValueError(f"'Sigma' must be a square 2-d array; got an array of shape {Sigma.shape}.")
         if b.shape != (Sigma.shape[0],):
@@ -92,8 +95,12 @@ class PopulationModel:
         self.y_var = check_scalar_float(y_var, "y_var", low=0.0)
         self.noise_var = check_scalar_float(noise_var, "noise_var", low=0.0)
         self.name = str(name)
-        self.A = None if A is None else np.asarray(A, dtype=np.float64)
-        self.c = None if c is None else np.asarray(c, dtype=np.float64)
+        self.A = None if A is None else check_array(A, "A", ndim=2, allow_empty=True)
+        self.c = None if c is None else check_array(c, "c", ndim=1, allow_empty=True)
+        if self.A is not None and self.A.shape[0] != Sigma.shape[0]:
+            raise ValueError(f"'A' must have {Sigma.shape[0]} rows (x = A z has d entries); got shape {self.A.shape}.")
+        if self.A is not None and self.c is not None and self.c.shape != (self.A.shape[1],):
+            raise ValueError(f"'c' must have shape ({self.A.shape[1]},) to match 'A'; got {self.c.shape}.")
         if sampler is None and (self.A is None or self.c is None):
             raise ValueError("a PopulationModel needs either latent loadings (A, c) or a sampler.")
         self._sampler = sampler
@@ -110,12 +117,21 @@ class PopulationModel:
         >>> pm.Sigma.tolist(), pm.b.tolist(), pm.y_var
         ([[1.0, 1.0], [1.0, 2.0]], [0.0, 1.0], 1.25)
         """
-        A = np.atleast_2d(np.asarray(A, dtype=np.float64))
-        c = np.asarray(c, dtype=np.float64)
+        A = np.atleast_2d(check_array(A, "A", ndim=(1, 2)))
+        c = check_array(c, "c", ndim=1)
         if c.shape != (A.shape[1],):
             raise ValueError(f"'c' must have shape ({A.shape[1]},); got {c.shape}.")
         noise = check_scalar_float(noise, "noise", low=0.0)
-        return cls(A @ A.T, A @ c, float(c @ c) + noise**2, noise**2, name, A=A, c=c)
+        return cls._latent(A, c, noise, name, "'A', 'c' or 'noise'")
+
+    @classmethod
+    def _latent(cls, A, c, noise, name, blame):
+        """``from_latent`` on checked arrays; ``blame`` names the inputs to rescale on overflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Sigma, b, noise_var = A @ A.T, A @ c, noise * noise
+            y_var = float(c @ c) + noise_var
+        _check_moments_finite(Sigma, b, y_var, blame)
+        return cls(Sigma, b, y_var, noise_var, name, A=A, c=c)
 
     def sample(self, m, random_state=None):
         """Draw ``m`` i.i.d. rows; returns ``(X, y)`` as float64 arrays of shapes (m, d) and (m,).
@@ -154,6 +170,12 @@ class PopulationModel:
         return f"PopulationModel(name={self.name!r}, d={self.d}, noise_var={self.noise_var:g})"
 
 
+def _check_moments_finite(Sigma, b, y_var, blame):
+    """``ValueError`` naming ``blame`` when a second moment is beyond the float64 range."""
+    if not (math.isfinite(y_var) and np.all(np.isfinite(Sigma)) and np.all(np.isfinite(b))):
+        raise ValueError(f"the second moments E[xx'], E[xy], E[y^2] overflow float64; rescale {blame}.")
+
+
 def make_suppressor(noise=0.0):
     r"""The suppressor pair: :math:`x_1 = U + Z`, :math:`x_2 = Z`, :math:`y = U + \sigma\varepsilon`.
 
@@ -181,7 +203,7 @@ def make_suppressor(noise=0.0):
     """
     noise = check_scalar_float(noise, "noise", low=0.0)
     A = np.array([[1.0, 1.0], [0.0, 1.0]])
-    return PopulationModel.from_latent(A, [1.0, 0.0], noise, "suppressor")
+    return PopulationModel._latent(A, np.array([1.0, 0.0]), noise, "suppressor", "'noise'")
 
 
 def make_krr_hard3(D):
@@ -274,7 +296,7 @@ def make_common_factor(d, rho, a=None, random_state=None):
             raise ValueError("'a' must not be constant (it is centred to sum to zero); got a constant vector.")
     A = np.hstack([np.ones((d, 1)), rho * np.eye(d)])
     c = np.concatenate([[0.0], rho * a])
-    pm = PopulationModel.from_latent(A, c, 0.0, f"common_factor(d={d}, rho={rho:g})")
+    pm = PopulationModel._latent(A, c, 0.0, f"common_factor(d={d}, rho={rho:g})", "'rho' or 'a'")
     pm.a = a
     return pm
 
@@ -360,7 +382,10 @@ def make_leverage_design(d, q, sigma=1.0, beta=None):
             y = y + sigma * rng.standard_normal(m)
         return X, y
 
-    pm = PopulationModel(np.eye(d), beta.copy(), float(beta @ beta) + sigma**2, sigma**2,
+    with np.errstate(over="ignore", invalid="ignore"):
+        y_var = float(beta @ beta) + sigma * sigma
+    _check_moments_finite(np.eye(d), beta, y_var, "'beta' or 'sigma'")
+    pm = PopulationModel(np.eye(d), beta.copy(), y_var, sigma * sigma,
                          f"leverage_design(d={d}, q={q:g})", sampler=sampler)
     pm.q = q
     return pm
@@ -406,7 +431,9 @@ def make_gaussian(d, kind="ar1", rho=0.5, beta=None, sigma=1.0):
         beta = check_array_1d(beta, "beta", dtype="float")
         if beta.shape != (d,):
             raise ValueError(f"'beta' must have shape ({d},); got {beta.shape}.")
-    pm = PopulationModel.from_latent(A, A.T @ beta, sigma, f"gaussian(d={d}, kind={kind}, rho={rho:g})")
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = A.T @ beta
+    pm = PopulationModel._latent(A, c, sigma, f"gaussian(d={d}, kind={kind}, rho={rho:g})", "'beta' or 'sigma'")
     pm.beta_star = beta.copy()  # exact (pinv would only add rounding)
     return pm
 

@@ -157,7 +157,34 @@ def cyclic_allocation(order, d):
     d = check_scalar_int(d, "d", low=1)
     if isinstance(order, nx.Graph):
         order = list(nx.topological_sort(order))
+    order = _node_list(order, "order")
     return {v: [t % d] for t, v in enumerate(order)}
+
+
+def _node_list(nodes, name, distinct=True):
+    """``nodes`` as a list of (distinct) agent labels, with errors naming ``name``.
+
+    Labels are anything hashable except floats that are not integers (NaN, inf, 0.5) and complex
+    numbers: numeric labels of agents are ints.
+    """
+    if isinstance(nodes, (str, bytes)) or not hasattr(nodes, "__iter__"):
+        raise TypeError(f"'{name}' must be a sequence of nodes or a networkx DAG; got {type(nodes).__name__}.")
+    if isinstance(nodes, np.ndarray) and nodes.ndim != 1:
+        raise ValueError(f"'{name}' must be a 1-d sequence of nodes; got an array of shape {nodes.shape}.")
+    out, seen = [], set()
+    for v in nodes:
+        u = v.item() if isinstance(v, np.generic) else v
+        if isinstance(u, complex) or (isinstance(u, float) and not (math.isfinite(u) and u == int(u))):
+            raise TypeError(f"'{name}' must contain node labels (ints, strings, ...); got {u!r}.")
+        try:
+            fresh = v not in seen
+        except TypeError:
+            raise TypeError(f"'{name}' must contain hashable node labels; got {type(v).__name__}.") from None
+        if distinct and not fresh:
+            raise ValueError(f"'{name}' must list distinct nodes; got {u!r} more than once.")
+        seen.add(v)
+        out.append(v)
+    return out
 
 
 def random_allocation(graph, d, size, random_state=None):
@@ -169,6 +196,8 @@ def random_allocation(graph, d, size, random_state=None):
     >>> all(len(s) == 2 for s in fs.values())
     True
     """
+    if not isinstance(graph, nx.Graph):
+        raise TypeError(f"'graph' must be a networkx graph; got {type(graph).__name__}.")
     d = check_scalar_int(d, "d", low=1)
     size = check_scalar_int(size, "size", low=0, high=d)
     rng = check_random_state(random_state)
@@ -214,7 +243,9 @@ def coverage_number(path, feature_sets, d=None):
     """
     if isinstance(path, nx.Graph):
         path = list(nx.topological_sort(path))
-    path = list(path)
+    path = _node_list(path, "path", distinct=False)
+    if not path:
+        raise ValueError("'path' must contain at least one agent; got an empty sequence.")
     fs = _as_feature_dict(feature_sets)
     sets = []
     for v in path:

@@ -22,18 +22,20 @@ The same engine is exact for the empirical measure: pass :math:`\hat\Sigma = X^\
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_finite, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_scalar_float, check_scalar_int
 from ._graphs import check_graph
 
 __all__ = ["population_fit", "excess_risk", "greedy_path", "whiten", "zero_message_agents"]
 
 
 def _check_moments(Sigma, b):
-    Sigma = check_finite(np.asarray(Sigma, dtype=np.float64), "Sigma")
+    Sigma = check_array(Sigma, "Sigma", allow_empty=True)
     if Sigma.ndim != 2 or Sigma.shape[0] != Sigma.shape[1] or Sigma.shape[0] == 0:
         raise ValueError(f"'Sigma' must be a square (d, d) matrix with d >= 1; got shape {Sigma.shape}.")
     d = Sigma.shape[0]
@@ -43,7 +45,7 @@ def _check_moments(Sigma, b):
         raise ValueError(f"'Sigma' must be symmetric; got max |Sigma - Sigma^T| = {asym:.3g}.")
     Sigma = 0.5 * (Sigma + Sigma.T)
     if b is not None:
-        b = check_finite(np.asarray(b, dtype=np.float64), "b")
+        b = check_array(b, "b", allow_empty=True)
         if b.shape != (d,):
             raise ValueError(f"'b' must have shape ({d},) to match 'Sigma'; got {b.shape}.")
     return Sigma, b
@@ -96,14 +98,45 @@ def _beta_star(LT, t):
 def excess_risk(beta, Sigma, beta_star):
     r"""Excess risk :math:`e(\beta) = (\beta-\beta^*)^\top\Sigma(\beta-\beta^*) = \|f_\beta - f^*\|^2`.
 
+    Parameters
+    ----------
+    beta : array-like of shape (d,)
+    Sigma : array-like of shape (d, d)
+    beta_star : array-like of shape (d,)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        On NaN/inf entries, mismatched shapes, or a risk beyond the float64 range.
+    TypeError
+        On non-real entries.
+
     Examples
     --------
     >>> excess_risk(np.array([1.0, 0.0]), np.eye(2), np.array([1.0, -1.0]))
     1.0
     """
-    beta = np.asarray(beta, dtype=np.float64)
-    diff = beta - np.asarray(beta_star, dtype=np.float64)
-    return float(max(diff @ np.asarray(Sigma, dtype=np.float64) @ diff, 0.0))
+    beta = check_array(beta, "beta", ndim=1)
+    beta_star = check_array(beta_star, "beta_star", ndim=1)
+    Sigma = check_array(Sigma, "Sigma", ndim=2)
+    d = beta.shape[0]
+    if beta_star.shape != (d,):
+        raise ValueError(f"'beta_star' must have shape ({d},) to match 'beta'; got {beta_star.shape}.")
+    if Sigma.shape != (d, d):
+        raise ValueError(f"'Sigma' must have shape ({d}, {d}) to match 'beta'; got {Sigma.shape}.")
+    diff = beta - beta_star
+    with np.errstate(over="ignore", invalid="ignore"):
+        risk = float(max(diff @ Sigma @ diff, 0.0))
+    if not math.isfinite(risk):
+        raise ValueError(
+            "the excess risk (beta - beta_star)' Sigma (beta - beta_star) overflows float64; rescale "
+            "'beta', 'beta_star' and 'Sigma'."
+        )
+    return risk
 
 
 def population_fit(graph, feature_sets, Sigma, b, *, rcond=None, return_excess=False):
@@ -260,6 +293,9 @@ def greedy_path(Sigma, b, D):
     D = check_scalar_int(D, "D", low=1)
     d = Sigma.shape[0]
     LT, t = whiten(Sigma, b)
+    with np.errstate(over="ignore"):
+        if not math.isfinite(float(t @ t)):
+            raise ValueError("||f*||^2 = b' Sigma^+ b overflows float64; rescale 'b' (or 'Sigma').")
     norms = np.sqrt(np.maximum(np.diag(Sigma), 0.0))
     beta = np.zeros(d)
     pred = np.zeros(LT.shape[0])

@@ -126,9 +126,22 @@ class Sketch:
         Rows of ``A`` per generated Gaussian block (part of the definition of the Gaussian sketch).
     shape : tuple
         ``(k, m)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`make_sketch`, which checks its arguments the same way.
     """
 
     def __init__(self, kind, k, m, seed, chunk):
+        kind = check_option(kind, "kind", SKETCH_KINDS)
+        m = check_scalar_int(m, "m", low=1)
+        if kind == "srht":
+            k = check_scalar_int(k, "k", low=1, high=_next_pow2(m))
+        else:
+            k = check_scalar_int(k, "k", low=1)
+        seed = _check_seed(seed)
+        chunk = check_scalar_int(chunk, "chunk", low=1)
         self.kind, self.k, self.m, self.seed, self.chunk = kind, k, m, seed, chunk
         self._cache = None
 
@@ -297,15 +310,7 @@ def make_sketch(kind, k, m, seed, *, chunk=8192):
     >>> np.array_equal(S.apply(A)[:, 1], S.apply(A[:, 1]))
     True
     """
-    kind = check_option(kind, "kind", SKETCH_KINDS)
-    m = check_scalar_int(m, "m", low=1)
-    if kind == "srht":
-        k = check_scalar_int(k, "k", low=1, high=_next_pow2(m))
-    else:
-        k = check_scalar_int(k, "k", low=1)
-    seed = _check_seed(seed)
-    chunk = check_scalar_int(chunk, "chunk", low=1)
-    return Sketch(kind, k, m, seed, chunk)
+    return Sketch(kind, k, m, seed, chunk)  # the constructor checks the arguments
 
 
 def subsample_rows(k, m, seed):
