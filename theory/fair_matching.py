@@ -585,7 +585,7 @@ def check_allocation(biadjacency, allocation, *, integral=False, non_wasteful=Tr
     if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
         raise TypeError(f"'tol' must be a float in [0, inf]; got {tol!r} of type {type(tol).__name__}.")
     tol = float(tol)
-    if math.isnan(tol) or tol < 0:
+    if not math.isfinite(tol) or tol < 0:
         raise ValueError(f"'tol' must be a float in [0, inf]; got {tol!r}.")
     edge = B != 0
     violations = []

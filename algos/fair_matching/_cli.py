@@ -36,11 +36,12 @@ def add_parser(subparsers, name):
     p.add_argument("--instance", default="random", help="random | davis | triangular | ub | FILE.json (default: random)")
     p.add_argument("--gamma", type=float, default=0.5, help="threshold gamma in [0, 1] (default: 0.5)")
     p.add_argument("--algorithm", default="all", help=f"comma-separated subset of {', '.join(ALGORITHMS)}, or all")
-    p.add_argument("--n-agents", type=int, default=40)
-    p.add_argument("--n-items", type=int, default=60)
-    p.add_argument("--n-classes", type=int, default=3)
-    p.add_argument("--p", type=float, default=0.1, help="edge probability of the random instance")
-    p.add_argument("--alpha", type=float, default=0.3, help="alpha of the ub instance")
+    # instance options default to None so that one given for an instance that does not use it is an error
+    p.add_argument("--n-agents", type=int, default=None, help="agents (random, triangular, ub; default: 40)")
+    p.add_argument("--n-items", type=int, default=None, help="items (random; default: 60)")
+    p.add_argument("--n-classes", type=int, default=None, help="classes (random, triangular, ub; default: 3)")
+    p.add_argument("--p", type=float, default=None, help="edge probability (random; default: 0.1)")
+    p.add_argument("--alpha", type=float, default=None, help="alpha of the upper-bound family (ub; default: 0.3)")
     p.add_argument("--n-runs", type=int, default=200, help="Monte-Carlo runs of the randomised algorithms")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save-instance", metavar="FILE", help="also write the instance as JSON")
@@ -49,19 +50,48 @@ def add_parser(subparsers, name):
     return p
 
 
+#: instance kind -> the instance options it uses, with their defaults (a file uses none)
+INSTANCE_OPTIONS = {
+    "random": {"n_agents": 40, "n_items": 60, "n_classes": 3, "p": 0.1},
+    "davis": {},
+    "triangular": {"n_agents": 40, "n_classes": 3},
+    "ub": {"n_agents": 40, "n_classes": 3, "alpha": 0.3},
+}
+_ALL_INSTANCE_OPTIONS = ("n_agents", "n_items", "n_classes", "p", "alpha")
+
+
+def _resolve_instance_options(args):
+    """Fill in the defaults of the options the chosen instance uses; an option given for an instance
+    that does not use it is an error (it would be silently ignored)."""
+    kind = args.instance
+    used = INSTANCE_OPTIONS.get(kind, {})
+    for dest in _ALL_INSTANCE_OPTIONS:
+        if dest in used:
+            if getattr(args, dest) is None:
+                setattr(args, dest, used[dest])
+        elif getattr(args, dest) is not None:
+            users = [k for k, opts in INSTANCE_OPTIONS.items() if dest in opts]
+            what = "an instance file" if kind not in INSTANCE_OPTIONS else f"--instance {kind}"
+            raise ValueError(f"--{dest.replace('_', '-')} applies only to --instance {' | '.join(users)}; "
+                             f"it is not used with {what}.")
+
+
 def _load_instance(args):
     from . import OnlineMatchingInstance, davis_instance, random_instance, triangular_instance, upper_bound_instance
 
     kind = args.instance
+    if kind not in INSTANCE_OPTIONS:  # a file: a missing or malformed file is reported first
+        inst = OnlineMatchingInstance.from_json(kind)
+        _resolve_instance_options(args)
+        return inst
+    _resolve_instance_options(args)
     if kind == "random":
         return random_instance(args.n_agents, args.n_items, args.n_classes, args.p, random_state=args.seed)
     if kind == "davis":
         return davis_instance()
     if kind == "triangular":
         return triangular_instance(args.n_agents, n_classes=min(args.n_classes, args.n_agents))
-    if kind == "ub":
-        return upper_bound_instance(args.alpha, args.n_agents, args.n_classes)
-    return OnlineMatchingInstance.from_json(kind)
+    return upper_bound_instance(args.alpha, args.n_agents, args.n_classes)  # kind == "ub"
 
 
 def _estimators(names, gamma, n_runs, seed):

@@ -2,10 +2,13 @@ r"""Evaluate an online allocator on instances: USW, CEF (ex-ante and ex-post), C
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from sklearn.base import clone
 
 from .._validation import check_scalar_int, spawn_generators
+from ._base import OnlineAllocatorMixin
 from ._instance import OnlineMatchingInstance, as_instance
 from .metrics import (
     cef_ratio,
@@ -59,7 +62,7 @@ def evaluate(estimator, instances, *, n_runs=1000, random_state=None):
         An unfitted allocator of :mod:`algos.fair_matching` (it is cloned, not modified).
     instances : OnlineMatchingInstance or sequence of them
     n_runs : int >= 2, default=1000
-        Monte-Carlo replicates for randomised allocators.
+        Monte-Carlo replicates for randomised allocators (checked for every allocator).
     random_state : None, int or Generator
 
     Returns
@@ -78,13 +81,20 @@ def evaluate(estimator, instances, *, n_runs=1000, random_state=None):
     >>> res["usw_ratio"]["min"] >= 0.5956
     True
     """
+    if not (isinstance(estimator, OnlineAllocatorMixin) and hasattr(estimator, "get_params")):
+        raise TypeError("'estimator' must be an allocator of algos.fair_matching (e.g. ThresholdEqualFilling(), "
+                        f"HybridRanking()); got {estimator!r} of type {type(estimator).__name__}.")
     if isinstance(instances, OnlineMatchingInstance):
         instances = [instances]
+    if isinstance(instances, (str, bytes)) or not isinstance(instances, Iterable):
+        raise TypeError("'instances' must be an OnlineMatchingInstance or a sequence of them; got "
+                        f"{instances!r} of type {type(instances).__name__}.")
     instances = [as_instance(inst, f"instances[{i}]") for i, inst in enumerate(instances)]
     if not instances:
         raise ValueError("'instances' must hold at least one instance; got an empty sequence.")
+    n_runs = check_scalar_int(n_runs, "n_runs", low=2)  # checked for every allocator, used by randomised ones
     randomized = "n_runs" in estimator.get_params()
-    n_runs = check_scalar_int(n_runs, "n_runs", low=2) if randomized else 1
+    n_runs = n_runs if randomized else 1
     gens = spawn_generators(random_state, len(instances))
     rows = []
     for inst, gen in zip(instances, gens):

@@ -56,6 +56,9 @@ def random_instance(n_agents, n_items, n_classes=2, p=0.5, *, random_state=None)
     return OnlineMatchingInstance.from_biadjacency(B, cls)
 
 
+_POISSON_RATE_MAX = 1e18
+
+
 def sparse_random_instance(n_agents, n_items, n_classes=2, avg_degree=5.0, *, random_state=None):
     r"""Large sparse random instance: each item picks ``Poisson(avg_degree)`` (capped at
     ``n_agents``) neighbours uniformly without replacement. Built in O(n_edges) vectorised numpy;
@@ -67,7 +70,9 @@ def sparse_random_instance(n_agents, n_items, n_classes=2, avg_degree=5.0, *, ra
     avg_degree = check_scalar_float(avg_degree, "avg_degree", low=0.0)
     rng = check_random_state(random_state)
     cls = random_classes(n_agents, n_classes, rng)
-    deg = np.minimum(rng.poisson(avg_degree, size=n_items), n_agents).astype(np.int64)
+    # numpy's Poisson sampler takes rates up to about 9.2e18; far beyond n_agents every draw is
+    # capped at n_agents anyway, so a larger avg_degree (every agent likes every item) uses 1e18
+    deg = np.minimum(rng.poisson(min(avg_degree, _POISSON_RATE_MAX), size=n_items), n_agents).astype(np.int64)
     indptr = np.zeros(n_items + 1, dtype=np.int64)
     np.cumsum(deg, out=indptr[1:])
     # draw with replacement, then the canonicalisation in the constructor drops duplicates:
