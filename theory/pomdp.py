@@ -130,11 +130,20 @@ def _index_array(x, name, n):
     return raw.astype(np.int64)
 
 
-def _beliefs(B, name="B"):
+def _beliefs(B, name="B", S=None):
+    """Beliefs as an (n, S) array; one belief (S,) is read as n = 1. ``S``: the number of states the
+    other arguments fix (checked when given)."""
+    if np.ndim(B) not in (1, 2):
+        raise ValueError(f"'{name}' must have shape (n, S) or (S,); got shape {np.shape(B)}.")
     B = np.atleast_2d(_array(B, name, np.ndim(B)))
-    if B.ndim != 2:
-        raise ValueError(f"'{name}' must have shape (n, S); got {B.shape}.")
+    if S is not None and B.shape[1] != S:
+        raise ValueError(f"'{name}' must have S = {S} columns (one per state); got shape {B.shape}.")
     return B
+
+
+def _n_states(alphas):
+    """The number of states of an (n, S) array of alpha vectors (``None`` when it is not 2-d)."""
+    return np.shape(alphas)[1] if np.ndim(alphas) == 2 else None
 
 
 def _value(alphas, B):
@@ -213,7 +222,7 @@ def bayes_successors(T, Z, B, a):
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
-    B = _beliefs(B)
+    B = _beliefs(B, S=T.shape[1])
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral) or not 0 <= int(a) < T.shape[0]:
         raise ValueError(f"'a' must be an int in [0, {T.shape[0]}); got {a!r}.")
     pred = B @ T[a]                                  # (n, S')
@@ -253,7 +262,7 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
-    C = _beliefs(codebook, "codebook")
+    C = _beliefs(codebook, "codebook", S=T.shape[1])
     K, S = C.shape
     A, O = T.shape[0], Z.shape[2]
     eta = _index_array(eta, "eta", K)
@@ -350,9 +359,9 @@ def decision_distortion(B, C, alphas):
     >>> decision_distortion([[1.0, 0.0]], [[0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]])
     array([[1.]])
     """
-    B = _beliefs(B)
-    C = _beliefs(C, "C")
     G = _array(alphas, "alphas", 2)
+    B = _beliefs(B, S=G.shape[1])
+    C = _beliefs(C, "C", S=G.shape[1])
     ac = G[np.argmax(C @ G.T, axis=1)]               # (m, S)
     return np.maximum(_value(G, B)[:, None] - B @ ac.T, 0.0)
 
@@ -380,10 +389,11 @@ def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
     >>> merge_cost([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], G)
     0.5
     """
-    B = _beliefs(B)
+    B = _beliefs(B, S=None if alphas is None else _n_states(alphas))
     w = _array(w, "w", 1)
     if w.shape[0] != B.shape[0] or np.any(w < 0):
-        raise ValueError("'w' must hold one non-negative weight per belief.")
+        raise ValueError(f"'w' must hold one non-negative weight per row of 'B'; got {w.shape[0]} weights for "
+                         f"{B.shape[0]} beliefs{' (some negative)' if np.any(w < 0) else ''}.")
     P = float(w.sum())
     if P <= 0:
         return 0.0
@@ -399,8 +409,8 @@ def decision_witnesses(B, alphas, tol=1e-9):
 
     Definition [R] (spec section 1.3). Status: reconstructed.
     """
-    B = _beliefs(B)
     G = _array(alphas, "alphas", 2)
+    B = _beliefs(B, S=G.shape[1])
     sc = B @ G.T
     tol = _float(tol, "tol", low=0.0)
     opt = sc >= sc.max(axis=1, keepdims=True) - tol     # (n, |G|)
@@ -471,7 +481,10 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     B = _beliefs(B)
     w = _array(w, "w", 1)
     n = B.shape[0]
+    if w.shape[0] != n:
+        raise ValueError(f"'w' must hold one weight per row of 'B'; got {w.shape[0]} weights for {n} beliefs.")
     k = _count(n_clusters, "n_clusters")
+    max_partitions = _count(max_partitions, "max_partitions")
     if values is None:
         values = value_fn(B)
     spread = float(w @ np.asarray(values, dtype=float))

@@ -84,12 +84,29 @@ def _need_discount_below_one(discount, what):
         )
 
 
+def _real_array(value, name):
+    """``value`` as a float64 array; ``TypeError`` naming ``name`` on strings, complex or other
+    non-real entries."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - ragged input and the like
+        raise TypeError(f"'{name}' must be an array of real numbers; got {type(value).__name__}.") from exc
+    if arr.dtype.kind not in "iufb":
+        try:
+            if arr.dtype.kind != "O":
+                raise TypeError
+            return arr.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.") from None
+    return arr.astype(float)
+
+
 def check_belief(b, S, name="b", tol=SIMPLEX_TOL):
     """Return ``b`` as a float vector on the simplex (clipped and renormalised within ``tol``).
 
     Raises ``ValueError`` saying by how much ``b`` is off the simplex.
     """
-    b = np.asarray(b, dtype=float)
+    b = _real_array(b, name)
     if b.shape != (S,):
         raise ValueError(f"'{name}' must be a belief of shape ({S},); got shape {b.shape}.")
     if not np.all(np.isfinite(b)):
@@ -125,7 +142,7 @@ def successors(pomdp, B, a):
     T, Z, _, _ = _arrays(pomdp)
     A, S, _ = T.shape
     a = _check_action(a, A)
-    B = np.asarray(B, dtype=float)
+    B = _real_array(B, "B")
     single = B.ndim == 1
     B2 = np.atleast_2d(B)
     if B2.ndim != 2 or B2.shape[1] != S:

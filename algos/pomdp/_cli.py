@@ -23,6 +23,22 @@ examples:
 """
 
 
+#: Defaults of the options of ``solve`` (None on the parser, so that one given to ``info``, which would
+#: ignore it, is detected).
+SOLVE_DEFAULTS = {"memory": 8, "baseline": "", "solver": "pbs", "time_limit": 60.0, "target_gap": 1e-3,
+                  "pbvi_beliefs": 200, "policy_out": None, "graph_out": None, "simulate": 0, "seed": 0}
+
+
+def _resolve_options(args):
+    """Fill in the defaults of ``solve``'s options; with ``info`` any of them is an error."""
+    for dest, default in SOLVE_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+        elif args.action != "solve":
+            raise ValueError(f"--{dest.replace('_', '-')} applies only to `algos pomdp solve`; it is not used by "
+                             f"`algos pomdp {args.action}`.")
+
+
 def add_parser(subparsers, name):
     import argparse
 
@@ -37,24 +53,24 @@ def add_parser(subparsers, name):
     )
     p.add_argument("action", choices=("solve", "info"), help="solve: fit controllers; info: describe the model")
     p.add_argument("model", help="a .POMDP file, 'tiger' or 'rocksample:N,K'")
-    p.add_argument("--memory", type=int, default=8, help="memory budget K, number of controller nodes (default 8)")
-    p.add_argument("--baseline", default="",
-                   help="comma-separated baselines to fit next to RECAP: " + ", ".join(CONTROLLERS[1:]))
-    p.add_argument("--solver", choices=("pbs", "pbvi"), default="pbs",
-                   help="solver of the shared alpha vectors and the V*(b0) bracket: pbs (PointBasedSolver, "
+    p.add_argument("--memory", type=int, help="memory budget K, number of controller nodes (solve; default 8)")
+    p.add_argument("--baseline", help="comma-separated baselines to fit next to RECAP (solve): "
+                   + ", ".join(CONTROLLERS[1:]))
+    p.add_argument("--solver", choices=("pbs", "pbvi"),
+                   help="solver of the shared alpha vectors and the V*(b0) bracket (solve): pbs (PointBasedSolver, "
                    "HSVI2 search; default) or pbvi")
-    p.add_argument("--time-limit", type=float, default=60.0,
-                   help="time limit of the pbs solver in seconds (default 60; it stops earlier at --target-gap)")
-    p.add_argument("--target-gap", type=float, default=1e-3, help="target gap at b0 of the pbs solver (default 1e-3)")
-    p.add_argument("--pbvi-beliefs", type=int, default=200, help="belief points of the PBVI run (default 200)")
-    p.add_argument("--policy-out", default=None,
-                   help="write the solver's alpha vectors to this file (.policy: SARSOP XML; .alpha: pomdp-solve)")
-    p.add_argument("--graph-out", default=None,
-                   help="write RECAP's controller as a policy graph (.dot Graphviz, .json, .pg pomdp-solve)")
-    p.add_argument("--simulate", type=int, default=0,
-                   help="also estimate each controller's value from this many Monte-Carlo episodes")
+    p.add_argument("--time-limit", type=float,
+                   help="time limit of the pbs solver in seconds (solve; default 60; it stops earlier at --target-gap)")
+    p.add_argument("--target-gap", type=float, help="target gap at b0 of the pbs solver (solve; default 1e-3)")
+    p.add_argument("--pbvi-beliefs", type=int, help="belief points of the PBVI run (solve; default 200)")
+    p.add_argument("--policy-out",
+                   help="write the solver's alpha vectors to this file (solve; .policy: SARSOP XML; .alpha: pomdp-solve)")
+    p.add_argument("--graph-out",
+                   help="write RECAP's controller as a policy graph (solve; .dot Graphviz, .json, .pg pomdp-solve)")
+    p.add_argument("--simulate", type=int,
+                   help="also estimate each controller's value from this many Monte-Carlo episodes (solve)")
     p.add_argument("--discount", type=float, default=None, help="override the model's discount")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the controllers (default 0)")
+    p.add_argument("--seed", type=int, help="random seed of the controllers (solve; default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
     return p
@@ -200,6 +216,7 @@ def _simulated(est, model, n, seed):
 
 def run(args):
     try:
+        _resolve_options(args)
         model = load_model(args.model, args.discount)
         if args.action == "info":
             out = _info(model, args.model)

@@ -31,11 +31,13 @@ from itertools import combinations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_option, check_random_state, check_scalar_int
+from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _kernels
 from ._beliefs import (
+    SIMPLEX_TOL,
     _arrays,
     _b0,
+    _real_array,
     _need_discount_below_one,
     blind_policy_values,
     check_fsc,
@@ -113,11 +115,33 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
 
     Returns a dict with ``action`` (K,), ``eta`` (K, O), ``eta_full`` (K, A, O), ``m0``, and the
     node successor arrays ``P`` (K, A, O), ``Bn`` (K, A, O, S) used by the callers.
+
+    Parameters
+    ----------
+    pomdp : POMDP
+    C : array-like of shape (K, S)
+        The codebook: K >= 1 beliefs (rows on the probability simplex).
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors of ``V_Gamma`` (used by the ``"lookahead"`` rule and the ``"decision"``
+        quantiser; may be None otherwise).
+    distance : {"l1", "l2", "decision"}, default="l1"
+    action_rule : {"lookahead", "quantized_mdp"}, default="lookahead"
+    b0 : array-like of shape (S,), optional
+        Default: the model's initial belief.
+    vi_tol : float >= 0, default=1e-10
+        Stopping tolerance of the value iteration of ``"quantized_mdp"``.
+    max_vi_iter : int >= 0, default=100000
+        Iteration cap of that value iteration.
     """
+    distance = check_option(distance, "distance", DISTANCES)
+    action_rule = check_option(action_rule, "action_rule", ACTION_RULES)
+    vi_tol = check_scalar_float(vi_tol, "vi_tol", low=0.0)
+    max_vi_iter = check_scalar_int(max_vi_iter, "max_vi_iter", low=0)
     T, Z, r, discount = _arrays(pomdp)
     S = T.shape[1]
     b0 = _b0(pomdp, b0, S)
-    C = np.ascontiguousarray(np.asarray(C, dtype=float))
+    C = np.ascontiguousarray(_check_codebook(C, S))
+    alphas = _check_alphas(alphas, S, required=action_rule == "lookahead" or distance == "decision")
     K = C.shape[0]
     P, Bn, zero = _node_successors(T, Z, C)
     A, O = P.shape[1], P.shape[2]
@@ -142,6 +166,34 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
     eta = eta_full[np.arange(K), action]
     m0 = int(quantize(b0[None, :], C, distance, alphas)[0])
     return dict(action=action, eta=eta, eta_full=eta_full, m0=m0, P=P, Bn=Bn)
+
+
+def _check_codebook(C, S):
+    """``C`` as a (K, S) float array of beliefs (not renormalised), with errors naming ``C``."""
+    C = _real_array(C, "C")
+    if C.ndim != 2 or C.shape[0] == 0 or C.shape[1] != S:
+        raise ValueError(f"'C' must have shape (K, {S}) with K >= 1 (one belief per row); got shape {C.shape}.")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("'C' must contain only finite values.")
+    low, dev = float(C.min()), float(np.max(np.abs(C.sum(axis=1) - 1.0)))
+    if low < -SIMPLEX_TOL or dev > SIMPLEX_TOL:
+        raise ValueError(f"the rows of 'C' must be beliefs on the probability simplex; got a smallest entry "
+                         f"{low:g} and a row sum off 1 by {dev:.3g} (tolerance {SIMPLEX_TOL:g}).")
+    return C
+
+
+def _check_alphas(alphas, S, required):
+    """``alphas`` as an (n, S) finite float array (``None`` allowed when not ``required``)."""
+    if alphas is None:
+        if required:
+            raise ValueError("'alphas' must be given for action_rule='lookahead' or distance='decision'.")
+        return None
+    G = _real_array(alphas, "alphas")
+    if G.ndim != 2 or G.shape[0] == 0 or G.shape[1] != S:
+        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got shape {G.shape}.")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("'alphas' must contain only finite values.")
+    return G
 
 
 def simulate_beliefs(pomdp, n_traj, horizon, rng, *, policy=None, alphas=None, actions=None,
@@ -398,9 +450,25 @@ class KMeansCodebook(_CodebookController):
     with ``explore`` random actions (weights ``discount**t``); scikit-learn ``KMeans(n_clusters=K,
     n_init=10)`` clusters them (Euclidean); centroids are clipped and renormalised onto the
     simplex. Quantiser: nearest L2. With fewer distinct beliefs than K, ``n_memory_ < n_memory``.
+
+    Parameters
+    ----------
+    n_memory : int, default=8
+    n_samples : int >= 1, default=2000
+    explore : float in [0, 1], default=0.1
+        Probability of a uniformly random action at each simulated step.
+    action_rule : {"lookahead", "quantized_mdp"}, default="lookahead"
+    pbvi_params : dict or None
+    random_state : None, int or Generator
     """
 
     _distance = "l2"
+
+    def _check_common(self, pomdp):
+        out = super()._check_common(pomdp)
+        check_scalar_int(self.n_samples, "n_samples", low=1)
+        check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
+        return out
 
     def __init__(self, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
                  random_state=None):
@@ -415,12 +483,13 @@ class KMeansCodebook(_CodebookController):
         from sklearn.cluster import KMeans
 
         n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
+        explore = check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
         _, _, _, discount = _arrays(pomdp)
         H = _default_horizon(discount)
         n_traj = max(1, math.ceil(n_samples / H))
         labels = self._alpha_labels
         B, w = simulate_beliefs(pomdp, n_traj, H, rng, alphas=alphas if labels is not None else None,
-                                actions=labels, explore=self.explore)
+                                actions=labels, explore=explore)
         B, w = B[:n_samples], w[:n_samples]
         Bu, inv = np.unique(np.round(B, 12), axis=0, return_inverse=True)
         wu = np.bincount(inv.ravel(), weights=w)

@@ -160,6 +160,19 @@ def _leaf_term(leaves, K, method, lower, upper, G, max_partitions):
     return spread - D, D
 
 
+def _check_solver(solver, S):
+    """``solver`` must be a fitted PointBasedSolver or PBVI (alpha vectors and upper bounds) of a model
+    with ``S`` states."""
+    if not (hasattr(solver, "fit") and hasattr(solver, "get_params")):
+        raise TypeError(f"'solver' must be a fitted PointBasedSolver or PBVI; got {type(solver).__name__}.")
+    if not all(hasattr(solver, k) for k in ("alphas_", "upper_alphas_", "upper_points_")):
+        raise ValueError(f"'solver' is a {type(solver).__name__} instance that is not fitted (or gives no upper "
+                         "bound); call its fit(pomdp) first.")
+    if np.shape(solver.alphas_)[-1] != S:
+        raise ValueError(f"'solver' was fitted on a model with {np.shape(solver.alphas_)[-1]} states; this model "
+                         f"has {S}.")
+
+
 def _default_solver(pomdp):
     from ._pbs import PointBasedSolver
 
@@ -209,10 +222,13 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
     check_option(form, "form", ("depth1", "history"))
     check_option(method, "method", ("hard", "blahut_arimoto"))
     depth = check_scalar_int(depth, "depth", low=1)
+    max_partitions = check_scalar_int(max_partitions, "max_partitions", low=1)
+    max_trees = check_scalar_int(max_trees, "max_trees", low=1)
     A, S, _ = T.shape
     b0 = _b0(pomdp, None, S)
     if solver is None:
         solver = _default_solver(pomdp)
+    _check_solver(solver, S)
     lower, upper = _value_fns(solver)
     G = np.asarray(solver.alphas_, dtype=float)
     vlo = float(lower(b0)[0])

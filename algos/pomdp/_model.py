@@ -44,6 +44,8 @@ def _check_names(names, n, what, prefix):
 
 
 def _as_float_array(value, name, ndim):
+    if np.iscomplexobj(value):
+        raise TypeError(f"'{name}' must be a real numeric array; got complex entries.")
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -40,7 +40,17 @@ def fib_upper_bound(pomdp, tol=1e-9, max_iter=100_000):
 
     Returns ``(Q, n_iter)``. Stops when the a-posteriori bound
     ``discount / (1 - discount) * ||Q_new - Q||_inf <= tol`` (every iterate is already valid).
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        With ``discount < 1``.
+    tol : float >= 0, default=1e-9
+    max_iter : int >= 0, default=100000
+        At most this many backups (``0``: the initial bound ``max r / (1 - discount)``).
     """
+    tol = check_scalar_float(tol, "tol", low=0.0)
+    max_iter = check_scalar_int(max_iter, "max_iter", low=0)
     T, Z, r, discount = _arrays(pomdp)
     _need_discount_below_one(discount, "the fast informed bound")
     A, S, _ = T.shape

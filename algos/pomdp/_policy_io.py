@@ -21,6 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import check_scalar_int
+from ._beliefs import _fsc_arrays, _real_array, check_fsc
+
 __all__ = ["AlphaPolicy", "read_policy", "write_policy", "policy_graph", "write_policy_graph"]
 
 FORMATS = ("sarsop", "alpha")
@@ -41,6 +44,13 @@ class AlphaPolicy(NamedTuple):
     def action(self, b):
         """Action of the best vector at ``b`` (lowest index on ties)."""
         return int(self.actions[int(np.argmax(self.alphas @ np.asarray(b, dtype=float)))])
+
+
+def _check_model(pomdp):
+    """``pomdp`` must be a model with state, action and observation names (a :class:`POMDP`)."""
+    if not all(hasattr(pomdp, k) for k in ("n_states", "n_actions", "n_observations", "actions", "observations")):
+        raise TypeError(f"'pomdp' must be a POMDP; got {type(pomdp).__name__}.")
+    return pomdp
 
 
 def _format_of(path, fmt):
@@ -176,6 +186,8 @@ def read_policy(path, pomdp=None, *, format=None):
         not match ``pomdp``.
     """
     fmt = _format_of(path, format)
+    if pomdp is not None:
+        _check_model(pomdp)
     try:
         with open(path, encoding="latin-1") as fh:
             text = fh.read()
@@ -204,7 +216,7 @@ def write_policy(path, alphas, actions=None, *, format=None, model_name="model")
         alphas, actions = alphas.alphas_, alphas.actions_ if actions is None else actions
     elif isinstance(alphas, AlphaPolicy):
         alphas, actions = alphas.alphas, alphas.actions if actions is None else actions
-    G = np.asarray(alphas, dtype=float)
+    G = _real_array(alphas, "alphas")
     if G.ndim != 2 or G.shape[0] == 0:
         raise ValueError(f"'alphas' must have shape (n_alpha, S) with n_alpha >= 1; got {G.shape}.")
     if not np.all(np.isfinite(G)):
@@ -231,11 +243,18 @@ def write_policy(path, alphas, actions=None, *, format=None, model_name="model")
 
 
 def _fsc_tables(controller, action=None, eta=None, m0=0):
+    """``(action, eta, m0)`` of a fitted controller or of the given tables, as int arrays (``eta`` as
+    given: (K, O) or (K, A, O)); ``m0`` is checked by the caller against ``K``."""
     if controller is not None:
         if not hasattr(controller, "action_"):
             raise ValueError("'controller' is not fitted; call its fit(pomdp) first.")
-        return np.asarray(controller.action_), np.asarray(controller.eta_), int(controller.m0_)
-    return np.asarray(action), np.asarray(eta), int(m0)
+        action, eta, m0 = controller.action_, controller.eta_, controller.m0_
+    act, et = _fsc_arrays(action, eta)
+    if et.ndim not in (2, 3) or et.shape[0] != len(act):
+        raise ValueError(f"'eta' must have shape (K={len(act)}, O) or (K={len(act)}, A, O); got {et.shape}.")
+    if act.min() < 0:
+        raise ValueError(f"'action' must hold action indices >= 0; got {int(act.min())}.")
+    return act, et, m0
 
 
 def policy_graph(controller=None, *, action=None, eta=None, m0=0, format="dot", pomdp=None):
@@ -246,21 +265,22 @@ def policy_graph(controller=None, *, action=None, eta=None, m0=0, format="dot", 
     nodes from 0 with the initial node first (nodes renumbered so ``m0`` is 0), as pomdp-solve
     starts from node 0 only when told; the JSON keeps the original numbering and names ``m0``.
     """
-    from ._beliefs import check_fsc
-
     if format not in GRAPH_FORMATS:
         raise ValueError(f"'format' must be one of {{'dot', 'json', 'pg'}}; got {format!r}.")
+    if pomdp is not None:
+        _check_model(pomdp)
     act, et, m0 = _fsc_tables(controller, action, eta, m0)
     K = len(act)
-    if et.ndim == 3:
-        et = et[np.arange(K), act]
-    A = int(act.max()) + 1 if pomdp is None else pomdp.n_actions
-    O = et.shape[1] if et.ndim == 2 else 0
+    if pomdp is not None:
+        A, O = int(pomdp.n_actions), int(pomdp.n_observations)
+    else:
+        A, O = (et.shape[1] if et.ndim == 3 else int(act.max()) + 1), et.shape[-1]
     cert = check_fsc(act, et, A, max(O, 1))
     if not cert.total:
         raise ValueError(cert.message)
-    if not 0 <= m0 < K:
-        raise ValueError(f"'m0' must be an int in [0, {K}); got {m0}.")
+    if et.ndim == 3:
+        et = et[np.arange(K), act]
+    m0 = check_scalar_int(m0, "m0", low=0, high=K - 1)
     aname = (lambda a: pomdp.actions[a]) if pomdp is not None else (lambda a: f"a{a}")
     oname = (lambda o: pomdp.observations[o]) if pomdp is not None else (lambda o: f"o{o}")
     if format == "json":
