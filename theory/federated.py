@@ -85,10 +85,40 @@ STATUS = {
 _CS_RTOL = 1e-9
 
 
+def _real_array(value, name, text="a float or an array of real numbers"):
+    """``value`` (a real number or an array of them) as float64, or a TypeError naming ``name``
+    (the wording of ``algos._validation``; theory/ does not import algos)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"'{name}' must be {text}; got {value!r} of type bool.")
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged input and the like
+        raise TypeError(f"'{name}' must be {text}; got {type(value).__name__}.") from None
+    if arr.dtype.kind not in "iuf" and not (arr.size == 0 and arr.dtype.kind in "iufbO"):
+        what = f"{value!r} of type {type(value).__name__}" if arr.ndim == 0 else f"an array of dtype {arr.dtype}"
+        raise TypeError(f"'{name}' must be {text}; got {what}.")
+    return arr.astype(np.float64)
+
+
+def _real_scalar(value, name, rule):
+    """``value`` as a Python float: TypeError unless a real number (bools rejected), ValueError unless
+    finite and ``rule`` holds (``rule``: (text, predicate))."""
+    text, ok = rule
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"'{name}' must be {text}; got {value!r} of type {type(value).__name__}.")
+    v = float(value)
+    if not math.isfinite(v) or not ok(v):
+        raise ValueError(f"'{name}' must be {text}; got {v!r}.")
+    return v
+
+
+_NON_NEGATIVE = ("a finite float >= 0", lambda v: v >= 0)
+
+
 def _as_moments(v_fed, v_loc, cov):
-    vf = np.asarray(v_fed, dtype=np.float64)
-    vl = np.asarray(v_loc, dtype=np.float64)
-    c = np.asarray(cov, dtype=np.float64)
+    vf = _real_array(v_fed, "v_fed")
+    vl = _real_array(v_loc, "v_loc")
+    c = _real_array(cov, "cov")
     for name, a in (("v_fed", vf), ("v_loc", vl), ("cov", c)):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"'{name}' must contain only finite values; got {a[~np.isfinite(a)].ravel()[0]!r}.")
@@ -139,7 +169,7 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
     1.0
     """
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
-    lam = np.asarray(lam, dtype=np.float64)
+    lam = _real_array(lam, "lam")
     if not np.all(np.isfinite(lam)) or np.any(lam < 0) or np.any(lam > 1):
         raise ValueError(f"'lam' must be in [0, 1]; got {lam.ravel()[(~np.isfinite(lam) | (lam < 0) | (lam > 1)).ravel()][0]!r}.")
     return _out(lam**2 * vf + (1 - lam) ** 2 * vl + 2 * lam * (1 - lam) * c)
@@ -148,9 +178,8 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
 def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
     r""":math:`\frac\beta2 U(\lambda)`: bound on :math:`E L(\theta(\lambda)) - L(\theta^*)` for a
     :math:`\beta`-smooth loss with :math:`\nabla L(\theta^*) = 0` on the segment (LMC). [R; statement C]"""
-    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, numbers.Real) or not (beta >= 0) or not math.isfinite(beta):
-        raise ValueError(f"'beta' must be a finite float >= 0; got {beta!r}.")
-    return _out(0.5 * float(beta) * np.asarray(variance_trace_bound(lam, v_fed, v_loc, cov)))
+    beta = _real_scalar(beta, "beta", _NON_NEGATIVE)
+    return _out(0.5 * beta * np.asarray(variance_trace_bound(lam, v_fed, v_loc, cov)))
 
 
 def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
@@ -190,7 +219,11 @@ def optimal_bound(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 
 
 def _check_beta(beta, shape):
-    b = np.broadcast_to(np.asarray(beta, dtype=np.float64), shape)
+    b = _real_array(beta, "beta")
+    try:
+        b = np.broadcast_to(b, shape)
+    except ValueError:
+        raise ValueError(f"'beta' must be a scalar or have the shape {shape} of 'v_fed'; got shape {b.shape}.") from None
     if not np.all(np.isfinite(b)) or np.any(b < 0):
         raise ValueError("'beta' must contain finite non-negative smoothness constants.")
     return b
@@ -198,12 +231,20 @@ def _check_beta(beta, shape):
 
 def module_bound(lam, v_fed, v_loc, cov=0.0, beta=1.0):
     r"""Per-module bound :math:`\sum_m \beta_m U_m(\lambda_m)` (``lam`` one value per module, or a
-    shared scalar); the expected excess loss is at most half of it. [R]"""
+    shared scalar); the expected excess loss is at most half of it. [R]
+
+    ``v_fed`` and ``v_loc`` are 1-d of one length (one entry per module); ``cov`` and ``beta`` a
+    scalar or one entry per module."""
+    _check_module_shapes(v_fed, v_loc, cov)
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
     if vf.ndim != 1:
         raise ValueError(f"'v_fed' and 'v_loc' must be 1-d (one entry per module); got shape {vf.shape}.")
     b = _check_beta(beta, vf.shape)
-    lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), vf.shape)
+    lam = _real_array(lam, "lam")
+    try:
+        lam = np.broadcast_to(lam, vf.shape)
+    except ValueError:
+        raise ValueError(f"'lam' must be a scalar or have the shape {vf.shape} of 'v_fed'; got shape {lam.shape}.") from None
     return float(np.sum(b * np.asarray(variance_trace_bound(lam, vf, vl, c))))
 
 
@@ -245,6 +286,10 @@ def shared_lambda(v_fed, v_loc, cov=0.0, beta=1.0, clip=(0.0, 1.0)):
     return optimal_lambda(float(np.sum(b * vf)), float(np.sum(b * vl)), float(np.sum(b * c)), clip)
 
 
+#: Poisson rate above which :func:`james_stein_risk` uses the moment expansion instead of the series
+_JS_SERIES_MAX_RATE = 1e7
+
+
 def james_stein_risk(p, s2, dist_sq, n_terms=None):
     r"""Exact risk :math:`E\|\hat\theta_{JS} - \theta^*\|^2` of the James-Stein estimator shrinking
     :math:`\theta_L \sim N(\theta^*, s^2 I_p)` toward a fixed point :math:`\theta_F` at distance
@@ -264,16 +309,29 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     >>> round(james_stein_risk(10, 1.0, 0.0), 12)   # at theta_F = theta*: p - (p - 2) = 2
     2.0
     """
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Integral) or p < 3:
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Integral):
+        raise TypeError(f"'p' must be an int >= 3; got {p!r} of type {type(p).__name__}.")
+    if p < 3:
         raise ValueError(f"'p' must be an int >= 3; got {p!r}.")
-    for name, v in (("s2", s2), ("dist_sq", dist_sq)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"'{name}' must be a finite float >= 0; got {v!r}.")
+    s2 = _real_scalar(s2, "s2", _NON_NEGATIVE)
+    dist_sq = _real_scalar(dist_sq, "dist_sq", _NON_NEGATIVE)
+    if n_terms is not None:
+        if isinstance(n_terms, (bool, np.bool_)) or not isinstance(n_terms, numbers.Integral):
+            raise TypeError(f"'n_terms' must be None or an int >= 0; got {n_terms!r} of type {type(n_terms).__name__}.")
+        if n_terms < 0:
+            raise ValueError(f"'n_terms' must be None or an int >= 0; got {n_terms!r}.")
     if s2 == 0:
         return 0.0
     from scipy import stats
 
     rate = dist_sq / (2.0 * s2)
+    if n_terms is None and rate > _JS_SERIES_MAX_RATE:
+        # the Poisson series would need more than ~1e7 terms: the moment expansion of E[1/(a + 2K)]
+        # about K = rate (cumulants of the Poisson: all equal to rate), relative error O(rate^-3)
+        u = 1.0 / (p - 2 + 2 * rate)
+        r = rate * u  # <= 1/2: no overflow for any finite rate
+        e_inv = u * (1.0 + 4.0 * r * u - 8.0 * r * u**2 + 16.0 * (3.0 * r * r * u**2 + r * u**3))
+        return float(p * s2 - (p - 2) ** 2 * s2 * e_inv)
     kmax = int(rate + 12 * math.sqrt(rate + 1) + 50) if n_terms is None else int(n_terms)
     k = np.arange(kmax + 1)
     w = stats.poisson.pmf(k, rate)
@@ -284,27 +342,38 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
 def ols_variance_trace(X, sigma2):
     r""":math:`\sigma^2\,\mathrm{tr}(X^\top X)^{-1}`: the exact :math:`E\|\hat\theta_{OLS} - \theta\|^2` for
     fixed design and noise variance :math:`\sigma^2` (used for the exact linear-regression case). [D]"""
-    X = np.asarray(X, dtype=np.float64)
+    X = _real_array(X, "X", "a 2-d array of real numbers")
     if X.ndim != 2 or X.shape[0] < X.shape[1]:
         raise ValueError(f"'X' must be 2-d with at least as many rows as columns; got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
         raise ValueError("'X' must contain only finite values.")
-    if isinstance(sigma2, (bool, np.bool_)) or not isinstance(sigma2, numbers.Real) or not sigma2 >= 0:
-        raise ValueError(f"'sigma2' must be a float >= 0; got {sigma2!r}.")
-    ev = np.linalg.eigvalsh(X.T @ X)
+    sigma2 = _real_scalar(sigma2, "sigma2", _NON_NEGATIVE)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gram = X.T @ X
+    if np.all(np.isfinite(gram)):
+        ev = np.linalg.eigvalsh(gram)
+        if ev[0] <= 0:
+            raise ValueError("'X' must have full column rank.")
+        return float(sigma2 * np.sum(1.0 / ev))
+    # X^T X overflows: sigma^2 tr((X^T X)^-1) = (sigma^2 / s^2) tr((Y^T Y)^-1) with Y = X / s
+    s = float(np.max(np.abs(X)))
+    Y = X / s
+    ev = np.linalg.eigvalsh(Y.T @ Y)
     if ev[0] <= 0:
         raise ValueError("'X' must have full column rank.")
-    return float(sigma2 * np.sum(1.0 / ev))
+    return float(sigma2 / s / s * np.sum(1.0 / ev))
 
 
 def lmc_barrier(lams, losses):
     r"""Loss barrier :math:`\max_k L(\theta(\lambda_k)) - [\lambda_k L(\theta_F) + (1-\lambda_k)L(\theta_L)]`
     on a grid containing 0 and 1 (linear mode connectivity holds when it is :math:`\le 0`; for a convex
     loss it is always :math:`\le 0`). [D]"""
-    lams = np.asarray(lams, dtype=np.float64)
-    losses = np.asarray(losses, dtype=np.float64)
+    lams = _real_array(lams, "lams", "a 1-d array of real numbers")
+    losses = _real_array(losses, "losses", "a 1-d array of real numbers")
     if lams.ndim != 1 or losses.shape != lams.shape:
         raise ValueError(f"'lams' and 'losses' must be 1-d of equal length; got {lams.shape} and {losses.shape}.")
+    if not np.all(np.isfinite(lams)):
+        raise ValueError(f"'lams' must contain only finite values in [0, 1]; got {float(lams[~np.isfinite(lams)][0])!r}.")
     if not (np.any(lams == 0) and np.any(lams == 1)):
         raise ValueError("'lams' must contain both endpoints 0 and 1.")
     if not np.all(np.isfinite(losses)) or np.any((lams < 0) | (lams > 1)):

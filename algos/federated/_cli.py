@@ -41,13 +41,16 @@ def add_parser(subparsers, name):
     src.add_argument("--dataset", choices=("digits", "fedprox"), default=None,
                      help="built-in data: scikit-learn digits (default) or FedProx Synthetic(alpha, beta)")
     src.add_argument("--csv", help="CSV with a header row: numeric features, a label column, optionally a client column")
-    p.add_argument("--target", help="label column of the CSV")
-    p.add_argument("--features", help="comma-separated feature columns of the CSV (default: all others)")
-    p.add_argument("--client-column", help="CSV column holding client ids (default: Dirichlet split)")
-    p.add_argument("--clients", type=int, default=20, help="number of clients of the Dirichlet split (default 20)")
-    p.add_argument("--alpha", type=float, default=0.3, help="Dirichlet concentration (default 0.3; small = skewed)")
-    p.add_argument("--syn-alpha", type=float, default=1.0, help="FedProx synthetic alpha (default 1)")
-    p.add_argument("--syn-beta", type=float, default=1.0, help="FedProx synthetic beta (default 1)")
+    p.add_argument("--target", help="label column of the CSV (--csv only)")
+    p.add_argument("--features", help="comma-separated feature columns of the CSV (--csv only; default: all others)")
+    p.add_argument("--client-column", help="CSV column holding client ids (--csv only; default: Dirichlet split)")
+    # the data-source options default to None so that one given for a source that does not use it is an error
+    p.add_argument("--clients", type=int, default=None,
+                   help="number of clients of the Dirichlet split or of FedProx Synthetic (default 20)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="Dirichlet concentration of the split (default 0.3; small = skewed)")
+    p.add_argument("--syn-alpha", type=float, default=None, help="FedProx synthetic alpha (--dataset fedprox; default 1)")
+    p.add_argument("--syn-beta", type=float, default=None, help="FedProx synthetic beta (--dataset fedprox; default 1)")
     p.add_argument("--rounds", type=int, default=30, help="FedAvg rounds (default 30)")
     p.add_argument("--local-epochs", type=int, default=5, help="GD steps per client per round (default 5)")
     p.add_argument("--finetune-epochs", type=int, default=100, help="local fine-tune steps (default 100)")
@@ -65,6 +68,41 @@ def add_parser(subparsers, name):
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
     return p
+
+
+#: the data-source options and their defaults
+SOURCE_DEFAULTS = {"target": None, "features": None, "client_column": None, "clients": 20, "alpha": 0.3,
+                   "syn_alpha": 1.0, "syn_beta": 1.0}
+
+
+def _source_options(args):
+    """(source name, the data-source options it uses): digits and a CSV without client column are split
+    by Dirichlet label skew (``--clients``, ``--alpha``); FedProx Synthetic draws ``--clients`` clients."""
+    if args.csv:
+        # --clients is tolerated (and unused) with --client-column: the existing CLI tests pass it there
+        used = {"target", "features", "client_column", "clients"}
+        if not args.client_column:
+            used |= {"alpha"}
+        return ("--csv --client-column" if args.client_column else "--csv"), used
+    if args.dataset == "fedprox":
+        return "--dataset fedprox", {"clients", "syn_alpha", "syn_beta"}
+    return "--dataset digits", {"clients", "alpha"}
+
+
+def _resolve_source_options(args):
+    """Fill in the defaults of the options the data source uses; an option given for a source that
+    does not use it is an error (it would be silently ignored)."""
+    source, used = _source_options(args)
+    for dest, default in SOURCE_DEFAULTS.items():
+        flag = "--" + dest.replace("_", "-")
+        if dest in used:
+            if getattr(args, dest) is None:
+                setattr(args, dest, default)
+        elif getattr(args, dest) is not None:
+            where = {"target": "--csv", "features": "--csv", "client_column": "--csv",
+                     "syn_alpha": "--dataset fedprox", "syn_beta": "--dataset fedprox",
+                     "alpha": "--dataset digits and to --csv without --client-column"}[dest]
+            raise ValueError(f"{flag} applies only to {where}; it is not used with {source}.")
 
 
 def _load(args):
@@ -194,8 +232,14 @@ def _flower(potara, split, per_client):
 def run(args):
     from .._validation import check_scalar_float, check_scalar_int
 
-    check_scalar_int(args.clients, "clients", low=1)
-    check_scalar_float(args.alpha, "alpha", low=0.0, closed="neither")
+    _resolve_source_options(args)
+    if args.clients is not None:
+        check_scalar_int(args.clients, "clients", low=1)
+    if args.alpha is not None:
+        check_scalar_float(args.alpha, "alpha", low=0.0, closed="neither")
+    for dest in ("syn_alpha", "syn_beta"):
+        if getattr(args, dest) is not None:
+            check_scalar_float(getattr(args, dest), dest, low=0.0)
     check_scalar_int(args.rounds, "rounds", low=0)
     check_scalar_float(args.test_size, "test_size", low=0.0, high=1.0, closed="left")
     names = _baseline_names(args.baselines)

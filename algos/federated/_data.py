@@ -27,7 +27,14 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._validation import check_array_1d, check_bool, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    check_array_1d,
+    check_bool,
+    check_finite,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+)
 
 __all__ = [
     "dirichlet_label_split",
@@ -55,7 +62,8 @@ def dirichlet_label_split(y, n_clients, alpha, min_size=2, *, max_tries=100, ran
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Class labels (any hashable labels; compared with ``np.unique``).
+        Class labels (any hashable labels but NaN, infinities and complex numbers; compared with
+        ``np.unique``).
     n_clients : int >= 1
     alpha : float > 0
         Dirichlet concentration.
@@ -89,6 +97,10 @@ def dirichlet_label_split(y, n_clients, alpha, min_size=2, *, max_tries=100, ran
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"'y' must be 1-dimensional; got an array of shape {y.shape}.")
+    if y.dtype.kind == "c":
+        raise TypeError("'y' must hold class labels (integers, strings or finite floats); got complex values.")
+    if y.dtype.kind == "f":
+        check_finite(y, "y")
     n = y.shape[0]
     n_clients = check_scalar_int(n_clients, "n_clients", low=1)
     alpha = check_scalar_float(alpha, "alpha", low=0.0, closed="neither")
@@ -96,7 +108,7 @@ def dirichlet_label_split(y, n_clients, alpha, min_size=2, *, max_tries=100, ran
     max_tries = check_scalar_int(max_tries, "max_tries", low=1)
     if n_clients * min_size > n:
         raise ValueError(
-            f"'n_clients' * 'min_size' must be at most the number of samples ({n}); "
+            f"'n_clients' * 'min_size' must be at most the number of samples (the length of 'y', {n}); "
             f"got {n_clients} * {min_size} = {n_clients * min_size}."
         )
     rng = check_random_state(random_state)

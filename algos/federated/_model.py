@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_array, check_random_state, check_scalar_float, check_scalar_int
 
 __all__ = [
     "init_params",
@@ -138,9 +138,20 @@ def _check_center(prox_center, params, mu):
     return prox_center
 
 
+def _check_diverged(blocks, lr, X):
+    """Raise when gradient descent produced non-finite parameters (the step size is too large for
+    the scale of the features); ``blocks``: the stacked parameter arrays, ``X``: the features."""
+    if all(np.all(np.isfinite(a)) for a in blocks):
+        return
+    scale = float(np.max(np.abs(X))) if X.size else 0.0
+    raise ValueError(f"gradient descent diverged (non-finite parameters) with step size 'lr' = {lr:g} on features "
+                     f"'X' of magnitude up to {scale:g}: standardise 'X' or lower 'lr'.")
+
+
 def default_trainable(params):
     """Blocks trained by the estimators: ``("W", "b")`` without adapter, ``("b", "A", "B")`` with one
     (the head ``W`` is then the frozen backbone)."""
+    _check_params(params)
     return ("b", "A", "B") if "A" in params else ("W", "b")
 
 
@@ -183,6 +194,12 @@ def init_params(n_features, n_classes, rank=0, random_state=None):
 
 def effective_weights(params):
     """``W + A @ B`` (just ``W`` without adapter)."""
+    _check_params(params)
+    return _effective_weights(params)
+
+
+def _effective_weights(params):
+    """:func:`effective_weights` of a dict already validated (the estimators' inner loops)."""
     W = params["W"]
     if "A" in params:
         return W + params["A"] @ params["B"]
@@ -193,7 +210,9 @@ def predict_logits(params, X):
     """Logits :math:`X(W + AB) + b`, shape ``(n, C)``."""
     d, C, _ = _check_params(params)
     X, _ = _check_Xy(X, None, d, C)
-    return X @ effective_weights(params) + params["b"]
+    if X.shape[0] == 0:
+        raise ValueError("'X' must have at least one row; got 0.")
+    return X @ _effective_weights(params) + params["b"]
 
 
 def _softmax(Z):
@@ -225,7 +244,7 @@ def loss_grad(params, X, y, *, n_classes, l2=1e-3, prox_center=None, mu=0.0, tra
     prox_center = _check_center(prox_center, params, mu)
     trainable = _check_trainable(trainable, params)
     n = X.shape[0]
-    P, logP = _softmax(X @ effective_weights(params) + params["b"])
+    P, logP = _softmax(X @ _effective_weights(params) + params["b"])
     loss = -float(np.mean(logP[np.arange(n), y]))
     loss += 0.5 * l2 * sum(float(np.sum(v * v)) for v in params.values())
     if prox_center is not None and mu > 0:
@@ -268,6 +287,9 @@ def per_sample_fisher_diag(params, X, y, n_classes):
     FW, Fb, FA, FB = np.empty((d, C)), np.empty(C), np.empty((d, r)), np.empty((r, C))
     fisher_diag(X, y, np.ascontiguousarray(params["W"]), np.ascontiguousarray(params["b"]),
                 np.ascontiguousarray(A), np.ascontiguousarray(B), FW, Fb, FA, FB)
+    if not all(np.all(np.isfinite(F)) for F in (FW, Fb, FA, FB)):
+        raise ValueError(f"the per-sample Fisher overflows: 'X' has entries of magnitude up to "
+                         f"{float(np.max(np.abs(X))):g}; standardise the features.")
     out = {"W": FW, "b": Fb}
     if r:
         out["A"], out["B"] = FA, FB
@@ -333,6 +355,7 @@ def _train_clients(starts, Xs, ys, *, n_classes, epochs, lr, l2=1e-3, centers=No
     kernel = local_gd_clients if M >= PARALLEL_MIN_CLIENTS and N * d * C * max(epochs, 1) >= PARALLEL_MIN_WORK \
         else local_gd_clients_serial
     kernel(X, y, offsets, W, b, A, B, cW, cb, cA, cB, train, epochs, lr, l2, mu, order, bs)
+    _check_diverged((W, b, A, B), lr, X)
     out = []
     for m in range(M):
         p = {"W": W[m], "b": b[m]}
@@ -426,7 +449,7 @@ def _weighted_mean(param_list, weights):
 
 
 def _check_weights(weights, M):
-    w = np.asarray(weights, dtype=np.float64) if weights is not None else None
+    w = check_array(weights, "weights", allow_empty=True, finite=False) if weights is not None else None
     if w is None or w.shape != (M,):
         raise ValueError(f"'weights' must be a 1-d array with one weight per client ({M}); got "
                          f"{None if w is None else w.shape}.")
@@ -566,8 +589,19 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
             raise ValueError(f"'base_features' must map (n, d) to (n, k); got shape {Z.shape}.")
         return Z
 
+    def _check_input(self, X, y=None, reset=True):
+        """scikit-learn's ``validate_data``, with its message for non-numeric ``X`` naming ``X``."""
+        try:
+            if y is None:
+                return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
+            return validate_data(self, X, y, dtype=np.float64, order="C", reset=reset)
+        except ValueError as exc:
+            if "could not convert" in str(exc):
+                raise ValueError(f"'X' must contain real numbers; {exc}") from exc
+            raise
+
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = self._check_input(X, y)
         check_classification_targets(y)
         r = self._rank()
         l2 = check_scalar_float(self.l2, "l2", low=0.0)
@@ -577,7 +611,12 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         Z = self._features(X)
         C = max(len(self.classes_), 2)
         n = Z.shape[0]
-        L = 0.5 * float(np.linalg.eigvalsh(Z.T @ Z / n)[-1]) + l2 if Z.shape[1] else l2
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = Z.T @ Z / n
+        if not np.all(np.isfinite(gram)):
+            raise ValueError(f"'X' has entries too large for the step-size bound (max |x| = "
+                             f"{float(np.max(np.abs(Z))):g}; X^T X overflows): standardise the features.")
+        L = 0.5 * float(np.linalg.eigvalsh(gram)[-1]) + l2 if Z.shape[1] else l2
         self.lr_ = min(lr, 1.0 / L) if L > 0 else lr
         rng = check_random_state(self.random_state)
         params = init_params(Z.shape[1], C, rank=r, random_state=rng)
@@ -591,7 +630,7 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
 
     def _logits(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._check_input(X, reset=False)
         Z = predict_logits(self.params_, self._features(X))
         return Z[:, : max(len(self.classes_), 2)]
 

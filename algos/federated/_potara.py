@@ -13,16 +13,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_finite, check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._model import (
     LowRankSoftmax,
+    _check_diverged,
     _check_params,
     _check_Xy,
+    _effective_weights,
     _softmax,
     _train_clients,
     _weighted_mean,
     default_trainable,
-    effective_weights,
     init_params,
     local_train,
     predict_logits,
@@ -42,13 +43,29 @@ def _client_key(cid):
     return zlib.crc32(str(cid).encode("utf-8"))
 
 
+def _check_client_id(client_id, name="client_id"):
+    if isinstance(client_id, (bool, np.bool_)) or not isinstance(client_id, (numbers.Integral, str, bytes)):
+        raise TypeError(f"'{name}' must be an int or a str; got {client_id!r} of type {type(client_id).__name__}.")
+    return client_id
+
+
 def client_generator(random_state, client_id, stream=0):
     """Generator of one client, seeded from ``(random_state, client_id, stream)`` (fresh entropy when
     ``random_state`` is None); the same on every process, so a Flower client and the in-process run draw
-    the same numbers."""
+    the same numbers.
+
+    Parameters
+    ----------
+    random_state : None, int >= 0 or Generator
+    client_id : int or str
+    stream : int >= 0, default=0
+        Index of the client's independent stream (fine-tuning, hold-out split, ...).
+    """
+    _check_client_id(client_id)
+    stream = check_scalar_int(stream, "stream", low=0)
     if random_state is None:
         return np.random.default_rng()
-    key = (_client_key(client_id), int(stream))
+    key = (_client_key(client_id), stream)
     if isinstance(random_state, np.random.Generator):
         ss = getattr(random_state.bit_generator, "seed_seq", None)
         if isinstance(ss, np.random.SeedSequence):
@@ -68,10 +85,22 @@ def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
     """Merge two parameter dicts of the model with per-block weights ``lam`` (keys of
     :func:`algos.federated.variance.model_blocks`, or one float for all): plain interpolation without
     adapter; with one, exact product-space LoRA merge (``"AB"``) or factor-space averaging."""
-    if not isinstance(lam, dict):
-        from .variance import model_blocks
+    from .merge import _check_lam
+    from .variance import model_blocks
 
-        lam = {k: float(lam) for k in model_blocks(theta_f, merge_space)}
+    shapes_f = _check_params(theta_f, "theta_f")
+    if _check_params(theta_l, "theta_l") != shapes_f or set(theta_f) != set(theta_l):
+        raise ValueError(f"'theta_f' and 'theta_l' must have the same blocks and shapes; got keys {sorted(theta_f)} "
+                         f"and {sorted(theta_l)}.")
+    blocks = model_blocks(theta_f, merge_space)
+    if not isinstance(lam, dict):
+        one = _check_lam(lam)
+        if one.ndim:
+            raise ValueError(f"'lam' must be a float in [0, 1] or a dict of per-block weights; got an array of "
+                             f"shape {one.shape}.")
+        lam = {k: float(one) for k in blocks}
+    elif set(lam) != set(blocks):
+        raise ValueError(f"'lam' must have one entry per merged block {sorted(blocks)}; got {sorted(lam)}.")
     if "A" not in theta_f:
         return merge_params(theta_f, theta_l, lam)
     if merge_space == "factors":
@@ -83,7 +112,7 @@ def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
         out["A"], out["B"] = merge_lora(theta_f["A"], theta_f["B"], theta_l["A"], theta_l["B"], float(la),
                                         space="product", rank=merge_rank)
     else:  # per-coordinate weights on delta W cannot be factored: dense merged head, no adapter
-        out["W"] = merge_params(effective_weights(theta_f), effective_weights(theta_l), la)
+        out["W"] = merge_params(_effective_weights(theta_f), _effective_weights(theta_l), la)
     return out
 
 
@@ -137,14 +166,36 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             ids = ids.astype(np.int64)
         if ids.dtype.kind not in "iuUSO":
             raise TypeError(f"'client_ids' must contain integers or strings; got dtype {ids.dtype}.")
+        if ids.dtype.kind == "O" and ids.size:
+            def kind(v):
+                if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+                    return "int"
+                return "str" if isinstance(v, (str, bytes)) else None
+
+            kinds = [kind(v) for v in ids]
+            if None in kinds:
+                bad = ids[kinds.index(None)]
+                raise TypeError(f"'client_ids' must contain integers or strings; got {bad!r} of type "
+                                f"{type(bad).__name__}.")
+            if len(set(kinds)) > 1:
+                raise TypeError("'client_ids' must be all integers or all strings; got a mix of both.")
         return ids
+
+    def _check_labels(self, y, n):
+        """``y`` as a 1-d array of ``n`` class labels: integers, strings or finite floats."""
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"'y' must be 1-d with one label per row of X ({n}); got shape {y.shape}.")
+        if y.dtype.kind == "c":
+            raise TypeError("'y' must hold class labels (integers, strings or finite floats); got complex values.")
+        if y.dtype.kind == "f":
+            check_finite(y, "y")
+        return y
 
     def _split(self, X, y, client_ids):
         """Validate and split by client: sets ``classes_``, ``clients_``, ``n_features_in_``."""
         X = self._check_X(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"'y' must be 1-d with one label per row of X ({X.shape[0]}); got shape {y.shape}.")
+        y = self._check_labels(y, X.shape[0])
         if X.shape[0] == 0:
             raise ValueError("'X' must have at least one row; got 0.")
         ids = self._check_client_ids(client_ids, X.shape[0])
@@ -220,6 +271,8 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             if eval_fn is not None:
                 entry["train_accuracy"] = float(eval_fn(theta))
             history.append(entry)
+        if not all(np.all(np.isfinite(v)) for v in theta.values()):  # e.g. a custom local update diverged
+            _check_diverged(list(theta.values()), lr, np.concatenate(Xs))
         return theta, history
 
     def _global_accuracy_fn(self, Xs, ys):
@@ -227,7 +280,7 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         y = np.concatenate(ys)
 
         def acc(theta):
-            return float(np.mean(np.argmax(X @ effective_weights(theta) + theta["b"], axis=1) == y))
+            return float(np.mean(np.argmax(X @ _effective_weights(theta) + theta["b"], axis=1) == y))
 
         return acc
 
@@ -270,15 +323,26 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         Z = self.decision_function(X, client_ids)
         return self.classes_[np.argmax(Z, axis=1)]
 
+    def _check_true_labels(self, y, n):
+        """Labels to score against: 1-d, one per row, of the kind of ``classes_`` (numbers or strings)."""
+        check_is_fitted(self, "clients_")
+        y = self._check_labels(y, n)
+        numeric = self.classes_.dtype.kind in "iufb"
+        if y.size and y.dtype.kind in "iufbUS" and (y.dtype.kind in "iufb") != numeric:
+            seen, got = ("numbers", "strings") if numeric else ("strings", "numbers")
+            raise TypeError(f"'y' must hold labels of the kind seen in fit ({seen}); got {got} (dtype {y.dtype}).")
+        return y
+
     def score(self, X, y, client_ids):
         """Mean accuracy of the per-client predictions."""
-        return float(np.mean(self.predict(X, client_ids) == np.asarray(y)))
+        pred = self.predict(X, client_ids)
+        return float(np.mean(pred == self._check_true_labels(y, pred.shape[0])))
 
     def client_scores(self, X, y, client_ids):
         """Dict client -> accuracy on that client's rows."""
         ids = self._check_client_ids(client_ids, np.asarray(X).shape[0])
         pred = self.predict(X, ids)
-        y = np.asarray(y)
+        y = self._check_true_labels(y, pred.shape[0])
         return {c.item() if hasattr(c, "item") else c: float(np.mean(pred[ids == c] == y[ids == c]))
                 for c in np.unique(ids)}
 

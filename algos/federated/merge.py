@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+from .._validation import check_array
+
 __all__ = ["optimal_mixing_weight", "merge_params", "merge_lora", "MixingWeightWarning"]
 
 
@@ -72,17 +74,21 @@ def optimal_mixing_weight(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 def _check_lam(lam, name="lam"):
     if isinstance(lam, (bool, np.bool_)):
         raise TypeError(f"'{name}' must be a float in [0, 1] or an array of such; got a bool.")
-    arr = np.asarray(lam, dtype=np.float64) if not isinstance(lam, dict) else None
-    if arr is None:
+    if isinstance(lam, dict):
         raise TypeError(f"'{name}' must be a float or an array; got a dict.")
+    raw = np.asarray(lam) if not isinstance(lam, (str, bytes)) else None
+    if raw is None or raw.dtype.kind not in "iuf":
+        what = f"{lam!r} of type {type(lam).__name__}" if raw is None or raw.ndim == 0 else f"an array of dtype {raw.dtype}"
+        raise TypeError(f"'{name}' must be a float in [0, 1] or an array of such; got {what}.")
+    arr = raw.astype(np.float64)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise ValueError(f"'{name}' must be in [0, 1]; got {lam!r}.")
     return arr
 
 
 def _merge_array(a, b, lam, name):
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a = check_array(a, f"theta_fed{name}", allow_empty=True, finite=False)
+    b = check_array(b, f"theta_loc{name}", allow_empty=True, finite=False)
     if a.shape != b.shape:
         raise ValueError(f"'theta_fed{name}' and 'theta_loc{name}' must have the same shape; got {a.shape} and {b.shape}.")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
@@ -135,8 +141,8 @@ def merge_params(theta_fed, theta_loc, lam):
 
 
 def _check_factor_pair(A, B, which):
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    A = check_array(A, f"A_{which}", allow_empty=True, finite=False)
+    B = check_array(B, f"B_{which}", allow_empty=True, finite=False)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"'A_{which}' (d, r) and 'B_{which}' (r, C) must be 2-d with matching rank; got "
                          f"{A.shape} and {B.shape}.")
@@ -179,7 +185,8 @@ def merge_lora(A_fed, B_fed, A_loc, B_loc, lam, space="product", rank=None):
     A_fed, B_fed = _check_factor_pair(A_fed, B_fed, "fed")
     A_loc, B_loc = _check_factor_pair(A_loc, B_loc, "loc")
     if A_fed.shape[0] != A_loc.shape[0] or B_fed.shape[1] != B_loc.shape[1]:
-        raise ValueError(f"the two adapters must map the same spaces; got delta W shapes "
+        raise ValueError(f"the two adapters must map the same spaces: 'A_fed' and 'A_loc' need the same number of "
+                         f"rows, 'B_fed' and 'B_loc' the same number of columns; got delta W shapes "
                          f"{(A_fed.shape[0], B_fed.shape[1])} and {(A_loc.shape[0], B_loc.shape[1])}.")
     lam_a = _check_lam(lam)
     if lam_a.ndim:

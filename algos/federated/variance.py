@@ -247,6 +247,9 @@ def estimate_variances(params_fed, params_loc, X, y, *, n_classes, method="plugi
     from ._model import _check_params, _check_Xy, _train_clients, local_train, per_sample_fisher_diag
 
     method = check_option(method, "method", METHODS)
+    # both counts are checked whatever the method (each is used by one method only)
+    n_bootstrap = check_scalar_int(n_bootstrap, "n_bootstrap", low=2)
+    swag_epochs = check_scalar_int(swag_epochs, "swag_epochs", low=2)
     d, C, r = _check_params(params_fed, "params_fed")
     if _check_params(params_loc, "params_loc") != (d, C, r) or set(params_fed) != set(params_loc):
         raise ValueError("'params_fed' and 'params_loc' must have the same blocks and shapes.")
@@ -313,6 +316,9 @@ def pool_moments(est, granularity="module"):
     dict group -> (V_F, V_L, flat_share)
         ``flat_share``: fraction of :math:`\hat V_L` contributed by flat (floored) coordinates.
     """
+    if not isinstance(est, VarianceEstimate):
+        raise TypeError(f"'est' must be a VarianceEstimate (what estimate_variances returns); got {est!r} of type "
+                        f"{type(est).__name__}.")
     check_option(granularity, "granularity", GRANULARITIES)
     out = {}
 
@@ -360,6 +366,9 @@ def mixing_weights(est, granularity="module", clip=(0.0, 1.0)):
         :math:`\hat V_L` comes from coordinates whose Fisher is below the floor (raise ``fisher_floor``,
         keep ``mask_untouched=True`` or use ``variance_method="bootstrap"``).
     """
+    if not isinstance(est, VarianceEstimate):
+        raise TypeError(f"'est' must be a VarianceEstimate (what estimate_variances returns); got {est!r} of type "
+                        f"{type(est).__name__}.")
     pooled = pool_moments(est, granularity)
     lam, moments = {}, {}
     collapsed = []
