@@ -567,7 +567,8 @@ def _federated():
         "theory.optimal_lambda": Recipe(T.optimal_lambda, args=_fresh(lambda: {"v_fed": 1.0, "v_loc": 3.0})),
         "theory.optimal_bound": Recipe(T.optimal_bound, args=_fresh(lambda: {"v_fed": 1.0, "v_loc": 3.0})),
         "theory.module_bound": Recipe(T.module_bound, args=_fresh(lambda: {
-            "lam": np.array([0.5, 0.2]), "v_fed": np.array([1.0, 2.0]), "v_loc": np.array([3.0, 1.0])})),
+            "lam": np.array([0.5, 0.2]), "v_fed": np.array([1.0, 2.0]), "v_loc": np.array([3.0, 1.0])}),
+            elementwise=("lam",)),  # documented: one lam per module or a shared scalar
         "theory.optimal_lambda_modules": Recipe(T.optimal_lambda_modules, args=_fresh(lambda: {
             "v_fed": np.array([1.0, 2.0]), "v_loc": np.array([3.0, 1.0])})),
         "theory.shared_lambda": Recipe(T.shared_lambda, args=_fresh(lambda: {
