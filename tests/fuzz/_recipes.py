@@ -347,7 +347,7 @@ def _pomdp():
         "tiger": Recipe(P.tiger, args=_fresh(lambda: {"discount": 0.95})),
         "rock_sample": Recipe(P.rock_sample, args=_fresh(lambda: {"n": 2, "k": 1, "discount": 0.95, "random_state": 0})),
         "update": Recipe(P.update, args=_fresh(lambda: {"pomdp": _tiger(), "b": np.array([0.5, 0.5]), "a": 0, "o": 0})),
-        "successors": Recipe(P.successors, args=_fresh(lambda: {"pomdp": _tiger(), "B": np.array([[0.5, 0.5]]),
+        "successors": Recipe(P.successors, args=_fresh(lambda: {"pomdp": _tiger(), "B": np.array([[0.5, 0.5], [0.9, 0.1]]),
                                                                 "a": 0})),
         "check_fsc": Recipe(P.check_fsc, args=_fresh(lambda: {**fsc(), "n_actions": 3, "n_observations": 2}),
                    rejects=lambda r: not r.ok),
@@ -396,7 +396,7 @@ def _pomdp():
         "theory.closure_bound": Recipe(T.closure_bound, args=_fresh(lambda: {"L": 1.0, "rho": 0.1, "rho_pi": 0.05,
                                                                              "delta0": 0.0, "discount": 0.5})),
         "theory.decision_distortion": Recipe(T.decision_distortion, args=_fresh(lambda: {
-            "B": np.array([[1.0, 0.0]]), "C": np.array([[0.0, 1.0]]), "alphas": alphas})),
+            "B": np.array([[1.0, 0.0], [0.3, 0.7]]), "C": np.array([[0.0, 1.0], [0.6, 0.4]]), "alphas": alphas})),
         "theory.merge_cost": Recipe(T.merge_cost, args=_fresh(lambda: {"B": np.array([[1.0, 0.0], [0.0, 1.0]]),
                                                                        "w": np.array([0.5, 0.5]), "alphas": alphas})),
         "theory.decision_witnesses": Recipe(T.decision_witnesses, args=_fresh(lambda: {"B": B, "alphas": alphas})),
