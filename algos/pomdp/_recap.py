@@ -445,13 +445,29 @@ class RECAPController(_CodebookController):
             W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
             return W, y
 
+        held = {"trial": None}  # the trial whose factors ``upd`` holds (None: the current tables)
+
         def trial_value(trial, k, v_cur):
-            """Exact value of ``trial`` (node k changed): screened by the rank-S update first,
-            confirmed by the direct solve only when the update says it improves."""
-            if upd is not None:
-                if v_cur + upd.delta_value(k, trial["action"][k], trial["eta"][k]) <= v_cur + _tie(v_cur):
-                    return -np.inf
-            return self._evaluate(pomdp, trial)
+            """Exact value of ``trial`` (node k changed): screened by the rank-S update first; a
+            trial the update says improves is factored afresh, and that direct solve's value
+            decides (its factors serve the next trials when it is kept)."""
+            if upd is None:
+                return self._evaluate(pomdp, trial)
+            if v_cur + upd.delta_value(k, trial["action"][k], trial["eta"][k]) <= v_cur + _tie(v_cur):
+                return -np.inf
+            if trial["eta"].shape[0] * S > DENSE_LIMIT:
+                return self._evaluate(pomdp, trial)
+            upd.reset(trial["action"], trial["eta"], trial["m0"])
+            held["trial"] = trial
+            return upd.value
+
+        def settle(tab):
+            """Factors of the kept tables ``tab`` after a trial: ``(W, y)``."""
+            if upd is not None and held["trial"] is tab:
+                held["trial"] = None
+                return upd.W, upd.y
+            held["trial"] = None
+            return refresh(tab)
 
         if screen:
             W, y = refresh(tab)
@@ -477,8 +493,8 @@ class RECAPController(_CodebookController):
                     v = trial_value(trial, k, value) if screen else self._evaluate(pomdp, trial)
                     if v > value + _tie(value):
                         tab, value, improved = trial, v, True
-                        if screen:
-                            W, y = refresh(tab)
+                    if screen and (held["trial"] is not None or tab is trial):
+                        W, y = settle(tab)
                 a = tab["action"][k]
                 for o in range(O):
                     if tab["P"][k, a, o] <= 0:
@@ -495,8 +511,8 @@ class RECAPController(_CodebookController):
                         v = trial_value(trial, k, value) if screen else self._evaluate(pomdp, trial)
                         if v > value + _tie(value):
                             tab, value, improved = trial, v, True
-                            if screen:
-                                W, y = refresh(tab)
+                        if screen and (held["trial"] is not None or tab is trial):
+                            W, y = settle(tab)
             if not improved:
                 break
         tab["eta_full"] = tab["eta_full"].copy()
