@@ -670,6 +670,11 @@ class VoGCAM(BaseEstimator):
         state = st8
         mu_old = state.get("mu")
         s = state["s"]
+        if mu_old is None:
+            # a diagonal starting state s has no precision-form mu; damp towards the mu whose diagonal
+            # precision Q_jj + mu_j gives s (w e^m for the default start), so a rejected first full step
+            # can still be shortened instead of leaving S at its start
+            mu_old = np.maximum(1.0 / np.maximum(s, 1e-300) - Qd, 0.0)
         n_steps = 0
         self._fp_steps = []
         for _ in range(int(self.fixed_point_max_iter if max_steps is None else max_steps)):
@@ -677,15 +682,13 @@ class VoGCAM(BaseEstimator):
             rho = 1.0
             accepted = None
             while rho > 1e-8:
-                mu_try = mu_new if (mu_old is None or rho == 1.0) else (1 - rho) * mu_old + rho * mu_new
+                mu_try = mu_new if rho == 1.0 else (1 - rho) * mu_old + rho * mu_new
                 try:
                     fac, s_try, ld, val = evaluate(mu_try)
                 except np.linalg.LinAlgError:
                     val = -np.inf
                 if val >= best - S_DAMP_RTOL * scale:
                     accepted = (fac, s_try, ld, val, mu_try)
-                    break
-                if mu_old is None:
                     break
                 rho *= 0.5
             if accepted is None:
