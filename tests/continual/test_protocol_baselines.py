@@ -211,7 +211,7 @@ def test_loader_errors_and_dataset_split(tmp_path):
         load_npz_images(tmp_path / "nokey.npz")
     d = load_image_dataset("digits")
     assert len(d["y_tr"]) + len(d["y_te"]) == 1797 and d["image_shape"] == (1, 8, 8)
-    with pytest.raises(ValueError, match="'dataset' must be"):
+    with pytest.raises(ValueError, match="'name' must be"):
         load_image_dataset("fashion")
     with pytest.raises(ValueError, match="pixel values"):
         FeatureHead(make_baseline("ncm", (1, 8, 8)).features).fit(-np.ones((4, 64)), np.arange(4))
