@@ -38,6 +38,8 @@ class Recipe:
     unfitted: bool = True  # call the ``after`` methods on an unfitted estimator too
     defaults: bool = True  # also fuzz scalar arguments left at their default
     rejects: object = None  # certificates: rejects(result) is true when the result reports a violation
+    labels: tuple = ()  # label / id arrays: documented to take strings, so a string array is valid
+    empty_ok: tuple = ()  # data arrays documented to accept zero rows (an empty pattern, say)
 
 
 def _fresh(make):
@@ -429,12 +431,12 @@ def _continual():
                                     size=(2, 4, 4, 3))})),)),
         "BiRC2DFeatures": Recipe(C.BiRC2DFeatures, "est", args=_fresh(lambda: {**small, "patch": 2, "pooling": "avg"}),
                                  fit=Xy, after=feat),
-        "StreamingLDA": Recipe(C.StreamingLDA, "est", fit=Xy, after=clf_after),
+        "StreamingLDA": Recipe(C.StreamingLDA, "est", fit=Xy, after=clf_after, labels=("y",)),
         "SLDAEnsemble": Recipe(C.SLDAEnsemble, "est", args=_fresh(lambda: {"group_sizes": [32, 32]}), fit=Xy,
                                after=clf_after),
         "CIRCLEClassifier": Recipe(C.CIRCLEClassifier, "est", args=_fresh(lambda: {
             "n_reservoirs": 1, "n_groups": 1, "units": 4, "image_shape": (1, 8, 8), "random_state": 0}),
-            fit=Xy, after=clf_after),
+            fit=Xy, after=clf_after, labels=("y",)),
         "resolve_image_geometry": Recipe(C.resolve_image_geometry, args=_fresh(lambda: {"n_features": 64})),
         "class_incremental_split": Recipe(C.class_incremental_split, args=_fresh(lambda: {
             "y": np.array([0, 1, 2, 3, 4, 5]), "n_tasks": 3, "class_order_seed": 0})),
@@ -442,16 +444,17 @@ def _continual():
             "model_factory": C.StreamingLDA, "X_tr": _images()[0], "y_tr": _images()[1], "X_te": _images()[0],
             "y_te": _images()[1], "tasks": [np.array([0, 1]), np.array([2, 3])]}), data=("X_tr", "y_tr", "X_te", "y_te")),
         "StreamingRidge": Recipe(C.StreamingRidge, "est", fit=Xy, after=clf_after),
-        "OfflineLDA": Recipe(C.OfflineLDA, "est", fit=Xy, after=clf_after),
+        "OfflineLDA": Recipe(C.OfflineLDA, "est", fit=Xy, after=clf_after, labels=("y",)),
         "RandomConvFeatures": Recipe(C.RandomConvFeatures, "est", args=_fresh(lambda: {"image_shape": (1, 8, 8),
                                                                                        "n_filters": 4,
                                                                                        "random_state": 0}),
                                      fit=Xy, after=feat),
         "FeatureHead": Recipe(C.FeatureHead, "est", args=_fresh(lambda: {
             "features": C.RandomConvFeatures(image_shape=(1, 8, 8), n_filters=4, random_state=0),
-            "head": C.StreamingLDA()}), fit=Xy, after=clf_after),
+            "head": C.StreamingLDA()}), fit=Xy, after=clf_after, labels=("y",)),
         "make_baseline": Recipe(C.make_baseline, args=_fresh(lambda: {"name": "raw_slda", "image_shape": (1, 8, 8)})),
-        "scale_pixels": Recipe(C.scale_pixels, args=_fresh(lambda: {"X": np.array([[0.0, 255.0, 51.0]])})),
+        "scale_pixels": Recipe(C.scale_pixels, args=_fresh(lambda: {"X": np.array([[0.0, 255.0, 51.0]])}),
+                               elementwise=("X",)),
         "load_digits_images": Recipe(C.load_digits_images),
         "load_mnist_csv": Recipe(C.load_mnist_csv, args=_fresh(lambda: {"path": _mnist_csv()}), fixed=("path",)),
         "load_npz_images": Recipe(C.load_npz_images, args=_fresh(lambda: {"path": _npz_images()}),
@@ -511,7 +514,7 @@ def _federated():
         "PotaraClassifier": fed_est(FD.PotaraClassifier, finetune_epochs=2, n_bootstrap=2),
         "LowRankSoftmax": Recipe(FD.LowRankSoftmax, "est", args=_fresh(lambda: {"max_iter": 5, "random_state": 0}),
                                  fit=_fresh(lambda: {"X": _fed()[0], "y": _fed()[1]}),
-                                 after=(("predict", _fresh(lambda: {"X": _fed()[0]})),)),
+                                 after=(("predict", _fresh(lambda: {"X": _fed()[0]})),), labels=("y",)),
         "LocalOnlyClassifier": Recipe(FD.LocalOnlyClassifier, args=_fresh(lambda: {"epochs": 2, "random_state": 0}),
                                       **est),
         "FedAvgClassifier": fed_est(FD.FedAvgClassifier),
@@ -555,7 +558,7 @@ def _federated():
         "mixing_weights": Recipe(FD.mixing_weights, args=_fresh(lambda: {"est": FD.estimate_variances(
             _params(), _params(), X, y, n_classes=4)})),
         "dirichlet_label_split": Recipe(FD.dirichlet_label_split, args=_fresh(lambda: {
-            "y": np.arange(40) % 4, "n_clients": 4, "alpha": 0.5, "random_state": 0})),
+            "y": np.arange(40) % 4, "n_clients": 4, "alpha": 0.5, "random_state": 0}), labels=("y",)),
         "make_fedprox_synthetic": Recipe(FD.make_fedprox_synthetic, args=_fresh(lambda: {
             "alpha": 1.0, "beta": 1.0, "n_clients": 3, "n_per_client": 10, "random_state": 0})),
         "make_hetero_linear": Recipe(FD.make_hetero_linear, args=_fresh(lambda: {
@@ -596,7 +599,8 @@ def _point_process():
     return {
         "VoGCAM": Recipe(PP.VoGCAM, "est", args=_fresh(lambda: {"window": win, "optimize_hyperparameters": ("mean",),
                                                                 "n_dummy": 16, "max_iter": 5, "random_state": 0}),
-                         fit=pts, after=pp_after + (("score", _fresh(dict)),), fixed=("optimize_hyperparameters",)),
+                         fit=pts, after=pp_after + (("score", _fresh(dict)),), fixed=("optimize_hyperparameters",),
+                         empty_ok=("X",)),
         "Window": Recipe(PP.Window, "class", args=_fresh(lambda: {"vertices": np.array(
             [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])})),
         "voronoi_weights": Recipe(PP.voronoi_weights, args=_fresh(lambda: {"nodes": _points()[:6], "window": win})),

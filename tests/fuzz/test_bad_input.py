@@ -47,6 +47,8 @@ from tests.fuzz._recipes import BUILDERS, not_fuzzed_reason, public_names
 #: ``ALGOS_FUZZ_EXAMPLES`` overrides it.
 N_CASES = int(os.environ.get("ALGOS_FUZZ_EXAMPLES", max(4, settings.default.max_examples // 3)))
 DATA_ARGS = ("X", "y", "Xq", "X_tr", "y_tr", "X_te", "y_te", "client_ids")
+#: Arguments documented to take strings everywhere (client ids are ints or strings).
+LABEL_ARGS = ("client_ids",)
 SKIP_ARGS = ("verbose",)  # any truthy value is a valid verbosity; nothing to reject
 
 RESULTS: dict = {}
@@ -85,6 +87,7 @@ class Slot:
     data: bool = False
     elementwise: bool = False
     names: tuple = ()
+    labels: bool = False  # strings are valid values (labels, client ids)
 
 
 def _scalar_defaults(func, skip):
@@ -108,8 +111,9 @@ def _slots(recipe):
         for arg, value in values.items():
             if arg in fixed or arg in SKIP_ARGS or arg.startswith("_"):
                 continue
-            slots.append(Slot(stage, method, arg, value, ranges.get(arg), arg in DATA_ARGS or arg in recipe.data,
-                              arg in recipe.elementwise, (arg, *recipe.aliases.get(arg, ()))))
+            data = (arg in DATA_ARGS or arg in recipe.data) and arg not in recipe.empty_ok
+            slots.append(Slot(stage, method, arg, value, ranges.get(arg), data, arg in recipe.elementwise,
+                              (arg, *recipe.aliases.get(arg, ())), arg in recipe.labels or arg in LABEL_ARGS))
 
     first = "call" if recipe.kind in ("func", "class") else "init"
     given_args = recipe.args()
@@ -198,6 +202,8 @@ def _categories(slot):
         return {"predict_before_fit": (st.none(), True)}
     kind = kind_of(slot.value)
     cats = categories(kind, slot.value, rng=slot.range, data_arg=slot.data, elementwise=slot.elementwise)
+    if slot.labels and "strings" in cats:
+        cats["strings"] = (cats["strings"][0], False)
     import numpy as np
 
     if slot.stage == "after" and slot.arg in ("X", "Xq") and kind == "farray" and np.ndim(slot.value) == 2:
