@@ -64,7 +64,7 @@ def _bases(f):
         "hetero": ["hetero", "simulate", "--n", "200", "--d", "2", "--ms", "50", "--reps", "1", "--estimator", "ols"],
         "hetero-fit": ["hetero", *csv, "--estimator", "ols"],
         "dag": ["dag", *csv, "--topology", "path", "--depth", "3"],
-        "pomdp": ["pomdp", "solve", "tiger", "--memory", "2", "--pbvi-beliefs", "10"],
+        "pomdp": ["pomdp", "solve", "tiger", "--memory", "2", "--solver", "pbvi", "--pbvi-beliefs", "10"],
         "circle": ["circle", "--dataset", "digits", "--tasks", "2", "--max-samples", "100", "--units", "2",
                    "--reservoirs", "1", "--groups", "1"],
         "potara": ["potara", "--dataset", "fedprox", "--clients", "3", "--rounds", "1", "--local-epochs", "1",

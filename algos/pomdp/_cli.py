@@ -31,6 +31,11 @@ SOLVE_DEFAULTS = {"memory": 8, "baseline": "", "solver": "pbs", "time_limit": 60
 
 def _resolve_options(args):
     """Fill in the defaults of ``solve``'s options; with ``info`` any of them is an error."""
+    solver = args.solver or SOLVE_DEFAULTS["solver"]
+    for dest, only in (("pbvi_beliefs", "pbvi"), ("time_limit", "pbs"), ("target_gap", "pbs")):
+        if getattr(args, dest) is not None and args.action == "solve" and solver != only:
+            raise ValueError(f"--{dest.replace('_', '-')} applies only to `--solver {only}`; it is not used by "
+                             f"`--solver {solver}`.")
     for dest, default in SOLVE_DEFAULTS.items():
         if getattr(args, dest) is None:
             setattr(args, dest, default)

@@ -54,7 +54,7 @@ def test_solve_tiger_reports_exact_values_inside_pbvi_bracket(capsys):
 
 
 def test_solve_text_output_with_simulation(capsys):
-    assert main(["pomdp", "solve", "tiger", "--memory", "2", "--pbvi-beliefs", "30", "--simulate", "2000"]) == 0
+    assert main(["pomdp", "solve", "tiger", "--memory", "2", "--simulate", "2000"]) == 0
     out = capsys.readouterr().out
     assert "PBS bracket" in out and "RECAPController" in out and "+-" in out
     assert "trivial bound" in out and "U2" in out
@@ -113,3 +113,14 @@ def test_demo_section_full_checks_hold(tmp_path):
     assert (tmp_path / "pomdp_memory_vs_value.png").stat().st_size > 10_000
     names = " ".join(c.name for c in section.checks)
     assert "achievability" in names and "converse" in names
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--pbvi-beliefs", "10"], "--pbvi-beliefs applies only to `--solver pbvi`"),
+    (["--solver", "pbvi", "--time-limit", "5"], "--time-limit applies only to `--solver pbs`"),
+    (["--solver", "pbvi", "--target-gap", "0.1"], "--target-gap applies only to `--solver pbs`"),
+])
+def test_cli_rejects_options_of_the_other_solver(argv, message, capsys):
+    assert main(["pomdp", "solve", "tiger", "--memory", "2", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
