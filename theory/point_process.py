@@ -254,6 +254,19 @@ def _finite_k(K, r):
     return K
 
 
+#: Largest LGCP variance whose pair correlation g(0) = exp(variance) is a float64.
+_LOG_FLOAT_MAX = float(np.log(np.finfo(np.float64).max))
+
+
+def _lgcp_variance(variance):
+    """``variance`` >= 0 and small enough that ``g(0) = exp(variance)`` is finite."""
+    v = _pos(variance, "variance")
+    if v > _LOG_FLOAT_MAX:
+        raise ValueError(f"'variance' must be <= {_LOG_FLOAT_MAX:.4g} (g(0) = exp(variance) exceeds the float64 "
+                         f"range beyond it); got {v!r}.")
+    return v
+
+
 def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r"""Pair-correlation function of a log-Gaussian Cox process: :math:`g(r) = \exp(C(r))`.
 
@@ -262,7 +275,7 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     Waagepetersen 1998, eq. (4)); the model's mean does not enter.
     """
     r = _radii(r)
-    variance = _pos(variance, "variance")
+    variance = _lgcp_variance(variance)
     length_scale = _pos(length_scale, "length_scale", allow_zero=False)
     _check_nu(nu)
     return np.exp(_matern_cov(r, variance, length_scale, nu))
@@ -276,7 +289,7 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     Exact model property (Møller, Syversveen & Waagepetersen 1998).
     """
     r = _radii(r)
-    variance = _pos(variance, "variance")
+    variance = _lgcp_variance(variance)
     length_scale = _pos(length_scale, "length_scale", allow_zero=False)
     _check_nu(nu)
     rr = r.reshape(-1)

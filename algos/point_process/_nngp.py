@@ -345,4 +345,4 @@ def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
     from scipy.sparse.linalg import splu
 
     lu = splu(Qs.tocsc())
-    return b / tau2 - lu.solve(b) / tau2**2
+    return b / tau2 - lu.solve(b) / tau2 / tau2  # (not tau2**2: it overflows a float past 1e154)

@@ -498,6 +498,8 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
             w = getattr(model, "window", None)
     if X is not None:
         X, win = _check_pattern(X, w)
+        if len(X) < 2:
+            raise ValueError(f"'X' needs at least 2 points for a second-order summary; got {len(X)}.")
     else:
         if w is None:
             raise ValueError("'window' is required when 'X' is not given.")

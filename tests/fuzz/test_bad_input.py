@@ -48,7 +48,7 @@ from tests.fuzz._recipes import BUILDERS, not_fuzzed_reason, public_names
 N_CASES = int(os.environ.get("ALGOS_FUZZ_EXAMPLES", max(4, settings.default.max_examples // 3)))
 DATA_ARGS = ("X", "y", "Xq", "X_tr", "y_tr", "X_te", "y_te", "client_ids")
 #: Arguments documented to take strings everywhere (client ids are ints or strings).
-LABEL_ARGS = ("client_ids",)
+LABEL_ARGS = ("client_ids", "client_id")
 SKIP_ARGS = ("verbose",)  # any truthy value is a valid verbosity; nothing to reject
 
 RESULTS: dict = {}
@@ -244,7 +244,8 @@ def test_bad_input(module, name):
             names = (*names, "feature", "features", "columns")
         out = run_case(thunk, inputs, names=names, certain=certain,
                        base_nonfinite=has_nonfinite(base_result) if slot.stage != "unfitted" else True,
-                       expect_not_fitted=slot.stage == "unfitted", rejects=recipe.rejects)
+                       expect_not_fitted=slot.stage == "unfitted", rejects=recipe.rejects,
+                       nonfinite_ok=recipe.nonfinite_ok)
         key = f"{slot.stage}{'.' + slot.method if slot.method else ''}({slot.arg}={cat})"
         results.append({"case": key, "outcome": out.outcome, "detail": out.detail, "seconds": round(out.seconds, 3)})
 

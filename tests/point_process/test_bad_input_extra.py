@@ -174,3 +174,32 @@ def test_query_points_distances_and_radii():
         lgcp_min_contrast(PTS, (0, 1, 0, 1), r=np.array(["a"] * 21))
     with pytest.raises(ValueError, match="'m'"):
         T.expected_loglik(np.ones(2), np.ones(2), np.array([0.0, 1e200]), np.ones(2))
+
+
+def test_envelope_of_an_empty_or_single_point_pattern_is_an_error():
+    from algos.point_process import envelope
+
+    for X in (np.empty((0, 2)), np.array([[0.5, 0.5]])):
+        with pytest.raises(ValueError, match="'X' needs at least 2 points"):
+            envelope("poisson", n_sim=3, X=X, window=(0, 1, 0, 1), random_state=0)
+
+
+def test_woodbury_solve_with_a_huge_nugget_is_finite():
+    import scipy.sparse as sp
+
+    from algos.point_process import woodbury_solve
+
+    Q = sp.csr_matrix(np.array([[2.0, -0.5], [-0.5, 2.0]]))
+    b = np.array([1.0, 2.0])
+    out = woodbury_solve(b, Q=Q, diag=None, nugget=1e200)
+    # (Q^-1 + tau2 I)^-1 b -> b / tau2 for a large nugget
+    assert np.all(np.isfinite(out)) and np.allclose(out * 1e200, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["lgcp_pair_correlation", "lgcp_k_function"])
+def test_lgcp_second_order_theory_names_an_overflowing_variance(fn):
+    import theory.point_process as T
+
+    with pytest.raises(ValueError, match="'variance' must be <="):
+        getattr(T, fn)(0.1, 1e200, 0.1)
+    assert np.isfinite(getattr(T, fn)(0.1, 700.0, 0.1))
