@@ -22,12 +22,27 @@ def check_numeric(X, name="X"):
     """
     if X is None:
         return X
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return X  # scikit-learn's validation words it ("Sparse data was passed ... dense data is required")
     try:
         kind = X.dtype.kind if isinstance(X, np.ndarray) else np.asarray(X).dtype.kind
     except Exception:  # noqa: BLE001 - ragged input: let check_array word it
         kind = "O"
+    if kind == "c":
+        # scikit-learn's estimator checks expect this wording (ValueError "Complex data not supported")
+        raise ValueError(f"Complex data not supported: '{name}' must be an array of real numbers; got an array "
+                         f"of dtype {np.asarray(X).dtype}.")
+    if kind == "O":
+        try:
+            np.asarray(X, dtype=np.float64)  # numbers held as objects are converted by the estimators
+            return X
+        except (TypeError, ValueError) as exc:
+            # keeps numpy's wording ("float() argument must be a string or a real number, ...")
+            raise TypeError(f"'{name}' must be an array of real numbers; {exc}") from None
     if kind not in "iufb":
-        check_array(X, name, allow_empty=True, finite=False)  # raises for strings, complex, objects, ragged
+        check_array(X, name, allow_empty=True, finite=False)  # raises for strings, objects, ragged
     return X
 
 
@@ -41,10 +56,20 @@ def check_labels(y, name="y", n_samples=None, *, allow_empty=True, x_name="X"):
     -------
     ndarray
     """
+    if y is None:
+        raise ValueError(f"'{name}' is None: this estimator requires y to be passed, but the target y is None.")
     try:
         arr = np.asarray(y)
     except Exception as exc:  # noqa: BLE001 - ragged input
         raise TypeError(f"'{name}' must be a 1-d array of class labels; got {type(y).__name__}.") from exc
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(f"A column-vector '{name}' was passed when a 1d array was expected; it is raveled.",
+                      DataConversionWarning, stacklevel=3)
+        arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"'{name}' must be a 1-d array of class labels; got an array of shape {arr.shape}.")
     if arr.size == 0 and not allow_empty:

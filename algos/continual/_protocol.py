@@ -202,7 +202,8 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
         try:
             pred = np.asarray(model.predict(X_te[ev]))
         except (ValueError, TypeError) as exc:
-            raise _with_context(exc, f"{type(model).__name__}.predict rejected 'X_te' after task {t}") from exc
+            raise _with_context(exc, f"{type(model).__name__}.predict rejected 'X_te' after task {t} (the model "
+                                      f"fitted on tasks 0-{t} of 'X_tr'/'y_tr')") from exc
         pred_s += time.perf_counter() - t0
         hit = pred == y_te[ev]
         start = 0

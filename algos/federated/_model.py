@@ -601,6 +601,8 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
             raise
 
     def fit(self, X, y):
+        if y is None:
+            raise ValueError("'y' is None: LowRankSoftmax requires y to be passed, but the target y is None.")
         X, y = self._check_input(X, y)
         check_classification_targets(y)
         r = self._rank()
