@@ -30,6 +30,7 @@ import os
 import re
 import select
 import signal
+import sys
 import time
 import warnings
 
@@ -331,6 +332,25 @@ def run_case(thunk, kwargs_list, *, limit=CASE_LIMIT_S, **kwargs):
     return out
 
 
+def _one_thread_after_fork():
+    """Run the forked child on one thread: a GNU OpenMP pool that the parent used (scikit-learn's
+    k-means, torch's intra-op pool) has no threads in the child, and a parallel region there
+    deadlocks (a valid KMeansCodebook or SVGPCoxProcess fit hung until killed); one thread runs
+    inline."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.set_num_threads(1)
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _run_forked(thunk, kwargs_list, *, limit, **kwargs):
     """One attempt of :func:`run_case` in a forked child."""
     r, w = os.pipe()
@@ -339,6 +359,7 @@ def _run_forked(thunk, kwargs_list, *, limit, **kwargs):
         code = 0
         try:
             os.close(r)
+            _one_thread_after_fork()
             out = _classify(thunk, kwargs_list, limit=limit, **kwargs)
             os.write(w, json.dumps(dataclasses.asdict(out)).encode())
         except BaseException:  # noqa: BLE001
