@@ -340,3 +340,61 @@ def spawn_generators(random_state, n):
         rng = check_random_state(random_state)
         seq = rng.bit_generator.seed_seq
     return [np.random.default_rng(child) for child in seq.spawn(n)]
+
+
+def check_not_strings(value, name):
+    """Reject a string array with a ``TypeError`` naming ``name``.
+
+    Runs before scikit-learn's conversion (whose message for a string does not say which argument
+    holds it); ``None``, sparse matrices and anything :func:`numpy.asarray` cannot read are left to it,
+    and so are complex and object input (scikit-learn's own errors).
+    """
+    import scipy.sparse as sp
+
+    if value is None or sp.issparse(value):
+        return
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged input and the like: scikit-learn reports it
+        return
+    if arr.dtype.kind in "US" and arr.size:
+        raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.")
+
+
+def r2_score_checked(y, y_pred, sample_weight=None):
+    r""":math:`R^2` of ``y_pred`` (a regressor's ``predict(X)``) against ``y``, as scikit-learn computes it.
+
+    ``y`` is checked (real, 1-d or one column, as long as ``y_pred``). Where the sums of squares overflow
+    float64 (entries near 1e154 and beyond) they are computed on residuals and deviations divided by one
+    power of two, which leaves :math:`R^2` unchanged; ``ValueError`` when :math:`R^2` itself is beyond
+    float64 (residuals some 1e154 times the spread of ``y``).
+    """
+    import math
+
+    from sklearn.metrics import r2_score
+
+    y = check_array(y, "y", ndim=(1, 2))
+    if y.ndim == 2:
+        if y.shape[1] != 1:
+            raise ValueError(f"'y' must be 1-dimensional (or one column); got an array of shape {y.shape}.")
+        y = y[:, 0]
+    check_same_length("X", y_pred, "y", y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        score = float(r2_score(y, y_pred, sample_weight=sample_weight))
+        if math.isfinite(score):
+            return score
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        r = y - y_pred
+        dev = y - np.average(y, weights=w)
+        big = max(float(np.max(np.abs(r))), float(np.max(np.abs(dev))))
+        if math.isfinite(big) and big > 0:
+            scale = math.ldexp(1.0, -math.frexp(big)[1])
+            den = float(np.sum(w * (dev * scale) ** 2))
+            if den > 0:
+                score = 1.0 - float(np.sum(w * (r * scale) ** 2)) / den
+    if not math.isfinite(score):
+        raise ValueError(
+            "R^2 of predict('X') against 'y' is beyond float64: the residuals are too large against the "
+            "spread of 'y'; rescale the data."
+        )
+    return score

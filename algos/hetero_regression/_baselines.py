@@ -17,12 +17,12 @@ import math
 import numpy as np
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, RegressorMixin
-import scipy.sparse as sp
-from sklearn.metrics import r2_score
 from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array, check_bool, check_same_length, check_scalar_float, check_scalar_int
+from .._validation import check_bool, check_scalar_float, check_scalar_int
+from .._validation import check_not_strings as _check_real
+from .._validation import r2_score_checked
 
 __all__ = [
     "ols",
@@ -44,21 +44,6 @@ def _check_shape(n, d, who):
             f"got n_samples = {n} and n_features = {d}."
         )
 
-
-def _check_real(value, name):
-    """Reject string arrays with an error naming ``name``.
-
-    Runs before scikit-learn's conversion (whose message for a string does not say which argument
-    holds it); sparse matrices and anything :func:`numpy.asarray` cannot read are left to it.
-    """
-    if value is None or sp.issparse(value):
-        return
-    try:
-        arr = np.asarray(value)
-    except Exception:  # noqa: BLE001 - ragged input and the like: scikit-learn reports it
-        return
-    if arr.dtype.kind in "US" and arr.size:  # complex and object input: scikit-learn's own errors
-        raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.")
 
 
 def _check_Xy(X, y, who):
@@ -131,18 +116,7 @@ class _LinearPredictMixin:
         -------
         float
         """
-        y_pred = self.predict(X)
-        y = check_array(y, "y", ndim=(1, 2))
-        if y.ndim == 2:
-            if y.shape[1] != 1:
-                raise ValueError(f"'y' must be 1-dimensional (or one column); got an array of shape {y.shape}.")
-            y = y[:, 0]
-        check_same_length("X", y_pred, "y", y)
-        with np.errstate(over="ignore", invalid="ignore"):
-            score = r2_score(y, y_pred, sample_weight=sample_weight)
-        if not np.isfinite(score):
-            score = _r2_rescaled(y, y_pred, sample_weight)
-        return float(score)
+        return r2_score_checked(y, self.predict(X), sample_weight)
 
     def _store(self, b, fit_intercept):
         if fit_intercept:
@@ -150,28 +124,6 @@ class _LinearPredictMixin:
         else:
             self.intercept_, self.coef_ = 0.0, np.asarray(b, dtype=np.float64)
 
-
-def _r2_rescaled(y, y_pred, sample_weight):
-    """:math:`R^2` with residuals and deviations divided by one power of two (sums of squares that
-    overflow float64 otherwise); ``ValueError`` when :math:`R^2` itself is beyond float64."""
-    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = y - y_pred
-        dev = y - np.average(y, weights=w)
-        big = max(float(np.max(np.abs(r))), float(np.max(np.abs(dev))))
-        score = math.nan
-        if math.isfinite(big) and big > 0:
-            scale = math.ldexp(1.0, -math.frexp(big)[1])
-            num = float(np.sum(w * (r * scale) ** 2))
-            den = float(np.sum(w * (dev * scale) ** 2))
-            if den > 0:
-                score = 1.0 - num / den
-    if not math.isfinite(score):
-        raise ValueError(
-            "R^2 of predict('X') against 'y' is beyond float64: the residuals are too large against the "
-            "spread of 'y'; rescale the data."
-        )
-    return score
 
 
 # --------------------------------------------------------------------------- OLS

@@ -7,22 +7,14 @@ import warnings
 
 import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from theory import networked_learning as _th
 
-from .._validation import (
-    check_array,
-    check_bool,
-    check_option,
-    check_random_state,
-    check_same_length,
-    check_scalar_float,
-    check_scalar_int,
-)
+from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_not_strings as _check_real
+from .._validation import r2_score_checked
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
@@ -61,42 +53,6 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     return _th.gaussian_ose_min_k(d + 1, eta, delta)
 
 
-def _check_real(value, name):
-    """Reject string arrays with an error naming ``name`` (before scikit-learn's conversion, whose
-    message for a string does not name the argument)."""
-    if value is None or sp.issparse(value):
-        return
-    try:
-        arr = np.asarray(value)
-    except Exception:  # noqa: BLE001 - ragged input and the like: scikit-learn reports it
-        return
-    if arr.dtype.kind in "US" and arr.size:  # complex and object input: scikit-learn's own errors
-        raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.")
-
-
-def _r2(y, y_pred, sample_weight):
-    """:math:`R^2` as scikit-learn computes it; where the sums of squares overflow float64, on residuals
-    and deviations divided by one power of two (the ratio is unchanged). ``ValueError`` when
-    :math:`R^2` itself is beyond float64."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        score = float(r2_score(y, y_pred, sample_weight=sample_weight))
-        if math.isfinite(score):
-            return score
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        r = y - y_pred
-        dev = y - np.average(y, weights=w)
-        big = max(float(np.max(np.abs(r))), float(np.max(np.abs(dev))))
-        if math.isfinite(big) and big > 0:
-            scale = math.ldexp(1.0, -math.frexp(big)[1])
-            den = float(np.sum(w * (dev * scale) ** 2))
-            if den > 0:
-                score = 1.0 - float(np.sum(w * (r * scale) ** 2)) / den
-    if not math.isfinite(score):
-        raise ValueError(
-            "R^2 of predict('X') against 'y' is beyond float64: the residuals are too large against the "
-            "spread of 'y'; rescale the data."
-        )
-    return score
 
 
 def _lstsq(A, y, rcond):
@@ -514,14 +470,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         -------
         float
         """
-        y_pred = self.predict(X)
-        y = check_array(y, "y", ndim=(1, 2))
-        if y.ndim == 2:
-            if y.shape[1] != 1:
-                raise ValueError(f"'y' must be 1-dimensional (or one column); got an array of shape {y.shape}.")
-            y = y[:, 0]
-        check_same_length("X", y_pred, "y", y)
-        return _r2(y, y_pred, sample_weight)
+        return r2_score_checked(y, self.predict(X), sample_weight)
 
     def agent_predict(self, X):
         """Predictions of every agent: ``{v: ndarray of shape (n,)}``."""

@@ -83,7 +83,12 @@ def quantize(B, C, distance="l1", alphas=None):
     if distance == "l2":
         return _argmin_ties(((B[:, None, :] - C[None, :, :]) ** 2).sum(axis=2))
     # decision distortion with the L1 tie-break; L1 is computed only for the rows with a tie
-    D = decision_distortion(B, C, alphas)
+    return _nearest_with_l1_ties(decision_distortion(B, C, alphas), B, C)
+
+
+def _nearest_with_l1_ties(D, B, C):
+    """Nearest codeword under the distortion matrix ``D`` (n, K): ties within the relative tolerance
+    ``_TIE_RTOL`` go to the codeword nearest in L1 (computed only for the rows with a tie)."""
     scale = max(1.0, float(np.max(np.abs(D[np.isfinite(D)]))) if D.size else 1.0)
     near = D <= D.min(axis=1, keepdims=True) + _TIE_RTOL * scale
     out = np.argmax(near, axis=1)

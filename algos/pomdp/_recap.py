@@ -60,10 +60,10 @@ from .._validation import (
 from ._beliefs import DENSE_LIMIT, _arrays, _b0, evaluate_fsc
 from ._codebook import (
     DISTANCES,
-    _TIE_RTOL,
     _argmax_ties,
     _CodebookController,
     _default_horizon,
+    _nearest_with_l1_ties,
     _node_successors,
     _v_gamma,
     build_codebook_fsc,
@@ -134,15 +134,7 @@ def _quantize_decision(B, vB, C, alphas):
     decision distortion ``d_V(b, c_k) = V_Gamma(b) - alpha_{c_k} . b`` (clipped at 0), nearest
     codeword with the relative tie tolerance of :func:`quantize` and its L1 tie-break."""
     alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]  # (K, S), lowest index on ties
-    D = np.maximum(vB[:, None] - B @ alpha_c.T, 0.0)
-    scale = max(1.0, float(np.max(np.abs(D[np.isfinite(D)]))) if D.size else 1.0)
-    near = D <= D.min(axis=1, keepdims=True) + _TIE_RTOL * scale
-    out = np.argmax(near, axis=1)
-    multi = near.sum(axis=1) > 1
-    if multi.any():
-        l1 = np.abs(B[multi][:, None, :] - C[None, :, :]).sum(axis=2)
-        out[multi] = np.argmin(np.where(near[multi], l1, np.inf), axis=1)
-    return out
+    return _nearest_with_l1_ties(np.maximum(vB[:, None] - B @ alpha_c.T, 0.0), B, C)
 
 
 _blocks = fsc_blocks  # ``blocks[a, o] = T[a] * Z[a, :, o]`` (None when too large to hold)
