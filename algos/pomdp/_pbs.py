@@ -15,9 +15,13 @@ The solver follows HSVI2 [SS05]: two bounds on ``V*`` are refined by trials from
   Q-value and follow the observation with the largest weighted excess uncertainty
   ``P(o|b,a) [U - L](tau(b,a,o)) - eps discount^-(t+1)``; stop when the width at depth ``t`` is
   at most ``eps discount^-t``; back both bounds up along the path, deepest first.
-* **Pruning** (HSVI2 §4): when a set has grown by 10 % since the last pass, pointwise-dominated
-  alpha vectors and upper points that the other points already interpolate below their value are
-  removed (neither removal changes ``L`` or ``U`` anywhere).
+* **Pruning**: when a set has grown by 10 % since the last pass, the alpha vectors that are not the
+  best one at any witness belief (the belief of a backup that added a vector, and ``b0``) are
+  removed (SARSOP's pruning at sampled beliefs [KHL08] §3.3 with the backup beliefs as the sample;
+  ``L`` is unchanged at ``b0`` and at the surviving witnesses, may drop elsewhere, and stays a lower
+  bound), and upper points that the other points already interpolate below their value are removed
+  (HSVI2 §4; ``U`` unchanged). With ``WITNESS_PRUNING = False`` the vectors are pruned by pointwise
+  dominance instead (HSVI2 §4; ``L`` unchanged everywhere).
 * **Stopping**: when ``U(b0) - L(b0) <= target_gap`` or after ``time_limit`` seconds.
 
 Precision schedule (a project variant, not in [SS05]): trial ``k`` uses
@@ -27,7 +31,8 @@ trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, 
 rule is the paper's.
 
 The model is held sparse: transitions in CSR per action, observations dense ``(A, S, O)``,
-belief supports used in every inner product (kernels in :mod:`._pbs_kernels`).
+belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
+ratios are screened by support bitmasks (kernels and layout in :mod:`._pbs_kernels`).
 
 References
 ----------
@@ -52,6 +57,7 @@ __all__ = ["PointBasedSolver"]
 
 KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
 PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass (HSVI2 §4)
+WITNESS_PRUNING = True  # prune vectors at witness beliefs (else pointwise dominance; module notes)
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 
 
@@ -87,7 +93,7 @@ class PointBasedSolver:
     max_trials : int or None, default=None
         Optional cap on the number of trials.
     prune : bool, default=True
-        Pointwise-dominance pruning of the alpha vectors and pruning of the upper points.
+        Pruning of the alpha vectors (at the witness beliefs) and of the upper points.
     random_state : None, int or Generator, default=None
         Accepted for the estimator contract; the search is deterministic (ties: lowest index).
     verbose : int, default=0
@@ -179,10 +185,11 @@ class PointBasedSolver:
         c = Q.max(axis=0)
         n_init = A
         capA, capU = 256, 256
-        AL = np.zeros((capA, S))
-        AL[:A] = blind.vectors
+        ALT = np.zeros((S, capA))  # lower vectors column-wise (see _pbs_kernels)
+        ALT[:, :A] = blind.vectors.T
         AA = np.zeros(capA, dtype=np.int64)
         AA[:A] = np.arange(A)
+        WB = np.zeros((capA, S))  # witness belief of each vector (zero rows: the initial ones)
         nA = A
         Uptr = np.zeros(capU + 1, dtype=np.int64)
         Uidx = np.zeros(capU * 4, dtype=np.int64)
@@ -190,6 +197,9 @@ class PointBasedSolver:
         Uinv = np.zeros(capU * 4)
         Ud = np.zeros(capU)
         Uv = np.zeros(capU)
+        Umask = np.zeros((capU, (S + 63) // 64), dtype=np.uint64)
+        dense_pts = S <= _k.DENSE_POINTS_MAX_S
+        UinvT = np.full((S, capU), np.inf) if dense_pts else np.zeros((0, 0))
         nU = 0
 
         span = float(r.max() - r.min())
@@ -201,11 +211,12 @@ class PointBasedSolver:
         work = (np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int8), np.zeros(S, dtype=np.int64),
                 np.zeros(S, dtype=np.int64))
         cand, wbuf, bsup = np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int64)
+        vb = np.zeros(max(capA, capU))
 
         def bounds():
             sup = np.flatnonzero(b0 > 0).astype(np.int64)
-            lo = _k.lower_at(b0, sup, len(sup), AL, nA)[0]
-            up = _k.upper_at(b0, sup, len(sup), Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+            lo = _k.lower_at(b0, sup, len(sup), ALT, nA, vb)[0]
+            up = _k.upper_at(b0, sup, len(sup), Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
             return float(lo), float(max(up, lo))
 
         lo, up = bounds()
@@ -229,30 +240,43 @@ class PointBasedSolver:
                 path = np.zeros((need, S))
             if nA + need > capA:
                 capA = max(2 * capA, nA + need)
-                AL = _grow(AL, capA)
+                ALT = _grow_columns(ALT, capA)
                 AA = _grow(AA, capA)
+                WB = _grow(WB, capA)
             if nU + need > capU:
                 capU = max(2 * capU, nU + need)
                 Uptr = _grow(Uptr, capU + 1)
                 Ud = _grow(Ud, capU)
                 Uv = _grow(Uv, capU)
+                Umask = _grow(Umask, capU)
+                if dense_pts:
+                    UinvT = _grow_columns(UinvT, capU, np.inf)
+            if len(vb) < max(capA, capU):
+                vb = np.zeros(max(capA, capU))
             if Uptr[nU] + need * S > len(Uidx):
                 cap = max(2 * len(Uidx), int(Uptr[nU]) + need * S)
                 Uidx, Uval, Uinv = _grow(Uidx, cap), _grow(Uval, cap), _grow(Uinv, cap)
-            nA, nU, depth, nb, _ = _k.trial(b0, eps, depth_cap, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q,
-                                            c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, path, P, LV, UV, LI, QU, work,
-                                            cand, wbuf, bsup)
+            nA, nU, depth, nb, _ = _k.trial(b0, eps, depth_cap, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q,
+                                            c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU,
+                                            work, cand, wbuf, bsup, vb)
             n_backups += nb
             n_trials += 1
             if self.prune and nA > PRUNE_GROWTH * last_prune_A:
-                keep = _k.prune_alphas(AL, nA, n_init)
+                keep = _k.prune_witness(ALT, nA, WB, b0, n_init, vb) if WITNESS_PRUNING else \
+                    _k.prune_alphas(ALT, nA, n_init)
                 m = int(keep.sum())
-                AL[:m] = AL[:nA][keep]
+                ALT[:, :m] = ALT[:, :nA][:, keep]
                 AA[:m] = AA[:nA][keep]
+                WB[:m] = WB[:nA][keep]
                 nA = last_prune_A = m
             if self.prune and nU > PRUNE_GROWTH * last_prune_U:
-                keep = _k.prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, np.zeros(S))
+                keep = _k.prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, np.zeros(S), vb)
+                n_old = nU
                 Uptr, Uidx, Uval, Uinv, Ud, Uv, nU = _compact_points(keep, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU)
+                Umask[:nU] = Umask[:n_old][keep]
+                if dense_pts:
+                    UinvT[:, :nU] = UinvT[:, :n_old][:, keep]
+                    UinvT[:, nU:n_old] = np.inf
                 last_prune_U = max(nU, 16)
             lo_now, up_now = bounds()
             # both sets only grow or lose redundant members, so L(b0) never drops; an upper point
@@ -267,7 +291,7 @@ class PointBasedSolver:
                 print(f"PointBasedSolver: t={history[-1][0]:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
                       f"|alpha|={nA} |points|={nU}")
 
-        self.alphas_ = AL[:nA].copy()
+        self.alphas_ = np.ascontiguousarray(ALT[:, :nA].T)
         self.actions_ = AA[:nA].copy()
         self.lower_bound_ = lo
         self.upper_bound_ = up
@@ -318,6 +342,12 @@ class PointBasedSolver:
 def _grow(arr, n):
     out = np.zeros((n,) + arr.shape[1:], dtype=arr.dtype)
     out[: len(arr)] = arr
+    return out
+
+
+def _grow_columns(arr, n, fill=0):
+    out = np.full((arr.shape[0], n), fill, dtype=arr.dtype)
+    out[:, : arr.shape[1]] = arr
     return out
 
 

@@ -5,8 +5,13 @@ Sparse model layout (built once per fit by :func:`sparse_model`):
 * transitions as one CSR matrix per action, concatenated: row ``s`` of ``T[a]`` holds the entries
   ``Tidx[k], Tval[k]`` for ``k`` in ``Tptr[a, s] .. Tptr[a, s + 1]``;
 * observations dense ``Z[a, s', o]`` (``A * S * O`` numbers, small next to ``A * S * S``);
+* lower-bound vectors column-wise, ``ALT[s, i] = alpha_i(s)`` (S, capacity), so that the max over
+  the vectors of ``alpha . x`` runs contiguously over the vectors for each support state of ``x``;
 * upper-bound points as CSR rows of their supports (``Uptr``, ``Uidx``, ``Uval``, ``Uinv = 1/Uval``),
-  their values ``Uv`` and sawtooth offsets ``Ud = min(Uv - Bu . c, 0)``.
+  their values ``Uv``, sawtooth offsets ``Ud = min(Uv - Bu . c, 0)`` and support bitmasks
+  ``Umask`` (n, ceil(S / 64)) uint64 (bit ``s % 64`` of word ``s // 64``), and for models of at most
+  :data:`DENSE_POINTS_MAX_S` states also column-wise inverses ``UinvT`` (S, capacity), ``1 / Bu_i(s)``
+  on the support and ``inf`` off it (the sawtooth ratios of all points in contiguous passes).
 
 Every value kernel is positively homogeneous of degree 1 in the belief (``max alpha . x``, the
 sawtooth, the fast informed bound), so it is evaluated at the *unnormalised* successor
@@ -20,6 +25,7 @@ import numba
 import numpy as np
 
 _EPS_IMPROVE = 1e-12  # a backup is kept only when it moves the bound by more than this (round-off)
+DENSE_POINTS_MAX_S = 512  # dense column-wise sawtooth inverses up to this many states (8 S bytes a point)
 
 
 @numba.njit(cache=True)
@@ -65,27 +71,54 @@ def observe(pred, psup, npred, a, o, Z, x, xsup):
 
 
 @numba.njit(cache=True)
-def lower_at(x, sup, n, AL, nA):
-    """``max_i AL[i] . x`` over the first ``nA`` vectors (support ``sup[:n]``); ``(value, argmax)``,
-    lowest index on ties."""
+def lower_at(x, sup, n, ALT, nA, vb):
+    """``max_i alpha_i . x`` over the first ``nA`` vectors, held column-wise in ``ALT`` (S, cap)
+    (``ALT[s, i] = alpha_i(s)``), on the support ``sup[:n]`` of ``x``; ``(value, argmax)``, lowest
+    index on ties. ``vb`` (>= nA,) scratch. The loop over the vectors is contiguous per state (one
+    pass over ``nA`` numbers for each support state), the sums are in support order."""
+    for i in range(nA):
+        vb[i] = 0.0
+    for j in range(n):
+        s = sup[j]
+        xs = x[s]
+        row = ALT[s]
+        for i in range(nA):
+            vb[i] += row[i] * xs
     best = -np.inf
     bi = 0
     for i in range(nA):
-        v = 0.0
-        for j in range(n):
-            s = sup[j]
-            v += AL[i, s] * x[s]
-        if v > best:
-            best = v
+        if vb[i] > best:
+            best = vb[i]
             bi = i
     return best, bi
 
 
 @numba.njit(cache=True)
-def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, skip):
+def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
     """Upper bound at ``x``: min of the fast informed bound ``max_a Q[a] . x`` and the sawtooth
     interpolation of the points ``0..nU-1`` (point ``skip`` left out; ``-1``: none) over the corner
-    values ``c``: ``x . c + min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s))``."""
+    values ``c``: ``x . c + min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s))``. The ratio
+    is 0 unless ``supp(Bu_i)`` lies inside ``supp(x) = sup[:n]``; that test reads the support
+    bitmasks ``Umask[i]`` (64 states a word) only, and the ratio loop runs for the points that pass.
+    Every entry of ``sup[:n]`` must have ``x > 0``. With a dense ``UinvT`` (S, capacity) (column
+    ``i``: ``1 / Bu_i`` on its support, ``inf`` elsewhere) the ratios of all points are taken first
+    in one contiguous pass per support state of ``x`` (the same products and minima as the CSR loop;
+    ``vb`` (>= nU,) scratch); an empty ``UinvT`` (0, 0) selects the CSR loop."""
+    dense = UinvT.shape[0] > 0
+    if dense:
+        for i in range(nU):
+            vb[i] = np.inf
+        for j in range(n):
+            s = sup[j]
+            xs = x[s]
+            row = UinvT[s]
+            for i in range(nU):
+                vb[i] = min(vb[i], xs * row[i])
+    W = Umask.shape[1]
+    xm = np.zeros(W, dtype=np.uint64)
+    for j in range(n):
+        s = sup[j]
+        xm[s >> 6] |= np.uint64(1) << np.uint64(s & 63)
     A = Q.shape[0]
     fib = np.inf if A == 0 else -np.inf
     for a in range(A):
@@ -104,13 +137,23 @@ def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, skip):
         di = Ud[i]
         if di >= 0.0 or i == skip:
             continue
-        ratio = np.inf
-        for k in range(Uptr[i], Uptr[i + 1]):
-            v = x[Uidx[k]] * Uinv[k]
-            if v < ratio:
-                ratio = v
-                if ratio <= 0.0:
-                    break
+        if Uptr[i + 1] - Uptr[i] > n:
+            continue  # supp(Bu_i) is not inside supp(x): the ratio is 0
+        inside = True
+        for w in range(W):
+            if Umask[i, w] & ~xm[w]:
+                inside = False
+                break
+        if not inside:
+            continue
+        if dense:
+            ratio = vb[i]
+        else:
+            ratio = np.inf
+            for k in range(Uptr[i], Uptr[i + 1]):
+                v = x[Uidx[k]] * Uinv[k]
+                if v < ratio:
+                    ratio = v
         v = di * ratio
         if v < low:
             low = v
@@ -129,8 +172,8 @@ def _support(b, sup):
 
 
 @numba.njit(cache=True)
-def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
-                P, LV, UV, LI, QU, work, lower_action=-1):
+def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
+                P, LV, UV, LI, QU, work, vb, lower_action=-1):
     """Everything one step of the search needs at belief ``b``, for all ``(a, o)``:
     ``P[a, o] = P(o|b,a)``, ``LV[a, o] = P * L(tau)``, ``UV[a, o] = P * U(tau)``, the best lower
     vector ``LI[a, o]`` at the successor (0 where ``P = 0``), and the upper Q-values
@@ -151,9 +194,9 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, U
             p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
             P[a, o] = p
             if p > 0.0:
-                uv = upper_at(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+                uv = upper_at(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
                 if lower_action == -1 or lower_action == a:
-                    lv, li = lower_at(x, xsup, n, AL, nA)
+                    lv, li = lower_at(x, xsup, n, ALT, nA, vb)
                     LV[a, o] = lv
                     LI[a, o] = li
                     if lv > uv:
@@ -170,15 +213,15 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, U
 
 
 @numba.njit(cache=True)
-def backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, out, w):
-    """The alpha vector of action ``a`` followed by the sub-plans ``LI[a, o]``:
-    ``out[s] = r[s, a] + discount * sum_{s'} T[a, s, s'] sum_o Z[a, s', o] AL[LI[a, o], s']``."""
+def backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, out, w):
+    """The alpha vector of action ``a`` followed by the sub-plans ``LI[a, o]`` (columns of ``ALT``):
+    ``out[s] = r[s, a] + discount * sum_{s'} T[a, s, s'] sum_o Z[a, s', o] ALT[s', LI[a, o]]``."""
     S = out.shape[0]
     O = Z.shape[2]
     for t in range(S):
         acc = 0.0
         for o in range(O):
-            acc += Z[a, t, o] * AL[LI[a, o], t]
+            acc += Z[a, t, o] * ALT[t, LI[a, o]]
         w[t] = acc
     for s in range(S):
         acc = 0.0
@@ -188,24 +231,26 @@ def backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, out, w):
 
 
 @numba.njit(cache=True)
-def update(b, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU,
-           P, LV, UV, LI, QU, work, cand, w, bsup):
+def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU,
+           P, LV, UV, LI, QU, work, cand, w, bsup, vb):
     """Point-based backup of both bounds at ``b`` (HSVI2 ``update``).
 
-    Lower: the best backed-up vector at ``b`` is appended to ``AL`` when it raises ``L(b)``.
-    Upper: ``H U(b) = max_a QU[a]`` is appended as a sawtooth point when it lowers ``U(b)``.
+    Lower: the best backed-up vector at ``b`` is appended to ``ALT`` (as column ``nA``) when it
+    raises ``L(b)``; ``b`` is stored as its witness belief ``WB[nA]``.
+    Upper: ``H U(b) = max_a QU[a]`` is appended as a sawtooth point (with its support bitmask)
+    when it lowers ``U(b)``.
     The caller guarantees room for one vector and one point (``S`` support entries).
     Returns ``(nA, nU)``."""
     A = Tptr.shape[0]
     S = b.shape[0]
-    node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
-                P, LV, UV, LI, QU, work)
+    node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
+                P, LV, UV, LI, QU, work, vb)
     nb = _support(b, bsup)
-    lb, _ = lower_at(b, bsup, nb, AL, nA)
+    lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
     best_v = -np.inf
     best_a = 0
     for a in range(A):
-        backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, cand, w)
+        backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
         v = 0.0
         for j in range(nb):
             v += b[bsup[j]] * cand[bsup[j]]
@@ -213,23 +258,31 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uv
             best_v = v
             best_a = a
     if best_v > lb + _EPS_IMPROVE * max(1.0, abs(lb)):
-        backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, AL, cand, w)
+        backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
         for s in range(S):
-            AL[nA, s] = cand[s]
+            ALT[s, nA] = cand[s]
+            WB[nA, s] = b[s]
         AA[nA] = best_a
         nA += 1
     hu = -np.inf
     for a in range(A):
         if QU[a] > hu:
             hu = QU[a]
-    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
     if best_v > hu:  # both are bounds on V*(b); keep the upper one above the lower (round-off)
         hu = best_v
     if hu < ub - _EPS_IMPROVE * max(1.0, abs(ub)):
         k = Uptr[nU]
         bc = 0.0
+        for wd in range(Umask.shape[1]):
+            Umask[nU, wd] = 0
+        for s in range(UinvT.shape[0]):
+            UinvT[s, nU] = np.inf
         for j in range(nb):
             s = bsup[j]
+            Umask[nU, s >> 6] |= np.uint64(1) << np.uint64(s & 63)
+            if UinvT.shape[0] > 0:
+                UinvT[s, nU] = 1.0 / b[s]
             Uidx[k] = s
             Uval[k] = b[s]
             Uinv[k] = 1.0 / b[s]
@@ -243,8 +296,9 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uv
 
 
 @numba.njit(cache=True)
-def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c,
-          Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup):
+def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c,
+          Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup,
+          vb):
     """One HSVI2 trial (Smith & Simmons 2005, Alg. 1 ``explore``) from ``b0`` with precision
     ``eps``: descend by the upper-bound greedy action and the observation of largest weighted
     excess uncertainty ``P(o|b,a) (U - L)(tau) - eps * discount^-(t+1)`` until the width at depth
@@ -261,11 +315,11 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c
     pred, x, mark, psup, xsup = work
     while True:
         b = path[t]
-        node_values(b, Tptr, Tidx, Tval, Z, r, discount, AL, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
-                    P, LV, UV, LI, QU, work, -2)
+        node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
+                    P, LV, UV, LI, QU, work, vb, -2)
         nb = _support(b, bsup)
-        lb, _ = lower_at(b, bsup, nb, AL, nA)
-        ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, nU, -1)
+        lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
+        ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
         if t == 0:
             width0 = ub - lb
         if ub - lb <= thr or t >= max_depth:
@@ -282,7 +336,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c
         for o in range(O):
             if P[a_star, o] > 0.0:
                 p, n = observe(pred, psup, npred, a_star, o, Z, x, xsup)
-                lv, li = lower_at(x, xsup, n, AL, nA)
+                lv, li = lower_at(x, xsup, n, ALT, nA, vb)
                 LV[a_star, o] = lv
                 if lv > UV[a_star, o]:
                     UV[a_star, o] = lv
@@ -313,18 +367,23 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c
         thr = thr_next
     n_backups = 0
     for k in range(t - 1, -1, -1):
-        nA, nU = update(path[k], Tptr, Tidx, Tval, Z, r, discount, AL, AA, nA, Q, c, Uptr, Uidx, Uval, Uinv,
-                        Ud, Uv, nU, P, LV, UV, LI, QU, work, cand, w, bsup)
+        nA, nU = update(path[k], Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv,
+                        Ud, Uv, Umask, UinvT, nU, P, LV, UV, LI, QU, work, cand, w, bsup, vb)
         n_backups += 1
     return nA, nU, t, n_backups, width0
 
 
 @numba.njit(cache=True)
-def prune_alphas(AL, nA, keep_first):
-    """Pointwise-dominance pruning (HSVI2 §4): vector ``i`` is dropped when another live vector is
-    ``>=`` it in every state (an identical earlier one counts). The first ``keep_first`` vectors
-    (the initial lower bound) are kept. Returns a bool mask of the survivors."""
-    S = AL.shape[1]
+def prune_alphas(ALT, nA, keep_first):
+    """Pointwise-dominance pruning (HSVI2 §4): vector ``i`` (column ``i`` of ``ALT``) is dropped
+    when another live vector is ``>=`` it in every state (an identical earlier one counts). The
+    first ``keep_first`` vectors (the initial lower bound) are kept. Returns a bool mask of the
+    survivors."""
+    S = ALT.shape[0]
+    AL = np.empty((nA, S))
+    for s in range(S):
+        for i in range(nA):
+            AL[i, s] = ALT[s, i]
     alive = np.ones(nA, dtype=np.bool_)
     for i in range(keep_first, nA):
         for j in range(nA):
@@ -345,7 +404,36 @@ def prune_alphas(AL, nA, keep_first):
 
 
 @numba.njit(cache=True)
-def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, x):
+def prune_witness(ALT, nA, WB, b0, keep_first, vb):
+    """Witness pruning (the sampled-belief pruning of SARSOP, Kurniawati, Hsu & Lee 2008 §3.3, with
+    the backup beliefs as the sample): vector ``i`` survives when it is the best vector (lowest
+    index on ties) at some witness belief ``WB[j]`` of a vector ``j`` or at ``b0``; the first
+    ``keep_first`` vectors are kept. ``L`` is unchanged at ``b0`` and at every surviving witness
+    (it can only drop elsewhere, and stays a lower bound: a max over plans' values). Returns the bool
+    mask of the survivors."""
+    S = ALT.shape[0]
+    keep = np.zeros(nA, dtype=np.bool_)
+    for i in range(min(keep_first, nA)):
+        keep[i] = True
+    sup = np.empty(S, dtype=np.int64)
+    x = np.empty(S)
+    for j in range(nA + 1):
+        n = 0
+        for s in range(S):
+            v = b0[s] if j == nA else WB[j, s]
+            x[s] = v
+            if v > 0.0:
+                sup[n] = s
+                n += 1
+        if n == 0:
+            continue  # an initial vector (no witness)
+        _, bi = lower_at(x, sup, n, ALT, nA, vb)
+        keep[bi] = True
+    return keep
+
+
+@numba.njit(cache=True)
+def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, x, vb):
     """Upper-point pruning (HSVI2 §4): point ``i`` is dropped when the interpolation of the other
     live points (and the fast informed bound) at ``Bu_i`` is already ``<= Uv[i]``. Dropped points
     get ``Ud = 0`` during the sweep so later tests ignore them. Returns a bool mask of survivors
@@ -360,7 +448,7 @@ def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU, x):
             x[Uidx[k]] = Uval[k]
             sup[n] = Uidx[k]
             n += 1
-        u = upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, nU, i)
+        u = upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, i, vb)
         if u <= Uv[i]:
             alive[i] = False
             Ud[i] = 0.0

@@ -94,8 +94,12 @@ def test_update_kernel_matches_dense_backup(args):
     b = rng.dirichlet(np.ones(S))
     work = (np.zeros(S), np.zeros(S), np.zeros(S, np.int8), np.zeros(S, np.int64), np.zeros(S, np.int64))
     bufs = (np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O), np.int64), np.zeros(A))
-    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, AL, AA, 2, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, 0,
-                       *bufs, work, np.zeros(S), np.zeros(S), np.zeros(S, np.int64))
+    ALT = np.ascontiguousarray(AL.T)  # the kernels hold the vectors column-wise
+    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, ALT, AA, np.zeros((8, S)), 2, Q, c, Uptr, Uidx, Uval, Uinv,
+                       Ud, Uv,
+                       np.zeros((8, (S + 63) // 64), np.uint64), np.full((S, 8), np.inf), 0, *bufs, work, np.zeros(S),
+                       np.zeros(S), np.zeros(S, np.int64), np.zeros(8))
+    AL = np.ascontiguousarray(ALT.T)
     vec, a, v = _dense_backup(b, AL[:2], T, Z, r, g)
     if v > float((AL[:2] @ b).max()) + 1e-9:
         assert nA == 3
@@ -177,3 +181,66 @@ def test_pbvi_convergence_rule():
         warnings.simplefilter("error", ConvergenceWarning)
         p = PBVI(n_beliefs=60, max_iter=400, tol=1e-3, target_gap=0.5, random_state=0).fit(m)
     assert p.converged_ and p.gap_ <= 0.5 and p.residual_ <= 1e-3 and p.n_iter_ >= 135
+
+
+# ----------------------------------------------------------------------------- kernel layouts
+def _points_csr(Bu):
+    S = Bu.shape[1]
+    ptr = np.zeros(len(Bu) + 1, np.int64)
+    idx, val = [], []
+    for i, row in enumerate(Bu):
+        nz = np.flatnonzero(row > 0)
+        idx.append(nz)
+        val.append(row[nz])
+        ptr[i + 1] = ptr[i] + len(nz)
+    idx, val = np.concatenate(idx).astype(np.int64), np.concatenate(val)
+    mask = np.zeros((len(Bu), (S + 63) // 64), np.uint64)
+    for i, row in enumerate(Bu):
+        for s in np.flatnonzero(row > 0):
+            mask[i, s >> 6] |= np.uint64(1) << np.uint64(s & 63)
+    inv_t = np.where(Bu.T > 0, 1.0 / np.where(Bu.T > 0, Bu.T, 1.0), np.inf)
+    return ptr, idx, val, 1.0 / val, mask, np.ascontiguousarray(inv_t)
+
+
+@pytest.mark.parametrize("S", [5, 70, 130])  # one, two and three mask words
+def test_sawtooth_dense_and_csr_paths_agree_with_the_formula(S):
+    """upper_at (dense inverses and CSR loop) equals the sawtooth formula computed densely here:
+    x.c + min(0, min_i d_i min_{s in supp(Bu_i)} x(s)/Bu_i(s)) (Hauskrecht 2000), min with the FIB."""
+    rng = np.random.default_rng(S)
+    n = 40
+    Bu = rng.dirichlet(np.full(S, 0.3), size=n)
+    Bu[rng.random(Bu.shape) < 0.6] = 0.0
+    Bu[:, 0] += 1e-3
+    Bu /= Bu.sum(axis=1, keepdims=True)
+    c = rng.uniform(1, 2, size=S)
+    Ud = np.minimum(rng.uniform(0.5, 1.0, size=n) - Bu @ c, 0.0)
+    Q = np.full((2, S), 10.0)
+    ptr, idx, val, inv, mask, inv_t = _points_csr(Bu)
+    vb = np.zeros(n)
+    for k in range(30):
+        x = rng.dirichlet(np.full(S, 0.5)) * (rng.random(S) < (0.9 if k % 2 else 0.3))
+        x[0] += 1e-3 if k % 3 else 0.0
+        if x.sum() == 0:
+            x[1] = 1.0
+        sup = np.flatnonzero(x > 0).astype(np.int64)
+        ratios = [min(x[s] / Bu[i, s] for s in np.flatnonzero(Bu[i] > 0)) for i in range(n)]
+        want = min(float(x @ c) + min(0.0, min(Ud[i] * ratios[i] for i in range(n))), float((Q @ x).max()))
+        dense = _k.upper_at(x, sup, len(sup), Q, c, ptr, idx, inv, Ud, mask, inv_t, n, -1, vb)
+        csr = _k.upper_at(x, sup, len(sup), Q, c, ptr, idx, inv, Ud, mask, np.zeros((0, 0)), n, -1, vb)
+        assert dense == csr
+        assert abs(dense - want) <= 1e-12 * max(1.0, abs(want))
+
+
+def test_witness_pruning_keeps_the_best_vector_at_every_witness():
+    """prune_witness keeps, at b0 and at every witness belief, the vector attaining the max, so L
+    there is unchanged; the initial vectors survive."""
+    rng = np.random.default_rng(1)
+    S, nA = 6, 50
+    AL = rng.normal(size=(nA, S))
+    WB = rng.dirichlet(np.full(S, 0.5), size=nA)
+    WB[:3] = 0.0  # the initial vectors have no witness
+    b0 = np.full(S, 1.0 / S)
+    keep = _k.prune_witness(np.ascontiguousarray(AL.T), nA, WB, b0, 3, np.zeros(nA))
+    assert keep[:3].all() and 3 < keep.sum() < nA
+    for w in np.vstack([WB[3:], b0]):
+        assert (AL[keep] @ w).max() == (AL @ w).max()
