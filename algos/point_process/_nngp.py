@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
-from ._kernels import filter_earlier, nngp_rows
+from ._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows
 
 __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
            "NU_CODES"]
@@ -140,6 +140,77 @@ def _filter_rows(cand, rank, own_rank, k):
     return nbr, cnt
 
 
+@numba.njit(cache=True, parallel=True)
+def neighbour_distances(coords, nbr, cnt):
+    """``D (N, k+1, k+1)``: the distances within ``{i} U N(i)`` (position 0 is ``i``; 0 where padded),
+    computed as in :func:`._kernels.nngp_rows`, so objectives built on them agree to the last bit."""
+    N, k = nbr.shape
+    D = np.zeros((N, k + 1, k + 1))
+    for i in numba.prange(N):
+        m = cnt[i]
+        for p in range(m):
+            jp = nbr[i, p]
+            for q in range(p, m):
+                jq = nbr[i, q]
+                d = math.hypot(coords[jp, 0] - coords[jq, 0], coords[jp, 1] - coords[jq, 1])
+                D[i, p + 1, q + 1] = d
+                D[i, q + 1, p + 1] = d
+            d = math.hypot(coords[jp, 0] - coords[i, 0], coords[jp, 1] - coords[i, 1])
+            D[i, 0, p + 1] = d
+            D[i, p + 1, 0] = d
+    return D
+
+
+@numba.njit(cache=True, parallel=True)
+def nngp_block_terms_from_distances(D, nbr, cnt, phi, nu_code, jitter, sblk, r):
+    """:func:`._kernels.nngp_block_terms` on precomputed distances ``D`` (:func:`neighbour_distances`):
+    ``(sum_i b_i^T (S_[i] + r_[i] r_[i]^T) b_i / F_i, sum_i log F_i)`` on the correlation scale. The range
+    step evaluates this a few times per sweep at new ranges and fixed neighbour sets, so the distances
+    are computed once per fit."""
+    N, k = nbr.shape
+    out = np.empty(N)
+    out2 = np.empty(N)
+    for i in numba.prange(N):
+        m = cnt[i]
+        if m == 0:
+            f = 1.0 + jitter
+            q = sblk[i, 0, 0]
+            br = r[i]
+            out[i] = (q + br * br) / f
+            out2[i] = math.log(f)
+            continue
+        R = np.empty((m, m))
+        rr = np.empty(m)
+        for p in range(m):
+            for q in range(p, m):
+                v = matern_corr(D[i, p + 1, q + 1], phi, nu_code)
+                R[p, q] = v
+                R[q, p] = v
+            R[p, p] = 1.0 + jitter
+            rr[p] = matern_corr(D[i, 0, p + 1], phi, nu_code)
+        a = _chol_solve_small(R, rr, m)
+        f = 1.0 + jitter
+        for p in range(m):
+            f -= rr[p] * a[p]
+        if not f > jitter:
+            f = jitter
+        b = np.empty(m + 1)
+        b[0] = 1.0
+        br = r[i]
+        for p in range(m):
+            b[p + 1] = -a[p]
+            br -= a[p] * r[nbr[i, p]]
+        q = 0.0
+        for p in range(m + 1):
+            s = 0.0
+            for t in range(m + 1):
+                s += sblk[i, p, t] * b[t]
+            q += b[p] * s
+        out[i] = (q + br * br) / f
+        out2[i] = math.log(f)
+    return out.sum(), out2.sum()
+
+
 @dataclasses.dataclass
 class NNGPFactor:
     """NNGP prior factor in the original node indexing.
@@ -210,6 +281,13 @@ class NNGPStructure:
             idx[valid] = self._positions(R[valid], T[valid])
             self._pair_index = idx
         return self._pair_index
+
+    @property
+    def pair_distances(self):
+        """``(N, k+1, k+1)`` distances within ``{i} U N(i)`` (:func:`neighbour_distances`), computed once."""
+        if getattr(self, "_pair_distances", None) is None:
+            self._pair_distances = neighbour_distances(self.coords, self.neighbors, self.counts)
+        return self._pair_distances
 
     @property
     def N(self):

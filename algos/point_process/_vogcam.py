@@ -53,8 +53,8 @@ from .._validation import (
     check_scalar_float,
     check_scalar_int,
 )
-from ._kernels import nngp_block_terms, predict_rows
-from ._nngp import NU_CODES, NNGPStructure
+from ._kernels import predict_rows
+from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
 from ._quadrature import build_quadrature, check_points
 from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
@@ -100,6 +100,12 @@ AITKEN_EVERY = 3
 NEWTON_STEPS_WHILE_MOVING = 2
 #: Brent's tolerance on log(phi) while the hyperparameters move (PHI_XATOL afterwards).
 PHI_XATOL_MOVING = 1e-3
+#: smallest half-width of the range step's first bracket in log phi: near convergence the bracket is a few
+#: times the last change of log phi (Brent then needs fewer evaluations; an optimum at the edge widens it)
+PHI_BRACKET_MIN = 0.1
+#: a variance below this that fell on two sweeps in a row is tried at the boundary ``VARIANCE_FLOOR`` (a
+#: collapsing variance converges to 0 only linearly in log sigma^2: a constant factor per sweep)
+VARIANCE_COLLAPSE_TRY = 0.1
 
 
 class HyperparameterWarning(UserWarning):
@@ -772,6 +778,12 @@ class VoGCAM(BaseEstimator):
             c, gc = cn, gn
         if c == 1.0:
             return m, st8, sigma2
+        m_new, new = self._scaled_state(m, st8, beta, c)
+        return m_new, new, sigma2 * c * c
+
+    def _scaled_state(self, m, st8, beta, c):
+        """``(Z beta + c r, c^2 S)``: the state moved along the non-centred variance path by ``c``."""
+        mu0 = self._Z @ beta
         c2 = c * c
         new = dict(st8)
         new["s"] = st8["s"] * c2
@@ -780,9 +792,9 @@ class VoGCAM(BaseEstimator):
         if st8.get("fac") is not None:
             new["fac"] = _ScaledFactor(st8["fac"], c2)
             new["mu"] = st8["mu"] / c2
-        return mu0 + c * r, new, sigma2 * c2
+        return mu0 + c * (m - mu0), new
 
-    def _phi_block(self, m, st8, beta, sigma2, phi, profile_variance, xatol=None):
+    def _phi_block(self, m, st8, beta, sigma2, phi, profile_variance, xatol=None, half=None):
         r"""Range step: bounded Brent on :math:`\log\phi` of
         :math:`\operatorname{tr}(\tilde Q_\phi S) + r^\top\tilde Q_\phi r + \log|\tilde K_\phi|` (only the
         blocks of ``S`` on ``{i} U N(i)`` are needed). With ``profile_variance`` the variance is profiled
@@ -797,14 +809,15 @@ class VoGCAM(BaseEstimator):
         Sq = st8["Sq"]
         sblk = np.where(pidx >= 0, Sq[np.maximum(pidx, 0)], 0.0)
         nu_code = NU_CODES[self.nu]
+        D = st.pair_distances  # neighbour distances, computed once per fit
 
         cache = {}
 
         def terms(logphi):  # memoised: the current point and Brent's optimum are asked for again
             key = float(logphi)
             if key not in cache:
-                cache[key] = nngp_block_terms(self._U, st.neighbors, st.counts, float(np.exp(key)), nu_code,
-                                              st.jitter, sblk, r)
+                cache[key] = nngp_block_terms_from_distances(D, st.neighbors, st.counts, float(np.exp(key)),
+                                                             nu_code, st.jitter, sblk, r)
             return cache[key]
 
         def obj(logphi):
@@ -819,7 +832,7 @@ class VoGCAM(BaseEstimator):
         a0, b0 = terms(x0)
         f0 = a0 / sigma2 + b0 + N * math.log(sigma2)  # the current state (sigma2 not yet profiled)
         best_x, best_f = x0, obj(x0)
-        half = PHI_BRACKET
+        half = PHI_BRACKET if half is None else float(half)
         xatol = PHI_XATOL if xatol is None else xatol
         for _ in range(8):
             a, b = max(lo, best_x - half), min(hi, best_x + half)
@@ -887,15 +900,23 @@ class VoGCAM(BaseEstimator):
                 record(self._elbo(m, st8, prior, beta))
             if "length_scale" in opt:
                 sigma2, phi = self._phi_block(m, st8, beta, sigma2, phi, "variance" in opt,
-                                              xatol=PHI_XATOL if fp is None else PHI_XATOL_MOVING)
+                                              xatol=ctl["xatol"], half=ctl["half"])
                 prior = self._prior(sigma2, phi)
                 record(self._elbo(m, st8, prior, beta))
             return m, st8, prior, beta, sigma2, phi
 
         rel = np.inf
         moving = True  # the hyperparameters still move by more than THETA_MOVING_TOL (log scale) per sweep
+        ctl = {}
+        collapse_tried = np.inf  # the variance at the last rejected boundary trial
         for it in range(1, int(self.max_iter) + 1):
             fp = few if (rel > FULL_FIXED_POINT_RTOL or (hyper and moving)) else None
+            # Brent's tolerance: coarse while the ELBO still moves, fine once it is flat (a coarse range
+            # step jitters by its tolerance, which alone would keep the hyperparameters "moving"); the
+            # first bracket a few times the last change of log phi
+            ctl["xatol"] = PHI_XATOL if (fp is None or rel < FULL_FIXED_POINT_RTOL) else PHI_XATOL_MOVING
+            ctl["half"] = (float(np.clip(4.0 * abs(theta_hist[-1][1] - theta_hist[-2][1]), PHI_BRACKET_MIN, PHI_BRACKET))
+                           if len(theta_hist) >= 2 else PHI_BRACKET)
             m, st8, prior, beta, sigma2, phi = sweep(m, st8, prior, beta, sigma2, phi, fp, blocks.append)
             new = blocks[-1]
             theta_hist.append(np.log([sigma2, phi]))
@@ -928,6 +949,26 @@ class VoGCAM(BaseEstimator):
                         blocks.append(ej)
                         new = ej
                         theta_hist.append(np.log([sigma2, phi]))
+            # a collapsing variance (log sigma^2 falling two sweeps in a row below VARIANCE_COLLAPSE_TRY) is
+            # tried at the boundary: the state scaled non-centred to sigma^2 = VARIANCE_FLOOR, then an inner
+            # (m, S) update; kept only if the ELBO is higher (else retried once the variance has halved)
+            # [project addition]
+            if ("variance" in opt and len(theta_hist) >= 3 and VARIANCE_FLOOR < sigma2 < VARIANCE_COLLAPSE_TRY
+                    and sigma2 < 0.5 * collapse_tried
+                    and theta_hist[-1][0] < theta_hist[-2][0] < theta_hist[-3][0]):
+                c = math.sqrt(VARIANCE_FLOOR / sigma2)
+                mc, sc = self._scaled_state(m, st8, beta, c)
+                pj = self._prior(VARIANCE_FLOOR, phi)
+                mj = self._m_block(mc, sc, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
+                sj, _ = self._s_block(mj, sc, pj, beta, max_steps=few)
+                ej = self._elbo(mj, sj, pj, beta)
+                if ej > new:
+                    m, st8, prior, sigma2 = mj, sj, pj, VARIANCE_FLOOR
+                    blocks.append(ej)
+                    new = ej
+                    theta_hist.append(np.log([sigma2, phi]))
+                else:
+                    collapse_tried = sigma2
             hist.append(new)
             rel_prev, rel = rel, abs(new - elbo) / (1.0 + abs(new))
             if self.verbose:
