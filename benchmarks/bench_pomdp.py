@@ -49,8 +49,10 @@ d  **Against SARSOP** (issue 13). ``PointBasedSolver`` (HSVI2 search) and SARSOP
    before that time; ours: ``history_``), the time each needs to reach the gap 1e-3 (if it does) and
    the time each needs to reach SARSOP's final lower bound (minus 1e-3 relative), and RECAP at
    K in ``--recap-ks`` (default 4, 8, 16) on our solver's alpha vectors: exact V^F(b0), fit time and
-   V^F(b0) / L(b0) (larger K skipped once a fit took longer than ``--recap-cap``). One run per cell (each is up to
-   a minute); numba kernels are compiled before timing.
+   V^F(b0) / L(b0) on the first run's vectors (larger K skipped once a fit took longer than ``--recap-cap``).
+   Each cell is the median of ``--repeat`` runs (default 3, ``--quick`` 1; each run is up to a minute per
+   solver, ours and SARSOP alternating): per-checkpoint medians of L and U, median times; numba kernels are
+   compiled before timing.
 e  **Certificates against the trivial bound.** On tiger.95, 4x3.95, shuttle.95, cheese.95 and network
    at K = 4 and 8: RECAP's U1/U2/U3 (``bound_``) next to ``(Rmax - Rmin)/(1 - discount)``, flagged
    vacuous at or above it, and the depth-1 converse lower bound, all on one PointBasedSolver run
@@ -597,6 +599,24 @@ def _first_time(hist, cond):
     return None
 
 
+def _median(values):
+    """Median of ``values`` with ``None`` (not reached / no row) ranked above every number;
+    ``None`` when the median itself is such an entry."""
+    key = sorted((math.inf if v is None else float(v)) for v in values)
+    if not key:
+        return None
+    n = len(key)
+    med = key[n // 2] if n % 2 else 0.5 * (key[n // 2 - 1] + key[n // 2])
+    return None if math.isinf(med) or math.isnan(med) else med
+
+
+def _median_pair(pairs):
+    """Per-coordinate medians of ``(L, U)`` pairs (``None``: no row yet, ranked as missing)."""
+    if any(p is None for p in pairs):
+        return None
+    return float(np.median([p[0] for p in pairs])), float(np.median([p[1] for p in pairs]))
+
+
 def section_d(args, quick):
     from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, rock_sample, tiger
 
@@ -605,6 +625,9 @@ def section_d(args, quick):
         list(D_MODELS[:4]) if quick else list(D_MODELS))
     limit = args.solver_time if args.solver_time else (10.0 if quick else 60.0)
     ks = [int(k) for k in args.recap_ks.split(",")] if args.recap_ks else ([4] if quick else [4, 8, 16])
+    n_rep = args.repeat if args.repeat is not None else (1 if quick else 3)
+    if n_rep < 1:
+        raise SystemExit(f"--repeat must be >= 1; got {n_rep}")
     exe = args.sarsop
     if exe and not os.path.isfile(exe):
         print(f"(d) --sarsop {exe!r} is not a file: the SARSOP columns are skipped\n")
@@ -614,6 +637,7 @@ def section_d(args, quick):
     import tempfile
 
     tmpdir = tempfile.TemporaryDirectory()
+    fmt = lambda v: "-" if v is None else f"{v:.2f}"
     for name in names:
         if name in D_GENERATED:
             model = rock_sample(*D_GENERATED[name])
@@ -622,33 +646,39 @@ def section_d(args, quick):
         else:
             path = data / MODELS[name][0]
             model = read_pomdp(path)
-        ours = PointBasedSolver(time_limit=limit, target_gap=1e-3).fit(model)
-        h = ours.history_
-        sar, sar_wall = (_run_sarsop(exe, path, limit) if exe else (np.zeros((0, 4)), None))
+        fits, sars = [], []
+        for _ in range(n_rep):  # one of ours, then one SARSOP run, under the same load
+            fits.append(PointBasedSolver(time_limit=limit, target_gap=1e-3).fit(model))
+            if exe:
+                sars.append(_run_sarsop(exe, path, limit)[0])
+        hs = [f.history_ for f in fits]
         row = [name, model.n_states]
         for t in D_TIMES:
             if t > limit:
                 continue
-            o = _at(h, t)
+            o = _median_pair([_at(h, t) for h in hs])
             row.append("-" if o is None else f"{_fmt_v(o[0])} / {_fmt_v(o[1])}")
-            sv = _at(sar, t) if exe else None
+            sv = _median_pair([_at(sh, t) for sh in sars]) if exe else None
             row.append("n/a" if not exe else "-" if sv is None else f"{_fmt_v(sv[0])} / {_fmt_v(sv[1])}")
         bound_rows.append(row)
-        t_gap_o = _first_time(h, lambda lo, up: up - lo <= 1e-3)
+        t_gap_o = _median([_first_time(h, lambda lo, up: up - lo <= 1e-3) for h in hs])
         # SARSOP's own precision column (its stopping quantity; the printed bounds are rounded)
-        t_gap_s = next((float(r[0]) for r in sar if r[3] <= 1e-3), None) if exe else None
-        if exe and len(sar):
-            ls = float(sar[-1, 1])
+        t_gap_s = _median([next((float(r[0]) for r in sh if r[3] <= 1e-3), None) for sh in sars]) if exe else None
+        finals = [float(sh[-1, 1]) for sh in sars if len(sh)]
+        if exe and finals:
+            ls = float(np.median(finals))
             thr = ls - 1e-3 * max(1.0, abs(ls))
-            t_lo_o = _first_time(h, lambda lo, up: lo >= thr)
-            t_lo_s = _first_time(sar, lambda lo, up: lo >= thr)
+            t_lo_o = _median([_first_time(h, lambda lo, up: lo >= thr) for h in hs])
+            t_lo_s = _median([_first_time(sh, lambda lo, up: lo >= thr) for sh in sars])
         else:
             ls = t_lo_o = t_lo_s = None
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"
         ratio = (f"{t_lo_o / max(t_lo_s, 1e-2):.2f}" if t_lo_o is not None and t_lo_s is not None else "-")
+        med_int = lambda vals: f"{np.median(vals):.0f}"
         time_rows.append([name, fmt(t_gap_o), fmt(t_gap_s) if exe else "n/a",
                           "-" if ls is None else _fmt_v(ls), fmt(t_lo_o), fmt(t_lo_s) if exe else "n/a", ratio,
-                          ours.n_trials_, ours.n_backups_, len(ours.alphas_)])
+                          med_int([f.n_trials_ for f in fits]), med_int([f.n_backups_ for f in fits]),
+                          med_int([len(f.alphas_) for f in fits])])
+        ours = fits[0]
         rrow = [name, _fmt_v(ours.lower_bound_)]
         skip = False
         for K in ks:
@@ -664,24 +694,29 @@ def section_d(args, quick):
             skip = t > args.recap_cap
         recap_rows.append(rrow)
         print(f"(d) {name} done", file=sys.stderr, flush=True)
+    runs = f"median of {n_rep} runs per cell" if n_rep > 1 else "one run per cell"
     heads = ["model", "S"]
     for t in D_TIMES:
         if t <= limit:
             heads += [f"ours L / U at {t:g} s", f"SARSOP L / U at {t:g} s"]
-    print_table(f"(d) PointBasedSolver vs SARSOP: bounds at b0 (time limit {limit:g} s, precision 1e-3)",
+    print_table(f"(d) PointBasedSolver vs SARSOP: bounds at b0 (time limit {limit:g} s, precision 1e-3; {runs})",
                 heads, bound_rows,
-                ["Ours: history_ of one fit (wall-clock seconds from the start of fit, FIB and blind "
-                 "initialisation included). SARSOP: its own progress table (its clock starts after parsing)."])
-    print_table("(d) time to the target gap and to SARSOP's final lower bound", [
+                [f"Ours: history_ of each fit (wall-clock seconds from the start of fit, FIB and blind "
+                 f"initialisation included). SARSOP: its own progress table (its clock starts after parsing), "
+                 f"last row at or before the time. L and U: per-checkpoint medians over the {n_rep} runs, "
+                 f"each run alternating ours and SARSOP."])
+    print_table(f"(d) time to the target gap and to SARSOP's final lower bound ({runs})", [
         "model", "ours: s to gap 1e-3", "SARSOP: s to gap 1e-3", "SARSOP final L", "ours: s to L_S",
         "SARSOP: s to L_S", "ratio ours/SARSOP", "our trials", "our backups", "our |alpha|"], time_rows,
-        ["L_S: SARSOP's final lower bound minus 1e-3 relative; '-': not reached within the limit; the ratio "
-         "floors SARSOP's time at 0.01 s (its table has 0.01 s resolution)."])
+        ["L_S: SARSOP's final lower bound (median over its runs) minus 1e-3 relative; times are medians over "
+         "the runs, a run that does not get there counting as later than any that does; '-': the median run "
+         "does not reach it within the limit; the ratio (of the medians) floors SARSOP's time at 0.01 s (its "
+         "table has 0.01 s resolution). Trials, backups and |alpha|: medians."])
     print_table("(d) RECAP on PointBasedSolver's alpha vectors: exact V^F(b0) (fit seconds)",
                 ["model", "solver L(b0)"] + [f"K = {k}" for k in ks], recap_rows,
-                [f"RECAPController(n_memory=K, random_state={SEED}) defaults; larger K skipped once a fit took "
-                 f"more than --recap-cap = {args.recap_cap:g} s. 'x': V^F(b0) / solver L(b0) (when L > 0); "
-                 "V^F(b0) is the exact (direct-solve) value of the fitted controller."])
+                [f"RECAPController(n_memory=K, random_state={SEED}) defaults on the first solver run's vectors; "
+                 f"larger K skipped once a fit took more than --recap-cap = {args.recap_cap:g} s. 'x': V^F(b0) / "
+                 "solver L(b0) (when L > 0); V^F(b0) is the exact (direct-solve) value of the fitted controller."])
     tmpdir.cleanup()
 
 
@@ -745,6 +780,10 @@ def main(argv=None):
                              "SARSOP columns are skipped")
     parser.add_argument("--solver-time", type=float, default=None, help="(d) time limit per solver run (default 60)")
     parser.add_argument("--recap-ks", default=None, help="(d) RECAP memory budgets (default 4,8,16)")
+    for action in parser._actions:  # --repeat means runs per cell in (d)
+        if "--repeat" in action.option_strings:
+            action.help = ("(b) timed repeats per measurement (default 5, --quick 2); (d) runs per cell, "
+                           "medians quoted (default 3, --quick 1)")
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
     repeat = args.repeat or (2 if args.quick else 5)
