@@ -44,6 +44,14 @@ hyper  **Hyperparameters users can trust** (issue 18 item 2): simulated LGCPs wi
      score (fit on a 70 % independent thinning, ``score(X_test, thinning=0.3)`` with the mean and median
      plug-ins and the full predictive) of ``hyperparameters="elbo"`` and ``"min_contrast"``.
 
+real  **Real patterns against GPBoost** (bei, japanesepines, redwood, swedishpines; ``--patterns``): on
+     VoGCAM's nodes (``--real-dummy``, default the default dummy grid and 2000 dummies; bei with a 50^2
+     grid, its default 18,310 nodes with ``--real-bei-default``), VoGCAM with ``hyperparameters="elbo"``
+     (sweeps, median CPU of ``--repeat`` fits, ELBO, sigma^2 / range) against GPBoost's Laplace-Vecchia
+     with its hyperparameters fitted (median CPU, its sigma^2 / range), and both at the same fixed
+     hyperparameters (the minimum contrast's): CPU of each, correlation of the posterior means at the
+     nodes and the median sd ratio.
+
 GPBoost is not a dependency: it is imported from the environment or from ``--gpboost-path`` (e.g.
 ``pip install --target /tmp/gpb gpboost``); when it cannot be imported the reason is printed and its
 columns are omitted.
@@ -72,7 +80,7 @@ try:  # run as a module (python -m benchmarks.bench_point_process) or as a scrip
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_s, make_parser, print_table, selected_sections
 
-SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper")
+SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper", "real")
 PATTERNS = ("bei", "japanesepines", "redwood", "swedishpines")
 SEED = 20261130
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "points"
@@ -101,12 +109,13 @@ def _import_gpboost(path):
     return gpb, None
 
 
-def _fit_gpboost(gpb, nodes, counts, weights, Z):
-    """GPBoost Laplace-Vecchia on VoGCAM's quadrature (same nodes, counts and offsets log w)."""
+def _fit_gpboost(gpb, nodes, counts, weights, Z, cov_pars=None):
+    """GPBoost Laplace-Vecchia on VoGCAM's quadrature (same nodes, counts and offsets log w); with
+    ``cov_pars`` = (sigma^2, range) fixed there."""
     clock = _Clock().__enter__()
     model = gpb.GPModel(gp_coords=nodes, cov_function="matern", cov_fct_shape=0.5, likelihood="poisson",
                         gp_approx="vecchia", num_neighbors=15)
-    model.fit(y=counts, X=Z, offset=np.log(weights), params={"trace": False})
+    model.fit(y=counts, X=Z, offset=np.log(weights), params=_gpboost_params(cov_pars))
     pred = model.predict(gp_coords_pred=nodes, X_pred=Z, offset_pred=np.zeros(len(nodes)), predict_var=True,
                          predict_response=False)
     clock.__exit__()
@@ -563,6 +572,87 @@ def section_hyper(args):
     print_table("Shared real patterns: minimum contrast, spatstat kppm, VoGCAM ELBO, held-out scores", headers, rows, notes)
 
 
+def _gpboost_params(cov_pars=None):
+    """GPBoost's fit parameters: everything fitted, or the covariance parameters fixed at ``cov_pars``
+    (``init_cov_pars`` with ``estimate_cov_par_index`` all zero: only the coefficients are estimated)."""
+    params = {"trace": False}
+    if cov_pars is not None:
+        params["init_cov_pars"] = np.asarray(cov_pars, dtype=np.float64)
+        params["estimate_cov_par_index"] = np.zeros(len(cov_pars), dtype=np.int32)
+    return params
+
+
+def _median_cpu(fn, repeat):
+    """Median process-CPU seconds of ``repeat`` calls of ``fn`` and the last call's result."""
+    cpus, out = [], None
+    for _ in range(max(1, repeat)):
+        with _Clock() as ck:
+            out = fn()
+        cpus.append(ck.cpu)
+    return float(np.median(cpus)), out
+
+
+def section_real(args, gpb, gpb_reason):
+    """Real patterns: VoGCAM (ELBO hyperparameters) against GPBoost on VoGCAM's own nodes, and both at the
+    same fixed hyperparameters (the minimum contrast's), where the posterior means are comparable."""
+    VoGCAM = _vogcam()
+    _warm_up(VoGCAM)
+    repeat = args.repeat or (1 if args.quick else 3)
+    dummies = [v.strip() for v in args.real_dummy.split(",")] if args.real_dummy else ["auto", "2000"]
+    headers = ["pattern", "n", "n_dummy", "N nodes", "sweeps", "VoG cpu s", "ELBO", "VoG sigma2 / range",
+               "GPB cpu s", "GPB sigma2 / range", "GPB/VoG cpu", "corr (own theta)",
+               "fixed theta (MC)", "fixed: VoG sweeps", "VoG cpu s", "GPB cpu s", "GPB/VoG cpu", "corr(mean)", "sd ratio GPB/VoG"]
+    rows, notes = [], []
+    for name in _patterns(args):
+        path, X, win = _read_pattern(name)
+        # bei (3,604 trees): a 50^2 dummy grid (about 6,100 nodes); its default nodes (18,310, minutes per
+        # fit) with --real-bei-default
+        for nd in ((["2500"] + (["auto"] if args.real_bei_default else [])) if name == "bei" else dummies):
+            n_dummy = nd if nd == "auto" else int(nd)
+
+            def fit_elbo():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return VoGCAM(window=win, n_dummy=n_dummy, random_state=0, hyperparameters="elbo").fit(X)
+
+            v_cpu, est = _median_cpu(fit_elbo, repeat)
+            Z = np.ones((est.n_nodes_, 1))
+            row = [name, len(X), nd, est.n_nodes_, est.n_iter_, fmt_s(v_cpu), f"{est.elbo_:.3f}",
+                   f"{est.variance_:.3g} / {est.length_scale_:.3g}"]
+            if gpb is None:
+                rows.append(row + ["-"] * (len(headers) - len(row)))
+                continue
+            g_cpu, g = _median_cpu(lambda: _fit_gpboost(gpb, est.nodes_, est.counts_, est.weights_, Z), repeat)
+            s2g, phig = (float(v) for v in g["cov_pars"][:2])
+            corr_own, _ = _agree(est.mean_, np.sqrt(est.var_), g["mean"], g["sd"])
+            row += [fmt_s(g_cpu), f"{s2g:.3g} / {phig:.3g}", f"{g_cpu / v_cpu:.2f}x", f"{corr_own:.3f}"]
+
+            def fit_fixed():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return VoGCAM(window=win, n_dummy=n_dummy, random_state=0, hyperparameters="min_contrast").fit(X)
+
+            vf_cpu, ef = _median_cpu(fit_fixed, repeat)
+            theta = (ef.variance_, ef.length_scale_)
+            gf_cpu, gf = _median_cpu(lambda: _fit_gpboost(gpb, ef.nodes_, ef.counts_, ef.weights_, Z,
+                                                          cov_pars=theta), repeat)
+            corr, ratio = _agree(ef.mean_, np.sqrt(ef.var_), gf["mean"], gf["sd"])
+            row += [f"{theta[0]:.3g} / {theta[1]:.3g}", ef.n_iter_, fmt_s(vf_cpu), fmt_s(gf_cpu),
+                    f"{gf_cpu / vf_cpu:.2f}x", f"{corr:.3f}", f"{ratio:.2f}"]
+            rows.append(row)
+            print("  [real] row: | " + " | ".join(str(c) for c in row) + " |", flush=True)
+    notes += [f"CPU s: median process CPU seconds of {repeat} fits, one thread per method; GPBoost: "
+              "GPModel(likelihood='poisson', gp_approx='vecchia', num_neighbors=15, cov_fct_shape=0.5) on VoGCAM's "
+              "nodes, counts and offsets log w, all parameters fitted",
+              "corr (own theta): posterior means at the nodes, each method at its own hyperparameters",
+              "fixed theta: both at the minimum-contrast (sigma2, range) of the pattern: VoGCAM with "
+              "hyperparameters='min_contrast' (mean and q fitted), GPBoost with init_cov_pars and "
+              "estimate_cov_par_index = 0 (only the intercept fitted)"]
+    if gpb is None:
+        notes.append(f"GPBoost columns omitted: {gpb_reason}")
+    print_table("Real patterns against GPBoost on the same nodes", headers, rows, notes)
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n")[0], SECTIONS)
     parser.add_argument("--gpboost-path", default=None,
@@ -578,9 +668,13 @@ def main(argv=None):
     parser.add_argument("--ranges", default=None,
                         help="section hyper: comma-separated ranges of the simulated fields (default 0.05,0.1,0.15; --quick 0.1)")
     parser.add_argument("--patterns", default=None,
-                        help=f"sections second_order and hyper: comma-separated shared patterns (default {','.join(PATTERNS)})")
+                        help=f"sections second_order, hyper and real: comma-separated shared patterns (default {','.join(PATTERNS)})")
     parser.add_argument("--rscript", default="Rscript",
                         help="the Rscript command of an R with spatstat (Debian: apt-get install r-cran-spatstat)")
+    parser.add_argument("--real-dummy", default=None,
+                        help="section real: comma-separated n_dummy values ('auto' = VoGCAM's default; default auto,2000)")
+    parser.add_argument("--real-bei-default", action="store_true",
+                        help="section real: also run bei at its default nodes (18,310; minutes per fit)")
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
     gpb, reason = _import_gpboost(args.gpboost_path)
@@ -599,6 +693,8 @@ def main(argv=None):
         section_second_order(args)
     if "hyper" in sections:
         section_hyper(args)
+    if "real" in sections:
+        section_real(args, gpb, reason)
     return 0
 
 
