@@ -17,10 +17,26 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
+import scipy.sparse.linalg
 
 __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
+SPARSE_FROM = 512  # K*S from which the system is factored sparse (SuperLU) instead of dense LU
+
+
+class Factor:
+    """LU factors of ``I - discount P``: dense (``scipy.linalg.lu_factor``) or sparse
+    (``scipy.sparse.linalg.splu``); :meth:`solve` solves with the matrix or its transpose."""
+
+    def __init__(self, dense=None, sparse=None):
+        self.dense, self.sparse = dense, sparse
+
+    def solve(self, b, trans=0):
+        if self.sparse is not None:
+            return self.sparse.solve(np.asarray(b, dtype=float), trans="T" if trans else "N")
+        return scipy.linalg.lu_solve(self.dense, b, trans=trans, check_finite=False)
 
 
 def fsc_blocks(T, Z):
@@ -41,6 +57,61 @@ class FSCSystem:
     def __init__(self, T, Z, r, discount, b0):
         self.T, self.Z, self.r, self.discount, self.b0 = T, Z, r, discount, b0
         self.blocks = fsc_blocks(T, Z)
+        self._nz = None
+
+    def _nonzeros(self):
+        """Per action ``a``: the nonzero entries ``(o, s, s', value)`` of the blocks
+        ``T[a] * Z[a, :, o]`` over all ``o`` (four flat arrays)."""
+        if self._nz is None:
+            A = self.T.shape[0]
+            self._nz = []
+            for a in range(A):
+                blk = self.blocks[a] if self.blocks is not None else np.einsum("st,to->ost", self.T[a], self.Z[a])
+                o, s, t = np.nonzero(blk)
+                self._nz.append((o, s, t, blk[o, s, t]))
+        return self._nz
+
+    def sparse_matrix(self, action, eta):
+        """``I - discount P`` as a CSC matrix (the entries of :meth:`transition`, duplicates summed
+        by the conversion)."""
+        action = np.asarray(action, dtype=np.int64)
+        eta = np.asarray(eta, dtype=np.int64)
+        K, S = len(action), self.n_states
+        nz = self._nonzeros()
+        rows, cols, vals = [np.arange(K * S)], [np.arange(K * S)], [np.ones(K * S)]
+        for a in np.unique(action):
+            ms = np.flatnonzero(action == a)
+            o, s, t, v = nz[int(a)]
+            if v.size == 0:
+                continue
+            rows.append((ms[:, None] * S + s[None, :]).ravel())
+            cols.append((eta[ms][:, o] * S + t[None, :]).ravel())
+            vals.append(np.broadcast_to(-self.discount * v, (len(ms), v.size)).ravel())
+        M = scipy.sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                    shape=(K * S, K * S))
+        return M.tocsc()
+
+    def factor(self, action, eta):
+        """``(R, Factor)``: the reward vector and the LU factors of ``I - discount P`` (sparse from
+        ``K * S >= SPARSE_FROM``)."""
+        action = np.asarray(action, dtype=np.int64)
+        K, S = len(action), self.n_states
+        if K * S >= SPARSE_FROM:
+            R = self.r[:, action].T.reshape(-1)
+            return R, Factor(sparse=scipy.sparse.linalg.splu(self.sparse_matrix(action, eta)))
+        R, P = self.transition(action, eta)
+        return R, Factor(dense=scipy.linalg.lu_factor(np.eye(K * S) - self.discount * P, check_finite=False))
+
+    def value(self, action, eta, m0):
+        """Exact ``V^F(b0)`` (a direct solve; sparse LU from ``K * S >= SPARSE_FROM``)."""
+        K, S = len(action), self.n_states
+        if K * S >= SPARSE_FROM:
+            R, lu = self.factor(action, eta)
+            W = lu.solve(R).reshape(K, S)
+        else:
+            R, P = self.transition(action, eta)
+            W = scipy.linalg.solve(np.eye(K * S) - self.discount * P, R).reshape(K, S)
+        return float(self.b0 @ W[int(m0)])
 
     @property
     def n_states(self):
@@ -66,14 +137,14 @@ class FSCSystem:
 
     def values_and_adjoint(self, action, eta, m0):
         """Node values ``W`` (K, S), the adjoint ``y`` (K, S) with ``(I - discount P)^T y = e_{m0} (x) b0``
-        (discounted occupancy of the (node, state) pairs from ``(m0, b0)``) and the LU factors."""
+        (discounted occupancy of the (node, state) pairs from ``(m0, b0)``) and the LU factors
+        (:class:`Factor`)."""
         K, S = len(action), self.n_states
-        R, P = self.transition(action, eta)
-        lu = scipy.linalg.lu_factor(np.eye(K * S) - self.discount * P, check_finite=False)
-        W = scipy.linalg.lu_solve(lu, R, check_finite=False).reshape(K, S)
+        R, lu = self.factor(action, eta)
+        W = lu.solve(R).reshape(K, S)
         e = np.zeros(K * S)
         e[m0 * S:(m0 + 1) * S] = self.b0
-        y = scipy.linalg.lu_solve(lu, e, trans=1, check_finite=False).reshape(K, S)
+        y = lu.solve(e, trans=1).reshape(K, S)
         return W, y, lu
 
 
@@ -110,7 +181,7 @@ class RowUpdate:
             K, S = self.W.shape
             E = np.zeros((K * S, S))
             E[k * S:(k + 1) * S] = np.eye(S)
-            self.Zk[k] = scipy.linalg.lu_solve(self.lu, E, check_finite=False).reshape(K, S, S)
+            self.Zk[k] = self.lu.solve(E).reshape(K, S, S)
         return self.Zk[k]
 
     def _apply(self, a, row, X):

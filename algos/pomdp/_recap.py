@@ -67,11 +67,10 @@ from ._codebook import (
     _node_successors,
     _v_gamma,
     build_codebook_fsc,
-    decision_distortion,
     quantize,
     simulate_beliefs,
 )
-from ._fsc_eval import FSCSystem, RowUpdate, fsc_blocks
+from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate, fsc_blocks
 
 __all__ = ["RECAPController"]
 
@@ -80,6 +79,7 @@ _ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float
 
 
 K_MAX = 2**20  # room for the per-K KMeans seeds (seed + rep * 4096 + K) below 2**31
+_SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
 
 
@@ -127,6 +127,29 @@ def _weighted_kmeans(X, w, k, rng, n_iter=50):
             if cell.any():
                 C[j] = (w[cell, None] * X[cell]).sum(axis=0) / w[cell].sum()
     return C
+
+
+def _unique_rows(B):
+    """``(U, inv)`` with ``U[inv] == B`` and the rows of ``U`` distinct, by a hash of the rows' bytes
+    (integer arithmetic, so equal rows hash alike) sorted once; a hash collision falls back to
+    :func:`numpy.unique`. The order of ``U`` is that of the hashes (callers use the grouping only)."""
+    B = np.ascontiguousarray(B, dtype=float)
+    n, S = B.shape
+    if n == 0:
+        return B.copy(), np.zeros(0, dtype=np.int64)
+    mult = (np.arange(1, S + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = (B.view(np.uint64) * mult[None, :]).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    first = np.concatenate([[True], hs[1:] != hs[:-1]])
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(first) - 1
+    U = B[order[first]]
+    if not np.array_equal(U[inv], B):
+        U, inv = np.unique(B, axis=0, return_inverse=True)
+        inv = inv.ravel()
+    return U, inv
 
 
 def _quantize_decision(B, vB, C, alphas):
@@ -205,6 +228,14 @@ class RECAPController(_CodebookController):
         codebook.
         Not in the spec: a project addition (restart candidates, accepted by exact value, so the
         value stays non-decreasing in K); see ``_restart_candidates``.
+    merge : bool, default=True
+        Node merging: at each K the grown (K+1)-node controller (after refinement and polish) is
+        also reduced to K nodes by merging one node into another (every transition into the
+        merged node redirected; the ``n_candidates`` pairs with the best first-order gain are
+        solved exactly, the best one polished), kept when its exact value beats every K-node
+        controller so far. The growth then runs one step past ``n_memory``. Not in the spec: a
+        project addition in the spirit of the pruning step of bounded policy iteration (Poupart &
+        Boutilier 2003); see ``_merge``.
     n_samples : int, default=2000
         Size of the restart sample.
     n_restarts : int, default=5
@@ -238,7 +269,8 @@ class RECAPController(_CodebookController):
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
-                 solver_params=None):
+                 solver_params=None, merge=True):
+        self.merge = merge
         self.solver = solver
         self.solver_params = solver_params
         self.polish = polish
@@ -269,6 +301,31 @@ class RECAPController(_CodebookController):
     def _build(self, pomdp, C, alphas):
         return self._build_all(pomdp, C, alphas, (self._distance,))[0]
 
+    def _successors(self, ev, C, alphas):
+        """``(P, Bn, zero, V_Gamma(Bn))`` of the codebook's node successors, each codeword's rows
+        cached by its bytes (the successors of a codeword do not depend on the rest of the
+        codebook: growth adds one row, refinement moves a few). The rows not cached are computed
+        together, as :func:`_node_successors` and :func:`_v_gamma` on them would."""
+        cache = getattr(self, "_succ_cache", None)
+        if cache is None or cache[0] is not alphas or cache[1] is not ev:
+            cache = self._succ_cache = (alphas, ev, {})
+        store = cache[2]
+        keys = [row.tobytes() for row in C]
+        if len(store) + len(keys) > _SUCC_CACHE:
+            store.clear()
+        miss, seen = [], set()
+        for i, key in enumerate(keys):
+            if key not in store and key not in seen:
+                seen.add(key)
+                miss.append(i)
+        if miss:
+            P, Bn, zero = _node_successors(ev.T, ev.Z, np.ascontiguousarray(C[miss]))
+            v = _v_gamma(alphas, Bn.reshape(-1, Bn.shape[-1])).reshape(P.shape)
+            for j, i in enumerate(miss):
+                store[keys[i]] = (P[j], Bn[j], zero[j], v[j])
+        rows = [store[key] for key in keys]
+        return tuple(np.stack([row[f] for row in rows]) for f in range(4))
+
     def _build_all(self, pomdp, C, alphas, distances):
         """``[build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=...) for d in distances]``
         (the same tables) with the node successors and ``V_Gamma`` of them computed once."""
@@ -279,11 +336,11 @@ class RECAPController(_CodebookController):
                     for d in distances]
         ev = self._system(pomdp)
         S = ev.n_states
-        P, Bn, zero = _node_successors(ev.T, ev.Z, C)
+        P, Bn, zero, v = self._successors(ev, C, alphas)
         A, O = P.shape[1], P.shape[2]
         flat = Bn.reshape(-1, S)
-        v_flat = _v_gamma(alphas, flat)
-        Q = C @ ev.r + ev.discount * (P * v_flat.reshape(K, A, O)).sum(axis=2)
+        v_flat = v.reshape(-1)
+        Q = C @ ev.r + ev.discount * (P * v).sum(axis=2)
         action = _argmax_ties(Q).astype(np.int64)
         out = []
         for d in distances:
@@ -298,16 +355,34 @@ class RECAPController(_CodebookController):
                             m0=m0, P=P, Bn=Bn))
         return out
 
+    def _node_values(self, pomdp, action, eta, m0):
+        """Node values ``W`` and the adjoint occupancy ``y`` of the FSC (both (K, S))."""
+        W, y, _ = self._system(pomdp).values_and_adjoint(action, eta, int(m0))
+        return W, y
+
+    def _distortion(self, pomdp, C, alphas, action=None):
+        """:func:`decision_distortion` of the codebook's node successors (all actions, flattened
+        (K*A*O, K); or those of ``action`` (K,), (K*O, K)) with ``V_Gamma`` of them from the cache."""
+        C = np.ascontiguousarray(np.asarray(C, dtype=float))
+        ev = self._system(pomdp)
+        _, Bn, _, v = self._successors(ev, C, alphas)
+        if action is not None:
+            rows = np.arange(len(C))
+            Bn, v = Bn[rows, action], v[rows, action]
+        S = C.shape[1]
+        alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]
+        return np.maximum(v.reshape(-1)[:, None] - Bn.reshape(-1, S) @ alpha_c.T, 0.0)
+
     def _evaluate(self, pomdp, tab):
         """Exact value of the tables: the same dense solve as :func:`evaluate_fsc` (identical
         numbers) without re-validating the model on every call, the system assembled from the
-        cached blocks; sparse systems go through :func:`evaluate_fsc`."""
+        cached blocks; from ``K * S >= SPARSE_FROM`` a sparse LU (SuperLU) solve of the same system."""
         ev = self._system(pomdp)
         action = np.asarray(tab["action"], dtype=np.int64)
         eta = np.asarray(tab["eta"], dtype=np.int64)
         K, S = len(action), ev.n_states
-        if K * S > DENSE_LIMIT:
-            return evaluate_fsc(pomdp, action, eta, tab["m0"])
+        if K * S >= SPARSE_FROM:
+            return ev.value(action, eta, tab["m0"])
         discount = ev.discount
         R, P = ev.transition(action, eta)
         W = scipy.linalg.solve(np.eye(K * S) - discount * P, R).reshape(K, S)
@@ -333,7 +408,7 @@ class RECAPController(_CodebookController):
 
         picked = top(score_l1)
         if self.growth_metric == "decision":
-            score = np.where(live, w * decision_distortion(flat, C, alphas).min(axis=1), 0.0)
+            score = np.where(live, w * self._distortion(pomdp, C, alphas, action).min(axis=1), 0.0)
             if score.max() > self.tol:
                 lead = top(score)
                 # optionally followed by the L1 leaders (see ``fit``: two growth paths)
@@ -385,8 +460,7 @@ class RECAPController(_CodebookController):
         prev_assign = None
         # the assignment depends on the distinct sample rows only, and V_Gamma of them not on the
         # codebook: both computed once per refinement
-        Bu, inv = np.unique(B, axis=0, return_inverse=True)
-        inv = inv.ravel()
+        Bu, inv = _unique_rows(B)
         vB = _v_gamma(alphas, Bu)
         for _ in range(n_refine):
             assign = _quantize_decision(Bu, vB, C_try, alphas)[inv]
@@ -464,7 +538,7 @@ class RECAPController(_CodebookController):
         if screen:
             W, y = refresh(tab)
         A, O = tab["P"].shape[1], tab["P"].shape[2]
-        d = decision_distortion(tab["Bn"].reshape(-1, S), C, alphas)
+        d = self._distortion(pomdp, C, alphas)
         l1 = np.abs(tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
         rank = np.argsort(d + 1e-9 * l1, axis=1, kind="stable")
         rank = rank.reshape(K, A, O, K)[:, :, :, :n_alt]
@@ -511,6 +585,55 @@ class RECAPController(_CodebookController):
         tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
         return tab, value
 
+    def _merge(self, pomdp, C, tab, alphas):
+        """Best ``(K-1)``-node controller obtained from ``tab`` by merging one node into another:
+        ``(C, tab, value)`` (value exact, after polish) or None when ``K <= 2``.
+
+        Merging node ``j`` into ``i`` redirects every transition into ``j`` (and ``m0`` when it is
+        ``j``) to ``i`` and drops ``j``'s rows. Its first-order gain is ``g_j . (W_i - W_j)``
+        with ``g_j = b0 [m0 = j] + discount sum_{(k, o): eta[k, o] = j, k != j} Z[a_k, :, o] *
+        (T[a_k]^T y_k)`` (``y``: the adjoint occupancy, ``W``: the node values); the
+        ``n_candidates`` best pairs are solved exactly and the best is polished. A node-merging step
+        in the spirit of bounded policy iteration's pruning (Poupart & Boutilier 2003): a grown
+        ``K``-node controller often holds a redundant node whose merge keeps most of its value.
+        [R] project addition, see ``merge``."""
+        K = len(C)
+        if K <= 2:
+            return None
+        ev = self._system(pomdp)
+        T, Z, discount = ev.T, ev.Z, ev.discount
+        action = np.asarray(tab["action"], dtype=np.int64)
+        eta = np.asarray(tab["eta"], dtype=np.int64)
+        m0 = int(tab["m0"])
+        W, y = self._node_values(pomdp, action, eta, m0)
+        Ty = np.einsum("kst,ks->kt", T[action], y)                      # (K, S): T[a_k]^T y_k
+        contrib = discount * Z[action].transpose(0, 2, 1) * Ty[:, None, :]  # (K, O, S)
+        self_edge = eta == np.arange(K)[:, None]
+        g = np.zeros_like(W)
+        np.add.at(g, eta[~self_edge], contrib[~self_edge])
+        g[m0] += ev.b0
+        gain = g @ W.T - (g * W).sum(axis=1)[:, None]                  # gain[j, i]
+        np.fill_diagonal(gain, -np.inf)
+        order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
+        best = None
+        for flat in order:
+            j, i = divmod(int(flat), K)
+            keep = np.flatnonzero(np.arange(K) != j)
+            remap = np.empty(K, dtype=np.int64)
+            remap[keep] = np.arange(K - 1)
+            remap[j] = remap[i]
+            new = dict(action=action[keep].copy(), eta=remap[eta[keep]], eta_full=remap[tab["eta_full"][keep]],
+                       m0=int(remap[m0]), P=tab["P"][keep], Bn=tab["Bn"][keep])
+            v = self._evaluate(pomdp, new)
+            if best is None or v > best[2] + _tie(best[2]):
+                best = (C[keep], new, v)
+        if best is None:
+            return None
+        if self.polish:
+            tab2, v2 = self._polish(pomdp, best[0], best[1], best[2], alphas)
+            best = (best[0], tab2, v2)
+        return best
+
     def _restart_candidates(self, pomdp, K, alphas, cache):
         """Best sample-clustering controller with at most ``K`` nodes: ``(C, tab, value)`` or None.
 
@@ -552,7 +675,7 @@ class RECAPController(_CodebookController):
         closure = discount / (1 - discount) * float(nu @ rho)
         Bs = Ba.reshape(-1, S)
         ws = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
-        dec = float(ws @ decision_distortion(Bs, C, alphas).min(axis=1))
+        dec = float(ws @ self._distortion(pomdp, C, alphas, tab["action"]).min(axis=1))
         init = float(np.abs(G @ (b0 - C[tab["m0"]])).max())
         return dec + closure + init
 
@@ -572,21 +695,40 @@ class RECAPController(_CodebookController):
 
     # ------------------------------------------------------------------ fit
     def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1, restarts=None):
-        """One nested growth K = 1..n_memory; returns (C, tab, value, values, objectives, closed)."""
+        """One nested growth K = 1..n_memory; returns (C, tab, value, values, objectives, closed).
+
+        With ``merge``, the grown (K+1)-node controller is also merged down to K nodes (``_merge``)
+        as a K-node candidate, so the growth runs one step past ``n_memory`` (that step without
+        restart candidates); every K's accepted controller still depends only on the steps up to
+        K + 1, so the construction stays nested."""
         C = b0[None, :].copy()
         tab = self._build(pomdp, C, G)
         value = self._evaluate(pomdp, tab)
-        values, objectives = [value], []
-        kept = (C, tab, value)  # best controller so far (growth or restart candidate)
+        values, objectives = [], []
+        kept = (C, tab, value)  # best controller so far (growth, restart or merge candidate)
         closed = False
+        merge = self.merge
         bar = None
         if verbose >= 1:
             from tqdm.auto import tqdm
             bar = tqdm(total=self.n_memory, desc="RECAP", leave=False)
-            bar.update(1)
-        for K in range(2, self.n_memory + 1):
-            _, W = evaluate_fsc(pomdp, tab["action"], tab["eta"], tab["m0"], return_values=True)
-            objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
+
+        def settle(K):
+            values.append(kept[2])
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(value=kept[2], K=len(kept[0]))
+
+        if not merge:
+            settle(1)
+        merge = merge and self.n_memory >= 2
+        last = self.n_memory + 1 if merge else self.n_memory
+        for K in range(2, last + 1):
+            extra = K > self.n_memory  # the look-ahead step: its merge is an n_memory-node candidate
+            if not extra:
+                _, W = evaluate_fsc(pomdp, tab["action"], tab["eta"], tab["m0"], return_values=True)
+                objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
+            grown = False
             if not closed:
                 cands = self._candidates(pomdp, C, tab, G, discount, with_l1)
                 if not cands:
@@ -602,18 +744,29 @@ class RECAPController(_CodebookController):
                         C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
                     if self.polish:
                         tab, value = self._polish(pomdp, C, tab, value, G)
-                    if value > kept[2] + _tie(kept[2]):
-                        kept = (C, tab, value)
-                    if restarts is not None:
-                        # the restart candidate competes with the kept controller only; growth
-                        # continues from the grown codebook (so it can still close early)
-                        alt = self._restart_candidates(pomdp, K, G, restarts)
-                        if alt is not None and alt[2] > kept[2] + _tie(kept[2]):
-                            kept = alt
-            values.append(kept[2])
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(value=kept[2], K=len(kept[0]))
+                    grown = True
+            if merge:
+                # the (K-1)-node candidate merged from the grown K-node controller settles K - 1
+                if grown:
+                    mg = self._merge(pomdp, C, tab, G)
+                    if mg is not None and mg[2] > kept[2] + _tie(kept[2]):
+                        kept = mg
+                settle(K - 1)
+            if extra:
+                break
+            if grown:
+                if value > kept[2] + _tie(kept[2]):
+                    kept = (C, tab, value)
+                if restarts is not None:
+                    # the restart candidate competes with the kept controller only; growth
+                    # continues from the grown codebook (so it can still close early)
+                    alt = self._restart_candidates(pomdp, K, G, restarts)
+                    if alt is not None and alt[2] > kept[2] + _tie(kept[2]):
+                        kept = alt
+            if not merge:
+                settle(K)
+        if merge and len(values) < self.n_memory:  # n_memory = 1: no look-ahead step ran
+            settle(self.n_memory)
         if bar is not None:
             bar.close()
         return kept[0], kept[1], kept[2], values, objectives, closed
@@ -629,6 +782,7 @@ class RECAPController(_CodebookController):
         check_scalar_float(self.tol, "tol", low=0.0)
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_bool(self.polish, "polish")
+        check_bool(self.merge, "merge")
         restart = check_bool(self.restart, "restart")
         n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
         check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
@@ -639,6 +793,7 @@ class RECAPController(_CodebookController):
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
         self.pbvi_ = pbvi
         self._alpha_labels = labels
+        self._succ_cache = None
         S = np.asarray(pomdp.T).shape[1]
         b0 = _b0(pomdp, None, S)
         restarts = None
@@ -672,4 +827,5 @@ class RECAPController(_CodebookController):
         self.objective_history_ = np.asarray(objectives)
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
+        self._succ_cache = None
         return self
