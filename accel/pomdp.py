@@ -29,7 +29,7 @@ import numpy as np
 
 from algos._validation import check_scalar_float
 
-__all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup"]
+__all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "PBSTorchBackup", "pbs_backup_torch"]
 
 #: Beliefs per chunk are chosen so that a score block (chunk, A, O, n_alpha) holds at most this
 #: many float64 entries (128 MiB).
@@ -250,3 +250,163 @@ class PBVITorchBackup:
         At = _as_tensor(alphas, self.device, "alphas", (2,))
         new, acts, vals = _backup(Bt, At, self.T, self.Z, self.r, self.discount)
         return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
+
+
+# ============================================================================ PointBasedSolver
+def _pbs_upper(X, Q, c, Binv, Bmask, Ud):
+    """Upper bound at the (unnormalised) rows of ``X`` (..., S): ``min(max_a Q[a] . x, x . c +
+    min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s)))``; points in chunks of at most
+    :data:`_MAX_BLOCK` ratio entries. ``Binv`` (n, S): ``1 / Bu`` on ``Bmask``; ``Ud`` (n,)."""
+    import torch
+
+    fib = (X @ Q.T).amax(dim=-1)
+    base = X @ c
+    low = torch.zeros_like(base)
+    n = Binv.shape[0]
+    if n:
+        lead = X.shape[:-1]
+        Xf = X.reshape(-1, X.shape[-1])
+        step = max(1, _MAX_BLOCK // max(1, Xf.shape[0] * X.shape[-1]))
+        lowf = low.reshape(-1)
+        inf = torch.tensor(float("inf"), dtype=X.dtype, device=X.device)
+        for lo in range(0, n, step):
+            sl = slice(lo, lo + step)
+            ratio = torch.where(Bmask[None, sl], Xf[:, None, :] * Binv[None, sl], inf).amin(dim=-1)
+            lowf = torch.minimum(lowf, (Ud[None, sl] * ratio).amin(dim=-1))
+        low = lowf.reshape(lead)
+    return torch.minimum(base + low, fib)
+
+
+class PBSTorchBackup:
+    r"""The per-belief work of :class:`algos.pomdp.PointBasedSolver` as batched torch algebra.
+
+    The numba kernels (:mod:`algos.pomdp._pbs_kernels`) loop over the actions and observations of a
+    belief one successor at a time; here every ``(a, o)`` successor of ``b`` is formed at once
+    (``X = (b T_a) * Z[a, :, o]``, shape (A, O, S), unnormalised, mass ``P(o | b, a)``) and scored
+    against all alpha vectors in one matmul (``X @ alphas.T``, (A, O, n_alpha)) and against all
+    sawtooth points in one masked minimum (``(A, O, n_points)``), so that a GPU runs a backup as a
+    handful of kernels. Same semantics as ``node_values`` / ``update`` there (first maximum on
+    ties); values agree to round-off (the summation order differs).
+
+    Parameters
+    ----------
+    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1)
+    device : None, str or torch.device
+        ``None``: CUDA if available, else CPU.
+    """
+
+    def __init__(self, T, Z, r, discount, device=None):
+        self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+        self.device = _resolve_device(device)
+        self.T = _as_tensor(T, self.device, "T", (3,))
+        self.Z = _as_tensor(Z, self.device, "Z", (3,))
+        self.r = _as_tensor(r, self.device, "r", (2,))
+        _check_model(self.T, self.Z)
+        A, S = self.T.shape[0], self.T.shape[1]
+        if tuple(self.r.shape) != (S, A):
+            raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(self.r.shape)}.")
+        self.Zt = self.Z.permute(0, 2, 1).contiguous()  # (A, O, S)
+
+    def tensor(self, x, name="x"):
+        """``x`` as a float64 tensor on the device."""
+        return _as_tensor(x, self.device, name, (1, 2))
+
+    def successors(self, b):
+        """``X`` (A, O, S): ``X[a, o] = (b T_a) * Z[a, :, o]`` (so ``P[a, o] = X[a, o].sum()``)."""
+        import torch
+
+        pred = torch.einsum("s,ast->at", b, self.T)
+        return pred[:, None, :] * self.Zt
+
+    def node(self, b, alphas, Q, c, Binv, Bmask, Ud, lower=True):
+        """``(P, LV, UV, LI, QU)`` at ``b`` as the numba ``node_values`` (``lower=False``: its
+        ``lower_action=-2``; ``LV``, ``LI`` then zero and ``UV`` not clipped by ``LV``): tensors
+        (A, O), (A, O), (A, O), (A, O) int64, (A,)."""
+        import torch
+
+        X = self.successors(b)
+        P = X.sum(dim=-1)
+        pos = P > 0.0
+        UV = _pbs_upper(X, Q, c, Binv, Bmask, Ud)
+        if lower:
+            LV, LI = (X @ alphas.T).max(dim=-1)
+            UV = torch.maximum(UV, LV)
+            LV = torch.where(pos, LV, torch.zeros_like(LV))
+            LI = torch.where(pos, LI, torch.zeros_like(LI))
+        else:
+            LV = torch.zeros_like(P)
+            LI = torch.zeros(P.shape, dtype=torch.int64, device=P.device)
+        UV = torch.where(pos, UV, torch.zeros_like(UV))
+        QU = b @ self.r + self.discount * UV.sum(dim=1)
+        return P, LV, UV, LI, QU
+
+    def lower_upper(self, b, alphas, Q, c, Binv, Bmask, Ud):
+        """``(L(b), U(b))`` as floats (``U`` is not clipped by ``L``)."""
+        lo = (alphas @ b).max()
+        up = _pbs_upper(b[None], Q, c, Binv, Bmask, Ud)[0]
+        return float(lo), float(up)
+
+    def backup(self, b, alphas, Q, c, Binv, Bmask, Ud):
+        """The point-based backup of both bounds at ``b`` (the numba ``update`` without the
+        appends): ``(vector (S,), action, b . vector, H U(b), QU (A,))`` with ``H U(b) = max_a QU[a]``
+        raised to ``b . vector`` where round-off puts it below."""
+        import torch
+
+        P, LV, UV, LI, QU = self.node(b, alphas, Q, c, Binv, Bmask, Ud, lower=True)
+        # W[a, s'] = sum_o Z[a, s', o] alpha_{LI[a, o]}(s'); cand[a] = r[:, a] + discount T[a] W[a]
+        W = (self.Zt * alphas[LI]).sum(dim=1)
+        cand = self.r.T + self.discount * torch.einsum("ast,at->as", self.T, W)
+        v = cand @ b
+        a = int(torch.argmax(v))
+        best_v = float(v[a])
+        hu = max(float(QU.max()), best_v)
+        return cand[a], a, best_v, hu, QU
+
+
+def pbs_backup_torch(b, alphas, T, Z, r, discount, Q, c, points=None, device=None):
+    r"""One PointBasedSolver backup at belief ``b`` on torch (see :class:`PBSTorchBackup`).
+
+    Parameters
+    ----------
+    b : (S,) belief; alphas : (n_alpha, S) lower-bound vectors; T, Z, r, discount : the model
+    Q : (A, S) fast-informed-bound vectors; c : (S,) corner values
+    points : None or (Bu (n, S), Ud (n,))
+        Sawtooth points (rows on the simplex) and their offsets ``min(v - Bu . c, 0)``.
+    device : None, str or torch.device
+
+    Returns
+    -------
+    vector : (S,) float64; action : int; value : float (``b . vector``);
+    hu : float (``max_a`` of the upper Q-values, at least ``value``); node : dict of numpy arrays
+    ``P``, ``LV``, ``UV``, ``LI``, ``QU`` (the numba ``node_values`` outputs at ``b``).
+    """
+    bk = PBSTorchBackup(T, Z, r, discount, device=device)
+    S = bk.T.shape[1]
+    bt = _as_tensor(b, bk.device, "b", (1,))
+    At = _as_tensor(alphas, bk.device, "alphas", (2,))
+    if At.shape[1] != S or At.shape[0] == 0 or bt.shape[0] != S:
+        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1 and 'b' shape ({S},); got "
+                         f"{tuple(At.shape)} and {tuple(bt.shape)}.")
+    Qt = _as_tensor(Q, bk.device, "Q", (2,))
+    ct = _as_tensor(c, bk.device, "c", (1,))
+    Binv, Bmask, Ud = _dense_points(points, S, bk.device)
+    vec, a, val, hu, _ = bk.backup(bt, At, Qt, ct, Binv, Bmask, Ud)
+    P, LV, UV, LI, QU = bk.node(bt, At, Qt, ct, Binv, Bmask, Ud, lower=True)
+    node = {k: t.cpu().numpy() for k, t in zip(("P", "LV", "UV", "LI", "QU"), (P, LV, UV, LI, QU))}
+    return vec.cpu().numpy(), a, val, hu, node
+
+
+def _dense_points(points, S, device):
+    """``(Binv, Bmask, Ud)`` tensors of sawtooth points ``(Bu, Ud)`` (``None``: no points)."""
+    import torch
+
+    if points is None:
+        z = torch.zeros((0, S), dtype=torch.float64, device=device)
+        return z, z > 0, torch.zeros(0, dtype=torch.float64, device=device)
+    Bu = _as_tensor(points[0], device, "points[0]", (2,))
+    Ud = _as_tensor(points[1], device, "points[1]", (1,))
+    if Bu.shape[1] != S or Ud.shape[0] != Bu.shape[0]:
+        raise ValueError(f"'points' must be (Bu (n, {S}), Ud (n,)); got shapes {tuple(Bu.shape)} and "
+                         f"{tuple(Ud.shape)}.")
+    mask = Bu > 0
+    return torch.where(mask, 1.0 / torch.where(mask, Bu, torch.ones_like(Bu)), torch.zeros_like(Bu)), mask, Ud

@@ -49,7 +49,7 @@ import time
 
 import numpy as np
 
-from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _pbs_kernels as _k
 from ._beliefs import _arrays, _b0, _need_discount_below_one, blind_policy_values, check_belief
 
@@ -98,6 +98,16 @@ class PointBasedSolver:
         Accepted for the estimator contract; the search is deterministic (ties: lowest index).
     verbose : int, default=0
         ``>= 1`` prints one line per 10 % of the time budget.
+    backend : {"numba", "torch"}, default="numba"
+        Where the per-belief work runs: ``"numba"`` is the sparse numba kernels on the CPU;
+        ``"torch"`` forms every ``(a, o)`` successor of a belief at once and scores it against all
+        vectors and sawtooth points in batched tensor algebra
+        (:class:`accel.pomdp.PBSTorchBackup`, float64; the same trials and backups, values equal to
+        round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
+        and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
+        ``gpu`` extra).
+    device : None, str or torch.device, default=None
+        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by ``"numba"``.
 
     Attributes
     ----------
@@ -127,7 +137,10 @@ class PointBasedSolver:
     Raises
     ------
     ValueError
-        ``time_limit <= 0``, ``target_gap < 0``, ``discount >= 1``.
+        ``time_limit <= 0``, ``target_gap < 0``, ``discount >= 1``, an unknown ``backend`` or
+        ``device``.
+    ImportError
+        ``backend="torch"`` without PyTorch.
 
     Examples
     --------
@@ -140,17 +153,19 @@ class PointBasedSolver:
     upper = "sawtooth"  # read by the converse bound (same upper-bound interface as PBVI)
 
     def __init__(self, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
-                 verbose=0):
+                 verbose=0, backend="numba", device=None):
         self.time_limit = time_limit
         self.target_gap = target_gap
         self.max_trials = max_trials
         self.prune = prune
         self.random_state = random_state
         self.verbose = verbose
+        self.backend = backend
+        self.device = device
 
     def get_params(self, deep=True):
         return {k: getattr(self, k) for k in
-                ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose")}
+                ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose", "backend", "device")}
 
     def set_params(self, **params):
         for k, v in params.items():
@@ -170,10 +185,16 @@ class PointBasedSolver:
             raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_random_state(self.random_state)
+        check_option(self.backend, "backend", ("numba", "torch"))
+        if self.backend == "torch":
+            from accel.backend import TORCH_INSTALL_HINT, available_backends
+
+            if "torch" not in available_backends():
+                raise ImportError(f"backend='torch' needs PyTorch (the `gpu` extra); install it with "
+                                  f"`{TORCH_INSTALL_HINT}` or use backend='numba'.")
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PointBasedSolver")
         A, S, _ = T.shape
-        O = Z.shape[2]
         Z = np.ascontiguousarray(Z)
         r = np.ascontiguousarray(r)
         b0 = _b0(pomdp, None, S)
@@ -183,48 +204,16 @@ class PointBasedSolver:
         blind = blind_policy_values(pomdp, b0=b0)
         Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount)
         c = Q.max(axis=0)
-        n_init = A
-        capA, capU = 256, 256
-        ALT = np.zeros((S, capA))  # lower vectors column-wise (see _pbs_kernels)
-        ALT[:, :A] = blind.vectors.T
-        AA = np.zeros(capA, dtype=np.int64)
-        AA[:A] = np.arange(A)
-        WB = np.zeros((capA, S))  # witness belief of each vector (zero rows: the initial ones)
-        nA = A
-        Uptr = np.zeros(capU + 1, dtype=np.int64)
-        Uidx = np.zeros(capU * 4, dtype=np.int64)
-        Uval = np.zeros(capU * 4)
-        Uinv = np.zeros(capU * 4)
-        Ud = np.zeros(capU)
-        Uv = np.zeros(capU)
-        Umask = np.zeros((capU, (S + 63) // 64), dtype=np.uint64)
-        dense_pts = S <= _k.DENSE_POINTS_MAX_S
-        UinvT = np.full((S, capU), np.inf) if dense_pts else np.zeros((0, 0))
-        nU = 0
-
+        if self.backend == "torch":
+            eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
+        else:
+            eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
         span = float(r.max() - r.min())
-        P = np.zeros((A, O))
-        LV = np.zeros((A, O))
-        UV = np.zeros((A, O))
-        LI = np.zeros((A, O), dtype=np.int64)
-        QU = np.zeros(A)
-        work = (np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int8), np.zeros(S, dtype=np.int64),
-                np.zeros(S, dtype=np.int64))
-        cand, wbuf, bsup = np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int64)
-        vb = np.zeros(max(capA, capU))
-
-        def bounds():
-            sup = np.flatnonzero(b0 > 0).astype(np.int64)
-            lo = _k.lower_at(b0, sup, len(sup), ALT, nA, vb)[0]
-            up = _k.upper_at(b0, sup, len(sup), Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
-            return float(lo), float(max(up, lo))
-
-        lo, up = bounds()
+        lo, up = eng.bounds()
         history = [(time.perf_counter() - t_start, lo, up)]
         n_backups = n_trials = 0
-        last_prune_A, last_prune_U = nA, max(nU, 16)
+        last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
         next_report = 0.1
-        path = np.zeros((1, S))
         while up - lo > target and (max_trials is None or n_trials < max_trials):
             if time.perf_counter() - t_start >= time_limit:
                 break
@@ -234,53 +223,18 @@ class PointBasedSolver:
                 depth_cap = min(MAX_DEPTH, int(math.ceil(
                     math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
                 depth_cap = max(depth_cap, 1)
-            # room for one vector and one point per backup of this trial
-            need = depth_cap + 1
-            if path.shape[0] < need:
-                path = np.zeros((need, S))
-            if nA + need > capA:
-                capA = max(2 * capA, nA + need)
-                ALT = _grow_columns(ALT, capA)
-                AA = _grow(AA, capA)
-                WB = _grow(WB, capA)
-            if nU + need > capU:
-                capU = max(2 * capU, nU + need)
-                Uptr = _grow(Uptr, capU + 1)
-                Ud = _grow(Ud, capU)
-                Uv = _grow(Uv, capU)
-                Umask = _grow(Umask, capU)
-                if dense_pts:
-                    UinvT = _grow_columns(UinvT, capU, np.inf)
-            if len(vb) < max(capA, capU):
-                vb = np.zeros(max(capA, capU))
-            if Uptr[nU] + need * S > len(Uidx):
-                cap = max(2 * len(Uidx), int(Uptr[nU]) + need * S)
-                Uidx, Uval, Uinv = _grow(Uidx, cap), _grow(Uval, cap), _grow(Uinv, cap)
-            nA, nU, depth, nb, _ = _k.trial(b0, eps, depth_cap, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q,
-                                            c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU,
-                                            work, cand, wbuf, bsup, vb)
+            depth, nb = eng.trial(eps, depth_cap)
             n_backups += nb
             n_trials += 1
-            if self.prune and nA > PRUNE_GROWTH * last_prune_A:
-                keep = _k.prune_witness(ALT, nA, WB, b0, n_init, vb) if WITNESS_PRUNING else \
-                    _k.prune_alphas(ALT, nA, n_init)
-                m = int(keep.sum())
-                ALT[:, :m] = ALT[:, :nA][:, keep]
-                AA[:m] = AA[:nA][keep]
-                WB[:m] = WB[:nA][keep]
-                nA = last_prune_A = m
-            if self.prune and nU > PRUNE_GROWTH * last_prune_U:
-                keep = _k.prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, np.zeros(S), vb)
-                n_old = nU
-                Uptr, Uidx, Uval, Uinv, Ud, Uv, nU = _compact_points(keep, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU)
-                Umask[:nU] = Umask[:n_old][keep]
-                if dense_pts:
-                    UinvT[:, :nU] = UinvT[:, :n_old][:, keep]
-                    UinvT[:, nU:n_old] = np.inf
-                last_prune_U = max(nU, 16)
-            lo_now, up_now = bounds()
-            # both sets only grow or lose redundant members, so L(b0) never drops; an upper point
-            # pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
+            if self.prune and eng.nA > PRUNE_GROWTH * last_prune_A:
+                eng.prune_lower()
+                last_prune_A = eng.nA
+            if self.prune and eng.nU > PRUNE_GROWTH * last_prune_U:
+                eng.prune_upper()
+                last_prune_U = max(eng.nU, 16)
+            lo_now, up_now = eng.bounds()
+            # L(b0) never drops (b0 is a witness; dominated vectors have a better one); an upper
+            # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
             # reported U(b0) is the running minimum (each value is a valid bound of V*(b0))
             lo, up = max(lo, lo_now), min(up, up_now)
             history.append((time.perf_counter() - t_start, lo, up))
@@ -289,10 +243,11 @@ class PointBasedSolver:
             if verbose and history[-1][0] >= next_report * time_limit:
                 next_report += 0.1
                 print(f"PointBasedSolver: t={history[-1][0]:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
-                      f"|alpha|={nA} |points|={nU}")
+                      f"|alpha|={eng.nA} |points|={eng.nU}")
 
-        self.alphas_ = np.ascontiguousarray(ALT[:, :nA].T)
-        self.actions_ = AA[:nA].copy()
+        alphas, actions, Bu, vu = eng.export()
+        self.alphas_ = alphas
+        self.actions_ = actions
         self.lower_bound_ = lo
         self.upper_bound_ = up
         self.value_ = lo
@@ -302,11 +257,7 @@ class PointBasedSolver:
         self.n_trials_ = int(n_trials)
         self.converged_ = bool(up - lo <= target)
         self.upper_alphas_ = Q
-        Bu = np.zeros((nU, S))
-        for i in range(nU):
-            sl = slice(Uptr[i], Uptr[i + 1])
-            Bu[i, Uidx[sl]] = Uval[sl]
-        self.upper_points_ = (Bu, Uv[:nU].copy(), c.copy())
+        self.upper_points_ = (Bu, vu, c.copy())
         return self
 
     # ------------------------------------------------------------------ use
@@ -337,6 +288,287 @@ class PointBasedSolver:
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return int(self.actions_[int(np.argmax(self.alphas_ @ b))])
+
+
+class _NumbaEngine:
+    """The search state of the numba backend (sparse model, column-wise vectors, CSR points) and
+    its steps: one trial, the two prunings, the bounds at ``b0``, the export of the sets."""
+
+    def __init__(self, T_sparse, Z, r, discount, b0, Q, c, init_vectors):
+        A, S, O = Z.shape
+        self.Z, self.r, self.discount, self.b0, self.Q, self.c = Z, r, discount, b0, Q, c
+        self.S = S
+        self.Tptr, self.Tidx, self.Tval = T_sparse
+        self.n_init = self.nA = len(init_vectors)
+        capA, capU = 256, 256
+        self.ALT = np.zeros((S, capA))  # lower vectors column-wise (see _pbs_kernels)
+        self.ALT[:, :self.nA] = init_vectors.T
+        self.AA = np.zeros(capA, dtype=np.int64)
+        self.AA[:self.nA] = np.arange(self.nA)
+        self.WB = np.zeros((capA, S))  # witness belief of each vector (zero rows: the initial ones)
+        self.Uptr = np.zeros(capU + 1, dtype=np.int64)
+        self.Uidx = np.zeros(capU * 4, dtype=np.int64)
+        self.Uval = np.zeros(capU * 4)
+        self.Uinv = np.zeros(capU * 4)
+        self.Ud = np.zeros(capU)
+        self.Uv = np.zeros(capU)
+        self.Umask = np.zeros((capU, (S + 63) // 64), dtype=np.uint64)
+        self.dense_pts = S <= _k.DENSE_POINTS_MAX_S
+        self.UinvT = np.full((S, capU), np.inf) if self.dense_pts else np.zeros((0, 0))
+        self.nU = 0
+        self.bufs = (np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O), dtype=np.int64),
+                     np.zeros(A))
+        self.work = (np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int8), np.zeros(S, dtype=np.int64),
+                     np.zeros(S, dtype=np.int64))
+        self.cand, self.wbuf, self.bsup = np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int64)
+        self.vb = np.zeros(max(capA, capU))
+        self.path = np.zeros((1, S))
+        self.b0sup = np.flatnonzero(b0 > 0).astype(np.int64)
+
+    def bounds(self):
+        sup = self.b0sup
+        lo = _k.lower_at(self.b0, sup, len(sup), self.ALT, self.nA, self.vb)[0]
+        up = _k.upper_at(self.b0, sup, len(sup), self.Q, self.c, self.Uptr, self.Uidx, self.Uinv, self.Ud,
+                         self.Umask, self.UinvT, self.nU, -1, self.vb)
+        return float(lo), float(max(up, lo))
+
+    def _reserve(self, need):
+        """Room for ``need`` more vectors and points (one of each per backup of a trial)."""
+        S = self.S
+        if self.path.shape[0] < need:
+            self.path = np.zeros((need, S))
+        if self.nA + need > self.ALT.shape[1]:
+            capA = max(2 * self.ALT.shape[1], self.nA + need)
+            self.ALT = _grow_columns(self.ALT, capA)
+            self.AA = _grow(self.AA, capA)
+            self.WB = _grow(self.WB, capA)
+        if self.nU + need > len(self.Ud):
+            capU = max(2 * len(self.Ud), self.nU + need)
+            self.Uptr = _grow(self.Uptr, capU + 1)
+            self.Ud = _grow(self.Ud, capU)
+            self.Uv = _grow(self.Uv, capU)
+            self.Umask = _grow(self.Umask, capU)
+            if self.dense_pts:
+                self.UinvT = _grow_columns(self.UinvT, capU, np.inf)
+        if len(self.vb) < max(self.ALT.shape[1], len(self.Ud)):
+            self.vb = np.zeros(max(self.ALT.shape[1], len(self.Ud)))
+        if self.Uptr[self.nU] + need * S > len(self.Uidx):
+            cap = max(2 * len(self.Uidx), int(self.Uptr[self.nU]) + need * S)
+            self.Uidx, self.Uval, self.Uinv = _grow(self.Uidx, cap), _grow(self.Uval, cap), _grow(self.Uinv, cap)
+
+    def trial(self, eps, depth_cap):
+        self._reserve(depth_cap + 1)
+        self.nA, self.nU, depth, nb, _ = _k.trial(
+            self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
+            self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
+            self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
+            self.vb)
+        return depth, nb
+
+    def prune_lower(self):
+        nA = self.nA
+        keep = (_k.prune_witness(self.ALT, nA, self.WB, self.b0, self.n_init, self.vb) if WITNESS_PRUNING
+                else _k.prune_alphas(self.ALT, nA, self.n_init))
+        m = int(keep.sum())
+        self.ALT[:, :m] = self.ALT[:, :nA][:, keep]
+        self.AA[:m] = self.AA[:nA][keep]
+        self.WB[:m] = self.WB[:nA][keep]
+        self.nA = m
+
+    def prune_upper(self):
+        n_old = self.nU
+        keep = _k.prune_points(self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
+                               self.Umask, self.UinvT, n_old, np.zeros(self.S), self.vb)
+        (self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, self.nU) = _compact_points(
+            keep, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, n_old)
+        self.Umask[:self.nU] = self.Umask[:n_old][keep]
+        if self.dense_pts:
+            self.UinvT[:, :self.nU] = self.UinvT[:, :n_old][:, keep]
+            self.UinvT[:, self.nU:n_old] = np.inf
+
+    def export(self):
+        """``(alphas (nA, S), actions (nA,), Bu (nU, S), vu (nU,))``."""
+        Bu = np.zeros((self.nU, self.S))
+        for i in range(self.nU):
+            sl = slice(self.Uptr[i], self.Uptr[i + 1])
+            Bu[i, self.Uidx[sl]] = self.Uval[sl]
+        return np.ascontiguousarray(self.ALT[:, :self.nA].T), self.AA[:self.nA].copy(), Bu, self.Uv[:self.nU].copy()
+
+
+class _TorchEngine:
+    """The search state of the torch backend: vectors, witnesses and sawtooth points as dense
+    device tensors with doubling capacity; the per-belief work is :class:`accel.pomdp.PBSTorchBackup`.
+    The trial and the backups follow the numba kernels ``trial`` / ``update`` step for step (same
+    rules, same first-maximum ties); the point pruning runs the numba kernel on a host copy."""
+
+    def __init__(self, T, Z, r, discount, b0, Q, c, init_vectors, device):
+        import torch
+
+        from accel.pomdp import PBSTorchBackup
+
+        self.torch = torch
+        self.bk = PBSTorchBackup(T, Z, r, discount, device=device)
+        dev = self.dev = self.bk.device
+        self.discount = discount
+        A, S, _ = T.shape
+        self.S = S
+        f = dict(dtype=torch.float64, device=dev)
+        self.Q = torch.as_tensor(Q, **f)
+        self.Qn, self.cn = Q, c
+        self.c = torch.as_tensor(c, **f)
+        self.b0 = torch.as_tensor(b0, **f)
+        self.n_init = self.nA = len(init_vectors)
+        self.AL = torch.zeros((256, S), **f)
+        self.AL[:self.nA] = torch.as_tensor(init_vectors, **f)
+        self.WB = torch.zeros((256, S), **f)
+        self.AA = np.zeros(256, dtype=np.int64)
+        self.AA[:self.nA] = np.arange(self.nA)
+        self.Bu = torch.zeros((256, S), **f)
+        self.Binv = torch.zeros((256, S), **f)
+        self.Bmask = torch.zeros((256, S), dtype=torch.bool, device=dev)
+        self.Ud = torch.zeros(256, **f)
+        self.Uv = torch.zeros(256, **f)
+        self.nU = 0
+
+    def _views(self):
+        n = self.nU
+        return self.AL[:self.nA], self.Q, self.c, self.Binv[:n], self.Bmask[:n], self.Ud[:n]
+
+    def bounds(self):
+        lo, up = self.bk.lower_upper(self.b0, *self._views())
+        return lo, max(up, lo)
+
+    def _reserve(self, need):
+        torch = self.torch
+        if self.nA + need > self.AL.shape[0]:
+            cap = max(2 * self.AL.shape[0], self.nA + need)
+            self.AL = torch.cat([self.AL, torch.zeros((cap - self.AL.shape[0], self.S), dtype=self.AL.dtype,
+                                                      device=self.dev)])
+            self.WB = torch.cat([self.WB, torch.zeros_like(self.AL[self.WB.shape[0]:])])
+            self.AA = _grow(self.AA, cap)
+        if self.nU + need > self.Bu.shape[0]:
+            cap = max(2 * self.Bu.shape[0], self.nU + need)
+            extra = cap - self.Bu.shape[0]
+            z = torch.zeros((extra, self.S), dtype=self.Bu.dtype, device=self.dev)
+            self.Bu, self.Binv = torch.cat([self.Bu, z]), torch.cat([self.Binv, z])
+            self.Bmask = torch.cat([self.Bmask, z > 0])
+            self.Ud = torch.cat([self.Ud, z[:, 0]])
+            self.Uv = torch.cat([self.Uv, z[:, 0]])
+
+    def trial(self, eps, depth_cap):
+        """HSVI2 trial (the numba ``trial``): descend, then back both bounds up deepest first."""
+        torch = self.torch
+        self._reserve(depth_cap + 1)
+        bk, g = self.bk, self.discount
+        path = [self.b0]
+        t = 0
+        thr = eps
+        while True:
+            b = path[t]
+            alphas, Q, c, Binv, Bmask, Ud = self._views()
+            lb, ub = bk.lower_upper(b, alphas, Q, c, Binv, Bmask, Ud)
+            if ub - lb <= thr or t >= depth_cap:
+                break
+            X = bk.successors(b)
+            P = X.sum(dim=-1)
+            pos = P > 0.0
+            UV = torch.where(pos, _upper_of(X, Q, c, Binv, Bmask, Ud), torch.zeros_like(P))
+            QU = b @ bk.r + g * UV.sum(dim=1)
+            a = int(torch.argmax(QU))
+            thr_next = thr / g
+            LVa = (X[a] @ alphas.T).amax(dim=-1)
+            UVa = torch.maximum(UV[a], LVa)
+            e = torch.where(pos[a], UVa - LVa - P[a] * thr_next, torch.full_like(LVa, -math.inf))
+            if not bool(pos[a].any()):
+                break
+            o = int(torch.argmax(e))
+            path.append(X[a, o] / P[a, o])
+            t += 1
+            thr = thr_next
+        for k in range(t - 1, -1, -1):
+            self._update(path[k])
+        return t, t
+
+    def _update(self, b):
+        """The numba ``update`` at ``b``: append the backed-up vector when it raises ``L(b)`` and the
+        point ``(b, H U(b))`` when it lowers ``U(b)``."""
+        torch = self.torch
+        views = self._views()
+        vec, a, best_v, hu, _ = self.bk.backup(b, *views)
+        lb, ub = self.bk.lower_upper(b, *views)
+        if best_v > lb + _k._EPS_IMPROVE * max(1.0, abs(lb)):
+            self.AL[self.nA] = vec
+            self.WB[self.nA] = b
+            self.AA[self.nA] = a
+            self.nA += 1
+        if hu < ub - _k._EPS_IMPROVE * max(1.0, abs(ub)):
+            i = self.nU
+            mask = b > 0
+            self.Bu[i] = b
+            self.Bmask[i] = mask
+            self.Binv[i] = torch.where(mask, 1.0 / torch.where(mask, b, torch.ones_like(b)), torch.zeros_like(b))
+            self.Uv[i] = hu
+            self.Ud[i] = min(hu - float(b @ self.c), 0.0)
+            self.nU += 1
+
+    def prune_lower(self):
+        torch = self.torch
+        nA = self.nA
+        alphas = self.AL[:nA]
+        if WITNESS_PRUNING:
+            W = torch.cat([self.WB[:nA], self.b0[None]])
+            keep = torch.zeros(nA, dtype=torch.bool, device=self.dev)
+            keep[: self.n_init] = True
+            keep[torch.argmax(W @ alphas.T, dim=1)] = True
+            keep = keep.cpu().numpy()
+        else:
+            keep = _k.prune_alphas(np.ascontiguousarray(alphas.cpu().numpy().T), nA, self.n_init)
+        idx = torch.as_tensor(np.flatnonzero(keep), device=self.dev)
+        m = len(idx)
+        self.AL[:m] = alphas[idx].clone()
+        self.WB[:m] = self.WB[:nA][idx].clone()
+        self.AA[:m] = self.AA[:nA][keep]
+        self.nA = m
+
+    def prune_upper(self):
+        n = self.nU
+        Bu = self.Bu[:n].cpu().numpy()
+        Ud, Uv = self.Ud[:n].cpu().numpy(), self.Uv[:n].cpu().numpy()
+        ptr, idx, val, inv, mask, inv_t = _points_csr(Bu, dense=self.S <= _k.DENSE_POINTS_MAX_S)
+        keep = _k.prune_points(self.Qn, self.cn, ptr, idx, val, inv, Ud, Uv, mask, inv_t, n, np.zeros(self.S),
+                               np.zeros(n))
+        sel = self.torch.as_tensor(np.flatnonzero(keep), device=self.dev)
+        m = len(sel)
+        for name in ("Bu", "Binv", "Bmask", "Ud", "Uv"):
+            arr = getattr(self, name)
+            arr[:m] = arr[:n][sel].clone()
+        self.nU = m
+
+    def export(self):
+        return (self.AL[:self.nA].cpu().numpy().copy(), self.AA[:self.nA].copy(), self.Bu[:self.nU].cpu().numpy().copy(),
+                self.Uv[:self.nU].cpu().numpy().copy())
+
+
+def _upper_of(X, Q, c, Binv, Bmask, Ud):
+    from accel.pomdp import _pbs_upper
+
+    return _pbs_upper(X, Q, c, Binv, Bmask, Ud)
+
+
+def _points_csr(Bu, dense=True):
+    """CSR arrays, bitmasks and (``dense``) column-wise inverses of the dense points ``Bu`` (n, S)."""
+    n, S = Bu.shape
+    nz = Bu > 0
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(nz.sum(axis=1))
+    rows, cols = np.nonzero(nz)
+    idx = cols.astype(np.int64)
+    val = Bu[rows, cols]
+    mask = np.zeros((n, (S + 63) // 64), dtype=np.uint64)
+    np.bitwise_or.at(mask, (rows, cols >> 6), np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64)))
+    inv_t = (np.ascontiguousarray(np.where(nz.T, 1.0 / np.where(nz.T, Bu.T, 1.0), np.inf)) if dense
+             else np.zeros((0, 0)))
+    return ptr, idx, val, 1.0 / val, mask, inv_t
 
 
 def _grow(arr, n):
