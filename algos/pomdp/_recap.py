@@ -34,7 +34,9 @@ Project additions (not in the spec; each change is accepted only when the exact 
    best is kept when it beats every controller so far (its codebook need not contain ``b0``, so
    ``delta0`` may be > 0); growth itself continues from the grown codebook, so it can still close.
    Once the grown codebook is closed no more candidates are tried.
-7. Polish (``polish=True``): coordinate ascent on node actions and transitions. On large systems
+7. Polish (``polish=True``): coordinate ascent on node actions, whole node rows (the transitions
+   maximising the node's adjoint-weighted one-step backup, per action) and single transitions,
+   each trial screened by its exact rank-S (Woodbury) gain before the direct solve. On large systems
    (``K * S >= 600``) a trial is solved exactly only when its first-order gain (adjoint occupancy
    times the Bellman residual of the changed rows) is positive.
 
@@ -217,9 +219,12 @@ class RECAPController(_CodebookController):
     tol : float, default=1e-9
         Closure tolerance of the growth scores.
     polish : bool, default=True
-        After growth/refinement at each K, coordinate ascent on the node actions and on the
-        transitions (among the 3 decision-nearest codewords of each successor), each change kept
-        only when the exact value rises. Not in the spec: a project addition, see ``_polish``.
+        After growth/refinement at each K, coordinate ascent on the node actions, on whole node
+        rows (for each action, the transitions that maximise the node's adjoint-weighted backup
+        ``y_k . (r_a + discount sum_o T[a] Z[a, :, o] W[eta_o])``, ``y`` the discounted
+        (node, state) occupancy from ``(m0, b0)``) and on single transitions (among the 3
+        decision-nearest codewords of each successor), each change kept only when the exact
+        value rises. Not in the spec: a project addition, see ``_polish``.
     restart : bool, default=True
         At each K also try the codebooks of a sample clustering (weighted k-means on ``n_samples`` beliefs
         reached by the Gamma-greedy policy with 10% random actions, and the same with ``b0`` in
@@ -481,12 +486,15 @@ class RECAPController(_CodebookController):
                 cur_C, cur_tab, cur_v = C_try, new, v
         return cur_C, cur_tab, cur_v
 
-    def _polish(self, pomdp, C, tab, value, alphas, n_alt=3, n_sweeps=2):
+    def _polish(self, pomdp, C, tab, value, alphas, n_alt=3, n_sweeps=2, rows=True):
         """Coordinate ascent on the FSC tables with exact-value acceptance (decision-aware
         assignment): each transition ``eta[k, o]`` may move to one of the ``n_alt`` codewords
         nearest (in d_V, L1 tie-break) to its successor belief; each node's action may change to
-        another action (with that action's quantiser transitions). A change is kept only when the
-        exact value strictly rises, so the value never drops. [R] project addition, see docs."""
+        another action (with that action's quantiser transitions); with ``rows``, each node's row
+        may change to ``(a, argmax_n y_k . blocks[a, o] W_n per o)`` for each action ``a`` (the
+        best row for the first-order gain ``y_k . delta_k``, exact when node k is not revisited).
+        A change is kept only when the exact value strictly rises, so the value never drops.
+        [R] project addition, see docs."""
         K = len(C)
         if K == 1:
             return tab, value
@@ -561,6 +569,27 @@ class RECAPController(_CodebookController):
                         tab, value, improved = trial, v, True
                     if screen and (held["trial"] is not None or tab is trial):
                         W, y = settle(tab)
+                if screen and rows:
+                    # row moves: for each action the transitions maximising the node's adjoint-
+                    # weighted backup y_k . (r_a + discount sum_o blocks[a, o] W[eta_o]) (per
+                    # observation over all nodes; the current node kept on ties)
+                    for a in range(A):
+                        G = Z[a].T * (T[a].T @ y[k])[None, :]          # (O, S): blocks[a, o]^T y_k
+                        score = G @ W.T                                 # (O, K)
+                        row = np.argmax(score, axis=1)
+                        cur = tab["eta_full"][k, a] if a != tab["action"][k] else tab["eta"][k]
+                        stay = score[np.arange(O), cur] >= score.max(axis=1) - _tie(value)
+                        row = np.where(stay, cur, row)
+                        if a == tab["action"][k] and np.array_equal(row, tab["eta"][k]):
+                            continue
+                        trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
+                        trial["action"][k] = a
+                        trial["eta"][k] = row
+                        v = trial_value(trial, k, value)
+                        if v > value + _tie(value):
+                            tab, value, improved = trial, v, True
+                        if held["trial"] is not None or tab is trial:
+                            W, y = settle(tab)
                 a = tab["action"][k]
                 for o in range(O):
                     if tab["P"][k, a, o] <= 0:
