@@ -545,8 +545,8 @@ class _TorchEngine:
         self.nU = m
 
     def export(self):
-        return (self.AL[:self.nA].cpu().numpy().copy(), self.AA[:self.nA].copy(), self.Bu[:self.nU].cpu().numpy().copy(),
-                self.Uv[:self.nU].cpu().numpy().copy())
+        return (self.AL[:self.nA].cpu().numpy().copy(), self.AA[:self.nA].copy(),
+                self.Bu[:self.nU].cpu().numpy().copy(), self.Uv[:self.nU].cpu().numpy().copy())
 
 
 def _upper_of(X, Q, c, Binv, Bmask, Ud):
