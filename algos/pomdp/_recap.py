@@ -427,7 +427,7 @@ class RECAPController(_CodebookController):
         new = self._build(pomdp, C2, alphas)
         v_new = self._evaluate(pomdp, new)
         if v_new >= value - _tie(value):
-            return (C2,) + self._row_move(pomdp, new, v_new, len(C))
+            return C2, new, v_new
         K = len(C)
         # keep the old tables; the new node gets its own rule, and only (k, o) is redirected to it
         ext = dict(new)
@@ -443,42 +443,10 @@ class RECAPController(_CodebookController):
         ext["eta_full"][k, ext["action"][k], o] = K
         v_ext = self._evaluate(pomdp, ext)
         if v_ext >= value - _tie(value):
-            return (C2,) + self._row_move(pomdp, ext, v_ext, K)
+            return C2, ext, v_ext
         ext["eta"] = np.vstack([tab["eta"], new["eta"][K:]])  # new node unreachable: emulate K-1
         ext["eta_full"][k, ext["action"][k], o] = tab["eta"][k, o]
         return C2, ext, self._evaluate(pomdp, ext)
-
-    def _row_move(self, pomdp, tab, value, k):
-        """With ``polish``: node ``k``'s row replaced by its best row for the adjoint-weighted
-        one-step backup (the polish's row move, over all actions) when the exact value rises;
-        applied to the new node of each growth candidate, so that candidates are compared with a
-        row of their own instead of the quantiser's. Returns ``(tab, value)``."""
-        if not self.polish:
-            return tab, value
-        ev = self._system(pomdp)
-        T, Z, r, discount = ev.T, ev.Z, ev.r, ev.discount
-        W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
-        if not np.any(y[k] > 0):
-            return tab, value
-        O = Z.shape[2]
-        best = None
-        for a in range(T.shape[0]):
-            score = (Z[a].T * (T[a].T @ y[k])[None, :]) @ W.T  # (O, K)
-            row = np.argmax(score, axis=1)
-            q = float(y[k] @ r[:, a] + discount * score[np.arange(O), row].sum())
-            if best is None or q > best[0] + _tie(best[0]):
-                best = (q, a, row)
-        _, a, row = best
-        if a == tab["action"][k] and np.array_equal(row, tab["eta"][k]):
-            return tab, value
-        trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy(), eta_full=tab["eta_full"].copy())
-        trial["action"][k] = a
-        trial["eta"][k] = row
-        trial["eta_full"][k, a] = row
-        v = self._evaluate(pomdp, trial)
-        if v > value + _tie(value):
-            return trial, v
-        return tab, value
 
     def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
         """Bregman-Lloyd refinement with exact-value acceptance (spec §1.4 step 4)."""
