@@ -1,4 +1,5 @@
-r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates and the PBVI point backup.
+r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point backup and the
+per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described at its definition).
 
 Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
 :func:`algos.pomdp._kernels.pbvi_backup` (spec ``pomdp.md`` §1.1 and §6 "hot loops"), written as
