@@ -13,8 +13,8 @@ Steps:
    (numba compilation, CUDA context and kernels), the ratio twin / torch (``> 1``: torch faster) and the
    largest absolute difference of the outputs (parity at these sizes).
 
-Cores: PBVI point backups (pomdp), the batched reservoir scan and the streaming-LDA update (continual),
-the Gaussian sketch (networked_learning), Huber IRLS batches (hetero_regression), HybridRanking runs
+Cores: PBVI point backups and PointBasedSolver's search (pomdp), the batched reservoir scan and the
+streaming-LDA update (continual), the Gaussian sketch (networked_learning), Huber IRLS batches (hetero_regression), HybridRanking runs
 (fair_matching), VoGCAM's dense steps -- NNGP rows and the dense precision factorisation
 (point_process) -- and FedAvg client rounds (federated).
 
@@ -71,6 +71,24 @@ def case_pbvi(size, rng):
     work = f"S={S}, A={A}, O={O}, {N} beliefs, {K} alpha vectors"
     return work, (lambda: _kernels.pbvi_backup(B, alphas, T, Z, r, 0.95)[2],
                   lambda dev: pbvi_backup_torch(B, alphas, T, Z, r, 0.95, device=dev)[2])
+
+
+def case_pbs(size, rng):
+    from algos.pomdp import POMDP, PointBasedSolver
+
+    S, A, O, trials = (12, 3, 3, 5) if size == "quick" else (200, 5, 16, 10)
+    T = rng.random((A, S, S)) ** 4  # skewed rows: beliefs with few likely states, as in grid models
+    T /= T.sum(2, keepdims=True)
+    Z = rng.random((A, S, O)) ** 4
+    Z /= Z.sum(2, keepdims=True)
+    model = POMDP(T, Z, rng.standard_normal((S, A)), 0.95)
+    work = f"S={S}, A={A}, O={O}, {trials} search trials"
+
+    def run(**kw):
+        f = PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=trials, **kw).fit(model)
+        return np.array([f.lower_bound_, f.upper_bound_, f.n_backups_])
+
+    return work, (lambda: run(), lambda dev: run(backend="torch", device=dev))
 
 
 def case_reservoir(size, rng):
@@ -227,6 +245,7 @@ def case_fedavg(size, rng):
 # name -> (function, tolerance on max |torch - twin|, what the tolerance covers)
 CASES = {
     "pomdp: PBVI backup": (case_pbvi, 1e-8, "values b.alpha"),
+    "pomdp: PointBasedSolver search": (case_pbs, 1e-8, "L(b0), U(b0), backups (same search)"),
     "continual: reservoir scan": (case_reservoir, 1e-9, "states"),
     "continual: SLDA update": (case_slda, 1e-8, "class means / covariance"),
     "networked_learning: Gaussian sketch": (case_sketch, 1e-8, "S A"),
