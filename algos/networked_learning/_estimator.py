@@ -16,6 +16,7 @@ from .._validation import check_bool, check_option, check_random_state, check_sc
 from .._validation import check_not_strings as _check_real
 from .._validation import r2_score_checked
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
+from ._population import POPULATION_RCOND
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
@@ -58,7 +59,7 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
 def _lstsq(A, y, rcond):
     if A.shape[1] == 0 or A.shape[0] == 0:
         return np.zeros(A.shape[1])
-    return np.linalg.lstsq(A, y, rcond=rcond)[0]
+    return np.linalg.lstsq(A, y, rcond=POPULATION_RCOND if rcond is None else rcond)[0]
 
 
 class _TorchGaussianSketch:
@@ -161,7 +162,11 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         Centre ``X`` and ``y`` with the shared-sample means (``d + 1`` floats broadcast once) before
         fitting; ``intercept_`` restores the mean.
     rcond : float or None, default=None
-        Singular-value cut-off of each agent's ``lstsq`` (numpy's default ``eps * max(rows, cols)``).
+        Singular-value cut-off (relative to the largest) of each agent's ``lstsq``; ``None`` means
+        ``POPULATION_RCOND = 1e-8``, the default of :func:`population_fit`: two parents whose
+        predictions are equal in exact arithmetic reach an agent with different round-off, and
+        numpy's default ``eps * max(rows, cols)`` would keep that difference as a direction and fit
+        noise along it (the two engines then disagree).
     engine : {"auto", "messages", "coef"}, default="auto"
         ``"messages"``: literal message passing. ``"coef"``: for ``"sketch"``, the full protocol on
         ``(S X, S y)`` (reduction lemma: the sketch is applied once to ``[X, y]`` instead of once per

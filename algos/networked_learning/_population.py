@@ -34,6 +34,10 @@ from ._graphs import check_graph
 __all__ = ["population_fit", "excess_risk", "greedy_path", "whiten", "zero_message_agents"]
 
 
+
+#: Default singular-value cut-off (relative) of :func:`population_fit`'s per-agent least squares.
+POPULATION_RCOND = 1e-8
+
 def _check_moments(Sigma, b):
     Sigma = check_array(Sigma, "Sigma", allow_empty=True)
     if Sigma.ndim != 2 or Sigma.shape[0] != Sigma.shape[1] or Sigma.shape[0] == 0:
@@ -152,7 +156,11 @@ def population_fit(graph, feature_sets, Sigma, b, *, rcond=None, return_excess=F
     b : ndarray of shape (d,)
         Cross moment :math:`E[xy]`.
     rcond : float or None, default=None
-        Cut-off for small singular values in each agent's ``lstsq`` (numpy's default when ``None``).
+        Cut-off for small singular values (relative to the largest) in each agent's ``lstsq``; ``None``
+        means ``POPULATION_RCOND = 1e-8``. Not numpy's default ``eps * max(d, k)``: this engine works on
+        only ``d`` whitened rows, and two parents whose predictions are equal in exact arithmetic (two
+        paths through the same features) reach an agent with different round-off, about ``1e-16``
+        relative, which that default keeps as a direction, so the agent would fit noise.
     return_excess : bool, default=False
         Also return ``{v: e_v}`` with :math:`e_v = \|f_v - f^*\|^2`, computed from the whitened residual
         (more accurate than the quadratic form when :math:`\Sigma` is ill conditioned).
@@ -207,7 +215,7 @@ def population_fit(graph, feature_sets, Sigma, b, *, rcond=None, return_excess=F
         if W.shape[1] == 0 or W.shape[0] == 0:
             c = np.zeros(W.shape[1])
         else:
-            c = np.linalg.lstsq(W, t, rcond=rcond)[0]
+            c = np.linalg.lstsq(W, t, rcond=POPULATION_RCOND if rcond is None else rcond)[0]
         beta = np.zeros(d)
         np.add.at(beta, cols, c[: len(cols)])
         for w, u in zip(c[len(cols):], parents):
