@@ -228,15 +228,9 @@ def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=
     return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
 
 
-class PBVITorchBackup:
-    """The model moved once to a torch device; ``__call__(B, alphas)`` is :func:`pbvi_backup_torch`
-    returning numpy arrays (used by ``PBVI(backend="torch")`` so T, Z, r are not copied per sweep).
-
-    Parameters
-    ----------
-    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1]
-    device : None, str or torch.device
-    """
+class _TorchModel:
+    """``T, Z, r`` and ``discount`` checked and moved once to a torch device (``device=None``: CUDA if
+    available, else CPU); the base of the two backup classes below."""
 
     def __init__(self, T, Z, r, discount, device=None):
         self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
@@ -245,6 +239,20 @@ class PBVITorchBackup:
         self.Z = _as_tensor(Z, self.device, "Z", (3,))
         self.r = _as_tensor(r, self.device, "r", (2,))
         _check_model(self.T, self.Z)
+        A, S = self.T.shape[0], self.T.shape[1]
+        if tuple(self.r.shape) != (S, A):
+            raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(self.r.shape)}.")
+
+
+class PBVITorchBackup(_TorchModel):
+    """The model moved once to a torch device; ``__call__(B, alphas)`` is :func:`pbvi_backup_torch`
+    returning numpy arrays (used by ``PBVI(backend="torch")`` so T, Z, r are not copied per sweep).
+
+    Parameters
+    ----------
+    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1]
+    device : None, str or torch.device
+    """
 
     def __call__(self, B, alphas):
         Bt = _as_tensor(B, self.device, "B", (2,))
@@ -278,7 +286,7 @@ def _pbs_upper(X, Q, c, Binv, Bmask, Ud):
     return torch.minimum(base + low, fib)
 
 
-class PBSTorchBackup:
+class PBSTorchBackup(_TorchModel):
     r"""The per-belief work of :class:`algos.pomdp.PointBasedSolver` as batched torch algebra.
 
     The numba kernels (:mod:`algos.pomdp._pbs_kernels`) loop over the actions and observations of a
@@ -297,15 +305,7 @@ class PBSTorchBackup:
     """
 
     def __init__(self, T, Z, r, discount, device=None):
-        self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
-        self.device = _resolve_device(device)
-        self.T = _as_tensor(T, self.device, "T", (3,))
-        self.Z = _as_tensor(Z, self.device, "Z", (3,))
-        self.r = _as_tensor(r, self.device, "r", (2,))
-        _check_model(self.T, self.Z)
-        A, S = self.T.shape[0], self.T.shape[1]
-        if tuple(self.r.shape) != (S, A):
-            raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(self.r.shape)}.")
+        super().__init__(T, Z, r, discount, device)
         self.Zt = self.Z.permute(0, 2, 1).contiguous()  # (A, O, S)
 
     def tensor(self, x, name="x"):

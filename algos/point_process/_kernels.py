@@ -262,6 +262,25 @@ def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
     return A, F
 
 
+@numba.njit(cache=True)
+def row_quadratic(S_i, a, m, r, nbr_i, r_i):
+    """``b^T S_i b + (b . r_[i])^2`` with ``b = (1, -a_1..a_m)`` on ``(i, N(i))``: one row's term of
+    :func:`nngp_block_terms` before the division by ``F_i``."""
+    b = np.empty(m + 1)
+    b[0] = 1.0
+    br = r_i
+    for p in range(m):
+        b[p + 1] = -a[p]
+        br -= a[p] * r[nbr_i[p]]
+    q = 0.0
+    for p in range(m + 1):
+        s = 0.0
+        for t in range(m + 1):
+            s += S_i[p, t] * b[t]
+        q += b[p] * s
+    return q + br * br
+
+
 @numba.njit(cache=True, parallel=True)
 def nngp_block_objective(coords, nbr, cnt, phi, nu_code, jitter, sblk, r, variance):
     r"""``sum_i [b_i^T (S_[i] + r_[i] r_[i]^T) b_i / (variance F_i) + log(variance F_i)]``.
@@ -281,20 +300,7 @@ def nngp_block_terms(coords, nbr, cnt, phi, nu_code, jitter, sblk, r):
     out = np.empty(N)
     out2 = np.empty(N)
     for i in prange(N):
-        m = cnt[i]
-        b = np.empty(m + 1)
-        b[0] = 1.0
-        br = r[i]
-        for p in range(m):
-            b[p + 1] = -A[i, p]
-            br -= A[i, p] * r[nbr[i, p]]
-        q = 0.0
-        for p in range(m + 1):
-            s = 0.0
-            for t in range(m + 1):
-                s += sblk[i, p, t] * b[t]
-            q += b[p] * s
-        out[i] = (q + br * br) / F[i]
+        out[i] = row_quadratic(sblk[i], A[i], cnt[i], r, nbr[i], r[i]) / F[i]
         out2[i] = math.log(F[i])
     return out.sum(), out2.sum()
 

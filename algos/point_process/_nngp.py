@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
-from ._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows
+from ._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows, row_quadratic
 
 __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
            "NU_CODES"]
@@ -194,19 +194,7 @@ def nngp_block_terms_from_distances(D, nbr, cnt, phi, nu_code, jitter, sblk, r):
             f -= rr[p] * a[p]
         if not f > jitter:
             f = jitter
-        b = np.empty(m + 1)
-        b[0] = 1.0
-        br = r[i]
-        for p in range(m):
-            b[p + 1] = -a[p]
-            br -= a[p] * r[nbr[i, p]]
-        q = 0.0
-        for p in range(m + 1):
-            s = 0.0
-            for t in range(m + 1):
-                s += sblk[i, p, t] * b[t]
-            q += b[p] * s
-        out[i] = (q + br * br) / f
+        out[i] = row_quadratic(sblk[i], a, m, r, nbr[i], r[i]) / f
         out2[i] = math.log(f)
     return out.sum(), out2.sum()
 

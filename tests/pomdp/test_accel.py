@@ -187,6 +187,8 @@ def test_bad_input():
         PBVI(backend="jax").fit(POMDP(T, Z, np.zeros((2, 1)), 0.9))
     with pytest.raises(ValueError, match="discount"):
         PBVITorchBackup(T, Z, np.zeros((2, 1)), -0.1, device="cpu")
+    with pytest.raises(ValueError, match=r"'r' must have shape \(2, 1\); got \(3, 1\)"):
+        PBVITorchBackup(T, Z, np.zeros((3, 1)), 0.9, device="cpu")
 
 
 @pytest.mark.gpu
