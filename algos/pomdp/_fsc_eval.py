@@ -58,6 +58,7 @@ class FSCSystem:
         self.T, self.Z, self.r, self.discount, self.b0 = T, Z, r, discount, b0
         self.blocks = fsc_blocks(T, Z)
         self._nz = None
+        self.wide_blocks = {}  # per action: blocks[a] as one (S, O*S) matrix (RowUpdate fills it)
 
     def _nonzeros(self):
         """Per action ``a``: the nonzero entries ``(o, s, s', value)`` of the blocks
@@ -165,6 +166,7 @@ class RowUpdate:
         if system.blocks is None:
             raise ValueError("RowUpdate needs the cached blocks (the model is above the block limit).")
         self.sys, self.blocks = system, system.blocks
+        self._wide_cache = system.wide_blocks
         self.r, self.g = system.r, system.discount
 
     def reset(self, action, eta, m0):
@@ -173,7 +175,7 @@ class RowUpdate:
         self.eta = np.asarray(eta, dtype=np.int64).copy()
         self.W, self.y, self.lu = self.sys.values_and_adjoint(self.action, self.eta, int(m0))
         self.value = float(self.sys.b0 @ self.W[int(m0)])
-        self.Zk = {}
+        self.Zk, self.Zold = {}, {}
         return self.W, self.y
 
     def _z(self, k):
@@ -184,9 +186,18 @@ class RowUpdate:
             self.Zk[k] = self.lu.solve(E).reshape(K, S, S)
         return self.Zk[k]
 
+    def _wide(self, a):
+        """``blocks[a]`` as one (S, O*S) matrix ``[blocks[a, 0] ... blocks[a, O-1]]`` (cached)."""
+        if a not in self._wide_cache:
+            O, S = self.blocks.shape[1], self.blocks.shape[2]
+            self._wide_cache[a] = np.ascontiguousarray(self.blocks[a].transpose(1, 0, 2).reshape(S, O * S))
+        return self._wide_cache[a]
+
     def _apply(self, a, row, X):
-        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...)."""
-        return np.einsum("ost,ot...->s...", self.blocks[a], X[row])
+        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...): one matrix product of the
+        (S, O*S) block row with the stacked ``X[row[o]]``."""
+        Xr = X[row]
+        return (self._wide(a) @ Xr.reshape(-1, int(np.prod(Xr.shape[2:], dtype=np.int64)))).reshape(Xr.shape[1:])
 
     def delta_value(self, k, a_new, row_new):
         """``V' - V`` for node ``k`` playing ``a_new`` with the transitions ``row_new`` (O,)."""
@@ -209,9 +220,11 @@ class RowUpdate:
                 return float(-yk @ np.linalg.solve(C, Dx))
         rho = self.r[:, a_new] - self.r[:, a_old]
 
-        def D(X):  # change of node k's rows of (I - discount P) applied to X (K, S, ...)
-            return -self.g * (self._apply(a_new, row_new, X) - self._apply(a_old, row_old, X))
+        def D(X, old=None):  # change of node k's rows of (I - discount P) applied to X (K, S, ...)
+            return -self.g * (self._apply(a_new, row_new, X) - (self._apply(a_old, row_old, X) if old is None else old))
 
+        if k not in self.Zold:  # node k's current rows applied to Z_k: the same for every trial at k
+            self.Zold[k] = self._apply(a_old, row_old, Zk)
         x = self.W + np.einsum("kst,t->ks", Zk, rho)
-        C = np.eye(S) + D(Zk)
+        C = np.eye(S) + D(Zk, self.Zold[k])
         return float(yk @ rho - yk @ np.linalg.solve(C, D(x)))
