@@ -59,7 +59,7 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
-from ._beliefs import DENSE_LIMIT, _arrays, _b0, evaluate_fsc
+from ._beliefs import DENSE_LIMIT, _arrays, _b0
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
@@ -811,7 +811,8 @@ class RECAPController(_CodebookController):
                     if refine and n_refine > 0 and full:
                         C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
                     if self.polish:
-                        # between full steps only the new node and the nodes with an edge into it
+                        # between full steps only the new node and its parent ("parent") or every
+                        # node with an edge into it ("touched")
                         if local == "parent":
                             touched = None if full else (K - 1, parent)
                         else:

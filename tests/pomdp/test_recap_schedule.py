@@ -16,9 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import pomdps
-from algos.pomdp._beliefs import _arrays, _b0, evaluate_fsc
+from algos.pomdp._beliefs import _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._codebook import _node_successors
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 
@@ -34,10 +33,14 @@ def test_full_steps_of_each_schedule():
     assert RECAPController(schedule="doubling")._local_variants() == ("parent", "touched")
 
 
-def _tables(est, model, C, tab):
-    T, Z, _, _ = _arrays(model)
-    P, Bn, _ = _node_successors(T, Z, C)
-    return dict(tab, P=P, Bn=Bn)
+def _codebook_case(model, rng, K, n_alphas):
+    """Random alpha vectors, a K-word codebook starting at b0, its quantiser tables and their value."""
+    S = model.n_states
+    est = RECAPController()
+    alphas = rng.normal(size=(n_alphas, S))
+    C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
+    tab = est._build(model, C, alphas)
+    return est, alphas, C, tab, evaluate_fsc(model, tab["action"], tab["eta"], tab["m0"])
 
 
 @settings(max_examples=30, deadline=None)
@@ -45,10 +48,7 @@ def _tables(est, model, C, tab):
 def test_grow_never_loses_value_and_reports_exact_values(case, K):
     model, rng = case
     S = model.n_states
-    est = RECAPController()
-    alphas = rng.normal(size=(4, S))
-    C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
-    tab = est._build(model, C, alphas)
+    est, alphas, C, tab, _ = _codebook_case(model, rng, K, 4)
     # a random (not quantiser) table, so that the current tables differ from any rebuild
     tab["action"] = rng.integers(0, model.n_actions, K)
     tab["eta"] = rng.integers(0, K, (K, model.n_observations))
@@ -72,8 +72,7 @@ def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
     C = est.codebook_
     n = len(C)
     assert n == 5 and est.value_ > 19.37
-    tab = _tables(est, p, C, dict(action=est.action_.copy(), eta=est.eta_.copy(),
-                                  eta_full=est.eta_full_.copy(), m0=est.m0_))
+    tab = dict(action=est.action_.copy(), eta=est.eta_.copy(), eta_full=est.eta_full_.copy(), m0=est.m0_)
     rebuilt = est._build(p, np.vstack([C, [[0.5, 0.5]]]), est.alphas_)
     v_rebuilt = evaluate_fsc(p, rebuilt["action"], rebuilt["eta"], rebuilt["m0"])
     assert v_rebuilt < est.value_ - 1e-6  # the quantiser alone would lose value here
@@ -87,12 +86,7 @@ def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
 @given(pomdps(max_states=4, max_actions=3, max_observations=3, with_rng=True), st.integers(3, 5))
 def test_polish_on_a_node_subset_changes_only_those_rows(case, K):
     model, rng = case
-    S = model.n_states
-    est = RECAPController()
-    alphas = rng.normal(size=(3, S))
-    C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
-    tab = est._build(model, C, alphas)
-    value = evaluate_fsc(model, tab["action"], tab["eta"], tab["m0"])
+    est, alphas, C, tab, value = _codebook_case(model, rng, K, 3)
     nodes = sorted(rng.choice(K, size=2, replace=False).tolist())
     out, v = est._polish(model, C, tab, value, alphas, nodes=nodes)
     other = np.setdiff1d(np.arange(K), nodes)
