@@ -82,6 +82,7 @@ _ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float
 
 K_MAX = 2**20  # room for the per-K KMeans seeds (seed + rep * 4096 + K) below 2**31
 _SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
+_FINAL_BEAM = 2  # growth paths that run the last steps (K = n_memory and the look-ahead step)
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
 
 
@@ -432,16 +433,23 @@ class RECAPController(_CodebookController):
                 picked = lead + [i for i in picked if i not in lead] if with_l1 else lead
         return [(flat[i], divmod(i, Pa.shape[1])) for i in picked]
 
-    def _grow(self, pomdp, C, tab, value, cand, alphas):
+    def _grow(self, pomdp, C, tab, value, cand, alphas, full=True, current=None):
         """Codebook ``C + [cand]`` and its safeguarded FSC tables (spec §1.4 steps 3-4).
 
-        Three tables are solved exactly and the best kept: the quantiser tables of the new codebook
-        (spec §1.4), and two incremental ones that keep the current (refined, polished) tables and
-        give the new node its quantiser row: every edge the new quantiser sends to the new node
-        redirected to it, and only the edge ``(k, o)`` whose successor became the codeword. The
-        quantiser tables alone would discard what polish found at smaller K. When none of the
-        three reaches the current value the new node is left unreachable (the value stays).
-        [R] the incremental tables are a project addition."""
+        Up to three tables are solved exactly and the best kept: the quantiser tables of the new
+        codebook (spec §1.4; on large systems, ``current`` given, only on ``full`` steps, see
+        ``_full_step``: between them it won 5 of 541 growth steps on hallway and tiger-grid at
+        K = 17-31), and two incremental ones
+        that keep the current (refined, polished) tables and give the new node its quantiser row:
+        every edge the new quantiser sends to the new node redirected to it, and only the edge
+        ``(k, o)`` whose successor became the codeword. The quantiser tables alone would discard
+        what polish found at smaller K. When none reaches the current value the new node is left
+        unreachable: the (K+1)-node controller has the current value exactly (node values do not
+        depend on unreachable nodes), so it is not solved again. With ``current = (W, y)`` (the
+        current tables' node values and adjoint occupancy) an incremental table is solved only when
+        its first-order gain ``sum_(k, o) discount y_k . blocks[a_k, o] (W_new - W_eta[k, o])`` is
+        positive (``W_new``: the new node's values with the others held), as polish screens its
+        trials on large systems. [R] the incremental tables and the screen are project additions."""
         b, (k, o) = cand
         C2 = np.vstack([C, b[None, :]])
         K = len(C)
@@ -453,21 +461,62 @@ class RECAPController(_CodebookController):
         base = dict(new, action=np.concatenate([tab["action"], new["action"][K:]]), m0=tab["m0"],
                     eta=np.vstack([tab["eta"], new["eta"][K:]]), eta_full=eta_full)
         rows = np.arange(K)
-        every = dict(base, eta=base["eta"].copy(), eta_full=eta_full.copy())
-        to_new = new["eta_full"][rows, tab["action"]] == K
-        every["eta"][:K][to_new] = K
-        every["eta_full"][rows, tab["action"]] = every["eta"][:K]
-        one = dict(base, eta=base["eta"].copy(), eta_full=eta_full.copy())
-        one["eta"][k, o] = K
-        one["eta_full"][k, one["action"][k], o] = K
-        best = None
-        for trial in (new, every, one):
+        to_new = new["eta_full"][rows, tab["action"]] == K  # (K, O): edges the quantiser sends to node K
+        trials = [new] if full or current is None else []
+        edge_sets = [to_new] if to_new.any() else []
+        if not (to_new.sum() == 1 and to_new[k, o]):
+            one_edge = np.zeros_like(to_new)
+            one_edge[k, o] = True
+            edge_sets.append(one_edge)
+        if current is not None and edge_sets:
+            gains = self._redirect_gains(pomdp, tab, base, current, edge_sets)
+            edge_sets = [e for e, g in zip(edge_sets, gains) if g > _tie(value)]
+        for edges in edge_sets:
+            trial = dict(base, eta=base["eta"].copy(), eta_full=eta_full.copy())
+            trial["eta"][:K][edges] = K
+            trial["eta_full"][rows, tab["action"]] = trial["eta"][:K]
+            trials.append(trial)
+        best, near = None, -np.inf
+        for trial in trials:
             v = self._evaluate(pomdp, trial)
+            near = max(near, v)
             if v >= value - _tie(value) and (best is None or v > best[2] + _tie(best[2])):
                 best = (C2, trial, v)
         if best is not None:
             return best
-        return C2, base, self._evaluate(pomdp, base)  # new node unreachable: the K-node controller
+        # new node unreachable: the K-node controller's value; ``near`` (the best value the tables
+        # of this codeword reached) ranks such candidates in ``_grow_path``
+        return C2, dict(base, near=near), value
+
+    def _redirect_gains(self, pomdp, tab, base, current, edge_sets):
+        """First-order gains of redirecting each set of edges (boolean (K, O) masks) of the current
+        tables to the new node ``K`` of ``base``: ``sum discount y_k . blocks[a_k, o] (W_K - W_n)``
+        over the set, ``n = eta[k, o]``, with ``W_K`` solving the new node's rows of the grown
+        system with the current node values ``W`` held (an S x S solve)."""
+        ev = self._system(pomdp)
+        W, y = current
+        K, S = W.shape
+        g, T, Zm = ev.discount, ev.T, ev.Z
+        a = int(base["action"][K])
+        row = base["eta"][K]
+
+        def block(a_, o_):
+            return ev.blocks[a_, o_] if ev.blocks is not None else T[a_] * Zm[a_, :, o_][None, :]
+
+        lhs, rhs = np.eye(S), ev.r[:, a].copy()
+        for o_ in range(len(row)):
+            if row[o_] == K:
+                lhs -= g * block(a, o_)
+            else:
+                rhs += g * block(a, o_) @ W[row[o_]]
+        W_new = np.linalg.solve(lhs, rhs)
+        out = []
+        for edges in edge_sets:
+            gain = 0.0
+            for k_, o_ in zip(*np.nonzero(edges)):
+                gain += g * float(y[k_] @ (block(int(tab["action"][k_]), int(o_)) @ (W_new - W[tab["eta"][k_, o_]])))
+            out.append(gain)
+        return out
 
     def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
         """Bregman-Lloyd refinement with exact-value acceptance (spec §1.4 step 4)."""
@@ -762,13 +811,17 @@ class RECAPController(_CodebookController):
     # ------------------------------------------------------------------ fit
     def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1, restarts=None,
                    local="touched"):
-        """One nested growth K = 1..n_memory; returns (C, tab, value, values, objectives, closed).
+        """One nested growth K = 1..n_memory, as a generator: it yields the best value so far once,
+        before step K = n_memory (the checkpoint where ``fit`` keeps the best paths), and returns
+        (C, tab, value, values, objectives, closed).
 
         With ``merge``, the grown (K+1)-node controller is also merged down to K nodes (``_merge``)
         as a K-node candidate, so the growth runs one step past ``n_memory`` (that step without
-        restart candidates); every K's accepted controller still depends only on the steps up to
-        K + 1, so the construction stays nested."""
+        restart candidates); every K's accepted controller depends only on the steps up to K + 1.
+        The fits for different ``n_memory`` are not nested: the steps K >= n_memory are full steps
+        (``_full_step``) and the checkpoint selection depends on n_memory."""
         C = b0[None, :].copy()
+        checked = False  # whether the checkpoint before the last steps was passed (see ``fit``)
         tab = self._build(pomdp, C, G)
         value = self._evaluate(pomdp, tab)
         values, objectives = [], []
@@ -791,9 +844,12 @@ class RECAPController(_CodebookController):
         merge = merge and self.n_memory >= 2
         last = self.n_memory + 1 if merge else self.n_memory
         for K in range(2, last + 1):
+            if K == self.n_memory:
+                checked = True
+                yield kept[2]
             extra = K > self.n_memory  # the look-ahead step: its merge is an n_memory-node candidate
+            W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
             if not extra:
-                W = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])[0]
                 objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
             grown = False
             if not closed:
@@ -802,12 +858,13 @@ class RECAPController(_CodebookController):
                     closed = True
                 else:
                     best = None
+                    full = self._full_step(K)
+                    current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
                     for cand in cands:
-                        out = self._grow(pomdp, C, tab, value, cand, G)
-                        if best is None or out[2] > best[2]:
+                        out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
+                        if best is None or (out[2], out[1].get("near", np.inf)) > (best[2], best[1].get("near", np.inf)):
                             best, parent = out, cand[1][0]
                     C, tab, value = best
-                    full = self._full_step(K)
                     if refine and n_refine > 0 and full:
                         C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
                     if self.polish:
@@ -840,7 +897,9 @@ class RECAPController(_CodebookController):
                         kept = alt
             if not merge:
                 settle(K)
-        if merge and len(values) < self.n_memory:  # n_memory = 1: no look-ahead step ran
+        if not checked:
+            yield kept[2]
+        if len(values) < self.n_memory:  # n_memory = 1 with merge: no step ran
             settle(self.n_memory)
         if bar is not None:
             bar.close()
@@ -892,11 +951,20 @@ class RECAPController(_CodebookController):
         else:
             variants = [(True, local) for local in self._local_variants()]
         rngs = spawn_generators(rng, len(variants)) if len(variants) > 1 else [rng]
+        # every path runs to K = n_memory - 1; only the _FINAL_BEAM best there (by the value kept so
+        # far, ties to the earlier path) run the last steps, which cost the most (each polishes
+        # every node of the largest controllers)
+        paths = [self._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1, restarts, local)
+                 for r_, (with_l1, local) in zip(rngs, variants)]
+        scores = np.array([next(path) for path in paths])
         best = None
-        for r_, (with_l1, local) in zip(rngs, variants):
-            path = self._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1, restarts, local)
-            if best is None or path[2] > best[2]:
-                best = path
+        for i in np.argsort(-scores, kind="stable")[:_FINAL_BEAM]:
+            try:
+                next(paths[i])
+            except StopIteration as stop:
+                out = stop.value
+            if best is None or out[2] > best[2]:
+                best = out
         C, tab, value, values, objectives, closed = best
         self._set_tables(pomdp, C, tab, G)
         objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))

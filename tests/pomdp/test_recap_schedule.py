@@ -3,8 +3,10 @@
 * ``schedule="doubling"`` gives the full treatment (refinement, polish of every node, restarts,
   merge) at K = 1, 2, 4, 8, ... and from ``n_memory`` on; ``"every"`` at every K.
 * A growth step (``_grow``) never returns tables below the current value, and the value it reports
-  is the exact value of the tables it returns; when the quantiser tables of the grown codebook lose
-  value, the incremental tables (the current ones plus the new node) are what it returns.
+  is the exact value of the tables it returns (also when it screens the incremental tables by their
+  first-order gain, which is exact when the redirected node is not revisited); when the quantiser
+  tables of the grown codebook lose value, the incremental tables (the current ones plus the new
+  node) are what it returns.
 * ``_polish(nodes=...)`` changes only the rows of the nodes it visits, and its value is exact.
 * Fits under both schedules report exact values with non-decreasing histories; ``schedule`` is
   validated with a message naming it.
@@ -55,28 +57,67 @@ def test_grow_never_loses_value_and_reports_exact_values(case, K):
     tab["eta_full"] = np.repeat(tab["eta"][:, None, :], model.n_actions, axis=1)
     value = evaluate_fsc(model, tab["action"], tab["eta"], tab["m0"])
     cand = (rng.dirichlet(np.ones(S)), (int(rng.integers(0, K)), int(rng.integers(0, model.n_observations))))
-    C2, new, v = est._grow(model, C, tab, value, cand, alphas)
-    assert len(C2) == K + 1 and len(new["action"]) == K + 1
-    assert abs(v - evaluate_fsc(model, new["action"], new["eta"], new["m0"])) <= VALUE_ATOL
-    assert v >= value - VALUE_ATOL
-    np.testing.assert_array_equal(new["eta_full"][np.arange(K + 1), new["action"]], new["eta"])
+    W, y = est._node_values(model, tab["action"], tab["eta"], tab["m0"])
+    # the quantiser tables and both incremental ones solved; or (a step between full steps on a
+    # large system) only the incremental tables with a positive first-order gain
+    for full, current in ((True, None), (False, (W, y))):
+        C2, new, v = est._grow(model, C, tab, value, cand, alphas, full=full, current=current)
+        assert len(C2) == K + 1 and len(new["action"]) == K + 1
+        assert abs(v - evaluate_fsc(model, new["action"], new["eta"], new["m0"])) <= VALUE_ATOL
+        assert v >= value - VALUE_ATOL
+        np.testing.assert_array_equal(new["eta_full"][np.arange(K + 1), new["action"]], new["eta"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(pomdps(max_states=5, max_actions=3, max_observations=3, with_rng=True), st.integers(2, 4))
+def test_redirect_gain_is_exact_when_the_source_node_is_not_revisited(case, K):
+    """The first-order gain of redirecting edges of node 0 to the new node is ``y_0 . delta_0``
+    with the current adjoint; when no edge enters node 0 (= m0) its occupancy is ``b0`` before and
+    after the change, so the first-order gain is the exact gain."""
+    model, rng = case
+    S, A, O = model.n_states, model.n_actions, model.n_observations
+    est, alphas, C, tab, _ = _codebook_case(model, rng, K, 3)
+    tab["action"] = rng.integers(0, A, K)
+    tab["eta"] = rng.integers(1, K, (K, O))  # no edge into node 0
+    tab["m0"] = 0
+    tab["eta_full"] = np.repeat(tab["eta"][:, None, :], A, axis=1)
+    value = evaluate_fsc(model, tab["action"], tab["eta"], 0)
+    W, y = est._node_values(model, tab["action"], tab["eta"], 0)
+    base = dict(action=np.append(tab["action"], rng.integers(0, A)),
+                eta=np.vstack([tab["eta"], rng.integers(1, K + 1, (1, O))]))  # the new node K
+    edges = np.zeros((K, O), dtype=bool)
+    edges[0] = rng.random(O) < 0.6
+    (gain,) = est._redirect_gains(model, tab, base, (W, y), [edges])
+    eta = base["eta"].copy()
+    eta[:K][edges] = K
+    exact = evaluate_fsc(model, base["action"], eta, 0) - value
+    assert abs(gain - exact) <= VALUE_ATOL * max(1.0, abs(value)), (gain, exact)
 
 
 def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
-    """Tiger: the 5-node controller at the best known value 19.371 (the codebook closes at 5),
-    grown by the codeword (0.5, 0.5), whose quantiser tables fall to -10.0; the grown tables keep
-    the 5 fitted rows and the value."""
+    """Tiger: a fitted, polished controller grown by a codeword whose quantiser tables lose value
+    (the first such pair among fits at n_memory = 4, 5, 6, 8 and codewords (q, 1 - q) on a grid;
+    at n_memory = 6 the 5-node controller at 19.371 falls to -10.0 when rebuilt with (0.5, 0.5));
+    the grown tables keep the fitted rows and the value."""
     p = tiger()
     pb = PBVI(random_state=0).fit(p)
-    est = RECAPController(n_memory=6, random_state=0, merge=False).fit(p, alphas=pb)
+    case = None
+    for K in (4, 5, 6, 8):
+        est = RECAPController(n_memory=K, random_state=0, merge=False).fit(p, alphas=pb)
+        for q in np.linspace(0.05, 0.95, 19):
+            b = np.array([q, 1.0 - q])
+            rebuilt = est._build(p, np.vstack([est.codebook_, b[None, :]]), est.alphas_)
+            if evaluate_fsc(p, rebuilt["action"], rebuilt["eta"], rebuilt["m0"]) < est.value_ - 1e-6:
+                case = (est, b)  # the quantiser alone would lose value here
+                break
+        if case is not None:
+            break
+    assert case is not None, "no codeword whose rebuild loses value"
+    est, b = case
     C = est.codebook_
     n = len(C)
-    assert n == 5 and est.value_ > 19.37
     tab = dict(action=est.action_.copy(), eta=est.eta_.copy(), eta_full=est.eta_full_.copy(), m0=est.m0_)
-    rebuilt = est._build(p, np.vstack([C, [[0.5, 0.5]]]), est.alphas_)
-    v_rebuilt = evaluate_fsc(p, rebuilt["action"], rebuilt["eta"], rebuilt["m0"])
-    assert v_rebuilt < est.value_ - 1e-6  # the quantiser alone would lose value here
-    C2, new, v = est._grow(p, C, tab, est.value_, (np.array([0.5, 0.5]), (0, 0)), est.alphas_)
+    C2, new, v = est._grow(p, C, tab, est.value_, (b, (0, 0)), est.alphas_)
     assert v >= est.value_ - VALUE_ATOL
     np.testing.assert_array_equal(new["action"][:n], est.action_)
     assert np.all(new["eta"][:n] <= n)  # the fitted rows, possibly with an edge into the new node
