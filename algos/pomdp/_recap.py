@@ -38,7 +38,12 @@ Project additions (not in the spec; each change is accepted only when the exact 
    maximising the node's adjoint-weighted one-step backup, per action) and single transitions,
    each trial screened by its exact rank-S (Woodbury) gain before the direct solve. On large systems
    (``K * S >= 600``) a trial is solved exactly only when its first-order gain (adjoint occupancy
-   times the Bellman residual of the changed rows) is positive.
+   times the Bellman residual of the changed rows) is positive; so are the incremental growth
+   tables (``_grow``).
+8. Growth schedule and paths (``schedule``): the full treatment (refinement, polish of every node,
+   restarts, merge) at K = 1, 2, 4, 8, ... and K >= n_memory; several growth paths (decision-only
+   or decision + L1 candidates, two between-step polishes), of which the two with the best value
+   at K = n_memory - 1 run the last steps (``_FINAL_BEAM``), the best final one being kept.
 
 Because of the safeguard, ``eta_`` may differ from the plain quantiser table for a few transitions
 (the table ``eta_full_`` holds the quantiser for the actions the nodes do not play).
@@ -250,9 +255,10 @@ class RECAPController(_CodebookController):
         an edge into it. Each growth step keeps the better of the quantiser tables and the
         incremental tables (see ``_grow``), so the polish of earlier steps carries over.
         ``"doubling"`` runs four growth paths (both between-step polishes, ``_local_variants``)
-        where ``"every"`` runs two, in less time: on hallway and tiger-grid at K = 16 it took 7-24 s
-        and reached 0.85-0.93x the solver's lower bound on each of 18 alpha-set/seed pairs tried
-        (docs/pomdp.md). Not in the spec: a project addition.
+        where ``"every"`` runs two; under either, only the two best paths at K = n_memory - 1 run
+        the last steps. On hallway and tiger-grid at K = 16 ``"doubling"`` took 6-15 s and reached
+        0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
+        spec: a project addition.
     n_samples : int, default=2000
         Size of the restart sample.
     n_restarts : int, default=5
