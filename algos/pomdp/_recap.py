@@ -866,9 +866,10 @@ class RECAPController(_CodebookController):
                     best = None
                     full = self._full_step(K)
                     current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
+                    rank = lambda grown_: (grown_[2], grown_[1].get("near", np.inf))  # noqa: E731
                     for cand in cands:
                         out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
-                        if best is None or (out[2], out[1].get("near", np.inf)) > (best[2], best[1].get("near", np.inf)):
+                        if best is None or rank(out) > rank(best):
                             best, parent = out, cand[1][0]
                     C, tab, value = best
                     if refine and n_refine > 0 and full:
