@@ -191,6 +191,12 @@ class _RowUpdate(RowUpdate):
         self.Zk, self.Zold = {}, {}
 
 
+def _growth_rank(grown):
+    """Order of ``_grow`` results: the value, then (for an unreachable new node, whose value is the
+    current one) the best value its tables reached."""
+    return grown[2], grown[1].get("near", np.inf)
+
+
 def _occupancy(P, action, eta, m0, discount):
     """Discounted node occupancy ``nu`` of the FSC run on the codeword beliefs from ``m0``."""
     K = len(action)
@@ -854,7 +860,8 @@ class RECAPController(_CodebookController):
                 checked = True
                 yield kept[2]
             extra = K > self.n_memory  # the look-ahead step: its merge is an n_memory-node candidate
-            W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
+            if not (extra and closed):
+                W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
             if not extra:
                 objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
             grown = False
@@ -866,10 +873,9 @@ class RECAPController(_CodebookController):
                     best = None
                     full = self._full_step(K)
                     current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
-                    rank = lambda grown_: (grown_[2], grown_[1].get("near", np.inf))  # noqa: E731
                     for cand in cands:
                         out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
-                        if best is None or rank(out) > rank(best):
+                        if best is None or _growth_rank(out) > _growth_rank(best):
                             best, parent = out, cand[1][0]
                     C, tab, value = best
                     if refine and n_refine > 0 and full:

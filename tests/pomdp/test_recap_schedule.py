@@ -96,8 +96,7 @@ def test_redirect_gain_is_exact_when_the_source_node_is_not_revisited(case, K):
 
 def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
     """Tiger: a fitted, polished controller grown by a codeword whose quantiser tables lose value
-    (the first such pair among fits at n_memory = 4, 5, 6, 8 and codewords (q, 1 - q) on a grid;
-    at n_memory = 6 the 5-node controller at 19.371 falls to -10.0 when rebuilt with (0.5, 0.5));
+    (the first such pair among fits at n_memory = 4, 5, 6, 8 and codewords (q, 1 - q) on a grid);
     the grown tables keep the fitted rows and the value."""
     p = tiger()
     pb = PBVI(random_state=0).fit(p)
