@@ -11,6 +11,9 @@ computed once per fit (:class:`FSCSystem`) and every system is assembled from th
 :class:`RowUpdate` gives the exact change of ``V^F(b0)`` when the rows of one node change (its
 action and/or its transitions): the Woodbury identity on the current LU factors (a rank-S update),
 ``O(S^3)`` per trial after ``S`` solves per node, instead of a fresh ``(K S)^3 / 3`` factorisation.
+An accepted change is applied in product form (:meth:`RowUpdate.accept`): the factors stay, and each
+change adds one rank-S Woodbury step to every later solve, until ``max_updates`` changes ask for a
+fresh factorisation.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
 SPARSE_FROM = 512  # K*S from which the system is factored sparse (SuperLU) instead of dense LU
+MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the system is factored afresh
 
 
 class Factor:
@@ -158,33 +162,103 @@ class RowUpdate:
         V' - V = y_k . rho - y_k^T (I + D Z_k)^{-1} D (W + Z_k rho),   Z_k = M^{-1} E_k,
 
     ``y`` the adjoint (``M^T y = e_{m0} (x) b0``). ``Z_k`` costs S solves with the factors (cached per
-    node until :meth:`reset`); a trial then costs ``O(O S^3)`` (an action change) or ``O(S^3)`` (one
-    transition) instead of a fresh ``(K S)^3 / 3`` factorisation. The result equals the direct solve
-    up to round-off (see ``tests/pomdp/test_recap_incremental.py``)."""
+    node until the tables change); a trial then costs ``O(O S^3)`` (an action change) or ``O(S^3)``
+    (one transition) instead of a fresh ``(K S)^3 / 3`` factorisation. The result equals the direct
+    solve up to round-off (see ``tests/pomdp/test_recap_incremental.py``).
 
-    def __init__(self, system):
+    :meth:`accept` applies a change without refactoring (product form, as the simplex method keeps
+    its basis inverse): with ``G = Z_k C^{-1}`` (``C = I + D Z_k``) the new inverse is
+    ``M'^{-1} = (I - G D) M^{-1}``, so ``W' = W + G (rho - D W)``, ``y' = y - M^{-T} D^T G^T e``
+    (one transposed solve) and ``Z'_k = G``; every later solve applies the stored ``(G, D)`` steps
+    to the solve with the factors. After ``max_updates`` changes the system is factored afresh
+    (each step costs about ``4 O S^3 + 2 K S^3`` flops per ``S`` right-hand sides, against one
+    sparse LU per change without it)."""
+
+    def __init__(self, system, max_updates=MAX_UPDATES):
         if system.blocks is None:
             raise ValueError("RowUpdate needs the cached blocks (the model is above the block limit).")
         self.sys, self.blocks = system, system.blocks
         self._wide_cache = system.wide_blocks
         self.r, self.g = system.r, system.discount
+        self.max_updates = int(max_updates)
+        self._file = []
 
     def reset(self, action, eta, m0):
         """Factor the system of ``(action, eta, m0)``; returns ``(W, y)``."""
         self.action = np.asarray(action, dtype=np.int64).copy()
         self.eta = np.asarray(eta, dtype=np.int64).copy()
-        self.W, self.y, self.lu = self.sys.values_and_adjoint(self.action, self.eta, int(m0))
-        self.value = float(self.sys.b0 @ self.W[int(m0)])
+        self.m0 = int(m0)
+        self.W, self.y, self.lu = self.sys.values_and_adjoint(self.action, self.eta, self.m0)
+        self.value = float(self.sys.b0 @ self.W[self.m0])
         self.Zk, self.Zold = {}, {}
+        self._file = []  # product-form steps since the factorisation: (G, (a_new, row_new), (a_old, row_old))
         return self.W, self.y
+
+    def solve(self, b, trans=0):
+        """``M^{-1} b`` (``trans``: ``M^{-T} b``) for the current tables, ``b`` of shape (K*S,) or
+        (K*S, m): the solve with the factors and the product-form steps of :meth:`accept`."""
+        K, S = self.W.shape
+        if not trans:
+            x = self.lu.solve(b)
+            for G, new, old in self._file:
+                x = x - G @ self._D(new, old, x.reshape((K, S) + x.shape[1:]))
+            return x
+        u = np.array(b, dtype=float)
+        for G, new, old in reversed(self._file):
+            u = u - self._DT(new, old, G.T @ u).reshape(u.shape)
+        return self.lu.solve(u, trans=1)
+
+    def _D(self, new, old, X):
+        """The change of one node's rows of ``I - discount P`` (from ``old = (a, row)`` to ``new``)
+        applied to X (K, S, ...): shape (S, ...)."""
+        return -self.g * (self._apply(*new, X) - self._apply(*old, X))
+
+    def _DT(self, new, old, v):
+        """The transpose of :meth:`_D` applied to v (S, ...): shape (K, S, ...)."""
+        K, S = self.W.shape
+        out = np.zeros((K, S) + v.shape[1:])
+        for (a, row), sign in ((new, -self.g), (old, self.g)):
+            Y = (self._wide(a).T @ v.reshape(S, -1)).reshape((len(row), S) + v.shape[1:])
+            np.add.at(out, row, sign * Y)
+        return out
 
     def _z(self, k):
         if k not in self.Zk:
             K, S = self.W.shape
             E = np.zeros((K * S, S))
             E[k * S:(k + 1) * S] = np.eye(S)
-            self.Zk[k] = self.lu.solve(E).reshape(K, S, S)
+            self.Zk[k] = self.solve(E).reshape(K, S, S)
         return self.Zk[k]
+
+    def accept(self, k, a_new, row_new):
+        """Change node ``k`` to play ``a_new`` with the transitions ``row_new``; ``W``, ``y`` and
+        ``value`` follow by the product form (see the class docstring), exact up to round-off.
+        Returns the new value."""
+        k, a_new = int(k), int(a_new)
+        row_new = np.asarray(row_new, dtype=np.int64).copy()
+        a_old, row_old = int(self.action[k]), self.eta[k].copy()
+        if a_new == a_old and np.array_equal(row_new, row_old):
+            return self.value
+        K, S = self.W.shape
+        new, old = (a_new, row_new), (a_old, row_old)
+        Zk = self._z(k)
+        if k not in self.Zold:
+            self.Zold[k] = self._apply(a_old, row_old, Zk)
+        C = np.eye(S) - self.g * (self._apply(a_new, row_new, Zk) - self.Zold[k])
+        G = scipy.linalg.solve(C.T, Zk.reshape(K * S, S).T, check_finite=False).T  # Z_k C^{-1}
+        rho = self.r[:, a_new] - self.r[:, a_old]
+        W = self.W + (G @ (rho - self._D(new, old, self.W))).reshape(K, S)
+        Ge = scipy.linalg.solve(C.T, self.y[k], check_finite=False)  # G^T e = C^{-T} y_k
+        y = self.y - self.solve(self._DT(new, old, Ge).reshape(-1), trans=1).reshape(K, S)
+        self._file.append((G, new, old))
+        self.action[k], self.eta[k] = a_new, row_new
+        if len(self._file) >= self.max_updates:
+            self.reset(self.action, self.eta, self.m0)
+            return self.value
+        self.W, self.y = W, y
+        self.value = float(self.sys.b0 @ W[self.m0])
+        self.Zk, self.Zold = {k: G.reshape(K, S, S)}, {}
+        return self.value
 
     def _wide(self, a):
         """``blocks[a]`` as one (S, O*S) matrix ``[blocks[a, 0] ... blocks[a, O-1]]`` (cached)."""

@@ -64,7 +64,7 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
-from ._beliefs import DENSE_LIMIT, _arrays, _b0
+from ._beliefs import _arrays, _b0
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
@@ -189,6 +189,13 @@ class _RowUpdate(RowUpdate):
         self.action = np.asarray(action, dtype=np.int64).copy()
         self.eta = np.asarray(eta, dtype=np.int64).copy()
         self.Zk, self.Zold = {}, {}
+        self._file = []
+
+
+def _table_key(tab):
+    """Hashable identity of an FSC's tables (action, eta, m0)."""
+    action, eta = np.asarray(tab["action"], dtype=np.int64), np.asarray(tab["eta"], dtype=np.int64)
+    return action.tobytes(), eta.shape, eta.tobytes(), int(tab["m0"])
 
 
 def _growth_rank(grown):
@@ -386,7 +393,11 @@ class RECAPController(_CodebookController):
         return out
 
     def _node_values(self, pomdp, action, eta, m0):
-        """Node values ``W`` and the adjoint occupancy ``y`` of the FSC (both (K, S))."""
+        """Node values ``W`` and the adjoint occupancy ``y`` of the FSC (both (K, S)); those of the
+        last polished tables are kept from the polish's final solve."""
+        cached = getattr(self, "_values_cache", None)
+        if cached is not None and cached[0] == _table_key(dict(action=action, eta=eta, m0=m0)):
+            return cached[1], cached[2]
         W, y, _ = self._system(pomdp).values_and_adjoint(action, eta, int(m0))
         return W, y
 
@@ -583,17 +594,19 @@ class RECAPController(_CodebookController):
         S = C.shape[1]
         tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
         # Every trial is screened by its exact gain from the rank-S (Woodbury) update of the current
-        # LU factors (:class:`RowUpdate`, O(S^3) per trial); only a trial the update says improves is
-        # solved directly, and the direct value decides (acceptance stays exact). Large systems
-        # (``K * S >= _SCREEN_SIZE``) first skip trials whose first-order gain y_k . delta_k is not
-        # positive (delta_k: the Bellman residual of the changed node-k rows at the current W, y: the
-        # adjoint occupancy; y_k . delta_k is the first-order term of the exact gain, exact when node
-        # k is not revisited).
+        # factors (:class:`RowUpdate`, O(S^3) per trial); a trial the update says improves is applied
+        # in product form (``RowUpdate.accept``: no refactorisation, a fresh one every MAX_UPDATES
+        # changes) and kept when the value it gives rises by more than the tie; the value returned is
+        # a direct solve of the final tables. Large systems (``K * S >= _SCREEN_SIZE``) first skip
+        # trials whose first-order gain y_k . delta_k is not positive (delta_k: the Bellman residual
+        # of the changed node-k rows at the current W, y: the adjoint occupancy; y_k . delta_k is the
+        # first-order term of the exact gain, exact when node k is not revisited).
         ev = self._system(pomdp)
         T, Z, r, discount = ev.T, ev.Z, ev.r, ev.discount
         first_order = K * S >= _SCREEN_SIZE
         upd = RowUpdate(ev) if ev.blocks is not None else None
         screen = first_order or upd is not None
+        start = (tab, value)
 
         def refresh(tab):
             if upd is not None:
@@ -601,30 +614,24 @@ class RECAPController(_CodebookController):
             W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
             return W, y
 
-        held = {"trial": None}  # the trial whose factors ``upd`` holds (None: the current tables)
-
-        def trial_value(trial, k, v_cur):
-            """Exact value of ``trial`` (node k changed): screened by the rank-S update first; a
-            trial the update says improves is factored afresh, and that direct solve's value
-            decides (its factors serve the next trials when it is kept)."""
+        def attempt(tab, trial, k, value):
+            """``(tab, value, W, y)`` after trying ``trial`` (node k changed): with the update, the
+            trial is applied when its exact gain exceeds the tie and kept when the value it gives
+            does (reverted otherwise); without it, a direct solve decides."""
             if upd is None:
-                return self._evaluate(pomdp, trial)
-            if v_cur + upd.delta_value(k, trial["action"][k], trial["eta"][k]) <= v_cur + _tie(v_cur):
-                return -np.inf
-            if trial["eta"].shape[0] * S > DENSE_LIMIT:
-                return self._evaluate(pomdp, trial)
-            upd.reset(trial["action"], trial["eta"], trial["m0"])
-            held["trial"] = trial
-            return upd.value
+                v = self._evaluate(pomdp, trial)
+                if v > value + _tie(value):
+                    return (trial, v) + (refresh(trial) if screen else (None, None))
+                return tab, value, W, y
+            a_k, row_k = trial["action"][k], trial["eta"][k]
+            if upd.delta_value(k, a_k, row_k) <= _tie(value):
+                return tab, value, upd.W, upd.y
+            v = upd.accept(k, a_k, row_k)
+            if v > value + _tie(value):
+                return trial, v, upd.W, upd.y
+            return (tab, value) + refresh(tab)  # round-off at the tie: back to the kept tables
 
-        def settle(tab):
-            """Factors of the kept tables ``tab`` after a trial: ``(W, y)``."""
-            if upd is not None and held["trial"] is tab:
-                held["trial"] = None
-                return upd.W, upd.y
-            held["trial"] = None
-            return refresh(tab)
-
+        W = y = None
         if screen:
             W, y = refresh(tab)
         A, O = tab["P"].shape[1], tab["P"].shape[2]
@@ -647,11 +654,9 @@ class RECAPController(_CodebookController):
                     trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
                     trial["action"][k] = a
                     trial["eta"][k] = tab["eta_full"][k, a]
-                    v = trial_value(trial, k, value) if screen else self._evaluate(pomdp, trial)
-                    if v > value + _tie(value):
-                        tab, value, improved = trial, v, True
-                    if screen and (held["trial"] is not None or tab is trial):
-                        W, y = settle(tab)
+                    tab, v, W, y = attempt(tab, trial, k, value)
+                    improved |= tab is trial
+                    value = v
                 if screen and rows:
                     # row moves: for each action the transitions maximising the node's adjoint-
                     # weighted backup y_k . (r_a + discount sum_o blocks[a, o] W[eta_o]) (per
@@ -671,11 +676,9 @@ class RECAPController(_CodebookController):
                         trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
                         trial["action"][k] = a
                         trial["eta"][k] = row
-                        v = trial_value(trial, k, value)
-                        if v > value + _tie(value):
-                            tab, value, improved = trial, v, True
-                        if held["trial"] is not None or tab is trial:
-                            W, y = settle(tab)
+                        tab, v, W, y = attempt(tab, trial, k, value)
+                        improved |= tab is trial
+                        value = v
                 a = tab["action"][k]
                 for o in range(O):
                     if tab["P"][k, a, o] <= 0:
@@ -689,13 +692,21 @@ class RECAPController(_CodebookController):
                                 continue
                         trial = dict(tab, eta=tab["eta"].copy())
                         trial["eta"][k, o] = n
-                        v = trial_value(trial, k, value) if screen else self._evaluate(pomdp, trial)
-                        if v > value + _tie(value):
-                            tab, value, improved = trial, v, True
-                        if screen and (held["trial"] is not None or tab is trial):
-                            W, y = settle(tab)
+                        tab, v, W, y = attempt(tab, trial, k, value)
+                        improved |= tab is trial
+                        value = v
             if not improved:
                 break
+        if tab is not start[0]:  # the value reported: a direct solve of the final tables
+            if upd is not None and K * S >= SPARSE_FROM:  # (the same sparse solve as _evaluate)
+                if upd._file:
+                    upd.reset(tab["action"], tab["eta"], tab["m0"])
+                value = upd.value
+                self._values_cache = (_table_key(tab), upd.W, upd.y)  # for _node_values
+            else:
+                value = self._evaluate(pomdp, tab)
+            if value < start[1]:  # (never seen: the product form's round-off is ~1e-13)
+                tab, value = start
         tab["eta_full"] = tab["eta_full"].copy()
         tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
         return tab, value
@@ -941,7 +952,7 @@ class RECAPController(_CodebookController):
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
         self.pbvi_ = pbvi
         self._alpha_labels = labels
-        self._succ_cache = None
+        self._succ_cache = self._values_cache = None
         S = np.asarray(pomdp.T).shape[1]
         b0 = _b0(pomdp, None, S)
         restarts = None
@@ -985,5 +996,5 @@ class RECAPController(_CodebookController):
         self.objective_history_ = np.asarray(objectives)
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
-        self._succ_cache = None
+        self._succ_cache = self._values_cache = None
         return self

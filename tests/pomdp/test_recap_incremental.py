@@ -77,6 +77,44 @@ def test_rank_s_update_equals_dense_solve(case, K, kind):
         assert abs(upd.delta_value(k, a_new, row_new) - exact) <= DELTA_ATOL, (kind, k)
 
 
+@settings(max_examples=40, deadline=None)
+@given(pomdps(max_states=6, max_actions=3, max_observations=4, discounts=(0.8, 0.9, 0.95), with_rng=True),
+       st.integers(1, 6), st.sampled_from([3, 100]))
+def test_product_form_changes_equal_direct_solves(case, K, max_updates):
+    """Six accepted changes in product form (``RowUpdate.accept``, refactored every ``max_updates``):
+    after each, the values, the adjoint, the value and both solves equal the direct solves of the
+    changed tables, and the next change's Woodbury gain is still exact."""
+    model, rng = case
+    T, Z, r, g = _arrays(model)
+    A, O = model.n_actions, model.n_observations
+    action, eta, m0 = _random_fsc(model, rng, K)
+    ev = FSCSystem(T, Z, r, g, _b0(model, None, T.shape[1]))
+    upd = RowUpdate(ev, max_updates=max_updates)
+    upd.reset(action, eta, m0)
+    S, n_changed = T.shape[1], 0
+    for step in range(6):
+        k = int(rng.integers(0, K))
+        a_new, row_new = int(rng.integers(0, A)), eta[k].copy()
+        if step % 2:
+            row_new = rng.integers(0, K, O)
+        else:
+            row_new[int(rng.integers(0, O))] = rng.integers(0, K)
+        v_old = upd.value
+        gain = upd.delta_value(k, a_new, row_new)
+        n_changed += a_new != action[k] or not np.array_equal(row_new, eta[k])
+        action[k], eta[k] = a_new, row_new
+        v = upd.accept(k, a_new, row_new)
+        W_d, y_d, lu = ev.values_and_adjoint(action, eta, m0)
+        v_d = evaluate_fsc(model, action, eta, m0)
+        assert abs(v - v_d) <= DELTA_ATOL and abs(v_old + gain - v_d) <= DELTA_ATOL, step
+        np.testing.assert_allclose(upd.W, W_d, rtol=0, atol=DELTA_ATOL)
+        np.testing.assert_allclose(upd.y, y_d, rtol=0, atol=DELTA_ATOL)
+        b = rng.normal(size=(K * S, 2))
+        np.testing.assert_allclose(upd.solve(b), lu.solve(b), rtol=0, atol=DELTA_ATOL)
+        np.testing.assert_allclose(upd.solve(b[:, 0], trans=1), lu.solve(b[:, 0], trans=1), rtol=0, atol=DELTA_ATOL)
+    assert len(upd._file) == n_changed % max_updates  # refactored after every max_updates changes
+
+
 def test_rank_s_update_on_hallway_scale_fsc(shared_data_dir):
     """A 16-node FSC of hallway (S = 60, K*S = 960): the update stays within 1e-10 of the dense solve."""
     model = read_pomdp(Path(shared_data_dir) / "pomdp" / "hallway.POMDP")
@@ -139,10 +177,17 @@ def test_shared_successor_build_is_build_codebook_fsc(case, K):
 
 
 class _DirectOnly(RowUpdate):
-    """Screen that passes every trial on to the direct solve (the path without the update)."""
+    """Screen that passes every trial on to the direct solve, and a change applied by factoring the
+    changed tables afresh (the path without the update and its product form)."""
 
     def delta_value(self, k, a_new, row_new):
         return np.inf
+
+    def accept(self, k, a_new, row_new):
+        action, eta = self.action.copy(), self.eta.copy()
+        action[k], eta[k] = a_new, row_new
+        self.reset(action, eta, self.m0)
+        return self.value
 
 
 def _fit(model, sol, K):
