@@ -190,7 +190,7 @@ class RowUpdate:
         self.m0 = int(m0)
         self.W, self.y, self.lu = self.sys.values_and_adjoint(self.action, self.eta, self.m0)
         self.value = float(self.sys.b0 @ self.W[self.m0])
-        self.Zk, self.Zold = {}, {}
+        self.Zk, self.Zold, self._last_c = {}, {}, None
         self._file = []  # product-form steps since the factorisation: (G, (a_new, row_new), (a_old, row_old))
         return self.W, self.y
 
@@ -239,12 +239,18 @@ class RowUpdate:
         a_old, row_old = int(self.action[k]), self.eta[k].copy()
         if a_new == a_old and np.array_equal(row_new, row_old):
             return self.value
+        if len(self._file) + 1 >= self.max_updates:  # time for a fresh factorisation
+            self.action[k], self.eta[k] = a_new, row_new
+            self.reset(self.action, self.eta, self.m0)
+            return self.value
         K, S = self.W.shape
         new, old = (a_new, row_new), (a_old, row_old)
         Zk = self._z(k)
-        if k not in self.Zold:
-            self.Zold[k] = self._apply(a_old, row_old, Zk)
-        C = np.eye(S) - self.g * (self._apply(a_new, row_new, Zk) - self.Zold[k])
+        last = getattr(self, "_last_c", None)  # C of the trial just screened, when it is this one
+        if last is not None and last[:3] == (k, a_new, row_new.tobytes()):
+            C = last[3]
+        else:
+            C = self._capacitance(k, new, Zk)
         G = scipy.linalg.solve(C.T, Zk.reshape(K * S, S).T, check_finite=False).T  # Z_k C^{-1}
         rho = self.r[:, a_new] - self.r[:, a_old]
         W = self.W + (G @ (rho - self._D(new, old, self.W))).reshape(K, S)
@@ -252,13 +258,15 @@ class RowUpdate:
         y = self.y - self.solve(self._DT(new, old, Ge).reshape(-1), trans=1).reshape(K, S)
         self._file.append((G, new, old))
         self.action[k], self.eta[k] = a_new, row_new
-        if len(self._file) >= self.max_updates:
-            self.reset(self.action, self.eta, self.m0)
-            return self.value
         self.W, self.y = W, y
         self.value = float(self.sys.b0 @ W[self.m0])
-        self.Zk, self.Zold = {k: G.reshape(K, S, S)}, {}
+        self.Zk, self.Zold, self._last_c = {k: G.reshape(K, S, S)}, {}, None
         return self.value
+
+    @property
+    def pending(self):
+        """Product-form steps since the last factorisation (0: ``W``, ``y`` are a direct solve)."""
+        return len(self._file)
 
     def _wide(self, a):
         """``blocks[a]`` as one (S, O*S) matrix ``[blocks[a, 0] ... blocks[a, O-1]]`` (cached)."""
@@ -290,15 +298,19 @@ class RowUpdate:
                 B = self.blocks[a_new, o]
                 n, n_old = row_new[o], row_old[o]
                 C = np.eye(S) - self.g * B @ (Zk[n] - Zk[n_old])
+                self._last_c = (k, a_new, row_new.tobytes(), C)
                 Dx = -self.g * B @ (self.W[n] - self.W[n_old])
                 return float(-yk @ np.linalg.solve(C, Dx))
         rho = self.r[:, a_new] - self.r[:, a_old]
-
-        def D(X, old=None):  # change of node k's rows of (I - discount P) applied to X (K, S, ...)
-            return -self.g * (self._apply(a_new, row_new, X) - (self._apply(a_old, row_old, X) if old is None else old))
-
-        if k not in self.Zold:  # node k's current rows applied to Z_k: the same for every trial at k
-            self.Zold[k] = self._apply(a_old, row_old, Zk)
+        C = self._capacitance(k, (a_new, row_new), Zk)
         x = self.W + np.einsum("kst,t->ks", Zk, rho)
-        C = np.eye(S) + D(Zk, self.Zold[k])
-        return float(yk @ rho - yk @ np.linalg.solve(C, D(x)))
+        return float(yk @ rho - yk @ np.linalg.solve(C, self._D((a_new, row_new), (a_old, row_old), x)))
+
+    def _capacitance(self, k, new, Zk):
+        """``C = I + D Z_k`` for node ``k`` changing to ``new = (a, row)`` (node k's current rows
+        applied to ``Z_k`` cached per node: the same for every trial at k); kept for :meth:`accept`."""
+        if k not in self.Zold:
+            self.Zold[k] = self._apply(int(self.action[k]), self.eta[k], Zk)
+        C = np.eye(Zk.shape[1]) - self.g * (self._apply(*new, Zk) - self.Zold[k])
+        self._last_c = (k, new[0], new[1].tobytes(), C)
+        return C

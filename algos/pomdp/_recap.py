@@ -699,7 +699,7 @@ class RECAPController(_CodebookController):
                 break
         if tab is not start[0]:  # the value reported: a direct solve of the final tables
             if upd is not None and K * S >= SPARSE_FROM:  # (the same sparse solve as _evaluate)
-                if upd._file:
+                if upd.pending:
                     upd.reset(tab["action"], tab["eta"], tab["m0"])
                 value = upd.value
                 self._values_cache = (_table_key(tab), upd.W, upd.y)  # for _node_values
