@@ -586,7 +586,9 @@ class RECAPController(_CodebookController):
         another action (with that action's quantiser transitions); with ``rows``, each node's row
         may change to ``(a, argmax_n y_k . blocks[a, o] W_n per o)`` for each action ``a`` (the
         best row for the first-order gain ``y_k . delta_k``, exact when node k is not revisited).
-        A change is kept only when the exact value strictly rises, so the value never drops.
+        A change is kept only when its exact value (the product-form update of
+        :meth:`RowUpdate.accept`, exact up to round-off) strictly rises, and the value returned is a
+        direct solve of the final tables, so the value never drops.
         ``nodes``: the nodes visited (all when None). [R] project addition, see docs."""
         K = len(C)
         if K == 1:
