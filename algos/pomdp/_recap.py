@@ -36,10 +36,11 @@ Project additions (not in the spec; each change is accepted only when the exact 
    Once the grown codebook is closed no more candidates are tried.
 7. Polish (``polish=True``): coordinate ascent on node actions, whole node rows (the transitions
    maximising the node's adjoint-weighted one-step backup, per action) and single transitions,
-   each trial screened by its exact rank-S (Woodbury) gain before the direct solve. On large systems
-   (``K * S >= 600``) a trial is solved exactly only when its first-order gain (adjoint occupancy
-   times the Bellman residual of the changed rows) is positive; so are the incremental growth
-   tables (``_grow``).
+   each trial screened by its exact rank-S (Woodbury) gain; a move that improves is applied in
+   product form (no refactorisation, a fresh one every few moves) and the polished controller's
+   value is a direct solve. On large systems (``K * S >= 600``) a trial's exact gain is computed
+   only when its first-order gain (adjoint occupancy times the Bellman residual of the changed
+   rows) is positive; the incremental growth tables (``_grow``) are solved only then too.
 8. Growth schedule and paths (``schedule``): the full treatment (refinement, polish of every node,
    restarts, merge) at K = 1, 2, 4, 8, ... and K >= n_memory; several growth paths (decision-only
    or decision + L1 candidates, two between-step polishes), of which the two with the best value
