@@ -78,7 +78,7 @@ from ._codebook import (
     quantize,
     simulate_beliefs,
 )
-from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate, fsc_blocks
+from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
 
 __all__ = ["RECAPController"]
 
@@ -167,30 +167,6 @@ def _quantize_decision(B, vB, C, alphas):
     codeword with the relative tie tolerance of :func:`quantize` and its L1 tie-break."""
     alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]  # (K, S), lowest index on ties
     return _nearest_with_l1_ties(np.maximum(vB[:, None] - B @ alpha_c.T, 0.0), B, C)
-
-
-_blocks = fsc_blocks  # ``blocks[a, o] = T[a] * Z[a, :, o]`` (None when too large to hold)
-
-
-def _values_and_adjoint(T, Z, r, discount, action, eta, m0, b0):
-    """Node values ``W``, adjoint ``y`` and LU factors of the FSC system (:class:`FSCSystem`)."""
-    return FSCSystem(T, Z, r, discount, b0).values_and_adjoint(action, eta, m0)
-
-
-class _RowUpdate(RowUpdate):
-    """:class:`RowUpdate` on given blocks and factors: ``_RowUpdate(blocks, r, discount)`` then
-    ``reset(W, y, lu, action, eta)``."""
-
-    def __init__(self, blocks, r, discount):
-        self.blocks, self.r, self.g = blocks, r, discount
-        self._wide_cache = {}
-
-    def reset(self, W, y, lu, action, eta):
-        self.W, self.y, self.lu = W, y, lu
-        self.action = np.asarray(action, dtype=np.int64).copy()
-        self.eta = np.asarray(eta, dtype=np.int64).copy()
-        self.Zk, self.Zold = {}, {}
-        self._file = []
 
 
 def _table_key(tab):

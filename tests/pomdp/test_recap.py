@@ -153,15 +153,14 @@ def test_default_pbvi_and_clone():
 @given(pomdps(with_rng=True), st.integers(1, 4))
 def test_rank_s_update_matches_direct_solve(case, K):
     """The Woodbury value of a one-node change equals the direct solve (round-off only)."""
-    from algos.pomdp._recap import _RowUpdate, _blocks, _values_and_adjoint
+    from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
 
     m, rng = case
     A, O = m.n_actions, m.n_observations
     action = rng.integers(0, A, size=K)
     eta = rng.integers(0, K, size=(K, O))
-    W, y, lu = _values_and_adjoint(m.T, m.Z, m.r, m.discount, action, eta, 0, m.b0)
-    upd = _RowUpdate(_blocks(m.T, m.Z), m.r, m.discount)
-    upd.reset(W, y, lu, action, eta)
+    upd = RowUpdate(FSCSystem(m.T, m.Z, m.r, m.discount, m.b0))
+    upd.reset(action, eta, 0)
     v = evaluate_fsc(m, action, eta, 0)
     k = int(rng.integers(0, K))
     a2, e2 = action.copy(), eta.copy()
@@ -173,8 +172,8 @@ def test_rank_s_update_matches_direct_solve(case, K):
 
 
 def test_screened_polish_keeps_exact_acceptance(monkeypatch):
-    """With the large-system path forced on (first-order screen + rank-S update, then an exact
-    solve at acceptance), values stay exact and non-decreasing in K."""
+    """With the large-system path forced on (first-order screen, rank-S gain, product-form
+    acceptance, a direct solve of the polished tables), values stay exact and non-decreasing in K."""
     import algos.pomdp._recap as rc
 
     monkeypatch.setattr(rc, "_SCREEN_SIZE", 0)
