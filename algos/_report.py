@@ -275,15 +275,21 @@ def _meta(sections, command, date, versions, total_seconds, header):
 
 
 def _counts(sections):
-    """Per section: (theorems held, theorems, targets met, targets, sanity ok, sanity, vacuous)."""
+    """Per section: ({kind: [held, total, vacuous]}, vacuous checks in all)."""
     out = []
     for s in sections:
-        d = {k: [0, 0] for k in KINDS}
+        d = {k: [0, 0, 0] for k in KINDS}
         for c in s.checks:
             d[c.kind][1] += 1
             d[c.kind][0] += bool(c.passed)
+            d[c.kind][2] += bool(c.vacuous)
         out.append((d, sum(c.vacuous for c in s.checks)))
     return out
+
+
+def _count_cell(held, total, vacuous):
+    """``"5/5"``, or ``"5/5 (5 vacuous)"`` when some of the checks that hold say nothing."""
+    return f"{held}/{total}" + (f" ({vacuous} vacuous)" if vacuous else "")
 
 
 _STATUS_MD = {"pass": "pass", "fail": "**FAIL**", "vacuous": "vacuous"}
@@ -348,7 +354,7 @@ def render_markdown(sections, *, title="algos demo report", header="", command=N
     lines += ["| module | theorems hold | targets met | sanity checks pass | vacuous | all hold | time (s) |",
               "|---|---|---|---|---|---|---|"]
     for s, a, (d, nvac) in zip(sections, anchors, _counts(sections)):
-        cells = [f"[{s.module}](#{a})"] + [f"{d[k][0]}/{d[k][1]}" for k in KINDS] + [
+        cells = [f"[{s.module}](#{a})"] + [_count_cell(*d[k]) for k in KINDS] + [
             str(nvac), "yes" if s.passed else ("**NO** (error)" if s.error else "**NO**"), f"{float(s.seconds):.1f}"]
         lines.append("| " + " | ".join([cells[0]] + [md_cell(c) for c in cells[1:]]) + " |")
     lines.append("")
@@ -597,7 +603,7 @@ def render_html(sections, out_dir=".", *, title="algos demo report", header="", 
         st = "pass" if s.passed else "fail"
         allhold = "yes" if s.passed else ("no (error)" if s.error else "no")
         h.append(f'<tr class="module-row"><td data-label="module"><a href="#{_e(a)}">{_e(s.module)}</a></td>'
-                 + "".join(f'<td data-label="{_e(k)}" class="num">{d[k][0]}/{d[k][1]}</td>' for k in KINDS)
+                 + "".join(f'<td data-label="{_e(k)}" class="num">{_count_cell(*d[k])}</td>' for k in KINDS)
                  + f'<td data-label="vacuous" class="num">{nvac}</td>'
                  f'<td data-label="all hold"><span class="status-{st}">{allhold}</span></td>'
                  f'<td data-label="time (s)" class="num">{float(s.seconds):.1f}</td></tr>')

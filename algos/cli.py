@@ -190,7 +190,10 @@ def _run_demo(args):
             "sections": [s.to_dict() for s in sections],
         }, indent=2))
     else:
+        html = Path(path).with_name("report.html")
         print(f"report written to {path}")
+        if html.is_file():
+            print(f"open {html} in a browser (one self-contained file)")
     return EXIT_OK if ok else EXIT_FAILED
 
 

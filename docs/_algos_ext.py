@@ -5,6 +5,9 @@
 * ``.. bound-kind-table:: theory.module`` -- a table function -> kind -> summary for a module.
 * :func:`png_file_scraper` -- a sphinx-gallery image scraper: the open matplotlib figures, or
   when a script closed them after saving, the PNG files it wrote during the block.
+* Offline math: MathJax 3 is copied into the built site (``_static/mathjax/``) from the
+  ``sphinx-mathjax-offline`` package on PyPI (MathJax 3.2.2, Apache-2.0), so that the pages render
+  their formulas with no network; ``mathjax_path`` in ``conf.py`` points there.
 """
 
 from __future__ import annotations
@@ -153,8 +156,55 @@ def _patch_autosummary_summary():
     autosummary.extract_summary = extract_summary
 
 
+#: the parts of MathJax the site loads: the TeX-to-CommonHTML component, its fonts, the TeX
+#: extensions it loads on demand and the menu/accessibility parts its context menu may load
+MATHJAX_PARTS = ("tex-chtml.js", "output", "input", "ui", "a11y", "adaptors", "LICENSE")
+
+
+def mathjax_source():
+    """The folder of MathJax 3 files shipped by the ``sphinx-mathjax-offline`` distribution.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``static/mathjax`` folder of that distribution.
+
+    Raises
+    ------
+    RuntimeError
+        If the distribution is not installed (it is part of the ``docs`` extra).
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            "the docs serve MathJax from the site itself and need the 'sphinx-mathjax-offline' "
+            "package: python -m pip install -c constraints.txt -e \".[docs]\"")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "static" / "mathjax"
+    if not (folder / "tex-chtml.js").is_file():
+        raise RuntimeError(f"no tex-chtml.js in {folder}: reinstall sphinx-mathjax-offline")
+    return folder
+
+
+def _copy_mathjax(app, exc):
+    if exc is not None or app.builder.format != "html":
+        return
+    src = mathjax_source()
+    dest = Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        path = src / part
+        if path.is_dir():
+            shutil.copytree(path, dest / part, dirs_exist_ok=True)
+        elif path.is_file():
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest / part)
+
+
 def setup(app):
     _patch_autosummary_summary()
+    mathjax_source()  # fail at the start of the build, not after it, when MathJax is missing
+    app.connect("build-finished", _copy_mathjax)
     app.add_directive("bound-kind", BoundKind)
     app.add_directive("bound-kind-table", BoundKindTable)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -140,5 +140,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_context = {"default_mode": "light"}
-# MathJax 3 is loaded by the browser from its CDN; a page read offline shows the TeX source instead.
+# MathJax 3 is served from the built site itself (docs/_algos_ext.py copies it from the
+# sphinx-mathjax-offline package into _static/mathjax): building and reading need no network.
+mathjax_path = "mathjax/tex-chtml.js"
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}

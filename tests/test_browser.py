@@ -3,9 +3,10 @@
 Each page is loaded through the DevTools protocol (a websocket to ``--remote-debugging-port`` on
 127.0.0.1), screenshotted at desktop and phone width, and checked for: no JavaScript exception, no
 ``console.error``, no failed load of a local resource, no broken image, and (for the report) the
-check table with one row per check and no horizontal overflow at phone width. Loads of remote
-``http(s)`` resources (the docs' MathJax comes from its CDN) are not errors of the page: the test
-machine may have no internet; the report itself must request nothing at all but ``data:`` URIs.
+check table with one row per check and no horizontal overflow at phone width. The docs' formulas are
+typeset by the MathJax copy the site serves itself: a theory API page and the teaching page are
+loaded with the browser's network switched off and must show typeset math and no raw TeX; the
+report itself must request nothing at all but ``data:`` URIs.
 
 The browser is ``/usr/bin/chromium`` (Debian package ``chromium``; CI installs it) or the first of
 ``chromium``, ``chromium-browser``, ``google-chrome`` on ``PATH``; without one the tests skip, saying
@@ -344,3 +345,40 @@ def test_docs_pages_in_browser(page, docs_html, browser, shots):
         links = browser.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
         for target in ("fair_matching.html", "api/index.html", "auto_examples/index.html"):
             assert any(h and h.endswith(target) for h in links), f"index has no link to {target}"
+
+
+_MATH_PAGES = {
+    "theory API page": ("api", "generated", "theory.fair_matching.usw_lower_bound.html"),
+    "teaching page": ("teaching", "theorems_as_code.html"),
+}
+_MATH_WAIT_JS = (
+    "(window.MathJax && MathJax.startup && MathJax.startup.promise) ? "
+    "MathJax.startup.promise.then(() => document.querySelectorAll('mjx-container').length) : -1"
+)
+
+
+@pytest.mark.parametrize("which", sorted(_MATH_PAGES))
+def test_docs_math_renders_offline(which, docs_html, browser, shots):
+    """With the browser's network switched off, the formulas of a theory API page and of the teaching
+    page are typeset by the MathJax copy served from the site: MathJax loads, typesets at least one
+    formula, no TeX delimiter is left in the rendered text and nothing remote is requested."""
+    path = docs_html.joinpath(*_MATH_PAGES[which])
+    assert path.is_file(), f"{path} was not built"
+    assert (docs_html / "_static" / "mathjax" / "tex-chtml.js").is_file(), "MathJax is not served by the site"
+    browser.call("Network.emulateNetworkConditions", session=True, offline=True, latency=0,
+                 downloadThroughput=-1, uploadThroughput=-1)
+    try:
+        probs = browser.open(path.resolve().as_uri(), DESKTOP)
+        n_math = browser.evaluate(_MATH_WAIT_JS)
+        text = browser.evaluate("document.querySelector('main, article, body').innerText")
+        _assert_png(browser.screenshot(shots / f"docs_math_{which.replace(' ', '_')}.png"), path.name)
+    finally:
+        browser.call("Network.emulateNetworkConditions", session=True, offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+    assert n_math != -1, "MathJax did not load (offline)"
+    assert n_math >= 1, "MathJax loaded but typeset no formula"
+    remote = [u for u in probs["requests"] if u.startswith(("http://", "https://"))]
+    assert remote == [], f"the page requests remote resources: {remote[:5]}"
+    for delim in ("\\(", "\\)", "\\[", "\\]", "$$"):
+        assert delim not in text, f"raw TeX delimiter {delim!r} left in the rendered text of the {which}"
+    assert probs["errors"] == [], probs["errors"]

@@ -73,7 +73,7 @@ def _figure(path, usw_worst, cef_worst):
     ax2.plot(a, usw_upper_bound(a), "k--", label="upper bound $(1+\\alpha-e^{\\alpha-1})/(1+\\alpha)$")
     ax2.plot(a, np.minimum(prior_usw_upper_bound(a), 1), "k:", label="prior bound $1/(1+\\alpha)$")
     ax2.plot(cef_worst, usw_worst, "C3o", label="worst (CEF, USW) found per $\\gamma$ (searched instances)")
-    ax2.axhline(1 - np.exp(-1), color="grey", lw=0.8)
+    ax2.axhline(1 - np.exp(-1), color="grey", lw=0.8, label="$1-1/e$ (RANKING / water-filling, no fairness)")
     ax2.set_xlim(0, 1)
     ax2.set_ylim(0.45, 1.0)
     ax2.set_xlabel("CEF level $\\alpha$")

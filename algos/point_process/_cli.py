@@ -269,13 +269,19 @@ def run(args):
     flat = bool(np.ptp(mean) < FLAT_RTOL * centre)
     kw = dict(vmin=centre * (1 - FLAT_RTOL), vmax=centre * (1 + FLAT_RTOL)) if flat else {}
     im = axes[0].imshow(mean.reshape(g, g), origin="lower", extent=ext, cmap="viridis", **kw)
-    axes[0].plot(X[:, 0], X[:, 1], "w.", ms=1.5, alpha=0.6)
+    ms = 3.0 if len(X) <= 500 else (2.0 if len(X) <= 5000 else 1.2)
+    axes[0].plot(X[:, 0], X[:, 1], "o", ms=ms, mfc="white", mec="black", mew=0.3, alpha=0.9,
+                 label=f"points (n = {len(X)})")
+    axes[0].legend(loc="upper right", fontsize=8, framealpha=0.8)
     axes[0].set_title(f"posterior mean intensity: flat ({centre:.4g}, spread < 1 %)" if flat
                       else "posterior mean intensity")
-    fig.colorbar(im, ax=axes[0])
+    fig.colorbar(im, ax=axes[0], label="intensity (points per unit area)")
     im = axes[1].imshow(sd.reshape(g, g), origin="lower", extent=ext, cmap="magma")
     axes[1].set_title("posterior sd of the log-intensity")
-    fig.colorbar(im, ax=axes[1])
+    fig.colorbar(im, ax=axes[1], label="sd of log-intensity")
+    for ax in axes:
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)

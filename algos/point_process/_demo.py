@@ -22,7 +22,7 @@ def _figure(path, g, truth, mu, sd, X):
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     vmin, vmax = np.percentile(truth, [1, 99])
-    panels = ((truth, "true log-intensity (white: the points)", "log-intensity f(s)"),
+    panels = ((truth, "true log-intensity and the points", "log-intensity f(s)"),
               (mu, "posterior mean (VoGCAM)", "posterior mean of f(s)"),
               (sd, "posterior sd", "posterior sd of f(s)"))
     for i, (ax, (img, title, label)) in enumerate(zip(axes, panels)):
@@ -32,7 +32,9 @@ def _figure(path, g, truth, mu, sd, X):
         ax.set_title(title)
         ax.set_xlabel("x (unit square)")
         ax.set_ylabel("y")
-    axes[0].plot(X[:, 0], X[:, 1], "w.", ms=1, alpha=0.5)
+    axes[0].plot(X[:, 0], X[:, 1], "o", ms=2.5, mfc="white", mec="black", mew=0.3, alpha=0.9,
+                 label=f"points (n = {len(X)})")
+    axes[0].legend(loc="upper right", fontsize=7, framealpha=0.8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
