@@ -156,6 +156,39 @@ def _patch_autosummary_summary():
     autosummary.extract_summary = extract_summary
 
 
+def format_warning(message, category, filename, lineno, line=None):
+    """``warnings.formatwarning`` for the gallery: the file named relative to its package
+    (``algos/point_process/_vogcam.py:123``), never the build machine's absolute path.
+
+    Parameters
+    ----------
+    message : Warning or str
+        The warning.
+    category : type
+        Its class.
+    filename : str
+        The file that issued it.
+    lineno : int
+        Its line.
+    line : str, optional
+        Ignored (the source line is not shown).
+
+    Returns
+    -------
+    str
+        One line ``file:line: Category: message``.
+    """
+    parts = Path(filename).parts
+    for anchor in ("algos", "theory", "accel", "examples", "site-packages"):
+        if anchor in parts:
+            i = len(parts) - 1 - parts[::-1].index(anchor)
+            parts = parts[i + (anchor == "site-packages"):]
+            break
+    else:
+        parts = parts[-1:]
+    return f"{'/'.join(parts)}:{lineno}: {category.__name__}: {message}\n"
+
+
 #: the parts of MathJax the site loads: the TeX-to-CommonHTML component, its fonts, the TeX
 #: extensions it loads on demand and the menu/accessibility parts its context menu may load
 MATHJAX_PARTS = ("tex-chtml.js", "output", "input", "ui", "a11y", "adaptors", "LICENSE")

@@ -98,7 +98,12 @@ intersphinx_mapping = {
 intersphinx_timeout = 5
 
 # -- sphinx-gallery ----------------------------------------------------------------------------------
-from _algos_ext import example_argv, png_file_scraper, record_script_start  # noqa: E402
+import warnings  # noqa: E402
+
+from _algos_ext import example_argv, format_warning, png_file_scraper, record_script_start  # noqa: E402
+
+# warnings printed by the gallery's scripts name files relative to their package, not this machine
+warnings.formatwarning = format_warning
 
 sphinx_gallery_conf = {
     "examples_dirs": [str(ROOT / "examples")],
@@ -133,7 +138,7 @@ html_show_sourcelink = False
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 6,
+    "header_links_before_dropdown": 5,
     "navbar_end": ["theme-switcher", "navbar-icon-links"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],

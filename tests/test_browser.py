@@ -337,6 +337,15 @@ def test_docs_pages_in_browser(page, docs_html, browser, shots):
     assert browser.broken_images() == []
     title = browser.evaluate("document.title")
     assert "algos" in title
+    # layout at 1280 px: an article column of at least 700 px, a title that fits its column, no
+    # horizontal scrolling of the page (wide tables and code scroll inside themselves)
+    width = browser.evaluate("document.querySelector('.bd-article').getBoundingClientRect().width")
+    assert width >= 700, f"the article column is {width:.0f} px wide at {DESKTOP['width']} px"
+    h1 = browser.evaluate("(() => { const h = document.querySelector('.bd-article h1'); "
+                          "return h.scrollWidth - h.clientWidth; })()")
+    assert h1 <= 1, f"the page title overflows its column by {h1} px"
+    overflow = browser.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, f"the page is {overflow} px wider than the window"
     if page == "api":
         text = browser.evaluate("document.body.innerText")
         assert "Bound kind" in text and "exact" in text, "theory page does not show its BOUND_KIND"

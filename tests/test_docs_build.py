@@ -106,3 +106,36 @@ def test_gallery_png_scraper_takes_only_the_files_of_its_example(tmp_path, monke
     assert [Path(p).read_bytes() for p in got_a] == [b"a"]
     assert first_block_b == []
     assert [Path(p).read_bytes() for p in got_b] == [b"b"]
+
+
+def test_gallery_warnings_name_no_machine_path():
+    """A warning printed by a gallery script names its file relative to the package it lives in."""
+    import warnings
+
+    import _algos_ext
+
+    root = str(REPO_ROOT)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("shown in a gallery page", UserWarning)
+    line = _algos_ext.format_warning(caught[0].message, caught[0].category, caught[0].filename,
+                                     caught[0].lineno)
+    assert root not in line and line.startswith("test_docs_build.py:")
+    assert line.endswith("UserWarning: shown in a gallery page\n")
+    inner = _algos_ext.format_warning("m", RuntimeWarning, f"{root}/algos/point_process/_vogcam.py", 7)
+    assert inner == "algos/point_process/_vogcam.py:7: RuntimeWarning: m\n"
+    lib = _algos_ext.format_warning("m", RuntimeWarning, "/x/lib/python3.11/site-packages/numpy/a.py", 2)
+    assert lib == "numpy/a.py:2: RuntimeWarning: m\n"
+
+
+def test_mathjax_is_served_from_the_site():
+    """conf.py points MathJax at the site's own copy, and that copy (from the docs extra) exists."""
+    import _algos_ext
+
+    conf = (DOCS / "conf.py").read_text()
+    assert re.search(r'^mathjax_path = "mathjax/tex-chtml\.js"$', conf, re.M)
+    assert "cdn" not in conf.split("mathjax_path")[1].split("\n")[0].lower()
+    pytest.importorskip("sphinx", reason="the docs extra is not installed")
+    src = _algos_ext.mathjax_source()
+    assert (src / "tex-chtml.js").stat().st_size > 100_000
+    assert any((src / "output" / "chtml" / "fonts").rglob("*.woff"))
