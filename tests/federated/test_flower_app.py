@@ -229,7 +229,9 @@ def test_shipped_federations_match_flower_config_file():
     new = tomllib.loads((APP / "superlinks.toml").read_text())["superlink"]
     old = app["tool"]["flwr"]["federations"]
     assert old == new
-    assert old["local-simulation"]["address"] == ":local:"
+    # a SuperLink the user starts with runtime dependency installation disabled, never `:local:`
+    # (whose runtime `uv sync` looks for algos-theory on the package index), no `options.` fields
+    assert old["local-simulation"] == {"address": "127.0.0.1:9093", "insecure": True}
     assert old["local-deployment"] == {"address": "127.0.0.1:9093", "insecure": True}
     cfg = app["tool"]["flwr"]["app"]["config"]
     for key in ("num-server-rounds", "local-epochs", "fine-tune-epochs", "variance-method", "seed"):
@@ -237,3 +239,60 @@ def test_shipped_federations_match_flower_config_file():
     assert app["tool"]["flwr"]["app"]["components"] == {"serverapp": "potara_app.server_app:app",
                                                         "clientapp": "potara_app.client_app:app"}
     assert "algos-theory[federated]" in app["project"]["dependencies"]
+
+
+def _documented_simulation_commands():
+    """The command block under "**Simulation**" in docs/federated.md, as argument lists."""
+    import re
+    import shlex
+
+    text = (REPO / "docs" / "federated.md").read_text()
+    block = re.search(r"\*\*Simulation\*\*.*?```\n(.*?)```", text, re.S)
+    assert block, "docs/federated.md has no Simulation command block"
+    lines = [ln.strip() for ln in block.group(1).splitlines() if ln.strip()]
+    return [(shlex.split(ln.rstrip("&").strip()), ln.endswith("&")) for ln in lines]
+
+
+def test_documented_simulation_commands_run_as_written(flower):
+    """The exact simulation commands of docs/federated.md, run from a copy of the repository layout
+    (the App at ``examples/federated/potara_app``, the App's own connections, an isolated
+    ``FLWR_HOME``): the SuperLink starts, ``flwr run`` ends with status 0, the run reaches its
+    personalisation round, Flower prints no deprecation warning, and the clients' mean accuracy equals
+    the in-process ``PotaraClassifier.fit`` on the same 5-client split (the App's defaults)."""
+    import ast
+    import re
+
+    commands = _documented_simulation_commands()
+    assert [bg for _, bg in commands] == [True, False], commands
+    (link_args, _), (run_args, _) = commands
+    assert link_args[0] == "flower-superlink" and "--disable-runtime-dependency-installation" in link_args
+    assert run_args[:3] == ["flwr", "run", "examples/federated/potara_app"] and "--stream" in run_args
+    port = int(link_args[link_args.index("--port") + 1])
+    with socket.socket() as s:  # the documented port must be free on this machine
+        if s.connect_ex(("127.0.0.1", port)) == 0:
+            pytest.fail(f"port {port} of the documented commands is in use on this machine")
+    root = flower["tmp"] / "clone"
+    shutil.copytree(APP, root / "examples" / "federated" / "potara_app",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    procs = flower["procs"]
+    link = procs.start("superlink-documented", [_exe(link_args[0]), *link_args[1:]])
+    _wait_http(port, procs, link)
+    try:
+        out = subprocess.run([_exe(run_args[0]), *run_args[1:]], env=flower["env"], cwd=root,
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the documented `flwr run` did not finish in {RUN_TIMEOUT_S} s\n{exc.stdout}\n{procs.logs()}")
+    log = out.stdout + out.stderr
+    assert out.returncode == 0, f"{log[-4000:]}\n{procs.logs()}"
+    assert "deprecated" not in log.lower(), log[-3000:]
+    m = re.search(r"personalize: (\{.*?\})\s*$", log, re.M)
+    assert m, f"the run did not reach its personalisation round\n{log[-4000:]}"
+    summary = ast.literal_eval(m.group(1))
+    n_nodes = int(re.search(r"num-supernodes=(\d+)", " ".join(run_args)).group(1))
+    assert summary["clients"] == n_nodes
+    task = _load_task()
+    X, y, ids, is_test = task.load_all(n_nodes)
+    est = task.make_estimator()
+    est.fit(X[~is_test], y[~is_test], ids[~is_test])
+    acc = est.client_scores(X[is_test], y[is_test], ids[is_test])
+    assert abs(summary["accuracy-client-mean"] - float(np.mean([acc[c] for c in range(n_nodes)]))) <= PARITY_TOL
