@@ -130,8 +130,13 @@ def _build_parser(argv=()):
 
 
 def _error_line(exc):
-    """``exc`` as one line: its message with newlines folded."""
-    text = " ".join(str(exc).split())
+    """``exc`` as one line: its message with newlines folded; a missing file as ``no such file: X``."""
+    if isinstance(exc, FileNotFoundError) and exc.filename is not None:
+        own = exc.strerror or ""
+        text = own if own.startswith("no such file") else f"no such file: {exc.filename}"
+    else:
+        text = str(exc)
+    text = " ".join(text.split())
     return text or type(exc).__name__
 
 
