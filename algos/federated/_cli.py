@@ -215,7 +215,7 @@ def run_experiment(X, y, ids, args, names):
 
 def _flower_missing(exc):
     """One ImportError carrying the install hint once (the library's own message may already hold it)."""
-    missing = getattr(exc, "name", None) or str(exc)
+    missing = getattr(exc, "name", None) or "flwr"
     return ImportError(f"--flower needs Flower, which is not installed (missing: {missing}); "
                        "install it with: pip install \"algos-theory[federated]\"")
 
