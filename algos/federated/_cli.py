@@ -215,7 +215,11 @@ def run_experiment(X, y, ids, args, names):
 
 def _flower_missing(exc):
     """One ImportError carrying the install hint once (the library's own message may already hold it)."""
-    missing = getattr(exc, "name", None) or "flwr"
+    import re
+
+    # the library's own message names the required version (flwr>=X); keep that, not its whole text
+    version = re.search(r"flwr>=[0-9.]*[0-9]", str(exc))
+    missing = version.group(0) if version else (getattr(exc, "name", None) or "flwr")
     return ImportError(f"--flower needs Flower, which is not installed (missing: {missing}); "
                        "install it with: pip install \"algos-theory[federated]\"")
 
