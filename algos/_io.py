@@ -17,7 +17,7 @@ def read_csv_columns(path, target, features=None):
     the column.
     """
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file.")
+        raise FileNotFoundError(2, f"no such file: {path}", str(path))
     with open(path, encoding="utf-8") as fh:
         lines = fh.read().splitlines()
     header_idx = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#")), None)

@@ -48,10 +48,35 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit code 2)."""
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit code 2).
+
+    An error about the arguments of a subcommand points to that subcommand's help, and an unknown
+    option close to a real one gets a suggestion (``--memroy``: did you mean ``--memory``?).
+    """
+
+    #: The subcommand's parser, set on the top-level parser once the subcommand is known.
+    command_parser = None
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        target = self.command_parser if self.command_parser is not None else self
+        hint = _suggestion(message, target)
+        self.exit(EXIT_USAGE, f"{target.prog}: error: {message}{hint} (see '{target.prog} --help')\n")
+
+
+def _suggestion(message, parser):
+    """'; did you mean --x?' for the first unrecognised option of ``message`` close to an option of ``parser``."""
+    import difflib
+
+    prefix = "unrecognized arguments:"
+    if not message.startswith(prefix):
+        return ""
+    known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    for token in message[len(prefix):].split():
+        if token.startswith("-"):
+            close = difflib.get_close_matches(token.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                return f"; did you mean {close[0]}?"
+    return ""
 
 
 def _seed(text):
@@ -120,18 +145,26 @@ def _build_parser(argv=()):
     )
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     wanted = _command_of(list(argv))
+    if wanted == "demo":
+        parser.command_parser = demo
     for name, module, help_text in SUBCOMMANDS:
         if name == wanted:
             importlib.import_module(f"algos.{module}._cli").add_parser(sub, name)
             _normalise_seed_options(sub.choices[name])
+            parser.command_parser = sub.choices[name]
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def _error_line(exc):
-    """``exc`` as one line: its message with newlines folded."""
-    text = " ".join(str(exc).split())
+    """``exc`` as one line: its message with newlines folded; a missing file as ``no such file: X``."""
+    if isinstance(exc, FileNotFoundError) and exc.filename is not None:
+        own = exc.strerror or ""
+        text = own if own.startswith("no such file") else f"no such file: {exc.filename}"
+    else:
+        text = str(exc)
+    text = " ".join(text.split())
     return text or type(exc).__name__
 
 

@@ -79,6 +79,7 @@ def write_api_pages(api_dir):
                    "the assumptions, where it comes from and its kind (``BOUND_KIND``)."),
             theory=True,
         )
+    pages["algos.datasets"] = _page("algos.datasets")
     pages["accel"] = _page("accel", intro="Array backends: numpy, or torch on CPU/CUDA (optional extra ``gpu``).")
     for m in MODULES:
         pages[f"accel.{m}"] = _page(f"accel.{m}")

@@ -4,8 +4,6 @@ accuracy-matrix summary."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 
@@ -13,7 +11,8 @@ EPILOG = """\
 examples:
   algos circle --dataset digits --tasks 10
   algos circle --dataset mnist5k --tasks 5 --reservoirs 4 --groups 2 --baselines raw_slda,ncm
-  algos circle --dataset ../shared/data/images/cifar100_first10.npz --tasks 10 --reservoirs 2 --groups 2 --json
+  algos circle --dataset images.npz --tasks 10 --reservoirs 2 --groups 2 --json
+mnist5k is not shipped: it is read from $ALGOS_SHARED_DATA/images/mnist_5k.csv.gz (see algos.datasets).
 """
 
 
@@ -32,7 +31,7 @@ def add_parser(subparsers, name):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--dataset", default="digits",
-                   help="'digits' (scikit-learn), 'mnist5k' (shared data folder), or a path to a .npz "
+                   help="'digits' (scikit-learn), 'mnist5k' (read from $ALGOS_SHARED_DATA/images), or a path to a .npz "
                         "(x: (n, H, W[, C]), y) or an MNIST-layout .csv[.gz] (default: digits)")
     p.add_argument("--tasks", type=int, default=10, help="number of tasks T (default: 10)")
     p.add_argument("--first-task-classes", type=int, default=None, help="classes in the first task (default: even split)")
@@ -53,11 +52,9 @@ def add_parser(subparsers, name):
 
 def _resolve_dataset(text):
     if text == "mnist5k":
-        root = Path(os.environ.get("ALGOS_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
-        path = root / "images" / "mnist_5k.csv.gz"
-        if not path.is_file():
-            raise ValueError(f"'mnist5k' expects {path}; set ALGOS_SHARED_DATA or pass the file's path.")
-        return str(path)
+        from ..datasets import mnist5k_path
+
+        return str(mnist5k_path())
     if text != "digits" and not text.endswith((".npz", ".csv", ".csv.gz")):
         raise ValueError(f"'dataset' must be 'digits', 'mnist5k', a .csv/.csv.gz (MNIST layout) or an .npz path; "
                          f"got {text!r}.")

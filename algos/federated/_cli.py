@@ -213,16 +213,25 @@ def run_experiment(X, y, ids, args, names):
     return rows, per_client, ests["potara"], (Xtr, ytr, itr, Xte, yte, ite)
 
 
+def _flower_missing(exc):
+    """One ImportError carrying the install hint once (the library's own message may already hold it)."""
+    import re
+
+    # the library's own message names the required version (flwr>=X); keep that, not its whole text
+    version = re.search(r"flwr>=[0-9.]*[0-9]", str(exc))
+    missing = version.group(0) if version else (getattr(exc, "name", None) or "flwr")
+    return ImportError(f"--flower needs Flower, which is not installed (missing: {missing}); "
+                       "install it with: pip install \"algos-theory[federated]\"")
+
+
 def _flower(potara, split, per_client):
     try:
         from .flower import run_flower_simulation
-    except ImportError as exc:
-        raise ImportError(f"--flower needs Flower: pip install \"algos-theory[federated]\" ({exc}).") from None
-    Xtr, ytr, itr, Xte, yte, ite = split
-    try:
+
+        Xtr, ytr, itr, Xte, yte, ite = split
         res = run_flower_simulation(potara, Xtr, ytr, itr, Xte, yte, ite)
     except ImportError as exc:
-        raise ImportError(f"--flower needs Flower: pip install \"algos-theory[federated]\" ({exc}).") from None
+        raise _flower_missing(exc) from None
     ours = per_client["potara"]
     diff = max(abs(float(res.client_accuracy[c]) - ours[c]) for c in ours)
     return {"mean_client_accuracy": float(np.mean(list(res.client_accuracy.values()))),

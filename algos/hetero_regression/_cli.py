@@ -9,9 +9,13 @@ import numpy as np
 from .._io import read_csv_columns
 
 ESTIMATORS = ("auto", "huber", "cmed", "window", "lad", "ols")
+#: Shipped tables for ``--dataset``: name -> (target, features); see :mod:`algos.datasets`.
+DATASETS = {"engel": ("foodexp", "income"), "grunfeld": ("invest", "value,capital")}
 
 EPILOG = """\
 examples:
+  algos hetero --dataset engel --intercept --delta auto
+  algos hetero --dataset grunfeld --intercept --estimator auto,lad,ols
   algos hetero --csv engel.csv --target foodexp --intercept --delta auto
   algos hetero --csv data.csv --target y --features x1,x2 --estimator auto,lad --json
   algos hetero simulate --n 20000 --d 5 --ms 1000,2000,4000 --reps 3
@@ -20,7 +24,7 @@ examples:
 
 #: Defaults of the options of each action (None on the parser, so that an option given to the other
 #: action, which would ignore it, is detected).
-FIT_DEFAULTS = {"csv": None, "target": None, "features": None, "intercept": False, "delta": "1.0"}
+FIT_DEFAULTS = {"csv": None, "dataset": None, "target": None, "features": None, "intercept": False, "delta": "1.0"}
 SIMULATE_DEFAULTS = {"n": 20000, "d": 5, "ms": "1000,2000,4000,8000", "reps": 3, "noisy_sigma": 1e5, "seed": 0}
 
 
@@ -51,6 +55,8 @@ def add_parser(subparsers, name):
     p.add_argument("action", nargs="?", choices=("fit", "simulate"), default="fit",
                    help="fit (default): fit a CSV; simulate: the rate table on synthetic data")
     p.add_argument("--csv", help="CSV file with a header row (fit)")
+    p.add_argument("--dataset", help="fit a shipped data set instead of a CSV: " + ", ".join(DATASETS)
+                   + " (target and features default to the data set's)")
     p.add_argument("--target", help="name of the response column (fit)")
     p.add_argument("--features", help="comma-separated feature columns (fit; default: all others)")
     p.add_argument("--intercept", action="store_true", default=None, help="fit an intercept (fit)")
@@ -106,9 +112,22 @@ def _fit(args):
 
     from ._data import suggest_delta
 
-    if not args.csv or not args.target:
-        raise ValueError("'csv' and 'target' are required to fit (or run `algos hetero simulate`).")
-    X, y, feats = read_csv_columns(args.csv, args.target, args.features)
+    if args.dataset is not None:
+        if args.csv:
+            raise ValueError("pass either --csv or --dataset, not both.")
+        if args.dataset not in DATASETS:
+            raise ValueError(f"'dataset' must be one of {', '.join(DATASETS)}; got {args.dataset!r}.")
+        from ..datasets import _data_path
+
+        target, features = DATASETS[args.dataset]
+        args.target = args.target or target
+        args.features = args.features or (features if args.target == target else None)
+        path, source = str(_data_path("regression", f"{args.dataset}.csv")), args.dataset
+    else:
+        path, source = args.csv, args.csv
+    if not path or not args.target:
+        raise ValueError("'csv' and 'target' (or 'dataset') are required to fit (or run `algos hetero simulate`).")
+    X, y, feats = read_csv_columns(path, args.target, args.features)
     if args.delta == "auto":
         Xd = np.column_stack([np.ones(len(y)), X]) if args.intercept else X
         delta = suggest_delta(Xd, y)
@@ -137,11 +156,11 @@ def _fit(args):
                 val = getattr(est, attr)
                 row[attr.rstrip("_")] = val.item() if hasattr(val, "item") else val
         results.append(row)
-    info = {"csv": args.csv, "target": args.target, "features": feats, "n": int(len(y)), "delta": delta}
+    info = {"csv": args.csv, "dataset": args.dataset, "target": args.target, "features": feats, "n": int(len(y)), "delta": delta}
     if args.json:
         print(json.dumps({"data": info, "results": results}, indent=2))
         return 0
-    print(f"{args.csv}: {len(y)} rows, target {args.target!r}, features {feats}; Huber delta = {delta:.6g}")
+    print(f"{source}: {len(y)} rows, target {args.target!r}, features {feats}; Huber delta = {delta:.6g}")
     head = f"{'estimator':<9} {'intercept':>11} " + " ".join(f"{f[:11]:>11}" for f in feats) + f" {'mean|res|':>10}  diagnostics"
     print(head)
     print("-" * len(head))

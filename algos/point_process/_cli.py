@@ -11,10 +11,12 @@ import numpy as np
 
 EPILOG = """\
 examples:
-  algos lgcp fit redwood.csv --window 0,1,-1,0 --out redwood_fit
-  algos lgcp fit bei.csv --covariates bei_covariates.npz --out bei_fit --json   (window from the header)
+  algos lgcp fit redwood --out redwood_fit
+  algos lgcp fit bei --covariates bei --out bei_fit --json
   algos lgcp fit pts.csv --window -5,5,-8,2 --hyperparameters min_contrast --out fit
-  algos lgcp kfunction redwood.csv --nsim 39 --out redwood_k
+  algos lgcp kfunction swedishpines --nsim 39 --out swedishpines_k
+POINTS is a CSV file or a pattern shipped with the package: redwood, japanesepines, swedishpines, bei
+(spatstat.data); '--covariates bei' is bei's shipped elevation and slope.
 The window is read from a '# ... window rectangle x[xmin, xmax] y[ymin, ymax]' or
 '# window xmin,xmax,ymin,ymax' header line when --window is not given.
 """
@@ -41,10 +43,12 @@ def add_parser(subparsers, name):
     p._negative_number_matcher = _NEGATIVE_ARG
     p.add_argument("action", choices=("fit", "kfunction"),
                    help="fit: fit VoGCAM; kfunction: L(r) with an envelope ('#' lines of the CSV are comments)")
-    p.add_argument("points", help="CSV file with two columns x,y")
+    p.add_argument("points", help="CSV file with two columns x,y, or a shipped pattern: redwood, japanesepines, "
+                   "swedishpines, bei")
     p.add_argument("--window", default=None,
                    help="xmin,xmax,ymin,ymax (negative numbers allowed; default: the file's '# window' header)")
-    p.add_argument("--covariates", help="fit: .npz raster covariates (images + xcol, yrow), e.g. bei_covariates.npz")
+    p.add_argument("--covariates", help="fit: .npz raster covariates (images + xcol, yrow), or 'bei' (the shipped "
+                   "elevation and slope of the bei pattern)")
     p.add_argument("--out", default=None, help="output folder (created; required for fit)")
     # options of one action default to None here (so that giving one to the other action is an error);
     # their real defaults are in FIT_DEFAULTS / KFUNCTION_DEFAULTS
@@ -168,10 +172,35 @@ def _is_float(t):
     return True
 
 
+def _points_path(args):
+    """The CSV of ``args.points``: the file itself, or the shipped pattern of that name."""
+    import os
+
+    from ..datasets import list_datasets, load_point_pattern
+
+    text = str(args.points)
+    if not os.path.exists(text) and text in list_datasets("points"):
+        return load_point_pattern(text).filename
+    if not os.path.exists(text):
+        raise FileNotFoundError(2, f"no such file: {text} (shipped patterns: "
+                                f"{', '.join(list_datasets('points'))})", text)
+    return text
+
+
+def _covariates_path(text):
+    import os
+
+    if not os.path.exists(text) and text == "bei":
+        from ..datasets import load_bei_covariates
+
+        return load_bei_covariates().filename
+    return text
+
+
 def _resolve_window(args):
     if args.window is not None:
         return _window(args.window)
-    win = window_from_header(args.points)
+    win = window_from_header(_points_path(args))
     if win is None:
         raise ValueError(f"'window' is required: pass --window xmin,xmax,ymin,ymax (no '# window' header in "
                          f"{args.points}).")
@@ -182,7 +211,7 @@ def run_kfunction(args):
     from ._second_order import envelope
 
     win = _resolve_window(args)
-    X = read_points(args.points, win)
+    X = read_points(_points_path(args), win)
     if len(X) < 2:
         raise ValueError(f"{args.points}: the L function needs at least 2 points; got {len(X)}.")
     if args.nsim < 1:
@@ -238,8 +267,8 @@ def run(args):
     if args.out is None:
         raise ValueError("'out' is required for fit: pass --out FOLDER.")
     win = _resolve_window(args)
-    X = read_points(args.points, win)
-    cov = load_raster_covariates(args.covariates) if args.covariates else None
+    X = read_points(_points_path(args), win)
+    cov = load_raster_covariates(_covariates_path(args.covariates)) if args.covariates else None
     n_dummy = _n_dummy(args.n_dummy)
     if args.grid < 1:
         raise ValueError(f"'grid' must be an int >= 1; got {args.grid}.")

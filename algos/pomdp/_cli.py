@@ -11,16 +11,29 @@ import numpy as np
 CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
 
 EPILOG = """\
-MODEL is a Cassandra .POMDP file, or a built-in model: 'tiger' or 'rocksample:N,K'.
+MODEL is a Cassandra .POMDP file or a built-in model: 'tiger', 'rocksample:N,K', or one of the classic
+pomdp.org models shipped with the package ({shipped}).
 
 examples:
-  algos pomdp info tiger.95.POMDP
+  algos pomdp info tiger.95
   algos pomdp solve tiger --memory 5
-  algos pomdp solve shuttle.95.POMDP --memory 8 --baseline kmeans,window --json
+  algos pomdp solve shuttle.95 --memory 8 --baseline kmeans,window --json
+  algos pomdp solve tiger-grid --memory 8 --time-limit 20
   algos pomdp solve rocksample:4,4 --memory 16 --simulate 20000
-  algos pomdp solve hallway.POMDP --solver pbs --time-limit 60 --policy-out hallway.policy
-  algos pomdp solve tiger --memory 5 --graph-out tiger.dot
+  algos pomdp solve hallway --solver pbs --time-limit 60 --policy-out hallway.policy
+  algos pomdp solve my_model.POMDP --memory 5 --graph-out my_model.dot
 """
+
+
+def _shipped_names():
+    from ..datasets import pomdp_names
+
+    return pomdp_names()
+
+
+def builtin_names():
+    """The model names ``algos pomdp`` accepts besides a file path."""
+    return ["tiger", "rocksample:N,K"] + _shipped_names()
 
 
 #: Defaults of the options of ``solve`` (None on the parser, so that one given to ``info``, which would
@@ -53,11 +66,11 @@ def add_parser(subparsers, name):
         description="Build a K-node finite-state controller for a POMDP with RECAP and baselines, "
         "evaluate each exactly (V^F(b0) by a linear solve) next to the PBVI bracket, or print a "
         "model's sizes.",
-        epilog=EPILOG,
+        epilog=EPILOG.format(shipped=", ".join(_shipped_names())),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("action", choices=("solve", "info"), help="solve: fit controllers; info: describe the model")
-    p.add_argument("model", help="a .POMDP file, 'tiger' or 'rocksample:N,K'")
+    p.add_argument("model", help="a .POMDP file, 'tiger', 'rocksample:N,K' or a shipped model such as 'tiger-grid'")
     p.add_argument("--memory", type=int, help="memory budget K, number of controller nodes (solve; default 8)")
     p.add_argument("--baseline", help="comma-separated baselines to fit next to RECAP (solve): "
                    + ", ".join(CONTROLLERS[1:]))
@@ -82,7 +95,11 @@ def add_parser(subparsers, name):
 
 
 def load_model(spec, discount=None):
-    """A :class:`POMDP` from a file path or a built-in name (``tiger``, ``rocksample:N,K``)."""
+    """A :class:`POMDP` from a file path or a built-in name (``tiger``, ``rocksample:N,K``, or a model
+    shipped in :mod:`algos.datasets` such as ``tiger-grid``; an existing file of that name wins)."""
+    import os
+
+    from ..datasets import load_pomdp
     from ._builtin import rock_sample, tiger
     from ._model import POMDP
 
@@ -96,6 +113,10 @@ def load_model(spec, discount=None):
         except (IndexError, ValueError):
             raise ValueError(f"'model' must be 'rocksample:N,K' with integers N, K; got {text!r}.") from None
         model = rock_sample(n, k)
+    elif not os.path.exists(text) and text in _shipped_names():
+        model = load_pomdp(text)
+    elif not os.path.exists(text):
+        raise FileNotFoundError(2, f"no such file: {text} (built-in models: {', '.join(builtin_names())})", text)
     else:
         model = POMDP.from_file(text)
     if discount is not None:
@@ -247,7 +268,9 @@ def run(args):
                 raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
-        print(f"algos pomdp: error: {exc}", file=sys.stderr)
+        from ..cli import _error_line
+
+        print(f"algos pomdp: error: {_error_line(exc)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(out, indent=2))

@@ -2,9 +2,8 @@ r"""
 Heteroskedastic regression on real data: Engel food expenditure and semi-synthetic Grunfeld
 ===========================================================================================
 
-Two classic data sets from the statsmodels collection (public domain), read from the shared data
-folder (``$ALGOS_SHARED_DATA``, default ``<repo>/../shared/data``, files
-``regression/engel.csv`` and ``regression/grunfeld.csv``):
+Two classic data sets from the statsmodels collection (public domain), shipped with the package
+(:func:`algos.datasets.load_engel` and :func:`algos.datasets.load_grunfeld`):
 
 **Engel (1857; Koenker & Bassett 1982).** Food expenditure of 235 Belgian working-class
 households against household income: the textbook heteroskedastic regression (the spread of
@@ -35,21 +34,17 @@ variance: a strong baseline that knows the grouping, which the other estimators 
 the oracle WLS (true weights). Here n = 220, d = 3 and m = 60 = 2.3 sqrt(nd): just above the
 regime threshold of the convex estimators.
 
-If the data folder is missing, the script says so, writes a PNG with that message and exits
-normally. Run ``python plot_real_data.py [--quick] [--out FILE.png]`` (``--quick`` or
+Run ``python plot_real_data.py [--quick] [--out FILE.png]`` (``--quick`` or
 ``ALGOS_EXAMPLES_QUICK=1``: fewer bootstrap resamples and seeds).
 """
 
 # %%
-# Set-up: command line, quick mode, data folder
-# ---------------------------------------------
+# Set-up: command line, quick mode, data
+# --------------------------------------
 import argparse
-import csv
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import matplotlib
 
@@ -63,27 +58,13 @@ parser.add_argument("--out", default="plot_real_data.png", help="output PNG")
 args, _ = parser.parse_known_args()
 QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("ALGOS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data")) / "regression"
-ENGEL, GRUNFELD = DATA_DIR / "engel.csv", DATA_DIR / "grunfeld.csv"
 SEED = 2026
 N_BOOT, N_SEEDS = (100, 10) if QUICK else (500, 20)
 t_start = time.perf_counter()
 
-missing = [p for p in (ENGEL, GRUNFELD) if not p.is_file()]
-if missing:
-    msg = (f"shared data not found: {', '.join(str(p) for p in missing)}.\n"
-           "Set ALGOS_SHARED_DATA to the folder holding regression/engel.csv and regression/grunfeld.csv.")
-    print(msg)
-    fig, ax = plt.subplots(figsize=(8, 2.5))
-    ax.axis("off")
-    ax.text(0.5, 0.5, "plot_real_data.py: " + msg, ha="center", va="center", wrap=True, fontsize=10)
-    fig.savefig(args.out, dpi=100)
-    print(f"saved {args.out} (placeholder)")
-    sys.exit(0)
-
 from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor  # noqa: E402
 
+from algos.datasets import load_engel, load_grunfeld  # noqa: E402
 from algos.hetero_regression._baselines import LADRegressor, feasible_wls  # noqa: E402
 from algos.hetero_regression._data import oracle_wls, suggest_delta  # noqa: E402
 from algos.hetero_regression._huber import HuberSoSRegressor  # noqa: E402
@@ -93,8 +74,8 @@ from algos.hetero_regression._window import IterativeWindowRegressor  # noqa: E4
 # %%
 # Engel: read the data, choose delta
 # ----------------------------------
-engel = np.loadtxt(ENGEL, delimiter=",", skiprows=1)  # columns: income, foodexp
-income, foodexp = engel[:, 0], engel[:, 1]
+engel = load_engel()  # data: income (235, 1); target: foodexp
+income, foodexp = engel.data[:, 0], engel.target
 Xe = income[:, None]
 X1 = np.column_stack([np.ones_like(income), income])
 r_ols = foodexp - LinearRegression().fit(Xe, foodexp).predict(Xe)
@@ -146,11 +127,10 @@ print(f"\nsklearn QuantileRegressor(0.5) for comparison: intercept {qr.intercept
 # %%
 # Grunfeld: the semi-synthetic experiment
 # ---------------------------------------
-with open(GRUNFELD, newline="") as fh:
-    rows = list(csv.DictReader(fh))
-firm_names = sorted({r["firm"] for r in rows})
-firm = np.array([firm_names.index(r["firm"]) for r in rows])
-raw = np.array([[float(r["value"]), float(r["capital"])] for r in rows])
+grunfeld = load_grunfeld()  # data: value, capital (220, 2); firm: the firm of each row
+firm_names = sorted(set(grunfeld.firm))
+firm = np.array([firm_names.index(f) for f in grunfeld.firm])
+raw = grunfeld.data
 Z = (raw - raw.mean(axis=0)) / raw.std(axis=0)  # standardised value, capital
 Xg = np.column_stack([np.ones(len(Z)), Z])  # [1, value, capital]
 n_g, d_g = Xg.shape

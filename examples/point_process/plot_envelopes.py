@@ -3,8 +3,8 @@ Goodness of fit of LGCP hyperparameters: L-function envelopes on real patterns
 ==============================================================================
 
 Besag's :math:`L(r) = \sqrt{K(r)/\pi}` summarises how many neighbours a typical point has within
-distance :math:`r`; a Poisson process has :math:`L(r) = r`. For each shared pattern (bei,
-japanesepines, redwood, swedishpines; spatstat.data, GPL >= 2) this script
+distance :math:`r`; a Poisson process has :math:`L(r) = r`. For each pattern shipped with the
+package (bei, japanesepines, redwood, swedishpines; spatstat.data, GPL >= 2; :mod:`algos.datasets`) this script
 
 * estimates :math:`L` with Ripley's isotropic edge correction (:func:`algos.point_process.l_function`);
 * fits the LGCP's variance and range by minimum contrast on K (:func:`algos.point_process.lgcp_min_contrast`,
@@ -16,15 +16,11 @@ What to look for: the clustered patterns (redwood, bei) leave the Poisson band f
 observed curve stays inside the fitted LGCP's band is the goodness-of-fit check (the printed deviation
 test's p-value says how often a simulated curve strays as far). The regular patterns (swedishpines
 below r = 10; japanesepines is close to Poisson) collapse the fitted variance to zero, so the two bands
-coincide, and swedishpines leaves both from below: no LGCP (a clustering model) fits inhibition. The patterns are read from ``../shared/data/points`` (or ``$ALGOS_SHARED_DATA``); a
-simulated pair of patterns replaces them when the folder is absent. ``ALGOS_EXAMPLES_QUICK=1``: 9
-simulations and fewer distances.
+coincide, and swedishpines leaves both from below: no LGCP (a clustering model) fits inhibition. ``ALGOS_EXAMPLES_QUICK=1``: 9
+simulations, fewer distances and no bei.
 """
 
-import math
 import os
-import re
-from pathlib import Path
 
 import matplotlib
 
@@ -32,33 +28,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from algos.point_process import envelope, lgcp_min_contrast, simulate_lgcp  # noqa: E402
+from algos.datasets import load_point_pattern  # noqa: E402
+from algos.point_process import envelope, lgcp_min_contrast  # noqa: E402
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "") == "1"
 N_SIM = 9 if QUICK else 39
 
 
-def shared_patterns():
-    here = Path(__file__).resolve()
-    root = Path(os.environ.get("ALGOS_SHARED_DATA", here.parents[2].parent / "shared" / "data")) / "points"
-    out = []
-    for name in ("bei", "japanesepines", "redwood", "swedishpines"):
-        path = root / f"{name}.csv"
-        if not path.exists():
-            continue
-        head = path.open().readline()
-        win = tuple(float(v) for pair in re.findall(r"\[([-\d.]+), ([-\d.]+)\]", head) for v in pair)
-        out.append((name, np.loadtxt(path, delimiter=",", comments="#"), win))
-    if out and QUICK:
-        out = [p for p in out if p[0] != "bei"]  # bei's 3604 points make the quick run slow
-    if not out:
-        for seed, (s2, phi) in enumerate(((2.0, 0.05), (1e-6, 0.1))):
-            smp = simulate_lgcp((0, 1, 0, 1), math.log(300) - s2 / 2, s2, phi, grid=64, random_state=seed)
-            out.append((f"simulated sigma2={s2:g}", smp.points, (0, 1, 0, 1)))
-    return out
-
-
-patterns = shared_patterns()
+names = ["japanesepines", "redwood", "swedishpines"] if QUICK else ["bei", "japanesepines", "redwood", "swedishpines"]
+patterns = [(name, p.data, p.window) for name, p in ((n, load_point_pattern(n)) for n in names)]
 fig, axes = plt.subplots(1, len(patterns), figsize=(4.2 * len(patterns), 3.8), squeeze=False)
 for ax, (name, X, win) in zip(axes[0], patterns):
     xmin, xmax, ymin, ymax = win

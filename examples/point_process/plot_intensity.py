@@ -10,9 +10,9 @@ from the target paper's abstract). This script
 * simulates an LGCP on the unit square (exponential covariance, variance 1, range 0.1) with
   :func:`algos.point_process.simulate_lgcp`, fits VoGCAM, and draws the true log-intensity beside the
   posterior mean and the posterior standard deviation (``lgcp_simulated.png``);
-* if the shared data folder is present (``../shared/data/points`` or ``$ALGOS_SHARED_DATA/points``),
-  fits the redwood seedlings pattern (62 points, spatstat.data, GPL >= 2) and draws its posterior mean
-  intensity and uncertainty (``lgcp_redwood.png``); otherwise only the simulated part runs.
+* fits the redwood seedlings pattern shipped with the package (62 points, spatstat.data, GPL >= 2;
+  :func:`algos.datasets.load_redwood`) and draws its posterior mean intensity and uncertainty
+  (``lgcp_redwood.png``).
 
 Set ``ALGOS_EXAMPLES_QUICK=1`` for a small, fast run.
 """
@@ -20,7 +20,6 @@ Set ``ALGOS_EXAMPLES_QUICK=1`` for a small, fast run.
 import math
 import os
 import warnings
-from pathlib import Path
 
 import matplotlib
 
@@ -28,6 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from algos.datasets import load_redwood  # noqa: E402
 from algos.point_process import VoGCAM, simulate_lgcp  # noqa: E402
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "") == "1"
@@ -66,27 +66,25 @@ fig.tight_layout()
 fig.savefig("lgcp_simulated.png", dpi=100)
 plt.close(fig)
 
-# --- redwood (only if the shared data folder is present) ---------------------------------------
-root = Path(os.environ.get("ALGOS_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
-path = root / "points" / "redwood.csv"
-if path.exists():
-    R = np.loadtxt(path, delimiter=",", comments="#")
-    win = (0, 1, -1, 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = VoGCAM(window=win, n_dummy=256).fit(R)
-    G = grid(win, g)
-    mean, lo, hi = fit.predict_intensity(G, alpha=0.05)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    im = axes[0].imshow(mean.reshape(g, g), origin="lower", extent=win, cmap="viridis")
-    axes[0].plot(R[:, 0], R[:, 1], "w.", ms=3)
-    axes[0].set_title("redwood: posterior mean intensity")
-    fig.colorbar(im, ax=axes[0])
-    im = axes[1].imshow(((hi - lo) / mean).reshape(g, g), origin="lower", extent=win, cmap="magma")
-    axes[1].set_title("relative width of the 95% band")
-    fig.colorbar(im, ax=axes[1])
-    fig.tight_layout()
-    fig.savefig("lgcp_redwood.png", dpi=100)
-    plt.close(fig)
-    print(f"redwood: n = {len(R)}, sigma^2 = {fit.variance_:.3f}, range = {fit.length_scale_:.3f}, "
-          f"E[N] = {fit.expected_count():.1f}")
+# --- redwood (shipped with the package) ---------------------------------------------------------
+redwood = load_redwood()
+R = redwood.data
+win = redwood.window
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    fit = VoGCAM(window=win, n_dummy=256).fit(R)
+G = grid(win, g)
+mean, lo, hi = fit.predict_intensity(G, alpha=0.05)
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+im = axes[0].imshow(mean.reshape(g, g), origin="lower", extent=win, cmap="viridis")
+axes[0].plot(R[:, 0], R[:, 1], "w.", ms=3)
+axes[0].set_title("redwood: posterior mean intensity")
+fig.colorbar(im, ax=axes[0])
+im = axes[1].imshow(((hi - lo) / mean).reshape(g, g), origin="lower", extent=win, cmap="magma")
+axes[1].set_title("relative width of the 95% band")
+fig.colorbar(im, ax=axes[1])
+fig.tight_layout()
+fig.savefig("lgcp_redwood.png", dpi=100)
+plt.close(fig)
+print(f"redwood: n = {len(R)}, sigma^2 = {fit.variance_:.3f}, range = {fit.length_scale_:.3f}, "
+      f"E[N] = {fit.expected_count():.1f}")

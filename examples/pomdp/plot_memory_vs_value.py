@@ -25,7 +25,8 @@ closure certificate as a band :math:`[\text{upper} - U_2, \text{upper}]` that mu
 
 Run ``python plot_memory_vs_value.py [--quick] [--out FILE.png] [--model FILE.POMDP]``;
 ``ALGOS_EXAMPLES_QUICK=1`` also selects the quick mode. With ``--model`` the right panel uses that
-file (for instance ``../shared/data/pomdp/4x3.95.POMDP``) instead of Tiger.
+file, or a model shipped with the package by name (for instance ``4x3.95``; see
+:func:`algos.datasets.load_pomdp`), instead of Tiger.
 """
 
 # %%
@@ -41,6 +42,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from algos.datasets import load_pomdp, pomdp_names  # noqa: E402
 from algos.pomdp import (  # noqa: E402
     PBVI,
     POMDP,
@@ -77,7 +79,10 @@ for m in range(recap5.n_memory_):
 # %%
 # Value against memory
 # --------------------
-target = POMDP.from_file(args.model) if args.model else model
+if args.model and not os.path.exists(args.model) and args.model in pomdp_names():
+    target = load_pomdp(args.model)  # a model shipped with the package
+else:
+    target = POMDP.from_file(args.model) if args.model else model
 pbvi_t = pbvi if args.model is None else PBVI(n_beliefs=100 if quick else 200, random_state=SEED).fit(target)
 Ks = [1, 2, 4, 5, 8] if quick else [1, 2, 3, 4, 5, 6, 8, 12, 16]
 makers = {

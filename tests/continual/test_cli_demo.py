@@ -79,5 +79,5 @@ def test_cli_resolves_mnist5k(shared_data_dir, monkeypatch):
     monkeypatch.setenv("ALGOS_SHARED_DATA", str(shared_data_dir))
     assert _cli._resolve_dataset("mnist5k").endswith("mnist_5k.csv.gz")
     monkeypatch.setenv("ALGOS_SHARED_DATA", "/nonexistent/folder")
-    with pytest.raises(ValueError, match="'mnist5k' expects"):
+    with pytest.raises(FileNotFoundError, match="mnist5k is not shipped"):
         _cli._resolve_dataset("mnist5k")
