@@ -131,8 +131,8 @@ class PointBasedSolver:
     gap_ : float
         ``upper_bound_ - lower_bound_``.
     history_ : ndarray (n, 3)
-        Rows ``(seconds since fit start on ``clock``, L(b0), U(b0))`` after the initial bounds
-        and each trial.
+        Rows ``(t, L(b0), U(b0))`` after the initial bounds and each trial, ``t`` the seconds
+        since the start of :meth:`fit` on ``clock``.
     n_backups_ : int
         Point-based backups performed (each updates both bounds at one belief).
     n_trials_ : int
@@ -151,6 +151,8 @@ class PointBasedSolver:
     ValueError
         ``time_limit <= 0``, ``target_gap < 0``, ``discount >= 1``, an unknown ``clock``,
         ``backend`` or ``device``.
+    ImportError
+        ``backend="torch"`` without PyTorch.
 
     Warns
     -----
@@ -158,8 +160,6 @@ class PointBasedSolver:
         When ``time_limit`` stops the run with ``gap_`` still above ``target_gap`` (``converged_``
         is then False); raise ``time_limit`` or ``target_gap``. A stop by ``max_trials`` does not
         warn (the cap is the user's own choice).
-    ImportError
-        ``backend="torch"`` without PyTorch.
 
     Examples
     --------
