@@ -701,8 +701,9 @@ def section_d(args, quick):
             heads += [f"ours L / U at {t:g} s", f"SARSOP L / U at {t:g} s"]
     print_table(f"(d) PointBasedSolver vs SARSOP: bounds at b0 (time limit {limit:g} s, precision 1e-3; {runs})",
                 heads, bound_rows,
-                [f"Ours: history_ of each fit (wall-clock seconds from the start of fit, FIB and blind "
-                 f"initialisation included). SARSOP: its own progress table (its clock starts after parsing), "
+                [f"Ours: history_ of each fit (CPU seconds of the process, PointBasedSolver's default clock, from "
+                 f"the start of fit, FIB and blind initialisation included). SARSOP: its own progress table "
+                 f"(CPU seconds; its clock starts after parsing), "
                  f"last row at or before the time. L and U: per-checkpoint medians over the {n_rep} runs, "
                  f"each run alternating ours and SARSOP."])
     print_table(f"(d) time to the target gap and to SARSOP's final lower bound ({runs})", [

@@ -2,7 +2,8 @@ r"""RECAP finite-memory POMDP controllers from belief codebooks, and point-based
 
 The :class:`POMDP` model with a complete parser and writer of Cassandra's
 ``.POMDP`` format (:func:`read_pomdp`, :func:`parse_pomdp`, :func:`write_pomdp`), the built-in
-models :func:`tiger` and :func:`rock_sample`, belief updates, exact and Monte-Carlo evaluation of
+models :func:`tiger`, :func:`rock_sample` (published maps: :func:`rock_sample_map`) and
+:func:`tag`, belief updates, exact and Monte-Carlo evaluation of
 finite-state controllers, blind policies, the heuristic-search solver :class:`PointBasedSolver`
 (HSVI2) and :class:`PBVI`, both with a sawtooth/FIB upper bound, policy files
 (:func:`read_policy`, :func:`write_policy`, :func:`policy_graph`), the
@@ -22,7 +23,7 @@ from ._beliefs import (
     update,
 )
 from ._bpi import BPIController
-from ._builtin import rock_sample, tiger
+from ._builtin import rock_sample, rock_sample_map, tag, tiger
 from ._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
 from ._converse import ConverseBound, converse_lower_bound
 from ._model import POMDP
@@ -41,6 +42,8 @@ __all__ = [
     "write_pomdp",
     "tiger",
     "rock_sample",
+    "rock_sample_map",
+    "tag",
     "update",
     "successors",
     "check_fsc",

@@ -22,7 +22,9 @@ The solver follows HSVI2 [SS05]: two bounds on ``V*`` are refined by trials from
   bound), and upper points that the other points already interpolate below their value are removed
   (HSVI2 §4; ``U`` unchanged). With ``WITNESS_PRUNING = False`` the vectors are pruned by pointwise
   dominance instead (HSVI2 §4; ``L`` unchanged everywhere).
-* **Stopping**: when ``U(b0) - L(b0) <= target_gap`` or after ``time_limit`` seconds.
+* **Stopping**: when ``U(b0) - L(b0) <= target_gap`` or after ``time_limit`` seconds of the chosen
+  clock (CPU time of the process by default, as SARSOP's limit; the numba kernels are compiled on a
+  tiny model before the clock starts, so compilation is not charged to the budget).
 
 Precision schedule (a project variant, not in [SS05]): trial ``k`` uses
 ``eps_k = max(target_gap, kappa * (U(b0) - L(b0)))`` with ``kappa = 0.5`` (SARSOP's idea of
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -57,6 +60,7 @@ __all__ = ["PointBasedSolver"]
 
 KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
 PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass (HSVI2 §4)
+_CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 WITNESS_PRUNING = True  # prune vectors at witness beliefs (else pointwise dominance; module notes)
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 
@@ -86,7 +90,14 @@ class PointBasedSolver:
     Parameters
     ----------
     time_limit : float, default=60.0
-        Wall-clock budget in seconds (> 0); checked between trials.
+        Budget in seconds (> 0) of the clock ``clock``, counted from the start of :meth:`fit`
+        (model conversion and the initial bounds included) and checked between trials. The numba
+        kernels are compiled (or loaded from numba's disk cache) on a two-state model before the
+        clock starts, so a first call in a fresh process gets the same budget as later ones.
+    clock : {"cpu", "wall"}, default="cpu"
+        ``"cpu"``: CPU time of the process (:func:`time.process_time`, all its threads; SARSOP's
+        time limit also counts CPU time), so a loaded machine does not shrink the budget;
+        ``"wall"``: elapsed time (:func:`time.perf_counter`). ``history_`` uses the same clock.
     target_gap : float, default=1e-3
         Stop when ``upper_bound_ - lower_bound_ <= target_gap`` at ``b0`` (>= 0; 0 runs until the
         time limit or until the bounds meet).
@@ -120,7 +131,8 @@ class PointBasedSolver:
     gap_ : float
         ``upper_bound_ - lower_bound_``.
     history_ : ndarray (n, 3)
-        Rows ``(seconds since fit start, L(b0), U(b0))`` after the initial bounds and each trial.
+        Rows ``(t, L(b0), U(b0))`` after the initial bounds and each trial, ``t`` the seconds
+        since the start of :meth:`fit` on ``clock``.
     n_backups_ : int
         Point-based backups performed (each updates both bounds at one belief).
     n_trials_ : int
@@ -137,10 +149,17 @@ class PointBasedSolver:
     Raises
     ------
     ValueError
-        ``time_limit <= 0``, ``target_gap < 0``, ``discount >= 1``, an unknown ``backend`` or
-        ``device``.
+        ``time_limit <= 0``, ``target_gap < 0``, ``discount >= 1``, an unknown ``clock``,
+        ``backend`` or ``device``.
     ImportError
         ``backend="torch"`` without PyTorch.
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        When ``time_limit`` stops the run with ``gap_`` still above ``target_gap`` (``converged_``
+        is then False); raise ``time_limit`` or ``target_gap``. A stop by ``max_trials`` does not
+        warn (the cap is the user's own choice).
 
     Examples
     --------
@@ -153,8 +172,9 @@ class PointBasedSolver:
     upper = "sawtooth"  # read by the converse bound (same upper-bound interface as PBVI)
 
     def __init__(self, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
-                 verbose=0, backend="numba", device=None):
+                 verbose=0, backend="numba", device=None, clock="cpu"):
         self.time_limit = time_limit
+        self.clock = clock
         self.target_gap = target_gap
         self.max_trials = max_trials
         self.prune = prune
@@ -165,7 +185,8 @@ class PointBasedSolver:
 
     def get_params(self, deep=True):
         return {k: getattr(self, k) for k in
-                ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose", "backend", "device")}
+                ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose", "backend", "device",
+                 "clock")}
 
     def set_params(self, **params):
         for k, v in params.items():
@@ -177,8 +198,8 @@ class PointBasedSolver:
     # ------------------------------------------------------------------ fit
     def fit(self, pomdp):
         """Run trials from ``b0`` until the target gap or the time limit; returns ``self``."""
-        t_start = time.perf_counter()
         time_limit = check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="right")
+        now = _CLOCKS[check_option(self.clock, "clock", tuple(_CLOCKS))]
         target = check_scalar_float(self.target_gap, "target_gap", low=0.0)
         max_trials = None if self.max_trials is None else check_scalar_int(self.max_trials, "max_trials", low=0)
         if not isinstance(self.prune, (bool, np.bool_)):
@@ -192,6 +213,8 @@ class PointBasedSolver:
             if "torch" not in available_backends():
                 raise ImportError(f"backend='torch' needs PyTorch (the `gpu` extra); install it with "
                                   f"`{TORCH_INSTALL_HINT}` or use backend='numba'.")
+        _warm_kernels()  # compile before the clock starts (a no-op after the first call)
+        t_start = now()
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PointBasedSolver")
         A, S, _ = T.shape
@@ -210,12 +233,14 @@ class PointBasedSolver:
             eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
         span = float(r.max() - r.min())
         lo, up = eng.bounds()
-        history = [(time.perf_counter() - t_start, lo, up)]
+        history = [(now() - t_start, lo, up)]
         n_backups = n_trials = 0
         last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
         next_report = 0.1
+        out_of_time = False
         while up - lo > target and (max_trials is None or n_trials < max_trials):
-            if time.perf_counter() - t_start >= time_limit:
+            if now() - t_start >= time_limit:
+                out_of_time = True
                 break
             eps = max(target, KAPPA * (up - lo))
             depth_cap = MAX_DEPTH
@@ -237,7 +262,7 @@ class PointBasedSolver:
             # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
             # reported U(b0) is the running minimum (each value is a valid bound of V*(b0))
             lo, up = max(lo, lo_now), min(up, up_now)
-            history.append((time.perf_counter() - t_start, lo, up))
+            history.append((now() - t_start, lo, up))
             if depth == 0 and eps <= target:
                 break
             if verbose and history[-1][0] >= next_report * time_limit:
@@ -256,6 +281,13 @@ class PointBasedSolver:
         self.n_backups_ = int(n_backups)
         self.n_trials_ = int(n_trials)
         self.converged_ = bool(up - lo <= target)
+        if out_of_time and not self.converged_:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.warn(
+                f"PointBasedSolver stopped at time_limit={time_limit:g} s ({self.clock} clock) after "
+                f"{n_trials} trials with gap {up - lo:.6g} > target_gap={target:g} (bounds [{lo:.6g}, "
+                f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=2)
         self.upper_alphas_ = Q
         self.upper_points_ = (Bu, vu, c.copy())
         return self
@@ -288,6 +320,35 @@ class PointBasedSolver:
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return int(self.actions_[int(np.argmax(self.alphas_ @ b))])
+
+
+_WARMED = False
+
+
+def _warm_kernels():
+    """Compile the numba kernels of a fit (sparse model, fast informed bound, trial, both prunings)
+    on the two-state Tiger model, once per process, so that no compilation is charged to a
+    ``time_limit``. With numba's disk cache this loads the compiled code instead."""
+    global _WARMED
+    if _WARMED:
+        return
+    from ._builtin import tiger
+
+    model = tiger()
+    T, Z, r, discount = _arrays(model)
+    b0 = _b0(model, None, T.shape[1])
+    Tptr, Tidx, Tval = _k.sparse_model(T)
+    blind = blind_policy_values(model, b0=b0)
+    Q = fib_sparse(Tptr, Tidx, Tval, np.ascontiguousarray(Z), np.ascontiguousarray(r), discount)
+    eng = _NumbaEngine((Tptr, Tidx, Tval), np.ascontiguousarray(Z), np.ascontiguousarray(r), discount, b0,
+                       Q, Q.max(axis=0), blind.vectors)
+    for _ in range(3):
+        eng.trial(1.0, 20)
+    eng.prune_lower()
+    eng.prune_upper()
+    eng.bounds()
+    eng.export()
+    _WARMED = True
 
 
 class _NumbaEngine:

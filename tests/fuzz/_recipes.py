@@ -350,6 +350,8 @@ def _pomdp():
         "write_pomdp": Recipe(P.write_pomdp, args=model, fixed=("path",)),
         "tiger": Recipe(P.tiger, args=_fresh(lambda: {"discount": 0.95})),
         "rock_sample": Recipe(P.rock_sample, args=_fresh(lambda: {"n": 2, "k": 1, "discount": 0.95, "random_state": 0})),
+        "rock_sample_map": Recipe(P.rock_sample_map, args=_fresh(lambda: {"n": 4, "k": 4})),
+        "tag": Recipe(P.tag, args=_fresh(lambda: {"discount": 0.95})),
         "update": Recipe(P.update, args=_fresh(lambda: {"pomdp": _tiger(), "b": np.array([0.5, 0.5]), "a": 0, "o": 0})),
         "successors": Recipe(P.successors, args=_fresh(lambda: {"pomdp": _tiger(), "B": np.array([[0.5, 0.5], [0.9, 0.1]]),
                                                                 "a": 0})),
@@ -379,7 +381,8 @@ def _pomdp():
         "converse_lower_bound": Recipe(P.converse_lower_bound, args=_fresh(lambda: {
             "pomdp": _tiger(), "n_memory": 2, "solver": _pbvi(), "max_partitions": 2000, "max_trees": 200})),
         "PointBasedSolver": Recipe(P.PointBasedSolver, "est", args=_fresh(lambda: {
-            "time_limit": 2.0, "target_gap": 0.1, "max_trials": 5, "random_state": 0, "backend": "numba"}),
+            "time_limit": 2.0, "target_gap": 0.1, "max_trials": 5, "random_state": 0, "backend": "numba",
+            "clock": "cpu"}),
             fit=model),
         "read_policy": Recipe(P.read_policy, args=_fresh(lambda: {"path": _policy_file(), "pomdp": _tiger()}),
                               fixed=("path",)),

@@ -47,9 +47,9 @@ def test_bracket_contains_sarsop_lower_bound(shared_data_dir, name):
 @given(pomdps(max_states=4, discounts=(0.7, 0.8)))
 def test_bracket_against_pbvi(model):
     """Both solvers bracket V*(b0): each lower bound is below the other's upper bound."""
-    s = PointBasedSolver(time_limit=5.0, target_gap=1e-4).fit(model)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a clock stop still gives valid bounds
+        s = PointBasedSolver(time_limit=5.0, target_gap=1e-4).fit(model)
         p = PBVI(n_beliefs=60, max_iter=300, tol=1e-9, random_state=0).fit(model)
     note(f"PBS [{s.lower_bound_}, {s.upper_bound_}], PBVI [{p.value_}, {p.upper_bound_}]")
     target(s.lower_bound_ - p.upper_bound_, label="PBS lower above PBVI upper")
@@ -144,6 +144,7 @@ def test_deterministic_with_max_trials():
 @pytest.mark.parametrize("params, name", [
     ({"time_limit": 0.0}, "time_limit"), ({"time_limit": -1.0}, "time_limit"),
     ({"target_gap": -1e-3}, "target_gap"), ({"max_trials": -1}, "max_trials"),
+    ({"clock": "process"}, "clock"), ({"clock": "CPU"}, "clock"),
 ])
 def test_bad_parameters(params, name):
     from algos.pomdp import tiger
@@ -161,6 +162,61 @@ def test_bad_types_and_discount_one():
     m1 = POMDP(m.T, m.Z, m.r, 1.0, m.b0)
     with pytest.raises(ValueError, match="discount"):
         PointBasedSolver().fit(m1)
+
+
+# ----------------------------------------------------------------------------- the clock
+@pytest.mark.slow  # compiles every kernel from scratch (about 45 s on 2 loaded cores)
+def test_time_limit_excludes_compilation_in_a_fresh_process(tmp_path):
+    """In a new interpreter with an empty numba cache (nothing compiled, nothing to load) a
+    1-second budget still runs trials and improves both initial bounds: the kernels are compiled
+    before the clock starts."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import json, warnings\n"
+        "from algos.pomdp import PointBasedSolver, tiger\n"
+        "from algos.pomdp._beliefs import blind_policy_values\n"
+        "warnings.simplefilter('ignore')\n"
+        "m = tiger()\n"
+        "s = PointBasedSolver(time_limit=1).fit(m)\n"
+        "print(json.dumps({'trials': s.n_trials_, 'lo': s.lower_bound_, 'up': s.upper_bound_,\n"
+        "                  'lo0': s.history_[0, 1], 'up0': s.history_[0, 2],\n"
+        "                  'blind': float(blind_policy_values(m).vectors.dot(m.b0).max())}))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root,
+                         timeout=600, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["trials"] > 0
+    assert res["lo0"] == pytest.approx(res["blind"])  # the run starts from the blind-policy bound
+    assert res["lo"] > res["blind"] + 1.0 and res["up"] < res["up0"] - 1.0
+
+
+@pytest.mark.parametrize("clock", ["cpu", "wall"])
+def test_clock_stop_warns_with_time_limit_and_gap(clock):
+    from algos.pomdp import tiger
+
+    with pytest.warns(ConvergenceWarning, match=r"time_limit=1e-09 .*gap .*target_gap=0"):
+        s = PointBasedSolver(time_limit=1e-9, target_gap=0.0, clock=clock).fit(tiger())
+    assert not s.converged_ and s.gap_ > 0
+    assert s.get_params()["clock"] == clock
+
+
+def test_no_warning_when_converged_or_capped_by_max_trials():
+    from algos.pomdp import tiger
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        s = PointBasedSolver(time_limit=600.0, target_gap=1e-2).fit(tiger())
+        assert s.converged_
+        s = PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=2).fit(tiger())
+        assert s.n_trials_ == 2 and not s.converged_
 
 
 # ----------------------------------------------------------------------------- PBVI stopping rule
