@@ -2,7 +2,7 @@ r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point bac
 per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described at its definition).
 
 Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
-:func:`algos.pomdp._kernels.pbvi_backup` (spec ``pomdp.md`` §1.1 and §6 "hot loops"), written as
+:func:`algos.pomdp._kernels.pbvi_backup` (the pomdp reconstruction notes §1.1), written as
 batched tensor algebra so that a GPU can run them:
 
 * :func:`belief_successors_torch` updates a (N, S) batch of beliefs under **every** action and

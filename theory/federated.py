@@ -1,6 +1,6 @@
 r"""Variance-trace bound of federated/local model merging (Potara) and its closed-form optimum.
 
-Setting (spec ``specs/federated.md`` section 1.2, **reconstructed** [R]: the paper's theorem text was not
+Setting (federated reconstruction notes, section 1.2, **reconstructed** [R]: the paper's theorem text was not
 available, only its abstract, which confirms [C] that under linear mode connectivity the expected loss has
 a variance-trace upper bound whose minimiser is closed form and tighter than either model alone).
 Client ``i`` merges the federated model :math:`\theta_F` and its local model :math:`\theta_L`:
@@ -19,7 +19,7 @@ minimised on :math:`[0, 1]` by :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F +
 exact identity for :math:`E\|\theta(\lambda) - \theta^*\|^2` (expand the square), so the only inequality is
 the smoothness step. Per-module forms: one :math:`\lambda_m` per block with weights :math:`\beta_m`.
 
-Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as the spec
+Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated reconstruction notes
 writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
 
 Sources

@@ -5,7 +5,8 @@ independent, :math:`x_i \sim N(0, I_d)`; an unknown set of at least ``m`` of the
 :math:`\sigma_i \le 1`; the others are arbitrary. Notation: :math:`\mathrm{ref}(n, d, m) =
 \sqrt{nd}/m`.
 
-Status tags follow ``specs/hetero_regression.md``: **[C]** confirmed by an abstract or a primary
+Status tags follow the reconstruction notes
+(:doc:`/hetero_regression_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
 source, **[R]** reconstructed, **[D]** derived, **[V]** calibrated numerically in a reference
 prototype.
 
@@ -60,7 +61,7 @@ BOUND_KIND = {
     "liang_yuan_mean_rate": "up to constants",
 }
 
-#: Calibration of the Huber bound in the reference prototype [V] (spec section 3): median ratio of
+#: Calibration of the Huber bound in the reference prototype [V] (hetero_regression reconstruction notes, section 3): median ratio of
 #: the error to sqrt(nd)/m between 1.2 and 1.7 in the sign-only regime, 90th percentile <= 1.9; the
 #: property test uses C = 3 on >= 90 % of draws, in the regime m >= 4 sqrt(nd).
 HUBER_CALIBRATION = {"C": 3.0, "regime_C": 4.0, "coverage": 0.9, "median_ratio": (1.2, 1.7), "p90_ratio": 1.9}

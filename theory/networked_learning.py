@@ -8,7 +8,8 @@ error :math:`e(f) = \mathrm{MSE}(f) - \mathrm{MSE}(f^*) = \|\beta - \beta^*\|_\S
 :math:`A_1 \to \dots \to A_D` is *M-covered* if every block of :math:`M` consecutive agents jointly
 sees all features.
 
-Status tags follow ``specs/networked_learning.md``: **[C]** confirmed by an abstract or a primary
+Status tags follow the reconstruction notes
+(:doc:`/networked_learning_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
 source, **[R]** reconstructed by the project (implemented as written), **[D]** derived, **[V]**
 checked numerically in the reference prototype.
 
@@ -155,7 +156,7 @@ def krr_path_bound(e1, A, B, M, D):
     .. math:: e(f_D) \le A\,B\,\sqrt{\frac{(M-1)\, e(f_1)}{\lfloor D/M \rfloor}}
               \le (AB)^2 \sqrt{\frac{M-1}{\lfloor D/M \rfloor}},
 
-    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (spec section 2):
+    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (networked_learning reconstruction notes, section 2):
     :math:`e(f_t) = \sum_l \beta^*_l \langle y - f_t, x_l\rangle`; an agent :math:`j` of the block
     that sees :math:`x_l` has :math:`\langle y - f_j, x_l\rangle = 0`, so by Cauchy-Schwarz and
     Pythagoras :math:`|\langle y - f_t, x_l\rangle| \le B\sqrt{(M-1)\Delta}`; some of the
@@ -415,7 +416,7 @@ def full_message_risk_bound(stat_term, agg_term):
     transfer with :math:`\Sigma \preceq 2\hat\Sigma`. Source: the project's reconstruction of the
     [TGT] full-message guarantee. Kind: ``high-probability`` (deterministic on :math:`E_{cov}`).
 
-    .. note:: reconstructed by the project (spec T5).
+    .. note:: reconstructed by the project (networked_learning reconstruction notes, T5).
 
     Parameters
     ----------
@@ -448,7 +449,7 @@ def sketched_risk_bound(stat_term, L_hat, eta, agg_tilde):
     (:math:`O(M/\sqrt D)`). The bound is loose (reference prototype: excess/bound :math:`\le 0.003`).
     Source: the project's reconstruction of [TGT]. Kind: ``high-probability``.
 
-    .. note:: reconstructed by the project (spec T7).
+    .. note:: reconstructed by the project (networked_learning reconstruction notes, T7).
 
     Parameters
     ----------

@@ -1,6 +1,7 @@
 r"""Bounds and checks for VoGCAM (variational Voronoi inference for log-Gaussian Cox processes).
 
-Status tags follow ``specs/point_process.md``: **[C]** confirmed by the target paper's abstract,
+Status tags follow the reconstruction notes
+(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the target paper's abstract,
 **[R]** reconstructed by the project from prior work, **[D]** derived by the project with a proof
 sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
 only from its abstract, which claims existence/uniqueness of the optimum and convergence without
@@ -72,7 +73,7 @@ BOUND_KIND = {
     "lgcp_k_function": "exact (model property; numerical quadrature, relative error < 1e-10)",
 }
 
-#: Status tag of each statement (spec section 2).
+#: Status tag of each statement (point_process reconstruction notes, section 2).
 STATUS = {
     "T1 quadrature partition": "R/V",
     "T2 quadrature error O(h)": "R",

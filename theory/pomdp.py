@@ -1,15 +1,16 @@
 r"""Bounds for finite-memory POMDP controllers built from belief codebooks (RECAP).
 
-Model ([C], spec ``pomdp.md`` section 1.1): finite POMDP with ``T[a, s, s'] = P(s'|s, a)``,
+Model ([C], the pomdp reconstruction notes, section 1.1): finite POMDP with ``T[a, s, s'] = P(s'|s, a)``,
 ``Z[a, s', o] = P(o|s', a)``, expected reward ``r[s, a]`` and discount :math:`\gamma \in [0, 1)`.
 :math:`V^*` is convex on the simplex and is the supremum of linear functions :math:`b \cdot \alpha`
 of achievable plans, each with :math:`R_{\min}/(1-\gamma) \le \alpha(s) \le R_{\max}/(1-\gamma)`.
 
 A codebook :math:`C = \{c_1, \dots, c_K\}` with a quantiser gives the deterministic finite-state
 controller (FSC) :math:`(\pi, \eta, m_0)`, :math:`\eta(k, a, o) = q(\tau(c_k, a, o))`; its exact
-value is :math:`b_0 \cdot W_{m_0}` (spec section 1.2).
+value is :math:`b_0 \cdot W_{m_0}` (pomdp reconstruction notes, section 1.2).
 
-Status tags follow ``specs/pomdp.md``: **[C]** confirmed by the abstract or a primary source,
+Status tags follow the reconstruction notes
+(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the abstract or a primary source,
 **[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch, **[V]**
 checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
 known only from its abstract.
@@ -155,7 +156,7 @@ def _value(alphas, B):
 def lipschitz_constant(r, discount):
     r"""Lipschitz constant of :math:`V^*` in the belief's :math:`L^1` norm.
 
-    **Statement ([R], spec section 1.1).** For all beliefs :math:`b, b'`,
+    **Statement ([R], pomdp reconstruction notes, section 1.1).** For all beliefs :math:`b, b'`,
 
     .. math:: |V^*(b) - V^*(b')| \le L\,\|b - b'\|_1, \qquad
               L = \frac{R_{\max} - R_{\min}}{2(1-\gamma)},
@@ -166,10 +167,10 @@ def lipschitz_constant(r, discount):
     \|b-b'\|_1`. (In total variation the constant is twice this.) The same constant bounds
     :math:`b \mapsto b\cdot W_m` for any controller node.
 
-    Assumptions: finite POMDP, :math:`0 \le \gamma < 1`. Source: standard; used by [RECAP] (spec's
+    Assumptions: finite POMDP, :math:`0 \le \gamma < 1`. Source: standard; used by [RECAP] (the reconstruction's
     reconstruction). Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [SYL] and the spec (section 1.1).
+    .. note:: reconstructed from [SYL] and the pomdp reconstruction notes (section 1.1).
 
     Parameters
     ----------
@@ -192,14 +193,14 @@ def lipschitz_constant(r, discount):
 def alpha_lipschitz_constant(alphas):
     r"""Tighter computable constant :math:`L_\Gamma = \max_{\alpha \in \Gamma} \mathrm{span}(\alpha)/2`.
 
-    **Statement ([R], spec section 1.3).** :math:`|V_\Gamma(b) - V_\Gamma(b')| \le L_\Gamma
+    **Statement ([R], pomdp reconstruction notes, section 1.3).** :math:`|V_\Gamma(b) - V_\Gamma(b')| \le L_\Gamma
     \|b - b'\|_1` for :math:`V_\Gamma(b) = \max_{\alpha\in\Gamma} \alpha\cdot b`, and
     :math:`L_\Gamma \le L` when every :math:`\alpha` is achievable. Pass
     :math:`\Gamma \cup \{W_m\}` to cover a controller's node values too.
 
-    Source: spec section 1.3 (reconstruction). Kind: ``exact``. Status: reconstructed.
+    Source: pomdp reconstruction notes, section 1.3 (reconstruction). Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed by the project (spec section 1.3).
+    .. note:: reconstructed by the project (pomdp reconstruction notes, section 1.3).
 
     Examples
     --------
@@ -236,7 +237,7 @@ def bayes_successors(T, Z, B, a):
 def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     r"""Closure distortions :math:`\rho(k, a)`, :math:`\rho`, :math:`\rho_\pi` and :math:`\delta_0`.
 
-    **Definitions ([R], spec section 1.3).** For a codebook :math:`C` and memory update
+    **Definitions ([R], pomdp reconstruction notes, section 1.3).** For a codebook :math:`C` and memory update
     :math:`\eta(k, a, o)` (any quantiser),
 
     .. math:: \rho(k,a) = \sum_o P(o\mid c_k,a)\,\|\tau(c_k,a,o) - c_{\eta(k,a,o)}\|_1,\quad
@@ -258,7 +259,7 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     dict with ``rho_table`` (K, A), ``rho``, ``rho_pi`` (None without ``action``) and
     ``delta0`` (None without ``b0`` and ``m0``).
 
-    Status: reconstructed (definitions of the spec). Source: spec section 1.3.
+    Status: reconstructed (definitions of the pomdp reconstruction notes). Source: pomdp reconstruction notes, section 1.3.
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
@@ -292,7 +293,7 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
 def closure_bound(L, rho, rho_pi, delta0, discount):
     r"""Upper bounds U1, U3 and U2 on the value loss of a codebook controller.
 
-    **Statements ([R], spec section 1.3)**, for any codebook and any quantiser, with
+    **Statements ([R], pomdp reconstruction notes, section 1.3)**, for any codebook and any quantiser, with
     :math:`L` from :func:`lipschitz_constant` (or :math:`L_\Gamma` over :math:`\Gamma\cup\{W_m\}`):
 
     .. math::
@@ -310,11 +311,11 @@ def closure_bound(L, rho, rho_pi, delta0, discount):
     :math:`b_0` (twice) + U1 + U3, with :math:`\rho_\pi \le \rho`.
 
     Assumptions: :math:`0 \le \gamma < 1`; codewords on the simplex. Source: [RECAP] (abstract:
-    "computable upper bounds"), reconstructed from [SYL] by the spec. Kind: ``exact``. Status:
+    "computable upper bounds"), reconstructed from [SYL] by the pomdp reconstruction notes. Kind: ``exact``. Status:
     reconstructed; checked numerically [V] in the reference prototype (and by this project's
     tests).
 
-    .. note:: reconstructed from [SYL] (spec section 1.3, U1/U2/U3).
+    .. note:: reconstructed from [SYL] (pomdp reconstruction notes, section 1.3, U1/U2/U3).
 
     Parameters
     ----------
@@ -345,14 +346,14 @@ def closure_bound(L, rho, rho_pi, delta0, discount):
 def decision_distortion(B, C, alphas):
     r"""Decision (Bregman) distortion :math:`d_V(b, c) = V(b) - \alpha_c\cdot b \ge 0`.
 
-    **Definition ([R], spec section 1.3).** :math:`V = V_\Gamma`, :math:`\alpha_c =
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** :math:`V = V_\Gamma`, :math:`\alpha_c =
     \arg\max_{\alpha\in\Gamma}\alpha\cdot c` (lowest index on ties): the loss of committing to
     :math:`c`'s plan while the belief is :math:`b`; the Bregman divergence of the convex
     piecewise-linear :math:`V_\Gamma` with the subgradient chosen at :math:`c`.
 
     Returns the (n, m) matrix ``d[i, j] = d_V(B[i], C[j])``. Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] (spec section 1.3).
+    .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
 
     Examples
     --------
@@ -369,7 +370,7 @@ def decision_distortion(B, C, alphas):
 def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
     r"""Merge (confusion) cost, the Jensen gap of :math:`V` over one memory cell.
 
-    **Definition ([R], spec section 1.3).**
+    **Definition ([R], pomdp reconstruction notes, section 1.3).**
 
     .. math:: J(\text{cell}) = \sum_i p_i V(b_i) - P\,V(\bar b), \quad P = \sum_i p_i,
               \ \bar b = \sum_i p_i b_i / P .
@@ -381,7 +382,7 @@ def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
 
     Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] (Bregman information; spec section 1.3).
+    .. note:: reconstructed from [BMDG] (Bregman information; pomdp reconstruction notes, section 1.3).
 
     Examples
     --------
@@ -407,7 +408,7 @@ def decision_witnesses(B, alphas, tol=1e-9):
     r"""Pairwise decision-witness matrix: ``W[i, j]`` is True iff ``B[i]`` and ``B[j]`` have no
     common maximising alpha vector (within ``tol``), i.e. their equal-weight merge cost is > 0.
 
-    Definition [R] (spec section 1.3). Status: reconstructed.
+    Definition [R] (pomdp reconstruction notes, section 1.3). Status: reconstructed.
     """
     G = _array(alphas, "alphas", 2)
     B = _beliefs(B, S=G.shape[1])
@@ -450,7 +451,7 @@ def _n_partitions(n, k):
 def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_partitions=500_000):
     r"""Exact Bregman hard-clustering distortion :math:`D_K(\mu)` of a finite belief law.
 
-    **Definition ([R], spec section 1.3).** For :math:`\mu = \sum_i p_i \delta_{b_i}`,
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** For :math:`\mu = \sum_i p_i \delta_{b_i}`,
 
     .. math:: D_K(\mu) = \min_{\text{partitions into } \le K \text{ cells}} \sum_{\text{cells}} J(\text{cell})
               = \sum_i p_i V(b_i) - \max_{\text{partitions}} \sum_m P_m V(\bar b_m).
@@ -476,7 +477,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
 
     Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] (spec section 1.3).
+    .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
     """
     B = _beliefs(B)
     w = _array(w, "w", 1)
@@ -514,7 +515,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
 def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     r"""Certified lower bound on the distortion-rate function :math:`D_\mu(R)` by Blahut–Arimoto.
 
-    **Definition ([R], spec section 1.3).** :math:`D_\mu(R) = \min\{E\,d(B, \hat A) :
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** :math:`D_\mu(R) = \min\{E\,d(B, \hat A) :
     I(B; \hat A) \le R\}` over test channels into the finite reproduction alphabet (columns of
     ``d``). For the converse, :math:`d(b, \alpha) = V^*(b) - \alpha\cdot b`, :math:`R = \log K`
     (nats) and :math:`D_\mu(\log K) \le D_K(\mu)`, because a hard :math:`K`-cell assignment has
@@ -529,7 +530,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     The returned value is the maximum of these certificates and 0, hence a rigorous lower bound
     regardless of Blahut–Arimoto's convergence. Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] and [Csi74] (spec section 1.3).
+    .. note:: reconstructed from [BMDG] and [Csi74] (pomdp reconstruction notes, section 1.3).
 
     Returns
     -------
@@ -596,7 +597,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
 def converse_depth1(value_b0, q_values, distortions, discount):
     r"""Controller-independent depth-1 converse on the loss of any K-memory controller.
 
-    **Statement ([R], spec section 1.3).** For every controller :math:`F` with :math:`K` memory
+    **Statement ([R], pomdp reconstruction notes, section 1.3).** For every controller :math:`F` with :math:`K` memory
     states,
 
     .. math:: L_K := V^*(b_0) - V^F(b_0) \ge \min_a \Big[V^*(b_0) - Q^*(b_0, a) + \gamma\,
@@ -617,7 +618,7 @@ def converse_depth1(value_b0, q_values, distortions, discount):
 
     Returns the bound clipped at 0. Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed by the project (spec section 1.3, converse).
+    .. note:: reconstructed by the project (pomdp reconstruction notes, section 1.3, converse).
 
     Examples
     --------

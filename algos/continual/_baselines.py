@@ -1,6 +1,6 @@
 r"""CPU baselines for class-incremental learning with the same feature pipeline as CIRCLE.
 
-Spec section 3, "implementable CPU baselines":
+The continual reconstruction notes, section 3, "implementable CPU baselines":
 
 (a) streaming LDA on raw pixels; (b) NCM (streaming LDA with :math:`\Sigma = I`) on the same
 features; (c) streaming ridge / analytic learning (:class:`StreamingRidge`); (d) BiRC2D with global
@@ -243,7 +243,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
 
 
 class RandomConvFeatures(TransformerMixin, BaseEstimator):
-    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of spec section 3(e)).
+    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of continual reconstruction notes, section 3(e)).
 
     A Kaiming-normal filter bank (``n_filters`` filters of size ``C x k x k``, entries
     :math:`N(0, 2/(C k^2))`, no bias) is applied with stride ``stride`` and zero padding ``k // 2``,

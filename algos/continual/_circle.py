@@ -293,7 +293,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     **Design of the parameters.** scikit-learn's ``get_params``/``clone`` need every constructor
-    argument to be named, so the spec's ``**feature_kw`` is split into the feature parameters that
+    argument to be named, so the reconstruction's ``**feature_kw`` is split into the feature parameters that
     define CIRCLE (explicit arguments above, with CIRCLE's defaults: random-conv stem, leaky ReLU,
     Kaiming init, average pooling and spatial concatenation) and a ``feature_params`` dict for the
     rest. A key of ``feature_params`` that is also an explicit argument raises ``ValueError``.

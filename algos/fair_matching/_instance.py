@@ -45,7 +45,7 @@ class OnlineMatchingInstance:
 
     Agents are known in advance and belong to classes ``0..k-1`` (every class non-empty). Items
     arrive one at a time in the stored order; item ``t`` reveals the set of agents that like it.
-    Edges are unweighted and agents have unit capacity (spec section 1.1 of the module).
+    Edges are unweighted and agents have unit capacity (fair_matching reconstruction notes, section 1.1 of the module).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
 
-Definitions follow spec section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
+Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
 GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
 :class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
 

@@ -356,7 +356,7 @@ class PotaraClassifier(FederatedClassifierBase):
     r"""Potara: per-client merge :math:`\lambda_i\theta_F + (1-\lambda_i)\theta_{L,i}` of the federated
     and local models with the closed-form mixing weight of the variance-trace bound.
 
-    Steps (spec section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
+    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
     epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
     :math:`\theta_F`; (2) every client fine-tunes :math:`\theta_{L,i}` from :math:`\theta_F` for
     ``finetune_epochs`` epochs (no communication); (3) estimates :math:`\hat V_{F}, \hat V_{L}` per group
@@ -377,9 +377,9 @@ class PotaraClassifier(FederatedClassifierBase):
     variance_method : {"bootstrap", "plugin_fisher", "fisher", "sandwich", "swag"}, default="bootstrap"
         How :math:`\hat V_L` is estimated (:func:`algos.federated.variance.estimate_variances`);
         :math:`\hat V_F` is always the plug-in :math:`\max(\|\theta_F - \theta_L\|^2 - \hat V_L, \cdot)`.
-        The spec proposes ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
+        The federated reconstruction notes propose ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
         sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
-        so), as the spec's own prototype found; ``"bootstrap"`` (the spec's E2 setting) is the default.
+        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the default.
         ``"sandwich"`` is a cheap alternative with similar weights.
     granularity : {"global", "module", "coordinate"}, default="module"
     merge_space : {"product", "factors"}, default="product"

@@ -1,4 +1,4 @@
-r"""Population models and generators that make networked aggregation visible (spec section 6).
+r"""Population models and generators that make networked aggregation visible (networked_learning reconstruction notes, section 6).
 
 Every generator returns a :class:`PopulationModel`: a distribution of :math:`(x, y)` together with
 its exact second moments
@@ -181,7 +181,7 @@ def make_suppressor(noise=0.0):
 
     :math:`\Sigma = \begin{pmatrix}2 & 1\\ 1 & 1\end{pmatrix}`, :math:`b = (1, 0)`,
     :math:`\beta^* = (1, -1)`: :math:`x_2` is uncorrelated with :math:`y` yet needed (it removes
-    :math:`Z` from :math:`x_1`). Population excess (spec section 8): star hub 0.5, path
+    :math:`Z` from :math:`x_1`). Population excess (networked_learning reconstruction notes, section 8): star hub 0.5, path
     :math:`x_1\to x_2` 0, :math:`x_2\to x_1` 0.5, :math:`x_2\to x_1\to x_2` 0. Latent ``z = (U, Z)``.
 
     The two 0.5 values are statements about the population idealisation: they arise because the agent
@@ -212,7 +212,7 @@ def make_krr_hard3(D):
     Latent :math:`U, V, Z \sim N(0, 1)`; :math:`x_1 = Z + \rho U`, :math:`x_2 = Z + \rho V`,
     :math:`x_3 = Z - \rho(U + V)`, :math:`y = \rho U`, with :math:`\rho^2 = 1/(40 D)`. Noiseless;
     :math:`\beta^* = (2/3, -1/3, -1/3)` and :math:`E[y^2] = \rho^2`. On the cyclic path of depth
-    ``D`` the spec reports :math:`e_D \cdot D \approx 0.0116` for every ``D`` (the
+    ``D`` the networked_learning reconstruction notes report :math:`e_D \cdot D \approx 0.0116` for every ``D`` (the
     :math:`\Theta(1/D)` showcase). Latent ``z = (U, V, Z)``.
 
     Parameters
@@ -237,7 +237,7 @@ def make_krr_hard3(D):
 def _default_zero_sum(d):
     """The fixed default of :func:`make_common_factor`: ``default_rng(0)`` Gaussian, centred, unit norm.
 
-    This is the vector that reproduces the spec's reference numbers (d = 8, rho = 0.1: cyclic-path
+    This is the vector that reproduces the reconstruction's reference numbers (d = 8, rho = 0.1: cyclic-path
     relative excess 0.974 / 0.867 / 0.545 at D = 8 / 64 / 256); the alternating vector
     (1, -1, 1, ...) gives 0.72 / 0.57 / 0.27 instead.
     """
@@ -264,7 +264,7 @@ def make_common_factor(d, rho, a=None, random_state=None):
         Coefficients; centred to sum to zero (a constant vector is rejected). Default: a standard
         Gaussian vector drawn from ``random_state``, centred and scaled to unit norm; with
         ``random_state=None`` the draw uses the fixed seed 0 (so the default is deterministic and
-        equals ``random_state=0``). This fixed default reproduces the spec's reference numbers
+        equals ``random_state=0``). This fixed default reproduces the reconstruction's reference numbers
         (d = 8, rho = 0.1: cyclic-path relative excess 0.974 / 0.867 / 0.545 at D = 8 / 64 / 256).
     random_state : None, int or Generator
         Used only to draw ``a`` when it is not given.

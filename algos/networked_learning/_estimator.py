@@ -24,7 +24,7 @@ _PROTOCOLS = ("full", "sketch", "subsample")
 _SKETCHES = ("gaussian", "srht", "countsketch")
 _ENGINES = ("auto", "messages", "coef")
 _BACKENDS = ("auto", "numpy", "torch")
-SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (spec 1.3, T6)
+SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (networked_learning reconstruction notes, section 1.3, T6)
 
 
 class SketchSizeWarning(UserWarning):
@@ -34,7 +34,7 @@ class SketchSizeWarning(UserWarning):
 def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     r"""Sketch size giving a Gaussian :math:`\eta`-subspace embedding of ``span([X, y])`` w.p. ``1 - delta``.
 
-    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (spec T6 with ``r = d + 1``);
+    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (networked_learning reconstruction notes, T6 with ``r = d + 1``);
     with the defaults, ``k = 131`` for ``d = 8``.
 
     Examples

@@ -1,6 +1,6 @@
 r"""Shared random sketches :math:`S \in \mathbb{R}^{k \times m}` that every agent can regenerate.
 
-In the shared-sketch protocol (spec section 1.3) every agent multiplies its own columns by the same
+In the shared-sketch protocol (networked_learning reconstruction notes, section 1.3) every agent multiplies its own columns by the same
 matrix :math:`S`, rebuilt locally from a shared seed, without communication. That needs two things
 from this module:
 

@@ -35,7 +35,7 @@ __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "m
            "NU_CODES"]
 
 NU_CODES = {0.5: 0, 1.5: 1}
-#: Default jitter added to the correlation diagonal (relative to sigma^2), spec default.
+#: Default jitter added to the correlation diagonal (relative to sigma^2), the default of the point_process reconstruction notes.
 JITTER = 1e-8
 
 
@@ -358,7 +358,7 @@ def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *,
 def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
     r"""Solve with a prior-plus-diagonal system by the Woodbury identity, without inverting ``K``.
 
-    Two forms (Rasmussen & Williams 2006, sec. 3.4; spec section 1, uses (a) and (b)):
+    Two forms (Rasmussen & Williams 2006, sec. 3.4; point_process reconstruction notes, section 1, uses (a) and (b)):
 
     * ``K`` given (a dense prior covariance), returns :math:`S b` with
       :math:`S = (K^{-1} + \Lambda)^{-1} = K - K\Lambda^{1/2}(I + \Lambda^{1/2}K\Lambda^{1/2})^{-1}\Lambda^{1/2}K`,

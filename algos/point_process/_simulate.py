@@ -11,7 +11,7 @@ gets a Poisson number of points with mean ``exp(f_c) * cell area``, placed unifo
 For a polygon window the pattern is drawn on the bounding box and thinned by ``Window.contains``
 (exact: a Poisson process restricted to a subset is the Poisson process on that subset).
 
-The recipe is the simulation protocol of spec section 5 (marked *reconstructed* there: the
+The recipe is the simulation protocol of point_process reconstruction notes, section 5 (marked *reconstructed* there: the
 acceptance experiments' ground truth, not a claim of the paper).
 
 Kernels (``r`` the distance, ``phi`` the length-scale, ``sigma2`` the variance)::
@@ -118,7 +118,7 @@ class LGCPSample:
     covariate_term: np.ndarray = field(default=None, repr=False)
 
     def __iter__(self):
-        """Unpack as ``points, log_intensity`` (the ``(points, field)`` pair of spec section 6)."""
+        """Unpack as ``points, log_intensity`` (the ``(points, field)`` pair of point_process reconstruction notes, section 6)."""
         return iter((self.points, self.log_intensity))
 
     @property
@@ -303,7 +303,7 @@ def simulate_lgcp(window, mean, variance, length_scale, nu=0.5, grid=128, covari
     The log-intensity on cell ``c`` is ``f_c = mean + z(s_c)^T coef + g_c`` with ``g`` a zero-mean
     Gaussian field with Matérn covariance (module docstring) evaluated at the cell centres ``s_c``;
     given ``f`` the points are a Poisson process with the piecewise-constant intensity ``exp(f)``.
-    *Reconstructed* (spec section 5 simulation protocol).
+    *Reconstructed* (point_process reconstruction notes, section 5 simulation protocol).
 
     Parameters
     ----------

@@ -3,7 +3,7 @@ r"""VoGCAM: variational Voronoi Gaussian coordinate-ascent maximisation for log-
 Model (Møller, Syversveen & Waagepetersen 1998): given :math:`\lambda(s) = e^{f(s)}` the points form a
 Poisson process on the window ``W``, with :math:`f \sim GP(z(s)^\top\beta, \sigma^2\rho_\phi)`, Matérn
 :math:`\rho_\phi` (nu = 1/2 or 3/2). Most of the method is *reconstructed* from the abstract of the
-target paper (NeurIPS 2026) and the prior work it builds on (spec ``point_process.md``, section 1):
+target paper (NeurIPS 2026) and the prior work it builds on (the point_process reconstruction notes, section 1):
 
 * **Voronoi quadrature** (Berman & Turner 1992): nodes = distinct points + a dummy grid, weights = clipped
   Voronoi areas, so :math:`\ell(f) = y^\top f - \sum_j w_j e^{f_j}` (:mod:`._quadrature`).
@@ -26,7 +26,7 @@ target paper (NeurIPS 2026) and the prior work it builds on (spec ``point_proces
   :math:`\sigma^2`, and a bounded Brent search on :math:`\log\phi` (accepted only if it does not lower
   the ELBO).
 
-For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (spec T5);
+For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
 the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
 1); every fitted quantity is reported in the user's units.
 """
@@ -61,7 +61,7 @@ from ._window import MAX_COORD, Window
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
-#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; spec pitfall "overflow").
+#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes, "overflow").
 MAX_NEWTON_STEP = 5.0
 #: Step halvings tried before a block gives up (the state is then left unchanged).
 MAX_HALVINGS = 40
@@ -70,7 +70,7 @@ MAX_HALVINGS = 40
 DENSE_MAX_NODES = 200
 #: Largest number of nodes of the dense torch path (an N x N float64 matrix and its inverse: 6.4 GB at 2e4).
 TORCH_MAX_NODES = 20000
-#: Relative ELBO drop tolerated inside the S fixed point before damping (spec: 1e-10 |ELBO|).
+#: Relative ELBO drop tolerated inside the S fixed point before damping (point_process reconstruction notes: 1e-10 |ELBO|).
 S_DAMP_RTOL = 1e-10
 #: Floor of the variance when it is optimised (a collapse is reported by a warning).
 VARIANCE_FLOOR = 1e-8
@@ -523,7 +523,7 @@ class VoGCAM(BaseEstimator):
 
     def _laplace_hyperparameters(self, sigma2, phi):
         """(sigma^2, phi) maximising the Laplace approximation of the evidence (beta profiled out), by
-        Nelder-Mead in (log sigma^2, log phi) from the given start [project addition; issue 18]."""
+        Nelder-Mead in (log sigma^2, log phi) from the given start [project addition]."""
         from scipy.optimize import minimize
 
         y, w, Z = self._y, self._w, self._Z
@@ -744,7 +744,7 @@ class VoGCAM(BaseEstimator):
         log-likelihood changes: :math:`g(c) = y^\top(Z\beta + c r) - \sum_j w_j e^{(Z\beta)_j + c r_j + c^2 s_j/2}`,
         concave in ``c``; one-dimensional Newton with step halving. Alternating it with the centred
         closed-form step removes most of the slow coupling of ``sigma^2`` and ``m`` (the interweaving idea
-        of Yu & Meng 2011) [project addition, not in the spec]. Returns ``(m, state, sigma2)``."""
+        of Yu & Meng 2011) [project addition, not in the point_process reconstruction notes]. Returns ``(m, state, sigma2)``."""
         y, w = self._y, self._w
         mu0 = self._Z @ beta
         r = m - mu0
@@ -800,7 +800,7 @@ class VoGCAM(BaseEstimator):
         blocks of ``S`` on ``{i} U N(i)`` are needed). With ``profile_variance`` the variance is profiled
         out in closed form (``sigma^2(phi) = A(phi)/N``), so the step maximises jointly over
         ``(sigma^2, phi)`` — it moves along the ridge ``sigma^2/phi ~ const`` of the exponential
-        covariance in one step [project addition to the spec's separate updates]. Accepted only if the
+        covariance in one step [project addition to the reconstruction's separate updates]. Accepted only if the
         ELBO does not drop. Returns ``(sigma2, phi)``."""
         st = self._st
         N = len(m)
@@ -1125,7 +1125,7 @@ class VoGCAM(BaseEstimator):
 
     def expected_count(self, region=None):
         """Posterior expected number of points, ``sum_j w_j exp(m_j + S_jj/2)`` over the nodes in
-        ``region`` (a window spec; ``None``: the whole window)."""
+        ``region`` (a window description; ``None``: the whole window)."""
         check_is_fitted(self, "mean_")
         lam = self.weights_ * np.exp(self.mean_ + 0.5 * self.var_)
         if region is None:

@@ -1,4 +1,4 @@
-r"""Baselines for log-Gaussian Cox process inference (spec section 3), with VoGCAM's fit/predict API.
+r"""Baselines for log-Gaussian Cox process inference (point_process reconstruction notes, section 3), with VoGCAM's fit/predict API.
 
 * :class:`GridLaplaceLGCP` — counts on a regular grid, Poisson(a e^{f_c}), Gaussian prior on the
   cell values, Laplace approximation at the posterior mode found by Newton's method
@@ -17,7 +17,7 @@ r"""Baselines for log-Gaussian Cox process inference (spec section 3), with VoGC
   & Waagepetersen 1998; Roberts & Rosenthal 1998 for the 0.574 acceptance target).
 * :class:`SVGPCoxProcess` — a sparse variational GP (inducing points on a grid, ``gpytorch``) with the
   Poisson-process likelihood on regular-grid quadrature; the 2-D, Pyro-free port of gpytorch's
-  Cox-process example (spec section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
+  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
   lazily.
 
 Every estimator takes ``window=`` ((xmin, xmax, ymin, ymax) or a (V, 2) polygon) and implements
@@ -50,9 +50,9 @@ from ._window import MAX_COORD, Window
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
-#: a cell's area, so the Poisson likelihood stays bounded (spec section 7: w > 0 where y > 0).
+#: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y > 0).
 _MIN_CELL_FRACTION = 1e-6
-#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, spec section 7).
+#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, point_process reconstruction notes, section 7).
 _MAX_STEP = 5.0
 #: Largest grid for the dense solver (M x M Cholesky).
 _DENSE_MAX_CELLS = 4096
@@ -325,7 +325,7 @@ class _BSolver:
 
 
 class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
-    r"""Laplace approximation of an LGCP on a regular grid (spec section 3, item 3).
+    r"""Laplace approximation of an LGCP on a regular grid (point_process reconstruction notes, section 3, item 3).
 
     Model: counts ``y_c`` in cell ``c`` (area ``a_c`` inside the window) are Poisson(``a_c e^{f_c}``),
     ``f = Z beta + g`` with ``g ~ N(0, K)`` (Matérn on the cell centres) and a flat prior on ``beta``.
@@ -726,7 +726,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
 
     ``log lambda(s) = x(s)^T beta + phi(s)^T u`` with bisquare basis functions ``phi`` at two
     resolutions, prior ``u_k ~ N(0, sigma_l^2)`` (one variance per resolution), variational
-    ``q(u) = N(mu, diag tau^2)``. The ELBO (spec section 3, item 2)::
+    ``q(u) = N(mu, diag tau^2)``. The ELBO (point_process reconstruction notes, section 3, item 2)::
 
         sum_i (x_i^T beta + phi_i^T mu) - sum_q w_q exp(x_q^T beta + phi_q^T mu + 1/2 sum_k phi_qk^2 tau_k^2)
         - 1/2 sum_k [log sigma_l^2 - log tau_k^2],   sigma_l^2 = mean over level l of (tau_k^2 + mu_k^2)
@@ -837,7 +837,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
 
 # ----------------------------------------------------------------------------- gpytorch SVGP
 class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
-    r"""Sparse variational GP Cox process (gpytorch; spec section 3, item 4).
+    r"""Sparse variational GP Cox process (gpytorch; point_process reconstruction notes, section 3, item 4).
 
     ``f(s) = x(s)^T beta + g(s)``, ``g ~ GP(0, ScaleKernel(Matern(nu)))`` with a
     ``CholeskyVariationalDistribution`` on ``n_inducing`` inducing points on a fixed regular grid

@@ -1,12 +1,12 @@
 r"""Belief updates, blind policies and deterministic finite-state controllers (FSCs).
 
 Every function takes a POMDP as any object with attributes ``T`` (A, S, S), ``Z`` (A, S, O),
-``r`` (S, A), ``discount`` and ``b0`` (None means uniform), spec ``pomdp.md`` §1.1:
+``r`` (S, A), ``discount`` and ``b0`` (None means uniform), the pomdp reconstruction notes §1.1:
 ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``, ``r[s, a]`` expected reward.
 
 A deterministic FSC with K nodes is ``(action, eta, m0)``: node ``m`` plays ``action[m]`` and moves
-to ``eta[m, o]`` after observation ``o`` (``eta`` may also be given as (K, A, O), spec §6; then
-``eta[m, action[m], o]`` is used). Its exact value solves the K*S linear system (spec §1.2)
+to ``eta[m, o]`` after observation ``o`` (``eta`` may also be given as (K, A, O); then
+``eta[m, action[m], o]`` is used). Its exact value solves the K*S linear system (pomdp reconstruction notes §1.2)
 
     W[m, s] = r[s, a_m] + discount * sum_{s'} T[a_m, s, s'] sum_o Z[a_m, s', o] W[eta[m, o], s'],
 
@@ -285,7 +285,7 @@ def _fsc_system(T, Z, r, action, eta, sparse):
 
 
 def evaluate_fsc(pomdp, action, eta, m0=0, b0=None, *, return_values=False, sparse=None):
-    """Exact value ``V^F(b0) = b0 . W[m0]`` of a deterministic FSC (spec §1.2).
+    """Exact value ``V^F(b0) = b0 . W[m0]`` of a deterministic FSC (pomdp reconstruction notes §1.2).
 
     Solves ``(I - discount * P_F) W = R_F`` over the K*S unknowns; dense LU up to
     ``K*S = 5000``, ``scipy.sparse.linalg.spsolve`` beyond (or as forced by ``sparse``).
@@ -406,7 +406,7 @@ class BlindPolicies(NamedTuple):
 
 
 def blind_policy_values(pomdp, b0=None):
-    """Exact values of the A blind policies "always play a" (spec §8.1):
+    """Exact values of the A blind policies "always play a" (pomdp reconstruction notes §8.1):
     ``v_a = (I - discount * T[a])^{-1} r[:, a]`` and ``b0 . v_a``; also the best one.
 
     These are the K = 1 FSCs; their vectors are valid (achievable) PBVI lower-bound alphas.

@@ -1,6 +1,6 @@
 r"""Bounded policy iteration (BPI; Poupart & Boutilier 2003) for a fixed-size stochastic FSC.
 
-Spec ``pomdp.md`` §3. A stochastic K-node FSC has action probabilities ``psi[n, a]`` and successor
+The pomdp reconstruction notes §3. A stochastic K-node FSC has action probabilities ``psi[n, a]`` and successor
 probabilities ``eta[n, a, o, n']``. Its node values solve the K*S linear system
 
     V(n, s) = sum_a psi[n,a] ( r[s,a] + discount * sum_{s',o} T[a,s,s'] Z[a,s',o] sum_{n'} eta[n,a,o,n'] V(n',s') ).
@@ -172,7 +172,7 @@ class BPIController(BaseEstimator):
     n_memory : int
         Number of nodes ``K >= 1``.
     max_iter : int, default=50
-        Maximum number of sweeps over the nodes (spec §3 calls it ``max_sweeps``, default 200);
+        Maximum number of sweeps over the nodes (pomdp reconstruction notes §3 calls it ``max_sweeps``, default 200);
         a ``ConvergenceWarning`` is raised when it bites.
     tol : float, default=1e-6
         Stop when the largest LP improvement ``eps`` of a sweep is below ``tol``.

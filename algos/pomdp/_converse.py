@@ -1,4 +1,4 @@
-r"""Converse (lower) bound on the value loss of any K-memory controller (spec ``pomdp.md`` §1.3) [R].
+r"""Converse (lower) bound on the value loss of any K-memory controller (the pomdp reconstruction notes §1.3) [R].
 
 All histories reaching memory state ``m`` share the controller's future behaviour, so their
 continuation value is linear, ``b . W_m <= V*(b)``. For the first ``t`` steps of any controller
@@ -11,14 +11,14 @@ with ``bbar_m`` the mean belief of the histories in memory ``m`` at time ``t`` a
 Jensen gap (merge cost) of ``V*``. With at most ``K`` cells the second term is at least
 ``g^t D_K(mu_t)`` (Bregman hard clustering), and ``D_K >= D_mu(log K)`` (rate-distortion,
 Blahut–Arimoto). Minimising over the action trees gives controller-independent bounds; depth 1
-is the spec's ``min_a [V*(b0) - Q*(b0,a) + g D_K(mu_1^a)]`` (the ``V*(b_1)`` terms cancel in the
+is the reconstruction's ``min_a [V*(b0) - Q*(b0,a) + g D_K(mu_1^a)]`` (the ``V*(b_1)`` terms cancel in the
 form computed here).
 
 Brackets: ``V*`` is replaced by PBVI's lower bound where it enters with a plus sign (``V*(b0)``
 and, for Blahut–Arimoto, the belief values inside the distortion) and by its upper bound where it
 enters with a minus sign (the merged cell values). The hard-clustering bound is therefore rigorous
 for any PBVI run. The Blahut–Arimoto bound uses the reproduction alphabet ``Gamma`` (PBVI's
-alphas) as the spec says; it is rigorous when ``Gamma`` holds the supergradients of ``V*`` at the
+alphas) as the pomdp reconstruction notes say; it is rigorous when ``Gamma`` holds the supergradients of ``V*`` at the
 cell means (exact ``V*``) and otherwise may overstate the true bound by up to the solver gap.
 """
 
@@ -182,7 +182,7 @@ def _default_solver(pomdp):
 def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="hard", solver=None,
                          controller=None, max_partitions=200_000, max_trees=20_000):
     r"""Lower bound on the loss ``V*(b0) - V^F(b0)`` of every controller ``F`` with ``n_memory``
-    memory states (spec §1.3, [R]).
+    memory states (pomdp reconstruction notes §1.3, [R]).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """The finite POMDP model: dense arrays ``T[A,S,S]``, ``Z[A,S,O]``, ``r[S,A]``, ``discount`` and ``b0``.
 
-Conventions (spec ``pomdp.md`` §1.1):
+Conventions (the pomdp reconstruction notes §1.1):
 
 * ``T[a, s, s'] = P(s' | s, a)``;
 * ``Z[a, s', o] = P(o | s', a)`` (the observation depends on the state *reached* and the action taken);

@@ -1,4 +1,4 @@
-"""Reader and writer for Cassandra's ``.POMDP`` file format (spec ``pomdp.md`` §5, §7).
+"""Reader and writer for Cassandra's ``.POMDP`` file format (the pomdp reconstruction notes §5, §7).
 
 Grammar handled (pomdp-solve ``parser.y`` / ``scanner.l``, plus leniencies):
 

@@ -1,6 +1,6 @@
 r"""Point-based value iteration (PBVI, Pineau et al. 2003) with a fast-informed upper bound.
 
-Lower bound: the alpha set starts from the blind-policy vectors (achievable values, spec §3), so
+Lower bound: the alpha set starts from the blind-policy vectors (achievable values, pomdp reconstruction notes §3), so
 every vector is the value of an actual conditional plan and ``V_Gamma(b) = max_alpha b . alpha``
 never exceeds ``V*(b)``. Each iteration backs the set up at every belief of ``beliefs_``
 (:func:`._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
