@@ -609,16 +609,24 @@ def converse_depth1(value_b0, q_values, distortions, discount):
     Jensen gap; at most :math:`K` cells give at least :math:`D_K`. Also valid with
     :math:`D_\mu(\log K) \le D_K` in place of :math:`D_K`.
 
+    Kind: ``exact``. Status: reconstructed by the project (pomdp reconstruction notes, section 1.3,
+    converse).
+
     Parameters
     ----------
-    value_b0 : float, :math:`V^*(b_0)` (a lower bound of it keeps the result a valid lower bound)
-    q_values : (A,), :math:`Q^*(b_0, a)` (upper bounds keep it valid)
-    distortions : (A,), :math:`D_K(\mu_1^a)` (lower bounds keep it valid)
-    discount : float in [0, 1)
+    value_b0 : float
+        :math:`V^*(b_0)`; a lower bound of it keeps the result a valid lower bound.
+    q_values : array-like of shape (A,)
+        :math:`Q^*(b_0, a)` per first action; upper bounds keep the result valid.
+    distortions : array-like of shape (A,)
+        :math:`D_K(\mu_1^a)` per first action; lower bounds keep the result valid.
+    discount : float
+        Discount factor :math:`\gamma`, in [0, 1).
 
-    Returns the bound clipped at 0. Kind: ``exact``. Status: reconstructed.
-
-    .. note:: reconstructed by the project (pomdp reconstruction notes, section 1.3, converse).
+    Returns
+    -------
+    float
+        The lower bound on :math:`L_K`, clipped at 0.
 
     Examples
     --------

@@ -184,9 +184,14 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
     r"""Lower bound on the loss ``V*(b0) - V^F(b0)`` of every controller ``F`` with ``n_memory``
     memory states (pomdp reconstruction notes §1.3, [R]).
 
+    The depth-1 form is :func:`theory.pomdp.converse_depth1` applied to ``V_lower(b0)``, the upper
+    Q-values ``Q_upper(b0, a) = r(b0, a) + discount sum_o P(o|b0,a) V_upper(tau)`` and lower bounds
+    of the distortions (each ingredient on its valid side, as that function asks).
+
     Parameters
     ----------
-    pomdp : POMDP (``discount`` < 1)
+    pomdp : POMDP
+        The model; its ``discount`` must be below 1.
     n_memory : int >= 1
         K, the memory budget.
     form : {"depth1", "history"}
@@ -202,19 +207,19 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
         Blahut–Arimoto ``D(log K)`` over ``Gamma`` (see the module note). Ignored with ``controller``.
     solver : fitted PointBasedSolver or PBVI, optional
         Brackets of ``V*``; default ``PointBasedSolver(time_limit=20, target_gap=1e-4)``.
-    controller : (action (K,), eta (K, O) or (K, A, O), m0), optional
+    controller : tuple, optional
+        ``(action, eta, m0)`` with ``action`` of shape (K,), ``eta`` of shape (K, O) or (K, A, O)
+        and the initial memory state ``m0``: the controller whose own memory cells the history form
+        uses.
     max_partitions, max_trees : int
         Enumeration limits. Above ``max_partitions`` the exact clustering gives way to the
         Blahut-Arimoto certificate (with a :class:`ConverseFallbackWarning`); above ``max_trees``
         (history form) a ``ValueError`` says to lower ``depth``.
 
-    The depth-1 form is :func:`theory.pomdp.converse_depth1` applied to ``V_lower(b0)``, the upper
-    Q-values ``Q_upper(b0, a) = r(b0, a) + discount sum_o P(o|b0,a) V_upper(tau)`` and the distortion
-    lower bounds of :func:`_leaf_term` (each ingredient on its valid side, as that function asks).
-
     Returns
     -------
     ConverseBound
+        The bound, the ingredients it was computed from and the form and method used.
     """
     T, Z, r, g = _arrays(pomdp)
     _need_discount_below_one(g, "the converse bound")

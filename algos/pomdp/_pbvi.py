@@ -116,11 +116,15 @@ class PBVI:
         within ``target_gap``. Otherwise ``converged_`` is False and a ``ConvergenceWarning``
         names the knob (``max_iter`` or ``n_beliefs``).
     expand : {"ssea", "random"}, default="ssea"
+        How new belief points are chosen: ``"ssea"`` (stochastic simulation with explorative
+        action: one simulated successor per action, the one farthest in L1 from the set is kept)
+        or ``"random"`` (uniform Dirichlet draws).
     upper : {"sawtooth", "fib"}, default="sawtooth"
         ``"fib"``: the fast informed bound only. ``"sawtooth"``: start from FIB, then each sweep
         also does a point-based upper backup at the corners and at every belief point, with
         sawtooth interpolation (costs ``(S + n) A O`` interpolations over ``n`` points per sweep).
     random_state : None, int, SeedSequence or Generator
+        Seed of the belief expansion.
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar over sweeps.
     target_gap : float or None, default=None
@@ -134,11 +138,30 @@ class PBVI:
 
     Attributes
     ----------
-    alphas_ (n_alpha, S), actions_ (n_alpha,), value_ (``max_alpha b0 . alpha``),
-    upper_bound_ (FIB or sawtooth upper bound at b0),
-    upper_history_ (upper bound at b0 after each sweep), gap_ (``upper_bound_ - value_``), upper_alphas_ (A, S FIB vectors),
-    beliefs_ (n, S), n_iter_, value_history_ (value at b0 after each sweep; index 0 = blind start),
-    residual_ (Bellman residual on the belief set at the last sweep), converged_.
+    alphas_ : ndarray of shape (n_alpha, S)
+        Alpha vectors of the lower bound.
+    actions_ : ndarray of shape (n_alpha,)
+        Action label of each alpha vector.
+    value_ : float
+        Lower bound ``max_alpha b0 . alpha`` of ``V*(b0)``.
+    upper_bound_ : float
+        Upper bound (FIB or sawtooth) of ``V*(b0)``.
+    upper_history_ : list of float
+        Upper bound at ``b0`` after each sweep.
+    gap_ : float
+        ``upper_bound_ - value_``.
+    upper_alphas_ : ndarray of shape (A, S)
+        The fast-informed-bound vectors.
+    beliefs_ : ndarray of shape (n, S)
+        The belief points.
+    n_iter_ : int
+        Number of sweeps run.
+    value_history_ : list of float
+        Value at ``b0`` after each sweep; index 0 is the blind start.
+    residual_ : float
+        Bellman residual on the belief set at the last sweep.
+    converged_ : bool
+        Whether the convergence test of ``tol`` (and ``target_gap``) passed.
     """
 
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
