@@ -174,9 +174,15 @@ def lipschitz_constant(r, discount):
 
     Parameters
     ----------
-    r : array-like (S, A)
+    r : array-like of shape (S, A)
         Expected immediate rewards.
-    discount : float in [0, 1)
+    discount : float
+        Discount factor, in [0, 1).
+
+    Returns
+    -------
+    float
+        :math:`L = (R_{\max} - R_{\min}) / (2(1-\gamma))`.
 
     Examples
     --------
@@ -202,6 +208,16 @@ def alpha_lipschitz_constant(alphas):
 
     .. note:: reconstructed by the project (pomdp reconstruction notes, section 1.3).
 
+    Parameters
+    ----------
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors :math:`\Gamma`.
+
+    Returns
+    -------
+    float
+        :math:`L_\Gamma = \max_{\alpha \in \Gamma} \mathrm{span}(\alpha)/2`.
+
     Examples
     --------
     >>> alpha_lipschitz_constant([[0.0, 4.0], [1.0, 2.0]])
@@ -220,6 +236,24 @@ def bayes_successors(T, Z, B, a):
 
     Rows with ``P[n, o] = 0`` hold the predicted belief ``B[n] @ T[a]`` (the posterior is
     undefined there). Pure numpy helper for :func:`closure_distortion`.
+
+    Parameters
+    ----------
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    B : array-like of shape (n, S)
+        Beliefs.
+    a : int
+        The action.
+
+    Returns
+    -------
+    P : ndarray of shape (n, O)
+        Observation probabilities ``P(o | B[n], a)``.
+    Bn : ndarray of shape (n, O, S)
+        Successor beliefs ``tau(B[n], a, o)``.
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
@@ -244,22 +278,31 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
               \rho = \max_{k,a}\rho(k,a),\quad \rho_\pi = \max_k \rho(k,\pi(k)),\quad
               \delta_0 = \|b_0 - c_{m_0}\|_1 .
 
+    Status: reconstructed (definitions of the pomdp reconstruction notes). Source: pomdp
+    reconstruction notes, section 1.3.
+
     Parameters
     ----------
-    T : (A, S, S), Z : (A, S, O)
-    codebook : (K, S)
-    eta : int array (K, A, O)
-    action : int array (K,), optional
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    codebook : array-like of shape (K, S)
+        The codebook beliefs :math:`c_k`.
+    eta : int array-like of shape (K, A, O)
+        Memory update :math:`\eta(k, a, o)`.
+    action : int array-like of shape (K,), optional
         :math:`\pi`; needed for ``rho_pi``.
-    b0 : (S,), m0 : int, optional
-        Needed for ``delta0``.
+    b0 : array-like of shape (S,), optional
+        Initial belief; with ``m0``, needed for ``delta0``.
+    m0 : int, optional
+        Initial memory state; with ``b0``, needed for ``delta0``.
 
     Returns
     -------
-    dict with ``rho_table`` (K, A), ``rho``, ``rho_pi`` (None without ``action``) and
-    ``delta0`` (None without ``b0`` and ``m0``).
-
-    Status: reconstructed (definitions of the pomdp reconstruction notes). Source: pomdp reconstruction notes, section 1.3.
+    dict
+        ``rho_table`` (K, A), ``rho``, ``rho_pi`` (None without ``action``) and ``delta0`` (None
+        without ``b0`` and ``m0``).
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
@@ -351,9 +394,23 @@ def decision_distortion(B, C, alphas):
     :math:`c`'s plan while the belief is :math:`b`; the Bregman divergence of the convex
     piecewise-linear :math:`V_\Gamma` with the subgradient chosen at :math:`c`.
 
-    Returns the (n, m) matrix ``d[i, j] = d_V(B[i], C[j])``. Kind: ``exact``. Status: reconstructed.
+    Kind: ``exact``. Status: reconstructed.
 
     .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        Beliefs :math:`b`.
+    C : array-like of shape (m, S)
+        Codebook beliefs :math:`c`.
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors :math:`\Gamma` defining :math:`V_\Gamma`.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        ``d[i, j] = d_V(B[i], C[j])``.
 
     Examples
     --------
@@ -384,6 +441,24 @@ def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
 
     .. note:: reconstructed from [BMDG] (Bregman information; pomdp reconstruction notes, section 1.3).
 
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        The beliefs of the cell.
+    w : array-like of shape (n,)
+        Their non-negative weights :math:`p_i`.
+    alphas : array-like of shape (n_alpha, S), optional
+        The alpha vectors defining :math:`V = V_\Gamma`.
+    values : array-like of shape (n,), optional
+        Values at the ``B``, used instead of ``alphas`` (with ``value_at_mean``).
+    value_at_mean : float, optional
+        Value at the cell mean :math:`\bar b`, used instead of ``alphas`` (with ``values``).
+
+    Returns
+    -------
+    float
+        The Jensen gap :math:`J`.
+
     Examples
     --------
     >>> G = [[1.0, 0.0], [0.0, 1.0]]
@@ -409,6 +484,20 @@ def decision_witnesses(B, alphas, tol=1e-9):
     common maximising alpha vector (within ``tol``), i.e. their equal-weight merge cost is > 0.
 
     Definition [R] (pomdp reconstruction notes, section 1.3). Status: reconstructed.
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        Beliefs.
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors.
+    tol : float, default=1e-9
+        Tolerance on "maximising".
+
+    Returns
+    -------
+    ndarray of bool, shape (n, n)
+        The witness matrix ``W``.
     """
     G = _array(alphas, "alphas", 2)
     B = _beliefs(B, S=G.shape[1])
@@ -460,24 +549,34 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     assignment, so its maximum over the assignment polytope is at a vertex). Computed by exhaustive
     enumeration of partitions (exact; refused above ``max_partitions``).
 
-    Parameters
-    ----------
-    B : (n, S), w : (n,) non-negative
-    n_clusters : int >= 1
-    value_fn : callable (m, S) -> (m,)
-        The value used at the cell means (e.g. an upper bound of :math:`V^*` for a rigorous
-        lower bound of the true :math:`D_K`).
-    values : (n,), optional
-        Values at the ``B`` (default ``value_fn(B)``; a lower bound of :math:`V^*` for rigour).
-
-    Returns
-    -------
-    (D, merged, labels): ``D`` as above, ``merged`` = the maximal :math:`\sum_m P_m V(\bar b_m)`,
-    ``labels`` the optimal cell of each belief.
-
     Kind: ``exact``. Status: reconstructed.
 
     .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        The beliefs :math:`b_i`.
+    w : array-like of shape (n,)
+        Their non-negative weights :math:`p_i`.
+    n_clusters : int
+        :math:`K`, at least 1.
+    value_fn : callable
+        Maps an (m, S) array to (m,) values: the value used at the cell means (e.g. an upper bound
+        of :math:`V^*` for a rigorous lower bound of the true :math:`D_K`).
+    values : array-like of shape (n,), optional
+        Values at the ``B`` (default ``value_fn(B)``; a lower bound of :math:`V^*` for rigour).
+    max_partitions : int, default=500000
+        Largest number of partitions enumerated; above it a ``ValueError`` is raised.
+
+    Returns
+    -------
+    D : float
+        :math:`D_K(\mu)`.
+    merged : float
+        The maximal :math:`\sum_m P_m V(\bar b_m)`.
+    labels : ndarray of int, shape (n,)
+        The optimal cell of each belief.
     """
     B = _beliefs(B)
     w = _array(w, "w", 1)
@@ -532,10 +631,26 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
 
     .. note:: reconstructed from [BMDG] and [Csi74] (pomdp reconstruction notes, section 1.3).
 
+    Parameters
+    ----------
+    p : array-like of shape (n,)
+        The law :math:`\mu` on the source points.
+    d : array-like of shape (n, m)
+        Distortions :math:`d(b_i, \alpha_j)` to the reproduction letters.
+    rate : float
+        :math:`R` in nats (``log K`` for the converse).
+    lambdas : array-like of float, optional
+        Grid of slopes :math:`\lambda > 0`; a default grid is used when omitted.
+    n_iter : int, default=200
+        Blahut-Arimoto iterations per slope.
+
     Returns
     -------
-    (D_lower, D_achieved): the certificate and the smallest distortion reached by a BA test
-    channel with rate <= ``rate`` (an upper bound of :math:`D_\mu(R)`; ``inf`` if none).
+    D_lower : float
+        The certified lower bound of :math:`D_\mu(R)`.
+    D_achieved : float
+        The smallest distortion reached by a Blahut-Arimoto test channel of rate at most ``rate``
+        (an upper bound of :math:`D_\mu(R)`; ``inf`` if none).
 
     Examples
     --------
@@ -649,6 +764,13 @@ class FSCCertificate(NamedTuple):
 
     Kinds: ``"action_shape"``, ``"eta_shape"``, ``"not_integer"``, ``"action_range"``,
     ``"eta_range"``, ``"m0_range"``.
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the controller is total.
+    violations : list of tuple
+        ``(kind, detail)`` pairs, one per violation.
     """
 
     ok: bool
@@ -665,6 +787,22 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     that ``eta`` has shape (K, O) or (K, A, O) with integer values in ``[0, K)`` (for (K, A, O) all
     entries are checked: the memory table must be total for every action), and that ``m0`` (if
     given) is in ``[0, K)``. Never raises on a bad controller; returns the violations.
+
+    Parameters
+    ----------
+    action : int array-like of shape (K,)
+        Action of each memory state.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    n_actions, n_observations : int
+        ``A`` and ``O``.
+    m0 : int, optional
+        Initial memory state.
+
+    Returns
+    -------
+    FSCCertificate
+        ``ok`` and the list of violations.
 
     Examples
     --------
