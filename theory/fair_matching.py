@@ -404,6 +404,11 @@ def nonwasteful_usw_lower_bound():
 
     Kind: ``exact``. Status: [C] (standard; stated in [H24]).
 
+    Returns
+    -------
+    float
+        0.5.
+
     Examples
     --------
     >>> nonwasteful_usw_lower_bound()
@@ -415,7 +420,21 @@ def nonwasteful_usw_lower_bound():
 # ============================================================================================ known constants (T6)
 @dataclass(frozen=True)
 class KnownBound:
-    """A constant from prior work, with its meaning, kind, source and status tag."""
+    """A constant from prior work, with its meaning, kind, source and status tag.
+
+    Parameters
+    ----------
+    value : float
+        The constant.
+    statement : str
+        What it bounds.
+    kind : str
+        Kind of bound (as in :data:`BOUND_KIND`).
+    source : str
+        Where it comes from.
+    status : str, default="C"
+        Status tag.
+    """
 
     value: float
     statement: str
@@ -457,6 +476,16 @@ def known_bound(name):
     (:math:`1 - 1/e`, [H23]), ``cef_upper_bound_divisible_h23`` (3/4), ``cef_upper_bound_indivisible_h24``
     (0.761), ``cef_upper_bound_divisible_h24`` (0.677), ``h24_randomized_half`` (1/2).
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`KNOWN_BOUNDS`.
+
+    Returns
+    -------
+    float
+        The constant.
+
     Raises
     ------
     ValueError
@@ -482,6 +511,13 @@ class AllocationCheck:
     """Result of :func:`check_allocation`: ``ok`` and a list of human-readable ``violations``.
 
     Truthy iff ``ok``.
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the allocation is feasible.
+    violations : list of str
+        Human-readable descriptions of the violations.
     """
 
     ok: bool

@@ -158,10 +158,17 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
 
     Parameters
     ----------
-    lam : float or array in [0, 1]
-    v_fed, v_loc : float or array, >= 0
-    cov : float or array, default=0.0
-        With :math:`|C| \le \sqrt{V_F V_L}`.
+    lam : float or array-like
+        Mixing weight(s) :math:`\lambda` in [0, 1].
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`U(\lambda)`.
 
     Examples
     --------
@@ -183,11 +190,27 @@ def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
 
 
 def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r"""Closed-form minimiser :math:`\lambda^* = \mathrm{clip}\big((V_L - C)/(V_F + V_L - 2C)\big)` of
+    r"""Closed-form minimiser :math:`\lambda^*` of the variance trace :math:`U` on ``clip``. [R]
+
+    Closed-form minimiser :math:`\lambda^* = \mathrm{clip}\big((V_L - C)/(V_F + V_L - 2C)\big)` of
     :math:`U` on ``clip``; with :math:`C = 0`, inverse-variance weighting :math:`V_L/(V_F + V_L)`. [R]
 
     When :math:`V_F + V_L - 2C = 0` (then :math:`e_F = e_L` almost surely and :math:`U` is constant in
     :math:`\lambda`) the value 1/2 is returned (clipped). Vectorised over modules.
+
+    Parameters
+    ----------
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that :math:`\lambda^*` is clipped to.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\lambda^*`, one per module for array input.
 
     Examples
     --------
@@ -205,9 +228,25 @@ def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 
 
 def optimal_bound(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r""":math:`U(\lambda^*)`; unclipped it equals :math:`(V_F V_L - C^2)/(V_F + V_L - 2C)`, with
+    r"""The minimal variance trace :math:`U(\lambda^*)`. [R/C]
+
+    :math:`U(\lambda^*)`; unclipped it equals :math:`(V_F V_L - C^2)/(V_F + V_L - 2C)`, with
     :math:`C = 0` the half harmonic mean :math:`(1/V_F + 1/V_L)^{-1}`; always
     :math:`\le \min(V_F, V_L)` (strict when both are positive and finite and :math:`C < \min(V_F, V_L)`). [R/C]
+
+    Parameters
+    ----------
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that :math:`\lambda^*` is clipped to.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`U(\lambda^*)`.
 
     Examples
     --------
@@ -260,8 +299,24 @@ def _check_module_shapes(v_fed, v_loc, cov):
 
 
 def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r"""One :math:`\lambda_m^*` per module (the per-module bound separates, so :math:`\beta_m` drops
+    r"""One optimal mixing weight :math:`\lambda_m^*` per module. [R]
+
+    One :math:`\lambda_m^*` per module (the per-module bound separates, so :math:`\beta_m` drops
     out). Same as :func:`optimal_lambda` on 1-d input. [R]
+
+    Parameters
+    ----------
+    v_fed, v_loc : array-like of shape (n_modules,)
+        Variance traces :math:`V_{F,m}` and :math:`V_{L,m}`, at least 0.
+    cov : float or array-like of shape (n_modules,), default=0.0
+        Cross terms :math:`C_m`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that each :math:`\lambda_m^*` is clipped to.
+
+    Returns
+    -------
+    ndarray of shape (n_modules,)
+        :math:`\lambda_m^*`.
 
     Raises
     ------
@@ -291,7 +346,9 @@ _JS_SERIES_MAX_RATE = 1e7
 
 
 def james_stein_risk(p, s2, dist_sq, n_terms=None):
-    r"""Exact risk :math:`E\|\hat\theta_{JS} - \theta^*\|^2` of the James-Stein estimator shrinking
+    r"""Exact risk of the James-Stein estimator shrinking toward a fixed point.
+
+    Exact risk :math:`E\|\hat\theta_{JS} - \theta^*\|^2` of the James-Stein estimator shrinking
     :math:`\theta_L \sim N(\theta^*, s^2 I_p)` toward a fixed point :math:`\theta_F` at distance
     :math:`\|\theta^* - \theta_F\| = \sqrt{\text{dist\_sq}}`:
 
@@ -303,6 +360,22 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     Valid for :math:`p \ge 3`; :math:`R < p s^2` (dominance [JS61]). The positive-part estimator (the
     communication-free plug-in :math:`\hat\lambda = \min(1, (p-2)s^2/\|\theta_F - \theta_L\|^2)`) has
     risk at most ``R`` [B64]. Kind: in expectation.
+
+    Parameters
+    ----------
+    p : int
+        Dimension, at least 3.
+    s2 : float
+        Noise variance :math:`s^2` of :math:`\theta_L`, positive.
+    dist_sq : float
+        :math:`\|\theta^* - \theta_F\|^2`, at least 0.
+    n_terms : int, optional
+        Number of terms of the Poisson series (default: enough for double precision).
+
+    Returns
+    -------
+    float
+        The risk :math:`R`.
 
     Examples
     --------
