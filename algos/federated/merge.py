@@ -170,9 +170,25 @@ def merge_lora(A_fed, B_fed, A_loc, B_loc, lam, space="product", rank=None):
     ``space="factors"``: :math:`A = \lambda A_F + (1-\lambda)A_L`, :math:`B = \lambda B_F + (1-\lambda)B_L`
     (equal ranks required; inexact: :math:`AB` has cross terms).
 
+    Parameters
+    ----------
+    A_fed, B_fed : ndarray of shape (d, r_F) and (r_F, C)
+        Factors of the federated adapter.
+    A_loc, B_loc : ndarray of shape (d, r_L) and (r_L, C)
+        Factors of the local adapter.
+    lam : float
+        Weight :math:`\lambda` of the federated adapter, in [0, 1].
+    space : {"product", "factors"}, default="product"
+        Exact product-space merge or factor-space averaging.
+    rank : int or None, default=None
+        Rank the product-space merge is truncated to (``None``: no truncation).
+
     Returns
     -------
-    (A, B)
+    A : ndarray of shape (d, r)
+        Left factor of the merged adapter.
+    B : ndarray of shape (r, C)
+        Right factor of the merged adapter.
 
     Examples
     --------

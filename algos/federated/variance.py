@@ -353,6 +353,16 @@ def pool_moments(est, granularity="module"):
 def mixing_weights(est, granularity="module", clip=(0.0, 1.0)):
     r"""Mixing weights per block from a :class:`VarianceEstimate`.
 
+    Parameters
+    ----------
+    est : VarianceEstimate
+        Output of :func:`estimate_variances`.
+    granularity : {"global", "module", "coordinate"}, default="module"
+        One weight for the whole model, one per block, or one per coordinate (see
+        :func:`pool_moments`).
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that each weight is clipped to.
+
     Returns
     -------
     lam : dict block -> float (global, module) or block-shaped array (coordinate)
