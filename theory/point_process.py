@@ -186,8 +186,29 @@ def expected_loglik(y, w, m, s):
 
 
 def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
-    r""":math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df` for N <= 2 by tensor
-    Gauss-Hermite quadrature (``n_nodes`` per dimension) in the whitened variable ``f = mu + chol(K) z``."""
+    r"""Log evidence of a one- or two-node Poisson-lognormal model by Gauss-Hermite quadrature.
+
+    :math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df` for N <= 2 by tensor
+    Gauss-Hermite quadrature (``n_nodes`` per dimension) in the whitened variable ``f = mu + chol(K) z``.
+
+    Parameters
+    ----------
+    y : array-like of shape (N,)
+        Counts, ``N`` in {1, 2}.
+    w : array-like of shape (N,)
+        Quadrature weights.
+    prior_mean : array-like of shape (N,)
+        Prior mean :math:`\mu`.
+    prior_cov : array-like of shape (N, N)
+        Prior covariance :math:`K`.
+    n_nodes : int, default=60
+        Quadrature nodes per dimension, at least 2.
+
+    Returns
+    -------
+    float
+        :math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df`.
+    """
     y, w, mu = _check_vecs(y=y, w=w, prior_mean=prior_mean)
     N = len(y)
     if N not in (1, 2):

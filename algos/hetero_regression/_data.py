@@ -18,9 +18,19 @@ MAX_ABS = 1e150
 SubsetOfSignals = namedtuple("SubsetOfSignals", ["X", "y", "beta", "sigma", "signal_mask"])
 SubsetOfSignals.__doc__ = """Data drawn by :func:`make_subset_of_signals`.
 
-X : ndarray (n, d); y : ndarray (n,); beta : ndarray (d,), the true coefficients;
-sigma : ndarray (n,), the noise standard deviation of every source;
-signal_mask : bool ndarray (n,), True on the m reliable sources (sigma <= signal_sigma)."""
+Parameters
+----------
+X : ndarray of shape (n, d)
+    The design.
+y : ndarray of shape (n,)
+    The responses.
+beta : ndarray of shape (d,)
+    The true coefficients.
+sigma : ndarray of shape (n,)
+    The noise standard deviation of every source.
+signal_mask : ndarray of bool, shape (n,)
+    True on the m reliable sources (``sigma <= signal_sigma``).
+"""
 
 _DESIGNS = ("gaussian", "student", "uniform", "diabetes")
 _NOISES = ("gaussian", "laplace", "student")
