@@ -387,6 +387,11 @@ class VoGCAM(BaseEstimator):
             A callable mapping an ``(m, 2)`` array of coordinates (user units) to ``(m, p)``, e.g.
             :class:`RasterCovariates`; or an ``(N, p)`` array of values at the quadrature nodes (the
             nodes of ``build_quadrature(X, window, n_dummy)``). An intercept is always added.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         self._validate()
         if self.window is None:
@@ -1101,7 +1106,25 @@ class VoGCAM(BaseEstimator):
         """Posterior mean (and sd) of the log-intensity at ``Xq`` (m, 2), per user unit area.
 
         Kriging from the ``k`` nearest nodes: ``mu* = z*^T beta + a*^T (m_N* - Z_N* beta)``,
-        ``v* = sigma^2 F* + a*^T S_N*N* a*``."""
+        ``v* = sigma^2 F* + a*^T S_N*N* a*``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        return_std : bool, default=False
+            Also return the posterior standard deviation.
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean of the log-intensity.
+        std : ndarray of shape (m,)
+            Posterior standard deviation; only with ``return_std=True``.
+        """
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
         beta = self._beta
         res = self._m - self._Z @ beta
@@ -1114,7 +1137,25 @@ class VoGCAM(BaseEstimator):
 
     def predict_intensity(self, Xq, alpha=None, covariates=None):
         """Posterior mean intensity ``exp(mu* + v*/2)`` at ``Xq``; with ``alpha``, also the lognormal
-        ``(1 - alpha)`` band ``exp(mu* -/+ z_{alpha/2} sd*)``: returns ``(mean, lower, upper)``."""
+        ``(1 - alpha)`` band ``exp(mu* -/+ z_{alpha/2} sd*)``: returns ``(mean, lower, upper)``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        alpha : float or None, default=None
+            Level of the pointwise band, in (0, 1).
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean intensity.
+        lower, upper : ndarray of shape (m,)
+            The band; only when ``alpha`` is given.
+        """
         mu, sd = self.predict_log_intensity(Xq, return_std=True, covariates=covariates)
         mean = np.exp(mu + 0.5 * sd**2)
         if alpha is None:
@@ -1125,7 +1166,19 @@ class VoGCAM(BaseEstimator):
 
     def expected_count(self, region=None):
         """Posterior expected number of points, ``sum_j w_j exp(m_j + S_jj/2)`` over the nodes in
-        ``region`` (a window description; ``None``: the whole window)."""
+        ``region`` (a window description; ``None``: the whole window).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         check_is_fitted(self, "mean_")
         lam = self.weights_ * np.exp(self.mean_ + 0.5 * self.var_)
         if region is None:
@@ -1135,7 +1188,25 @@ class VoGCAM(BaseEstimator):
 
     def sample_posterior(self, Xq, n_samples=1, random_state=None, covariates=None):
         """Joint draws of the log-intensity at ``Xq`` (returns ``(n_samples, m)``): the node field from
-        ``q = N(m, S)``, then the NNGP conditional at each query point given the nodes."""
+        ``q = N(m, S)``, then the NNGP conditional at each query point given the nodes.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        n_samples : int, default=1
+            Number of joint draws, at least 1.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the draws.
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, m)
+            The draws of the log-intensity.
+        """
         n_samples = check_scalar_int(n_samples, "n_samples", low=1)
         rng = check_random_state(self.random_state if random_state is None else random_state)
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
@@ -1188,6 +1259,24 @@ class VoGCAM(BaseEstimator):
           the field from q (log-mean-exp; the integral by the quadrature at the nodes).
 
         ``"mean" >= "expected"`` always (Jensen on each point; same integral term).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2) or None, default=None
+            The test pattern (``None``: return the ELBO of the fit).
+        thinning : float or None, default=None
+            Thinning probability ``p`` in (0, 1) that sent the points of ``X`` to the test set.
+        method : {"expected", "mean", "median", "predictive"}, default="expected"
+            The score, as above.
+        n_samples : int, default=200
+            Draws of the field for ``method="predictive"``.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of those draws.
+
+        Returns
+        -------
+        float
+            The score (higher is better).
         """
         check_is_fitted(self, "mean_")
         if X is None:
