@@ -137,6 +137,12 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
         Stopping tolerance of the value iteration of ``"quantized_mdp"``.
     max_vi_iter : int >= 0, default=100000
         Iteration cap of that value iteration.
+
+    Returns
+    -------
+    dict
+        ``action`` (K,), ``eta`` (K, O), ``eta_full`` (K, A, O), ``m0``, ``P`` (K, A, O) and ``Bn``
+        (K, A, O, S).
     """
     distance = check_option(distance, "distance", DISTANCES)
     action_rule = check_option(action_rule, "action_rule", ACTION_RULES)
@@ -392,7 +398,7 @@ def freudenthal_grid(S, M):
 
 
 class GridCodebook(_CodebookController):
-    r"""Uniform (Freudenthal/Lovejoy) or random belief grid as codebook (pomdp reconstruction notes §3 baseline). [R]
+    r"""Uniform (Freudenthal/Lovejoy) or random belief grid as codebook (pomdp reconstruction notes §3 baseline) [R].
 
     ``kind="regular"``: all beliefs with coordinates in ``{0, 1/M, ..., 1}``, ``M`` the largest with
     ``C(M+S-1, S-1) <= n_memory`` (or the given ``M``). When even the S corners exceed the budget the
@@ -449,7 +455,7 @@ class GridCodebook(_CodebookController):
 
 
 class KMeansCodebook(_CodebookController):
-    r"""k-means codebook on simulated beliefs (pomdp reconstruction notes §3 baseline). [R]
+    r"""k-means codebook on simulated beliefs (pomdp reconstruction notes §3 baseline) [R].
 
     ``n_samples`` beliefs are collected along trajectories from ``b0`` under the Gamma-greedy policy
     with ``explore`` random actions (weights ``discount**t``); scikit-learn ``KMeans(n_clusters=K,

@@ -43,11 +43,29 @@ __all__ = ["converse_lower_bound", "ConverseBound", "ConverseFallbackWarning"]
 class ConverseBound(NamedTuple):
     """Result of :func:`converse_lower_bound`.
 
-    ``bound``: the lower bound on ``V*(b0) - V^F(b0)`` (clipped at 0); ``value_lower`` /
-    ``value_upper``: PBVI's bracket of ``V*(b0)``; ``per_action`` (depth 1: the bound if the first
-    action is ``a``) and ``per_depth`` (history form: the bound at each depth ``t = 1..depth``);
-    ``distortion``: per first action (depth 1) the bracketed ``D_K(mu_1^a)`` (hard) or the
-    Blahut–Arimoto certificate ``D(log K)`` on ``Gamma``; ``details``: other ingredients.
+    Parameters
+    ----------
+    bound : float
+        The lower bound on ``V*(b0) - V^F(b0)`` (clipped at 0).
+    form : {"depth1", "history"}
+        The form computed.
+    method : {"hard", "blahut_arimoto"}
+        The distortion used.
+    n_memory : int
+        The memory budget K.
+    depth : int
+        History depth (1 for the depth-1 form).
+    value_lower, value_upper : float
+        The solver's bracket of ``V*(b0)``.
+    per_action : ndarray
+        Depth 1: the bound if the first action is ``a``.
+    per_depth : ndarray
+        History form: the bound at each depth ``t = 1..depth``.
+    distortion : ndarray
+        Per first action (depth 1) the bracketed ``D_K(mu_1^a)`` (hard) or the Blahut–Arimoto
+        certificate ``D(log K)`` on ``Gamma``.
+    details : dict
+        Other ingredients.
     """
 
     bound: float

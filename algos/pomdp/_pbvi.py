@@ -48,6 +48,13 @@ def fib_upper_bound(pomdp, tol=1e-9, max_iter=100_000):
     tol : float >= 0, default=1e-9
     max_iter : int >= 0, default=100000
         At most this many backups (``0``: the initial bound ``max r / (1 - discount)``).
+
+    Returns
+    -------
+    Q : ndarray of shape (A, S)
+        The fast-informed-bound vectors.
+    n_iter : int
+        Backups done.
     """
     tol = check_scalar_float(tol, "tol", low=0.0)
     max_iter = check_scalar_int(max_iter, "max_iter", low=0)
@@ -178,6 +185,18 @@ class PBVI:
         self.device = device
 
     def get_params(self, deep=True):
+        r"""Parameters of this solver (scikit-learn convention).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored (no nested estimators).
+
+        Returns
+        -------
+        dict
+            Parameter names mapped to their values.
+        """
         return {k: getattr(self, k) for k in
                 ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
                  "device", "target_gap")}
@@ -230,6 +249,18 @@ class PBVI:
 
     # ------------------------------------------------------------------ fit
     def fit(self, pomdp):
+        r"""Run point-based value iteration on ``pomdp``.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+
+        Returns
+        -------
+        self
+            The fitted solver.
+        """
         n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)
@@ -345,13 +376,35 @@ class PBVI:
             raise RuntimeError("This PBVI instance is not fitted yet; call fit(pomdp) first.")
 
     def value(self, b):
-        """Lower-bound value ``max_alpha b . alpha``."""
+        """Lower-bound value ``max_alpha b . alpha``.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The lower bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return float((self.alphas_ @ b).max())
 
     def upper_value(self, b):
-        """Upper bound at ``b``: min of FIB ``max_a b . Q[a]`` and the sawtooth interpolation."""
+        """Upper bound at ``b``: min of FIB ``max_a b . Q[a]`` and the sawtooth interpolation.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The upper bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         Bu, vu, c = self.upper_points_
@@ -359,7 +412,18 @@ class PBVI:
         return float(min((self.upper_alphas_ @ b).max(), saw))
 
     def policy(self, b):
-        """Action label of the best alpha vector at ``b`` (lowest index on ties)."""
+        """Action label of the best alpha vector at ``b`` (lowest index on ties).
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        int or ndarray of shape (n,)
+            The action(s).
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return int(self.actions_[int(np.argmax(self.alphas_ @ b))])

@@ -255,6 +255,12 @@ class RECAPController(_CodebookController):
         Number of k-means seeds (k-means++ seeding, Lloyd steps) per K for the restart candidates.
     random_state : None, int or Generator
     verbose : int, default=0
+    solver : {"pbs", "pbvi"}, default="pbs"
+        Where Gamma comes from when ``fit`` gets no ``alphas``: :class:`PointBasedSolver` (with
+        ``solver_params``, default ``time_limit=60, target_gap=1e-3``; deterministic when it reaches
+        the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
+    solver_params : dict or None, default=None
+        Keyword arguments of :class:`PointBasedSolver`.
 
     Attributes
     ----------
@@ -270,11 +276,6 @@ class RECAPController(_CodebookController):
         (with ``L`` from :func:`theory.pomdp.lipschitz_constant`), ``trivial`` (the trivial bound
         ``(Rmax - Rmin) / (1 - discount)`` on any loss) and ``vacuous`` (per U-bound: whether it is
         at or above ``trivial``, so that it says nothing on this model).
-    solver : {"pbs", "pbvi"}, default="pbs"
-        Where Gamma comes from when ``fit`` gets no ``alphas``: :class:`PointBasedSolver` (with
-        ``solver_params``, default ``time_limit=60, target_gap=1e-3``; deterministic when it reaches
-        the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
-    solver_params : dict or None, default=None
     """
 
     _distance = "decision"
@@ -909,7 +910,20 @@ class RECAPController(_CodebookController):
         return kept[0], kept[1], kept[2], values, objectives, closed
 
     def fit(self, pomdp, alphas=None):
-        """Grow the codebook for K = 1..n_memory and build the RECAP controller."""
+        """Grow the codebook for K = 1..n_memory and build the RECAP controller.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like of shape (n_alpha, S) or None, default=None
+            Alpha vectors of ``V_Gamma`` (``None``: computed by ``solver``).
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         _, _, r, discount = self._check_common(pomdp)
         refine = check_bool(self.refine, "refine")
         n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)

@@ -144,7 +144,20 @@ class FiniteWindowController(BaseEstimator):
         return windows, index
 
     def fit(self, pomdp, alphas=None):
-        """Build the window FSC for ``pomdp``; ``alphas`` (n, S) or a fitted PBVI (lookahead rule)."""
+        """Build the window FSC for ``pomdp``; ``alphas`` (n, S) or a fitted PBVI (lookahead rule).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like of shape (n_alpha, S) or None, default=None
+            Alpha vectors of ``V_Gamma`` (``None``: computed by a solver).
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         n_memory = check_scalar_int(self.n_memory, "n_memory", low=1)
         obs_only = check_bool(self.obs_only, "obs_only")
         check_option(self.action_rule, "action_rule", ("lookahead", "quantized_mdp"))
@@ -280,12 +293,38 @@ class FiniteWindowController(BaseEstimator):
         return check_scalar_int(memory, "memory", low=0, high=self.n_nodes_ - 1)
 
     def predict(self, memory):
-        """Action of memory node ``memory``."""
+        """Action of memory node ``memory``.
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+
+        Returns
+        -------
+        int
+            The action.
+        """
         m = self._check_memory(memory)
         return int(self.action_[m])
 
     def update(self, memory, a, o):
-        """Next memory node after playing ``a`` and observing ``o`` in node ``memory``."""
+        """Next memory node after playing ``a`` and observing ``o`` in node ``memory``.
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+        a : int
+            The action played.
+        o : int
+            The observation.
+
+        Returns
+        -------
+        int
+            The next memory node.
+        """
         m = self._check_memory(memory)
         A, O = self.eta_.shape[1:]
         a = check_scalar_int(a, "a", low=0, high=A - 1)
@@ -293,12 +332,42 @@ class FiniteWindowController(BaseEstimator):
         return int(self.eta_[m, a, o])
 
     def evaluate(self, pomdp, b=None):
-        """Exact value ``b . W[m0]`` on ``pomdp`` (``b`` defaults to ``pomdp.b0``)."""
+        """Exact value ``b . W[m0]`` on ``pomdp`` (``b`` defaults to ``pomdp.b0``).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        b : array-like of shape (S,) or None, default=None
+            Belief (``None``: the model's ``b0``).
+
+        Returns
+        -------
+        float
+            The exact value.
+        """
         check_is_fitted(self, "action_")
         return evaluate_fsc(pomdp, self.action_, self.eta_, self.m0_, b0=b)
 
     def simulate(self, pomdp, n_episodes=10_000, horizon=None, random_state=None):
-        """Monte-Carlo returns (a :class:`~algos.pomdp._beliefs.SimulationResult`)."""
+        """Monte-Carlo returns (a :class:`~algos.pomdp._beliefs.SimulationResult`).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        n_episodes : int, default=10000
+            Number of episodes.
+        horizon : int or None, default=None
+            Steps per episode (``None``: as in :func:`simulate_fsc`).
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the simulation.
+
+        Returns
+        -------
+        SimulationResult
+            Mean, standard error and per-episode returns.
+        """
         check_is_fitted(self, "action_")
         return simulate_fsc(pomdp, self.action_, self.eta_, self.m0_, n_episodes=n_episodes,
                             horizon=horizon, random_state=random_state)
