@@ -111,6 +111,22 @@ class PopulationModel:
     def from_latent(cls, A, c, noise=0.0, name="latent"):
         r"""Build the model ``x = A z``, ``y = c^T z + noise * eps`` with ``z ~ N(0, I_p)``.
 
+        Parameters
+        ----------
+        A : array-like of shape (d, p)
+            Loadings of the features on the latent variables.
+        c : array-like of shape (p,)
+            Loadings of the response.
+        noise : float, default=0.0
+            Standard deviation of the independent response noise, at least 0.
+        name : str, default="latent"
+            Name of the model.
+
+        Returns
+        -------
+        PopulationModel
+            The model.
+
         Examples
         --------
         >>> pm = PopulationModel.from_latent([[1.0, 0.0], [1.0, 1.0]], [0.0, 1.0], noise=0.5)
@@ -136,6 +152,20 @@ class PopulationModel:
     def sample(self, m, random_state=None):
         """Draw ``m`` i.i.d. rows; returns ``(X, y)`` as float64 arrays of shapes (m, d) and (m,).
 
+        Parameters
+        ----------
+        m : int
+            Number of rows, at least 0.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed.
+
+        Returns
+        -------
+        X : ndarray of shape (m, d)
+            Features.
+        y : ndarray of shape (m,)
+            Responses.
+
         Examples
         --------
         >>> X, y = make_differential(3).sample(5, random_state=0)
@@ -155,7 +185,18 @@ class PopulationModel:
         return X, y
 
     def mse(self, beta):
-        r""":math:`E(y - \beta^\top x)^2 = E[y^2] - 2 b^\top\beta + \beta^\top\Sigma\beta`."""
+        r""":math:`E(y - \beta^\top x)^2 = E[y^2] - 2 b^\top\beta + \beta^\top\Sigma\beta`.
+
+        Parameters
+        ----------
+        beta : array-like of shape (d,)
+            Coefficients.
+
+        Returns
+        -------
+        float
+            The population mean squared error of ``beta``.
+        """
         beta = check_array_1d(beta, "beta", dtype="float")
         if beta.shape != (self.d,):
             raise ValueError(f"'beta' must have shape ({self.d},); got {beta.shape}.")
@@ -195,6 +236,11 @@ def make_suppressor(noise=0.0):
     noise : float >= 0, default=0.0
         Standard deviation :math:`\sigma` of the label noise.
 
+    Returns
+    -------
+    PopulationModel
+        The model.
+
     Examples
     --------
     >>> pm = make_suppressor()
@@ -219,6 +265,11 @@ def make_krr_hard3(D):
     ----------
     D : int >= 1
         The depth the instance is tuned for.
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------
@@ -268,6 +319,11 @@ def make_common_factor(d, rho, a=None, random_state=None):
         (d = 8, rho = 0.1: cyclic-path relative excess 0.974 / 0.867 / 0.545 at D = 8 / 64 / 256).
     random_state : None, int or Generator
         Used only to draw ``a`` when it is not given.
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------
@@ -323,6 +379,11 @@ def make_differential(k):
     ----------
     k : int >= 1
 
+    Returns
+    -------
+    PopulationModel
+        The model.
+
     Examples
     --------
     >>> pm = make_differential(3)
@@ -354,6 +415,11 @@ def make_leverage_design(d, q, sigma=1.0, beta=None):
     sigma : float >= 0, default=1.0
     beta : array-like of shape (d,), optional
         Default ``np.ones(d)``.
+
+    Returns
+    -------
+    PopulationModel
+        The model (its sampler draws the sparse feature as above).
 
     Examples
     --------
@@ -408,6 +474,11 @@ def make_gaussian(d, kind="ar1", rho=0.5, beta=None, sigma=1.0):
     beta : array-like of shape (d,), optional
         Default ``np.ones(d) / sqrt(d)``.
     sigma : float >= 0, default=1.0
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------

@@ -37,6 +37,20 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (networked_learning reconstruction notes, T6 with ``r = d + 1``);
     with the defaults, ``k = 131`` for ``d = 8``.
 
+    Parameters
+    ----------
+    d : int
+        Number of features, at least 1.
+    delta : float, default=0.05
+        Failure probability, in (0, 1).
+    eta : float, default=0.5
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    int
+        The sketch size ``k``.
+
     Examples
     --------
     >>> default_sketch_size(8)
@@ -478,7 +492,18 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         return r2_score_checked(y, self.predict(X), sample_weight)
 
     def agent_predict(self, X):
-        """Predictions of every agent: ``{v: ndarray of shape (n,)}``."""
+        """Predictions of every agent: ``{v: ndarray of shape (n,)}``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            Samples.
+
+        Returns
+        -------
+        dict
+            Agent to its predictions, an ndarray of shape (n,).
+        """
         check_is_fitted(self)
         _check_real(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)

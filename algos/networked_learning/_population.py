@@ -288,6 +288,15 @@ def greedy_path(Sigma, b, D):
     with :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l \Sigma_{ll}`. Ties go to the smallest index;
     zero-variance features are never chosen.
 
+    Parameters
+    ----------
+    Sigma : array-like of shape (d, d)
+        Covariance of the features.
+    b : array-like of shape (d,)
+        ``E[x y]``.
+    D : int
+        Number of agents, at least 1.
+
     Returns
     -------
     features : list of int
