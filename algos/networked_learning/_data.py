@@ -155,7 +155,7 @@ class PopulationModel:
         Parameters
         ----------
         m : int
-            Number of rows, at least 0.
+            Number of rows, at least 1.
         random_state : None, int, SeedSequence or Generator, default=None
             Seed.
 
