@@ -122,7 +122,7 @@ class LGCPSample:
     covariate_term: np.ndarray = field(default=None, repr=False)
 
     def __iter__(self):
-        """Unpack as ``points, log_intensity`` (the ``(points, field)`` pair of point_process reconstruction notes, section 6)."""
+        """Unpack as ``points, log_intensity``."""
         return iter((self.points, self.log_intensity))
 
     @property
