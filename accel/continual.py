@@ -266,12 +266,34 @@ class TorchStreamingLDA:
         return self
 
     def covariance(self, as_numpy=True):
-        r""":math:`\Sigma = S/n` (zeros before any sample)."""
+        r""":math:`\Sigma = S/n` (zeros before any sample).
+
+        Parameters
+        ----------
+        as_numpy : bool, default=True
+            Return a numpy array instead of a torch tensor.
+
+        Returns
+        -------
+        ndarray or torch.Tensor of shape (d, d)
+            :math:`\Sigma`.
+        """
         cov = self.scatter / max(self.n_seen, 1)
         return cov.cpu().numpy() if as_numpy else cov
 
     def precision(self, as_numpy=True):
-        r""":math:`\Lambda = [(1-\varepsilon)\Sigma + \varepsilon I]^{-1}` by Cholesky (cached)."""
+        r""":math:`\Lambda = [(1-\varepsilon)\Sigma + \varepsilon I]^{-1}` by Cholesky (cached).
+
+        Parameters
+        ----------
+        as_numpy : bool, default=True
+            Return a numpy array instead of a torch tensor.
+
+        Returns
+        -------
+        ndarray or torch.Tensor of shape (d, d)
+            :math:`\Lambda`.
+        """
         L = self._factor()
         import torch
 
@@ -293,13 +315,33 @@ class TorchStreamingLDA:
         return self._cache["L"]
 
     def seen(self):
-        """Indices of the classes with a positive count."""
+        """Indices of the classes with a positive count.
+
+        Returns
+        -------
+        ndarray of int
+            The class indices, increasing.
+        """
         return (self.counts > 0).nonzero().reshape(-1).cpu().numpy()
 
     def linear_weights(self, as_numpy=True):
         r"""``(W, b, seen)``: :math:`W = \Lambda M` (d, K_seen), :math:`b_k = \tfrac12\mu_k^\top\Lambda\mu_k`.
 
         Scores are :math:`s_k(x) = x^\top W_k - b_k` over the seen classes ``seen``.
+
+        Parameters
+        ----------
+        as_numpy : bool, default=True
+            Return numpy arrays instead of torch tensors.
+
+        Returns
+        -------
+        W : ndarray or torch.Tensor of shape (d, K_seen)
+            :math:`\Lambda M`.
+        b : ndarray or torch.Tensor of shape (K_seen,)
+            :math:`\tfrac12\mu_k^\top\Lambda\mu_k`.
+        seen : ndarray of int
+            The seen classes.
         """
         import torch
 
@@ -316,7 +358,18 @@ class TorchStreamingLDA:
         return c["W"], c["b"], c["seen"]
 
     def decision_function(self, X):
-        """Scores ``(n, K_seen)`` over the seen classes (columns in the order of :meth:`seen`)."""
+        """Scores ``(n, K_seen)`` over the seen classes (columns in the order of :meth:`seen`).
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n, d)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n, K_seen)
+            Scores over the seen classes.
+        """
         import torch
 
         Wm, b, _ = self.linear_weights(as_numpy=False)

@@ -101,6 +101,24 @@ def fedavg_round_batched(global_params, client_data, weights, *, n_classes, epoc
     r"""One FedAvg round as one batched GD run plus the weighted mean :math:`\sum_i w_i\theta_i/\sum_i w_i`
     (full batch; same result as :func:`algos.federated.fedavg_round` to round-off).
 
+    Parameters
+    ----------
+    global_params : dict of str to ndarray
+        Parameter blocks of the global model, the start of every client.
+    client_data : list of tuple
+        ``(X, y)`` of each client.
+    weights : array-like of shape (n_clients,)
+        Non-negative aggregation weights (e.g. sample counts).
+    n_classes, epochs, lr, l2, trainable
+        As in :func:`algos.federated.local_train` (``trainable=None``: all blocks).
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The new global parameter blocks.
+
     Examples
     --------
     >>> import numpy as np
@@ -123,9 +141,28 @@ def fedavg_round_batched(global_params, client_data, weights, *, n_classes, epoc
 
 
 def merge_lora_batched(A_fed, B_fed, A_loc, B_loc, lam, device=None):
-    r"""Product-space merges :math:`\Delta W_m = \lambda_m A_{F,m}B_{F,m} + (1-\lambda_m)A_{L,m}B_{L,m}` for
+    r"""Product-space merges of ``M`` pairs of low-rank adapters at once.
+
+    Product-space merges :math:`\Delta W_m = \lambda_m A_{F,m}B_{F,m} + (1-\lambda_m)A_{L,m}B_{L,m}` for
     ``M`` adapters at once (``A [M, d, r]``, ``B [M, r, C]``, ``lam`` scalar or ``(M,)``); returns
-    ``(M, d, C)`` numpy. (A shared federated adapter may be given as ``(d, r)``/``(r, C)``.)"""
+    ``(M, d, C)`` numpy. (A shared federated adapter may be given as ``(d, r)``/``(r, C)``.)
+
+    Parameters
+    ----------
+    A_fed, B_fed : array-like of shape (M, d, r) and (M, r, C)
+        Federated adapters; a shared one may be given as (d, r) and (r, C).
+    A_loc, B_loc : array-like of shape (M, d, r) and (M, r, C)
+        Local adapters.
+    lam : float or array-like of shape (M,)
+        Weights :math:`\lambda_m` of the federated adapters, in [0, 1].
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+
+    Returns
+    -------
+    ndarray of shape (M, d, C)
+        The merged :math:`\Delta W_m`.
+    """
     dev = _device(device)
     import torch
 

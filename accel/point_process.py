@@ -92,9 +92,26 @@ def nngp_rows_batched(coords, neighbors, counts, length_scale, nu=0.5, jitter=1e
 
 
 def precision_diag_inverse(Q, diag, device=None):
-    """``(diag((Q + diag(diag))^{-1}), log|Q + diag(diag)|)`` by a dense float64 Cholesky in torch.
+    """Diagonal of the inverse and log-determinant of ``Q + diag(diag)`` by a dense Cholesky in torch.
 
-    ``Q`` may be a scipy sparse matrix or a dense array (N, N)."""
+    ``Q`` may be a scipy sparse matrix or a dense array (N, N); the factorisation is in float64.
+
+    Parameters
+    ----------
+    Q : ndarray or scipy.sparse matrix of shape (N, N)
+        Symmetric matrix (a prior precision).
+    diag : array-like of shape (N,)
+        Added to the diagonal of ``Q``.
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+
+    Returns
+    -------
+    diag_inverse : ndarray of shape (N,)
+        Diagonal of :math:`(Q + \\mathrm{diag}(d))^{-1}`.
+    logdet : float
+        :math:`\\log|Q + \\mathrm{diag}(d)|`.
+    """
     import torch
 
     dev = _device(device)
@@ -117,7 +134,19 @@ class DenseTorchFactor:
     ``data`` aligned with the CSR pattern ``(indptr, indices)``, ``logdet``, ``solve``, ``diag_inverse``,
     ``inverse_on_pattern``, ``inverse_entries``, ``sample``), used by ``VoGCAM(backend="torch")`` for its
     dense / moderate-N path: the O(N^3) factorisation and inverse run on the device, inputs and outputs
-    are numpy arrays."""
+    are numpy arrays.
+
+    Parameters
+    ----------
+    indptr : array-like of int, shape (N + 1,)
+        CSR row pointers of the sparsity pattern of ``P``.
+    indices : array-like of int
+        CSR column indices of the pattern.
+    N : int
+        Size of ``P``.
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+    """
 
     def __init__(self, indptr, indices, N, device=None):
         self.indptr = np.asarray(indptr, dtype=np.int64)
@@ -129,6 +158,13 @@ class DenseTorchFactor:
         self.S = None
 
     def clone(self):
+        r"""A factor of the same pattern and device, not yet factorised.
+
+        Returns
+        -------
+        DenseTorchFactor
+            The copy.
+        """
         out = DenseTorchFactor.__new__(DenseTorchFactor)
         out.indptr, out.indices, out.N, out.rows, out.device = self.indptr, self.indices, self.N, self.rows, self.device
         out.L = None
@@ -136,6 +172,23 @@ class DenseTorchFactor:
         return out
 
     def factor(self, data):
+        r"""Cholesky factorisation of ``P`` given its entries on the pattern.
+
+        Parameters
+        ----------
+        data : array-like of shape (nnz,)
+            Entries of ``P``, aligned with ``(indptr, indices)``.
+
+        Returns
+        -------
+        DenseTorchFactor
+            ``self``.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            ``P`` has non-finite entries or is not positive definite.
+        """
         import torch
 
         data = np.asarray(data, dtype=np.float64)
@@ -156,12 +209,31 @@ class DenseTorchFactor:
             raise ValueError(f"DenseTorchFactor.{what}() needs a factorisation: call factor(data) first.")
 
     def logdet(self):
+        r"""Log-determinant of ``P``.
+
+        Returns
+        -------
+        float
+            :math:`\log|P|`.
+        """
         import torch
 
         self._require("logdet")
         return float(2.0 * torch.log(torch.diagonal(self.L)).sum())
 
     def solve(self, b):
+        r"""Solve ``P x = b``.
+
+        Parameters
+        ----------
+        b : array-like of shape (N,) or (N, k)
+            Right-hand side(s).
+
+        Returns
+        -------
+        ndarray
+            ``x``, of the shape of ``b``.
+        """
         import torch
 
         self._require("solve")
@@ -180,11 +252,30 @@ class DenseTorchFactor:
         return self.S
 
     def diag_inverse(self):
+        r"""Diagonal of :math:`P^{-1}`.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            The diagonal.
+        """
         import torch
 
         return torch.diagonal(self._inv()).cpu().numpy().copy()
 
     def inverse_entries(self, rows, cols):
+        r"""Selected entries of :math:`P^{-1}`.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Row and column indices, of one shape.
+
+        Returns
+        -------
+        ndarray
+            ``inv(P)[rows, cols]``, of the shape of ``rows``.
+        """
         import torch
 
         S = self._inv()
@@ -193,10 +284,28 @@ class DenseTorchFactor:
         return S[r, c].cpu().numpy().reshape(np.shape(rows))
 
     def inverse_on_pattern(self):
+        r"""Entries of :math:`P^{-1}` on the sparsity pattern of ``P``.
+
+        Returns
+        -------
+        ndarray of shape (nnz,)
+            Aligned with ``(indptr, indices)``.
+        """
         return self.inverse_entries(self.rows, self.indices)
 
     def sample(self, z):
-        """x with covariance P^{-1}: solve L^T x = z."""
+        """Map a standard normal vector to a draw with covariance :math:`P^{-1}`.
+
+        Parameters
+        ----------
+        z : array-like of shape (N,)
+            Standard normal draws.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            ``x`` solving :math:`L^\\top x = z`.
+        """
         import torch
 
         self._require("sample")

@@ -2,7 +2,7 @@ r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point bac
 per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described at its definition).
 
 Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
-:func:`algos.pomdp._kernels.pbvi_backup` (spec ``pomdp.md`` §1.1 and §6 "hot loops"), written as
+:func:`algos.pomdp._kernels.pbvi_backup` (the pomdp reconstruction notes §1.1), written as
 batched tensor algebra so that a GPU can run them:
 
 * :func:`belief_successors_torch` updates a (N, S) batch of beliefs under **every** action and
@@ -188,8 +188,18 @@ def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=
 
     Parameters
     ----------
-    B : (N, S) beliefs; alphas : (n_alpha, S); T : (A, S, S); Z : (A, S, O); r : (S, A)
-    discount : float in [0, 1]
+    B : array-like of shape (N, S)
+        Beliefs.
+    alphas : array-like of shape (n_alpha, S)
+        Alpha vectors.
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    r : array-like of shape (S, A)
+        Expected immediate rewards.
+    discount : float
+        Discount factor, in [0, 1].
     device : None, str or torch.device, default=None
         ``None``: CUDA if available, else CPU.
     return_tensors : bool, default=False
@@ -197,7 +207,12 @@ def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=
 
     Returns
     -------
-    new : (N, S) float64; actions : (N,) int64; values : (N,) float64 (``b . new``)
+    new : ndarray of shape (N, S)
+        The backed-up vectors (float64).
+    actions : ndarray of shape (N,)
+        Their actions (int64).
+    values : ndarray of shape (N,)
+        ``b . new`` at each belief (float64).
 
     Examples
     --------
@@ -250,8 +265,16 @@ class PBVITorchBackup(_TorchModel):
 
     Parameters
     ----------
-    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1]
-    device : None, str or torch.device
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    r : array-like of shape (S, A)
+        Expected immediate rewards.
+    discount : float
+        Discount factor, in [0, 1].
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
     """
 
     def __call__(self, B, alphas):
@@ -299,8 +322,15 @@ class PBSTorchBackup(_TorchModel):
 
     Parameters
     ----------
-    T : (A, S, S); Z : (A, S, O); r : (S, A); discount : float in [0, 1)
-    device : None, str or torch.device
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    r : array-like of shape (S, A)
+        Expected immediate rewards.
+    discount : float
+        Discount factor, in [0, 1].
+    device : None, str or torch.device, default=None
         ``None``: CUDA if available, else CPU.
     """
 
@@ -309,11 +339,35 @@ class PBSTorchBackup(_TorchModel):
         self.Zt = self.Z.permute(0, 2, 1).contiguous()  # (A, O, S)
 
     def tensor(self, x, name="x"):
-        """``x`` as a float64 tensor on the device."""
+        """``x`` as a float64 tensor on the device.
+
+        Parameters
+        ----------
+        x : array-like or torch.Tensor
+            A 1-d or 2-d array.
+        name : str, default="x"
+            Name used in error messages.
+
+        Returns
+        -------
+        torch.Tensor
+            ``x`` as float64 on the device.
+        """
         return _as_tensor(x, self.device, name, (1, 2))
 
     def successors(self, b):
-        """``X`` (A, O, S): ``X[a, o] = (b T_a) * Z[a, :, o]`` (so ``P[a, o] = X[a, o].sum()``)."""
+        """``X`` (A, O, S): ``X[a, o] = (b T_a) * Z[a, :, o]`` (so ``P[a, o] = X[a, o].sum()``).
+
+        Parameters
+        ----------
+        b : torch.Tensor of shape (S,)
+            The belief.
+
+        Returns
+        -------
+        torch.Tensor of shape (A, O, S)
+            The unnormalised successors ``X``.
+        """
         import torch
 
         pred = torch.einsum("s,ast->at", b, self.T)
@@ -322,7 +376,36 @@ class PBSTorchBackup(_TorchModel):
     def node(self, b, alphas, Q, c, Binv, Bmask, Ud, lower=True):
         """``(P, LV, UV, LI, QU)`` at ``b`` as the numba ``node_values`` (``lower=False``: its
         ``lower_action=-2``; ``LV``, ``LI`` then zero and ``UV`` not clipped by ``LV``): tensors
-        (A, O), (A, O), (A, O), (A, O) int64, (A,)."""
+        (A, O), (A, O), (A, O), (A, O) int64, (A,).
+
+        Parameters
+        ----------
+        b : torch.Tensor of shape (S,)
+            The belief (float64, on the device; see :meth:`tensor`).
+        alphas : torch.Tensor of shape (n_alpha, S)
+            Lower-bound alpha vectors.
+        Q : torch.Tensor of shape (A, S)
+            Fast-informed-bound vectors.
+        c : torch.Tensor of shape (S,)
+            Upper-bound values at the corners of the simplex.
+        Binv : torch.Tensor of shape (n, S)
+            ``1 / Bu`` of the sawtooth points ``Bu`` on their support, 0 elsewhere.
+        Bmask : torch.Tensor of bool, shape (n, S)
+            Support ``Bu > 0`` of the sawtooth points.
+        Ud : torch.Tensor of shape (n,)
+            Offsets ``min(v - Bu . c, 0)`` of the sawtooth points.
+        lower : bool, default=True
+            Also compute the lower-bound values ``LV`` and indices ``LI``.
+
+        Returns
+        -------
+        P, LV, UV : torch.Tensor of shape (A, O)
+            Observation probabilities, lower and upper values of the successors.
+        LI : torch.Tensor of shape (A, O), int64
+            Index of the maximising alpha vector at each successor.
+        QU : torch.Tensor of shape (A,)
+            Upper Q-values.
+        """
         import torch
 
         X = self.successors(b)
@@ -342,7 +425,30 @@ class PBSTorchBackup(_TorchModel):
         return P, LV, UV, LI, QU
 
     def lower_upper(self, b, alphas, Q, c, Binv, Bmask, Ud):
-        """``(L(b), U(b))`` as floats (``U`` is not clipped by ``L``)."""
+        """``(L(b), U(b))`` as floats (``U`` is not clipped by ``L``).
+
+        Parameters
+        ----------
+        b : torch.Tensor of shape (S,)
+            The belief (float64, on the device; see :meth:`tensor`).
+        alphas : torch.Tensor of shape (n_alpha, S)
+            Lower-bound alpha vectors.
+        Q : torch.Tensor of shape (A, S)
+            Fast-informed-bound vectors.
+        c : torch.Tensor of shape (S,)
+            Upper-bound values at the corners of the simplex.
+        Binv : torch.Tensor of shape (n, S)
+            ``1 / Bu`` of the sawtooth points ``Bu`` on their support, 0 elsewhere.
+        Bmask : torch.Tensor of bool, shape (n, S)
+            Support ``Bu > 0`` of the sawtooth points.
+        Ud : torch.Tensor of shape (n,)
+            Offsets ``min(v - Bu . c, 0)`` of the sawtooth points.
+
+        Returns
+        -------
+        L, U : float
+            Lower and upper bound at ``b``.
+        """
         lo = (alphas @ b).max()
         up = _pbs_upper(b[None], Q, c, Binv, Bmask, Ud)[0]
         return float(lo), float(up)
@@ -350,7 +456,38 @@ class PBSTorchBackup(_TorchModel):
     def backup(self, b, alphas, Q, c, Binv, Bmask, Ud):
         """The point-based backup of both bounds at ``b`` (the numba ``update`` without the
         appends): ``(vector (S,), action, b . vector, H U(b), QU (A,))`` with ``H U(b) = max_a QU[a]``
-        raised to ``b . vector`` where round-off puts it below."""
+        raised to ``b . vector`` where round-off puts it below.
+
+        Parameters
+        ----------
+        b : torch.Tensor of shape (S,)
+            The belief (float64, on the device; see :meth:`tensor`).
+        alphas : torch.Tensor of shape (n_alpha, S)
+            Lower-bound alpha vectors.
+        Q : torch.Tensor of shape (A, S)
+            Fast-informed-bound vectors.
+        c : torch.Tensor of shape (S,)
+            Upper-bound values at the corners of the simplex.
+        Binv : torch.Tensor of shape (n, S)
+            ``1 / Bu`` of the sawtooth points ``Bu`` on their support, 0 elsewhere.
+        Bmask : torch.Tensor of bool, shape (n, S)
+            Support ``Bu > 0`` of the sawtooth points.
+        Ud : torch.Tensor of shape (n,)
+            Offsets ``min(v - Bu . c, 0)`` of the sawtooth points.
+
+        Returns
+        -------
+        vector : torch.Tensor of shape (S,)
+            The backed-up alpha vector.
+        action : int
+            Its action.
+        value : float
+            ``b . vector``.
+        hu : float
+            ``H U(b)``.
+        QU : torch.Tensor of shape (A,)
+            Upper Q-values.
+        """
         import torch
 
         P, LV, UV, LI, QU = self.node(b, alphas, Q, c, Binv, Bmask, Ud, lower=True)
@@ -369,17 +506,40 @@ def pbs_backup_torch(b, alphas, T, Z, r, discount, Q, c, points=None, device=Non
 
     Parameters
     ----------
-    b : (S,) belief; alphas : (n_alpha, S) lower-bound vectors; T, Z, r, discount : the model
-    Q : (A, S) fast-informed-bound vectors; c : (S,) corner values
-    points : None or (Bu (n, S), Ud (n,))
-        Sawtooth points (rows on the simplex) and their offsets ``min(v - Bu . c, 0)``.
-    device : None, str or torch.device
+    b : array-like of shape (S,)
+        The belief.
+    alphas : array-like of shape (n_alpha, S)
+        Lower-bound vectors.
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    r : array-like of shape (S, A)
+        Expected immediate rewards.
+    discount : float
+        Discount factor, in [0, 1].
+    Q : array-like of shape (A, S)
+        Fast-informed-bound vectors.
+    c : array-like of shape (S,)
+        Upper-bound values at the corners of the simplex.
+    points : None or tuple, default=None
+        ``(Bu, Ud)``: sawtooth points ``Bu`` of shape (n, S) (rows on the simplex) and their offsets
+        ``Ud = min(v - Bu . c, 0)`` of shape (n,).
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
 
     Returns
     -------
-    vector : (S,) float64; action : int; value : float (``b . vector``);
-    hu : float (``max_a`` of the upper Q-values, at least ``value``); node : dict of numpy arrays
-    ``P``, ``LV``, ``UV``, ``LI``, ``QU`` (the numba ``node_values`` outputs at ``b``).
+    vector : ndarray of shape (S,)
+        The backed-up alpha vector (float64).
+    action : int
+        Its action.
+    value : float
+        ``b . vector``.
+    hu : float
+        ``max_a`` of the upper Q-values, at least ``value``.
+    node : dict of str to ndarray
+        ``P``, ``LV``, ``UV``, ``LI``, ``QU`` at ``b``.
     """
     bk = PBSTorchBackup(T, Z, r, discount, device=device)
     S = bk.T.shape[1]

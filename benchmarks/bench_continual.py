@@ -1,9 +1,9 @@
-r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (spec sections 3, 4 and 8).
+r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (baselines, anchors and acceptance experiments of the continual reconstruction notes).
 
 Sections:
 
 a. **Feature throughput** on MNIST-sized images (28 x 28, one channel) with the acceptance
-   configuration of spec section 8 (patch 2, 8 units per direction, leak 0.5, spectral radius 0.9,
+   configuration of the continual reconstruction notes, section 8 (patch 2, 8 units per direction, leak 0.5, spectral radius 0.9,
    tanh, 2 x 2 average pooling, spatial concatenation: 1568 features): images per second of our numba
    path (``BiRC2DFeatures(backend="numpy")``), the torch path on the CPU (and on CUDA when present),
    and a straightforward numpy loop (one image, one row or column, one time step at a time; timed on
@@ -56,7 +56,7 @@ SECTIONS = ("a", "b", "c")
 SEED = 20261130
 REPO = Path(__file__).resolve().parents[1]
 
-#: the acceptance configuration of spec section 8 (1568 features on 28 x 28 images)
+#: the acceptance configuration of the continual reconstruction notes, section 8 (1568 features on 28 x 28 images)
 FEATURES = dict(image_shape=(1, 28, 28), patch=2, units=8, leak=0.5, spectral_radius=0.9, activation="tanh",
                 init="uniform", pooling="avg", pool_size=2)
 

@@ -1,4 +1,4 @@
-r"""Side-by-side benchmarks of :mod:`algos.fair_matching` against its anchors (spec section 4).
+r"""Side-by-side benchmarks of :mod:`algos.fair_matching` against its anchors (existing implementations).
 
 No public implementation of class-fair online matching exists, so the anchors are what a user
 would write or reach for today:

@@ -2,7 +2,7 @@ r"""Benchmark of :mod:`algos.federated` (Potara) against the personalised-FL bas
 
 Four sections (``--sections a,b,c,d``):
 
-a  **digits, label skew** (spec E2): scikit-learn digits (1797 x 64, standardised), 20 clients from
+a  **digits, label skew** (acceptance experiment E2): scikit-learn digits (1797 x 64, standardised), 20 clients from
    ``dirichlet_label_split`` with alpha in {0.1, 0.5, 5}, a random 50/50 train/test split inside every
    client; softmax head, l2 = 1e-3, full-batch GD with lr 0.5, FedAvg 30 rounds x 5 local steps, local
    fine-tune 100 steps from theta_F, Potara with ``variance_method="bootstrap"`` (B = 8); with
@@ -12,10 +12,10 @@ a  **digits, label skew** (spec E2): scikit-learn digits (1797 x 64, standardise
    clients of the per-client test accuracy, averaged over 3 seeds (split, partition and model seeds),
    the worst client (mean over seeds), bytes communicated (parameter floats x 8, down + up) and the
    fit time. The oracle grid picks lambda per client on a held-out 30% of the client's training rows
-   (spec section 3) and, as an optimistic upper reference, on its test rows. Targets (heterogeneous
+   (federated reconstruction notes, section 3) and, as an optimistic upper reference, on its test rows. Targets (heterogeneous
    splits alpha 0.1, 0.5): Potara >= max(FedAvg, local) - 0.01 and within 0.02 of the (validation)
    oracle grid.
-b  **FedProx Synthetic(alpha, beta)** (Li et al. 2020; spec E3): 30 clients, d = 60, 10 classes,
+b  **FedProx Synthetic(alpha, beta)** (Li et al. 2020; acceptance experiment E3): 30 clients, d = 60, 10 classes,
    (alpha, beta) in {(0, 0), (0.5, 0.5), (1, 1)}, client sizes LogNormal(4, 2) + 50 capped at 1000,
    features standardised with the pooled training mean/std, same methods and budget as (a). Every
    setting is heterogeneous (each client draws its own W_i, b_i, even at alpha = beta = 0; the IID variant
@@ -185,7 +185,7 @@ def section_a(quick, repeat):
                     lambda s: _methods(rounds, le, ft, s, quick), n_seeds, het,
                     [f"FedAvg {rounds} rounds x {le} full-batch GD steps, fine-tune / local {ft} steps, lr {LR}, "
                      f"l2 {L2}; oracle grid: lambda in {{0, 0.1, ..., 1}} chosen per client on a held-out 30% of "
-                     "its training rows (the spec's oracle; its local model sees the other 70%) or on its test rows "
+                     "its training rows (the reconstruction's oracle; its local model sees the other 70%) or on its test rows "
                      "(an optimistic upper reference: selection and evaluation on the same rows)."])
 
 

@@ -1,10 +1,10 @@
-r"""Side-by-side benchmark of :mod:`algos.hetero_regression` against its anchors (spec sections 3-4, 8).
+r"""Side-by-side benchmark of :mod:`algos.hetero_regression` against its anchors (hetero_regression reconstruction notes, sections 3 and 8).
 
 Data: the subset-of-signals model (:func:`make_subset_of_signals`), Gaussian design, β* uniform on
 the unit sphere, ``m = round(4 sqrt(n d))`` reliable sources with σ_i = 1, and one of two layouts
 for the other sources:
 
-* ``loguniform``: σ_i log-uniform on [10, 1e3] (the calibration layout of the spec), at
+* ``loguniform``: σ_i log-uniform on [10, 1e3] (the calibration layout of the reconstruction notes), at
   n in {1e4, 1e5} and d in {5, 20};
 * ``sign-only``: σ_i = 1e5 (the noisy rows carry only the sign of the residual; the hardest case
   for Huber), at n = 1e4, d = 5.
@@ -45,7 +45,7 @@ and leaving out the reconstructed, opt-in ``IterativeWindowRegressor``); (ii) at
 the HuberSoS fit at least 3x faster than sklearn ``HuberRegressor`` and 20x faster than
 ``QuantileRegressor``.
 
-Section b (the grid of the module's issue 17): n in {2000, 20000}, d in {5, 20}, m / sqrt(nd) in
+Section b (the full grid): n in {2000, 20000}, d in {5, 20}, m / sqrt(nd) in
 {0.5, 1, 2, 4}, noisy sigma log-uniform on [10, 1e3], Pareto (sigma = 10/U) or two-level (1e4);
 3 seeds per cell (``--quick``: n = 2000, d = 5, m / sqrt(nd) in {0.5, 1, 4}, 2 seeds). It compares
 the front door ``SubsetOfSignalsRegressor`` (``method="auto"``) with the module's other estimators,
@@ -325,7 +325,7 @@ def _grid_estimators(n, have_sm):
 
 
 def run_grid(quick, have_sm, peer, peer_cap, n_seeds, ns=(2000, 20000)):
-    """Section b: median error and CPU time on the grid of the module's issue 17."""
+    """Section b: median error and CPU time on the full grid."""
     from algos.hetero_regression import make_subset_of_signals
 
     rows, verdicts = [], []
@@ -396,7 +396,7 @@ def print_grid(rows, peer):
                 cells.append(notes.get(c, "-"))
         t_ratio = tmed[FRONT] / tmed["HuberSoS (delta=1)"] if tmed["HuberSoS (delta=1)"] > 0 else float("nan")
         body.append([n, d, noise, f"{ratio:g}"] + cells + [f"{t_ratio:.1f}", "met" if not miss else "miss: " + "; ".join(miss)])
-    print_table("Grid (issue 17): median ||b - b*|| per cell", head, body,
+    print_table("Full grid: median ||b - b*|| per cell", head, body,
                 ["target: auto <= 1.1x the best of HuberSoS/Window/LAD/CMed/Trim, <= RB-Desc (when it ran on every "
                  "seed), <= OLS, CPU time <= 20x HuberSoS; times are process CPU seconds (peer: the child's)"])
     tt = [[short[c], *[fmt_s(r[6][c]) if c in r[6] else "-" for r in rows]] for c in cols]
@@ -480,7 +480,7 @@ def main(argv=None):
     # ------------------------------------------------------------------ targets
     print("### Targets\n")
     ours = "HuberSoS (delta=1)"
-    reconstructed = "IterativeWindow [R]"  # opt-in, reconstructed (spec M3): also judged without it
+    reconstructed = "IterativeWindow [R]"  # opt-in, reconstructed (hetero_regression reconstruction notes, M3): also judged without it
     verdicts = {}
     lines_i = []
     for (n, d, layout), (m, res) in all_results.items():

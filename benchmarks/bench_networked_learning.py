@@ -1,4 +1,4 @@
-r"""Side-by-side benchmark of :mod:`algos.networked_learning` against its anchors (spec sections 3-4, 8).
+r"""Side-by-side benchmark of :mod:`algos.networked_learning` against its anchors (networked_learning reconstruction notes, sections 3 and 8).
 
 Three sections (``--sections a,b,c``):
 

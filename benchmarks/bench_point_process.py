@@ -1,4 +1,4 @@
-r"""Side-by-side benchmark of :mod:`algos.point_process` (VoGCAM) against its anchors (spec sections 3-4, 8).
+r"""Side-by-side benchmark of :mod:`algos.point_process` (VoGCAM) against its anchors (point_process reconstruction notes, sections 3 and 8).
 
 Three sections (``--sections sim,bei,recovery``):
 
@@ -20,7 +20,7 @@ bei  **Barro Colorado Island trees** (``../shared/data/points/bei.csv``, 3604 po
      the fitted coefficients, variance and range. Target: with covariates, fitted in < 120 s on one
      core (run with ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1`` for the one-core figure).
 
-recovery  **Spec section 8 experiment 3**: unit square, exponential kernel, sigma^2 = 1, phi = 0.1,
+recovery  **Acceptance experiment 8.3 of the point_process reconstruction notes**: unit square, exponential kernel, sigma^2 = 1, phi = 0.1,
      beta = log 500 - 1/2, truth on a 128^2 grid, ``--seeds`` seeds (default 20), VoGCAM with its
      default nodes and all hyperparameters fitted. Per seed: RMSE of the posterior mean of f against
      the truth at the 128^2 cell centres and, after averaging both over 2x2 blocks, on the 64^2 grid;
@@ -34,7 +34,7 @@ second_order  **Second-order summaries against spatstat** on the shared patterns
      Stoyan's bandwidth) on 513 distances up to a quarter of the shorter side, the largest relative
      difference to spatstat's ``Kest`` / ``pcf`` (computed by ``Rscript``, ``--rscript``; the column is
      skipped without R), and the CPU time of one K (isotropic) and of a 39-simulation L envelope.
-hyper  **Hyperparameters users can trust** (issue 18 item 2): simulated LGCPs with sigma^2 = 2 and range
+hyper  **Hyperparameters users can trust**: simulated LGCPs with sigma^2 = 2 and range
      0.05, 0.10, 0.15 on the unit square (E n ~ 500 / e, ``--seeds`` seeds, default 20): median
      sigma^2_hat / sigma^2 and phi_hat / phi of the minimum-contrast fit on K (``lgcp_min_contrast``),
      of VoGCAM's ELBO hyperparameters and of its Laplace-evidence hyperparameters (the default
@@ -378,14 +378,14 @@ def section_recovery(args):
     headers = ["seed", "n", "N nodes", "RMSE 128^2", "RMSE 64^2", "post sd", "RMSE true theta", "cover95", "|E N - Lambda|/Lambda", "sigma2", "phi",
                "VoGCAM s", "cpu s", "grid", "GL RMSE 128^2", "GL RMSE 64^2", "GL cover95", "GL s"]
     notes = [f"VoGCAM RMSE (128^2) below GridLaplace's on {wins}/{n_seeds} seeds",
-             "spec targets [R]: median RMSE (64^2) <= 0.45; coverage in [0.85, 0.99]; median |E N - Lambda|/Lambda < 0.05 "
+             "reconstruction targets [R]: median RMSE (64^2) <= 0.45; coverage in [0.85, 0.99]; median |E N - Lambda|/Lambda < 0.05 "
              "(Lambda the simulated field's expected count; E_q N = n exactly by stationarity); "
              "median sigma2 in [0.5, 2]; each fit < 20 s on 2 cores",
              "post sd: root mean posterior variance of f at the 128^2 centres (the RMSE a calibrated posterior "
              "predicts); RMSE true theta: VoGCAM with sigma2 = 1 and phi = 0.1 fixed at the truth (128^2)",
              "RMSE 64^2: posterior mean and truth both averaged over 2x2 blocks of the 128^2 cells; "
              "GridLaplace: FFT/CG solver, 64 variance samples, VoGCAM's sigma2 and phi, about as many cells as VoGCAM nodes"]
-    print_table("Simulated recovery (spec 8.3): unit square, sigma^2 = 1, phi = 0.1, E n = 500", headers, rows, notes)
+    print_table("Simulated recovery (target 8.3): unit square, sigma^2 = 1, phi = 0.1, E n = 500", headers, rows, notes)
 
 
 def _patterns(args):

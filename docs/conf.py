@@ -73,7 +73,10 @@ autodoc_inherit_docstrings = False
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-numpydoc_validation_checks = set()
+import conf_checks  # noqa: E402  (docs/conf_checks.py: shared with tests/test_docstrings.py)
+
+numpydoc_validation_checks = set(conf_checks.CHECKS)  # a failing check is a warning, an error under -W
+numpydoc_validation_exclude = set(conf_checks.EXCLUDE)
 
 # -- myst ------------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]

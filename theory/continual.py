@@ -1,4 +1,4 @@
-r"""Bounds behind CIRCLE's reservoir features and streaming-LDA heads (spec ``continual.md``, section 2).
+r"""Bounds behind CIRCLE's reservoir features and streaming-LDA heads (the continual reconstruction notes, section 2).
 
 Reservoir recursion (leaky echo-state network, row vectors, leak :math:`a \in (0, 1]`):
 
@@ -21,7 +21,8 @@ Reservoir recursion (leaky echo-state network, row vectors, leak :math:`a \in (0
   \lambda_{\min}(\Sigma) + \varepsilon \ge \varepsilon`: the streaming-LDA precision always exists,
   even with fewer samples than features.
 
-Status tags follow ``specs/continual.md``: **[C]** confirmed by a primary source, **[R]**
+Status tags follow the reconstruction notes
+(:doc:`/continual_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by a primary source, **[R]**
 reconstructed, **[D]** derived with a proof sketch (above), **[V]** checked numerically in a reference
 prototype. :data:`STATUS` gives each function's tag, :data:`BOUND_KIND` its kind.
 

@@ -2,7 +2,8 @@ r"""Bounds of online class-fair matching (Borst & Springer 2026) and a feasibili
 
 Pure numpy functions of the threshold :math:`\gamma`, the fairness level :math:`\alpha` and instance
 sizes. Each docstring states the theorem, its assumptions, the source and the kind of bound
-(also recorded in :data:`BOUND_KIND`). Status tags follow the spec ``specs/fair_matching.md``:
+(also recorded in :data:`BOUND_KIND`). Status tags follow the reconstruction notes
+(:doc:`/fair_matching_reconstruction`; its sections and statements T1, T2, ... are cited below):
 **[C]** confirmed by the paper's abstract or a primary source, **[R]** reconstructed by the
 project from prior work, **[D]** derived with a proof sketch.
 
@@ -124,7 +125,7 @@ def _out(x):
 def usw_lower_bound(gamma):
     r"""Welfare guarantee of threshold equal-filling: :math:`1 - e^{\gamma-1}/(1+\gamma)` of OPT.
 
-    **Theorem (T1, T3 of the spec).** For every :math:`\gamma \in [0, 1]`, every instance and
+    **Theorem (T1, T3 of the fair_matching reconstruction notes).** For every :math:`\gamma \in [0, 1]`, every instance and
     every arrival order, the divisible algorithm ``ThresholdEqualFilling(gamma)`` ("EFTT") allocates
 
     .. math:: \mathrm{ALG} \ \ge\ \Big(1 - \frac{e^{\gamma - 1}}{1 + \gamma}\Big)\,\mathrm{OPT},
@@ -138,7 +139,7 @@ def usw_lower_bound(gamma):
     :data:`BOUND_KIND_INDIVISIBLE`). Status: [C] formula from the abstract of [BS26];
     [D] primal-dual proof sketch with :math:`g(x) = c` on :math:`[0,\gamma)` and
     :math:`g(x) = c(1+\gamma)e^{x-\gamma}` on :math:`[\gamma, 1]`, :math:`c = e^{\gamma-1}/(1+\gamma)`
-    (spec section 1.2). At :math:`\gamma = 0` it is :math:`1 - 1/e` (water-filling), at
+    (fair_matching reconstruction notes, section 1.2). At :math:`\gamma = 0` it is :math:`1 - 1/e` (water-filling), at
     :math:`\gamma = 1` it is 1/2 (EQUAL-FILLING). Decreasing in :math:`\gamma`.
 
     Parameters
@@ -186,14 +187,14 @@ def cef_lower_bound(gamma, divisible=True):
     Assumptions: as :func:`usw_lower_bound`. Kind: ``exact`` (divisible), ``in expectation``
     (indivisible, ex ante: a ratio of means, not a mean of ratios). Status: [C] formulas from the
     abstract of [BS26]; the divisible value is the ratio of water-filling with capacity
-    :math:`\gamma` against a capacity-1 benchmark ([D] intuition, spec section 1.2). Increasing in
+    :math:`\gamma` against a capacity-1 benchmark ([D] intuition, fair_matching reconstruction notes, section 1.2). Increasing in
     :math:`\gamma`; at :math:`\gamma = 1` it is :math:`1 - 1/e` (EQUAL-FILLING, [H23]) resp. 1/2
     ([H24]).
 
     .. note:: reconstructed: the indivisible rule "Hybrid Ranking" and the reading of
-       :math:`\gamma/2` as an ex-ante statement follow the spec's reconstruction (section 1.3 [R]).
+       :math:`\gamma/2` as an ex-ante statement follow the project's reconstruction (section 1.3 [R]).
        The divisible bound depends on the fair-phase rule: with the equal split (the package's
-       default) it held on every random and hill-climbed instance we tried; the spec's
+       default) it held on every random and hill-climbed instance we tried; the reconstruction's
        min-utility rule violates it for :math:`\gamma \ge 0.7` (counterexample in
        ``docs/fair_matching.md``).
 
@@ -236,7 +237,7 @@ def usw_upper_bound(alpha):
     threshold; at equal *CEF level* it lies below (it reaches only :math:`1-e^{-\gamma} < \gamma`).
 
     Assumptions: non-wasteful algorithms, divisible or indivisible; the bound is approached on the
-    instance family UB(:math:`\alpha`, n, k) as :math:`n, k \to \infty` (spec section 2.1, [R]).
+    instance family UB(:math:`\alpha`, n, k) as :math:`n, k \to \infty` (fair_matching reconstruction notes, section 2.1, [R]).
     Kind: ``asymptotic``. Status: [C] formula from the abstract of [BS26].
 
     Parameters
@@ -265,7 +266,7 @@ def usw_upper_bound(alpha):
 def usw_upper_bound_finite(alpha, n, k):
     r"""Finite-size consistency check on UB(:math:`\alpha`, n, k): :math:`\frac{1+k\alpha+k(1-e^{\alpha-1})}{1+k\alpha+k} + \frac1n`.
 
-    **Project check (T4, finite form).** On the instance family UB(:math:`\alpha`, n, k) of spec
+    **Project check (T4, finite form).** On the instance family UB(:math:`\alpha`, n, k) of the fair_matching reconstruction notes,
     section 2.1 (classes :math:`A_1..A_k` of n agents, a victim class of
     :math:`M = \mathrm{round}(n(1+k\alpha))` agents), ``ThresholdEqualFilling`` with
     :math:`\gamma = -\ln(1-\alpha)` should satisfy
@@ -281,7 +282,7 @@ def usw_upper_bound_finite(alpha, n, k):
     algorithms but only asymptotically). Status: [R].
 
     .. note:: reconstructed: the instance family and this finite-size form are the project's
-       consistency check (spec section 2, T4 check), not a statement of [BS26].
+       consistency check (fair_matching reconstruction notes, section 2, T4 check), not a statement of [BS26].
 
     Parameters
     ----------
@@ -403,6 +404,11 @@ def nonwasteful_usw_lower_bound():
 
     Kind: ``exact``. Status: [C] (standard; stated in [H24]).
 
+    Returns
+    -------
+    float
+        0.5.
+
     Examples
     --------
     >>> nonwasteful_usw_lower_bound()
@@ -414,7 +420,21 @@ def nonwasteful_usw_lower_bound():
 # ============================================================================================ known constants (T6)
 @dataclass(frozen=True)
 class KnownBound:
-    """A constant from prior work, with its meaning, kind, source and status tag."""
+    """A constant from prior work, with its meaning, kind, source and status tag.
+
+    Parameters
+    ----------
+    value : float
+        The constant.
+    statement : str
+        What it bounds.
+    kind : str
+        Kind of bound (as in :data:`BOUND_KIND`).
+    source : str
+        Where it comes from.
+    status : str, default="C"
+        Status tag.
+    """
 
     value: float
     statement: str
@@ -423,7 +443,7 @@ class KnownBound:
     status: str = "C"
 
 
-#: Constants of prior work (spec T6). Keys are stable identifiers; see :func:`known_bound`.
+#: Constants of prior work (fair_matching reconstruction notes, T6). Keys are stable identifiers; see :func:`known_bound`.
 KNOWN_BOUNDS = {
     "nonwasteful_usw": KnownBound(
         0.5, "every non-wasteful algorithm is 1/2-USW (maximal matching)", "exact", "folklore; H24"
@@ -450,11 +470,21 @@ KNOWN_BOUNDS = {
 
 
 def known_bound(name):
-    r"""Value of a constant from prior work (spec T6), by key of :data:`KNOWN_BOUNDS`.
+    r"""Value of a constant from prior work (fair_matching reconstruction notes, T6), by key of :data:`KNOWN_BOUNDS`.
 
     Keys: ``nonwasteful_usw`` (1/2), ``equal_filling_cef`` and ``equal_filling_cprop``
     (:math:`1 - 1/e`, [H23]), ``cef_upper_bound_divisible_h23`` (3/4), ``cef_upper_bound_indivisible_h24``
     (0.761), ``cef_upper_bound_divisible_h24`` (0.677), ``h24_randomized_half`` (1/2).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`KNOWN_BOUNDS`.
+
+    Returns
+    -------
+    float
+        The constant.
 
     Raises
     ------
@@ -481,6 +511,13 @@ class AllocationCheck:
     """Result of :func:`check_allocation`: ``ok`` and a list of human-readable ``violations``.
 
     Truthy iff ``ok``.
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the allocation is feasible.
+    violations : list of str
+        Human-readable descriptions of the violations.
     """
 
     ok: bool
@@ -545,7 +582,7 @@ def check_allocation(biadjacency, allocation, *, integral=False, non_wasteful=Tr
        :math:`1 - \sum_a X_{at} > \mathrm{tol}`, every neighbour ``a`` has load
        :math:`\sum_{s \le t} X_{as} \ge 1 - \mathrm{tol}` after item ``t``.
 
-    Kind: certificate (not a bound). Status: [C] (definitions of spec section 1.1).
+    Kind: certificate (not a bound). Status: [C] (definitions of fair_matching reconstruction notes, section 1.1).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 r"""Variance-trace bound of federated/local model merging (Potara) and its closed-form optimum.
 
-Setting (spec ``specs/federated.md`` section 1.2, **reconstructed** [R]: the paper's theorem text was not
+Setting (federated reconstruction notes, section 1.2, **reconstructed** [R]: the paper's theorem text was not
 available, only its abstract, which confirms [C] that under linear mode connectivity the expected loss has
 a variance-trace upper bound whose minimiser is closed form and tighter than either model alone).
 Client ``i`` merges the federated model :math:`\theta_F` and its local model :math:`\theta_L`:
@@ -19,7 +19,7 @@ minimised on :math:`[0, 1]` by :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F +
 exact identity for :math:`E\|\theta(\lambda) - \theta^*\|^2` (expand the square), so the only inequality is
 the smoothness step. Per-module forms: one :math:`\lambda_m` per block with weights :math:`\beta_m`.
 
-Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as the spec
+Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated reconstruction notes
 writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
 
 Sources
@@ -158,10 +158,17 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
 
     Parameters
     ----------
-    lam : float or array in [0, 1]
-    v_fed, v_loc : float or array, >= 0
-    cov : float or array, default=0.0
-        With :math:`|C| \le \sqrt{V_F V_L}`.
+    lam : float or array-like
+        Mixing weight(s) :math:`\lambda` in [0, 1].
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`U(\lambda)`.
 
     Examples
     --------
@@ -176,18 +183,53 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
 
 
 def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
-    r""":math:`\frac\beta2 U(\lambda)`: bound on :math:`E L(\theta(\lambda)) - L(\theta^*)` for a
-    :math:`\beta`-smooth loss with :math:`\nabla L(\theta^*) = 0` on the segment (LMC). [R; statement C]"""
+    r"""Bound :math:`\frac\beta2 U(\lambda)` on the expected excess loss of the merged model [R; statement C].
+
+    :math:`\frac\beta2 U(\lambda)`: bound on :math:`E L(\theta(\lambda)) - L(\theta^*)` for a
+    :math:`\beta`-smooth loss with :math:`\nabla L(\theta^*) = 0` on the segment (LMC). [R; statement C]
+
+    Parameters
+    ----------
+    lam : float or array-like
+        Mixing weight(s) :math:`\lambda` in [0, 1].
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    beta : float
+        Smoothness constant :math:`\beta` of the loss, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\frac\beta2 U(\lambda)`.
+    """
     beta = _real_scalar(beta, "beta", _NON_NEGATIVE)
     return _out(0.5 * beta * np.asarray(variance_trace_bound(lam, v_fed, v_loc, cov)))
 
 
 def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r"""Closed-form minimiser :math:`\lambda^* = \mathrm{clip}\big((V_L - C)/(V_F + V_L - 2C)\big)` of
+    r"""Closed-form minimiser :math:`\lambda^*` of the variance trace :math:`U` on ``clip`` [R].
+
+    Closed-form minimiser :math:`\lambda^* = \mathrm{clip}\big((V_L - C)/(V_F + V_L - 2C)\big)` of
     :math:`U` on ``clip``; with :math:`C = 0`, inverse-variance weighting :math:`V_L/(V_F + V_L)`. [R]
 
     When :math:`V_F + V_L - 2C = 0` (then :math:`e_F = e_L` almost surely and :math:`U` is constant in
     :math:`\lambda`) the value 1/2 is returned (clipped). Vectorised over modules.
+
+    Parameters
+    ----------
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that :math:`\lambda^*` is clipped to.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\lambda^*`, one per module for array input.
 
     Examples
     --------
@@ -205,9 +247,25 @@ def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 
 
 def optimal_bound(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r""":math:`U(\lambda^*)`; unclipped it equals :math:`(V_F V_L - C^2)/(V_F + V_L - 2C)`, with
+    r"""The minimal variance trace :math:`U(\lambda^*)` [R/C].
+
+    :math:`U(\lambda^*)`; unclipped it equals :math:`(V_F V_L - C^2)/(V_F + V_L - 2C)`, with
     :math:`C = 0` the half harmonic mean :math:`(1/V_F + 1/V_L)^{-1}`; always
     :math:`\le \min(V_F, V_L)` (strict when both are positive and finite and :math:`C < \min(V_F, V_L)`). [R/C]
+
+    Parameters
+    ----------
+    v_fed, v_loc : float or array-like
+        Variance traces :math:`V_F` and :math:`V_L`, at least 0.
+    cov : float or array-like, default=0.0
+        Cross term :math:`C`, with :math:`|C| \le \sqrt{V_F V_L}`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that :math:`\lambda^*` is clipped to.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`U(\lambda^*)`.
 
     Examples
     --------
@@ -230,11 +288,30 @@ def _check_beta(beta, shape):
 
 
 def module_bound(lam, v_fed, v_loc, cov=0.0, beta=1.0):
-    r"""Per-module bound :math:`\sum_m \beta_m U_m(\lambda_m)` (``lam`` one value per module, or a
+    r"""Per-module bound :math:`\sum_m \beta_m U_m(\lambda_m)` [R].
+
+    Per-module bound :math:`\sum_m \beta_m U_m(\lambda_m)` (``lam`` one value per module, or a
     shared scalar); the expected excess loss is at most half of it. [R]
 
     ``v_fed`` and ``v_loc`` are 1-d of one length (one entry per module); ``cov`` and ``beta`` a
-    scalar or one entry per module."""
+    scalar or one entry per module.
+
+    Parameters
+    ----------
+    lam : float or array-like of shape (n_modules,)
+        One mixing weight per module, or a shared scalar, in [0, 1].
+    v_fed, v_loc : array-like of shape (n_modules,)
+        Variance traces :math:`V_{F,m}` and :math:`V_{L,m}`, at least 0.
+    cov : float or array-like of shape (n_modules,), default=0.0
+        Cross terms :math:`C_m`.
+    beta : float or array-like of shape (n_modules,), default=1.0
+        Smoothness constants :math:`\beta_m`, at least 0.
+
+    Returns
+    -------
+    float
+        The bound; the expected excess loss is at most half of it.
+    """
     _check_module_shapes(v_fed, v_loc, cov)
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
     if vf.ndim != 1:
@@ -260,8 +337,24 @@ def _check_module_shapes(v_fed, v_loc, cov):
 
 
 def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
-    r"""One :math:`\lambda_m^*` per module (the per-module bound separates, so :math:`\beta_m` drops
+    r"""One optimal mixing weight :math:`\lambda_m^*` per module [R].
+
+    One :math:`\lambda_m^*` per module (the per-module bound separates, so :math:`\beta_m` drops
     out). Same as :func:`optimal_lambda` on 1-d input. [R]
+
+    Parameters
+    ----------
+    v_fed, v_loc : array-like of shape (n_modules,)
+        Variance traces :math:`V_{F,m}` and :math:`V_{L,m}`, at least 0.
+    cov : float or array-like of shape (n_modules,), default=0.0
+        Cross terms :math:`C_m`.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that each :math:`\lambda_m^*` is clipped to.
+
+    Returns
+    -------
+    ndarray of shape (n_modules,)
+        :math:`\lambda_m^*`.
 
     Raises
     ------
@@ -277,8 +370,27 @@ def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
 
 
 def shared_lambda(v_fed, v_loc, cov=0.0, beta=1.0, clip=(0.0, 1.0)):
-    r"""Best single :math:`\lambda` for :math:`\sum_m \beta_m U_m(\lambda)`:
-    :math:`\mathrm{clip}(\sum\beta_m(V_{L,m} - C_m)/\sum\beta_m(V_{F,m} + V_{L,m} - 2C_m))`. [D]"""
+    r"""Best single mixing weight :math:`\lambda` for :math:`\sum_m \beta_m U_m(\lambda)` [D].
+
+    Best single :math:`\lambda` for :math:`\sum_m \beta_m U_m(\lambda)`:
+    :math:`\mathrm{clip}(\sum\beta_m(V_{L,m} - C_m)/\sum\beta_m(V_{F,m} + V_{L,m} - 2C_m))`. [D]
+
+    Parameters
+    ----------
+    v_fed, v_loc : float or array-like of shape (n_modules,)
+        Variance traces :math:`V_{F,m}` and :math:`V_{L,m}`, at least 0.
+    cov : float or array-like of shape (n_modules,), default=0.0
+        Cross terms :math:`C_m`.
+    beta : float or array-like of shape (n_modules,), default=1.0
+        Smoothness constants :math:`\beta_m`, at least 0.
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that :math:`\lambda` is clipped to.
+
+    Returns
+    -------
+    float
+        :math:`\mathrm{clip}(\sum\beta_m(V_{L,m} - C_m)/\sum\beta_m(V_{F,m} + V_{L,m} - 2C_m))`.
+    """
     if np.ndim(v_fed) > 0 or np.ndim(v_loc) > 0:
         _check_module_shapes(v_fed, v_loc, cov)
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
@@ -291,7 +403,9 @@ _JS_SERIES_MAX_RATE = 1e7
 
 
 def james_stein_risk(p, s2, dist_sq, n_terms=None):
-    r"""Exact risk :math:`E\|\hat\theta_{JS} - \theta^*\|^2` of the James-Stein estimator shrinking
+    r"""Exact risk of the James-Stein estimator shrinking toward a fixed point.
+
+    Exact risk :math:`E\|\hat\theta_{JS} - \theta^*\|^2` of the James-Stein estimator shrinking
     :math:`\theta_L \sim N(\theta^*, s^2 I_p)` toward a fixed point :math:`\theta_F` at distance
     :math:`\|\theta^* - \theta_F\| = \sqrt{\text{dist\_sq}}`:
 
@@ -303,6 +417,22 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     Valid for :math:`p \ge 3`; :math:`R < p s^2` (dominance [JS61]). The positive-part estimator (the
     communication-free plug-in :math:`\hat\lambda = \min(1, (p-2)s^2/\|\theta_F - \theta_L\|^2)`) has
     risk at most ``R`` [B64]. Kind: in expectation.
+
+    Parameters
+    ----------
+    p : int
+        Dimension, at least 3.
+    s2 : float
+        Noise variance :math:`s^2` of :math:`\theta_L`, positive.
+    dist_sq : float
+        :math:`\|\theta^* - \theta_F\|^2`, at least 0.
+    n_terms : int, optional
+        Number of terms of the Poisson series (default: enough for double precision).
+
+    Returns
+    -------
+    float
+        The risk :math:`R`.
 
     Examples
     --------
@@ -340,8 +470,23 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
 
 
 def ols_variance_trace(X, sigma2):
-    r""":math:`\sigma^2\,\mathrm{tr}(X^\top X)^{-1}`: the exact :math:`E\|\hat\theta_{OLS} - \theta\|^2` for
-    fixed design and noise variance :math:`\sigma^2` (used for the exact linear-regression case). [D]"""
+    r"""Exact variance trace of least squares for a fixed design [D].
+
+    :math:`\sigma^2\,\mathrm{tr}(X^\top X)^{-1}`: the exact :math:`E\|\hat\theta_{OLS} - \theta\|^2` for
+    fixed design and noise variance :math:`\sigma^2` (used for the exact linear-regression case). [D]
+
+    Parameters
+    ----------
+    X : array-like of shape (n, p)
+        The design, of full column rank.
+    sigma2 : float
+        Noise variance :math:`\sigma^2`, at least 0.
+
+    Returns
+    -------
+    float
+        :math:`\sigma^2\,\mathrm{tr}(X^\top X)^{-1}`.
+    """
     X = _real_array(X, "X", "a 2-d array of real numbers")
     if X.ndim != 2 or X.shape[0] < X.shape[1]:
         raise ValueError(f"'X' must be 2-d with at least as many rows as columns; got shape {X.shape}.")
@@ -365,9 +510,24 @@ def ols_variance_trace(X, sigma2):
 
 
 def lmc_barrier(lams, losses):
-    r"""Loss barrier :math:`\max_k L(\theta(\lambda_k)) - [\lambda_k L(\theta_F) + (1-\lambda_k)L(\theta_L)]`
+    r"""Loss barrier along the segment between the federated and the local model [D].
+
+    Loss barrier :math:`\max_k L(\theta(\lambda_k)) - [\lambda_k L(\theta_F) + (1-\lambda_k)L(\theta_L)]`
     on a grid containing 0 and 1 (linear mode connectivity holds when it is :math:`\le 0`; for a convex
-    loss it is always :math:`\le 0`). [D]"""
+    loss it is always :math:`\le 0`). [D]
+
+    Parameters
+    ----------
+    lams : array-like of shape (n,)
+        Grid of mixing weights in [0, 1], containing 0 and 1.
+    losses : array-like of shape (n,)
+        Loss :math:`L(\theta(\lambda_k))` of the merged model at each grid point.
+
+    Returns
+    -------
+    float
+        The barrier.
+    """
     lams = _real_array(lams, "lams", "a 1-d array of real numbers")
     losses = _real_array(losses, "losses", "a 1-d array of real numbers")
     if lams.ndim != 1 or losses.shape != lams.shape:

@@ -5,7 +5,8 @@ independent, :math:`x_i \sim N(0, I_d)`; an unknown set of at least ``m`` of the
 :math:`\sigma_i \le 1`; the others are arbitrary. Notation: :math:`\mathrm{ref}(n, d, m) =
 \sqrt{nd}/m`.
 
-Status tags follow ``specs/hetero_regression.md``: **[C]** confirmed by an abstract or a primary
+Status tags follow the reconstruction notes
+(:doc:`/hetero_regression_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
 source, **[R]** reconstructed, **[D]** derived, **[V]** calibrated numerically in a reference
 prototype.
 
@@ -60,7 +61,7 @@ BOUND_KIND = {
     "liang_yuan_mean_rate": "up to constants",
 }
 
-#: Calibration of the Huber bound in the reference prototype [V] (spec section 3): median ratio of
+#: Calibration of the Huber bound in the reference prototype [V] (hetero_regression reconstruction notes, section 3): median ratio of
 #: the error to sqrt(nd)/m between 1.2 and 1.7 in the sign-only regime, 90th percentile <= 1.9; the
 #: property test uses C = 3 on >= 90 % of draws, in the regime m >= 4 sqrt(nd).
 HUBER_CALIBRATION = {"C": 3.0, "regime_C": 4.0, "coverage": 0.9, "median_ratio": (1.2, 1.7), "p90_ratio": 1.9}
@@ -118,6 +119,20 @@ def signal_fraction_alpha(n, m, signal_sigma=1.0):
     at least :math:`P(|N(0,1)| \le 1/s)` (0.683 for ``s = 1``), so
     :math:`\alpha \approx 0.683\, m/n`. Kind: ``exact`` (an expectation of a count).
 
+    Parameters
+    ----------
+    n : int
+        Number of sources (rows).
+    m : int
+        Number of signal sources, ``0 <= m``.
+    signal_sigma : float, default=1.0
+        Noise level ``s`` below which a source counts as a signal source.
+
+    Returns
+    -------
+    float
+        :math:`\alpha = P(|N(0,1)| \le 1/s)\, m/n`.
+
     Examples
     --------
     >>> round(signal_fraction_alpha(20000, 2000), 4)
@@ -147,7 +162,9 @@ def huber_error_bound(n, d, m, C=HUBER_CALIBRATION["C"]):
     Parameters
     ----------
     n, d, m : int
-    C : float > 0, default=3.0
+        Number of sources, dimension and number of signal sources.
+    C : float, default=3.0
+        Calibrated constant (> 0), see :data:`HUBER_CALIBRATION`.
 
     Returns
     -------
@@ -171,6 +188,18 @@ def huber_regime_threshold(n, d, C=HUBER_CALIBRATION["regime_C"]):
     the planted model with probability :math:`\lesssim e^{-cd} + e^{-cm}` when
     :math:`m \le \min(c\sqrt{nd}, n/2)`). Kind: ``up to constants``.
 
+    Parameters
+    ----------
+    n, d : int
+        Number of sources and dimension.
+    C : float, default=HUBER_CALIBRATION["regime_C"]
+        Constant of the regime (> 0).
+
+    Returns
+    -------
+    float
+        :math:`C\sqrt{nd}`.
+
     Examples
     --------
     >>> huber_regime_threshold(20000, 5)
@@ -188,6 +217,16 @@ def oracle_floor(d, m):
     Least squares on the ``m`` unit-variance rows has error about :math:`\sqrt{d/m}`. Kind:
     ``up to constants``.
 
+    Parameters
+    ----------
+    d, m : int
+        Dimension and number of signal sources.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{d/m}`.
+
     Examples
     --------
     >>> oracle_floor(5, 2000)
@@ -203,6 +242,18 @@ def oblivious_lower_bound(n, d, alpha):
 
     No estimator beats it (all noise :math:`N(0, n/d)` on the other rows). Kind: ``up to
     constants``.
+
+    Parameters
+    ----------
+    n, d : int
+        Number of samples and dimension.
+    alpha : float
+        Fraction of samples with bounded noise, in (0, 1].
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{d/(\alpha^2 n)}`.
 
     Examples
     --------
@@ -224,6 +275,16 @@ def cs26_rate(n, d, m):
     polynomial time :math:`O(n^2 d \log^2)`. The successor of the target paper's regime. Kind:
     ``up to constants``.
 
+    Parameters
+    ----------
+    n, d, m : int
+        Number of sources, dimension and number of signal sources.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{d}\,(n/m^4)^{1/6}`.
+
     Examples
     --------
     >>> round(cs26_rate(20000, 5, 1000), 4)
@@ -234,7 +295,18 @@ def cs26_rate(n, d, m):
 
 
 def cs26_regime_threshold(n, d):
-    r"""Smallest ``m`` (up to constants and logs) for RB-Desc: :math:`d^{3/4} n^{1/4}` ([CS26])."""
+    r"""Smallest ``m`` (up to constants and logs) for RB-Desc: :math:`d^{3/4} n^{1/4}` ([CS26]).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of sources and dimension.
+
+    Returns
+    -------
+    float
+        :math:`d^{3/4} n^{1/4}`.
+    """
     n = _pos(n, "n", integer=True)
     d = _pos(d, "d", integer=True)
     return d**0.75 * n**0.25
@@ -246,6 +318,18 @@ def yuan_liang_trimming_requirement(n, alpha=0.5):
     The error is governed by the noise of the :math:`\lceil \alpha n\rceil`-th noisiest point with
     :math:`\alpha` constant; returns :math:`(1-\alpha) n`, the number of rows the method keeps.
     Kind: ``up to constants``.
+
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    alpha : float, default=0.5
+        Fraction of points trimmed, in (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`(1-\alpha) n`.
     """
     n = _pos(n, "n", integer=True)
     alpha = _pos(alpha, "alpha")
@@ -258,6 +342,16 @@ def liang_yuan_mean_rate(n, m):
     r"""1-D ancestor ([LY20], [C]): iterative truncated averaging reaches
     :math:`\sqrt{n\ln n}/m` when :math:`m = \Omega(\sqrt{n \ln n})` (the ``d = 1`` mean problem).
     Kind: ``up to constants``.
+
+    Parameters
+    ----------
+    n, m : int
+        Number of samples and number of signal samples, ``m <= n``.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{n\ln n}/m`.
 
     Examples
     --------
@@ -276,6 +370,19 @@ def rate_table(n, d, ms):
     arrays (for plots and reports).
 
     ``ms`` is a 1-d array of ints in ``[1, n]`` (non-integral, non-finite or complex entries raise).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of sources and dimension.
+    ms : array-like of int
+        1-d grid of signal counts, each in ``[1, n]`` (non-integral, non-finite or complex entries
+        raise).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``{"m", "sos_rate", "oracle_floor", "cs26_rate"}``, one entry per ``m``.
     """
     ms = np.asarray(ms)
     counts = _check_ms(ms, n)

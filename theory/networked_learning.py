@@ -8,7 +8,8 @@ error :math:`e(f) = \mathrm{MSE}(f) - \mathrm{MSE}(f^*) = \|\beta - \beta^*\|_\S
 :math:`A_1 \to \dots \to A_D` is *M-covered* if every block of :math:`M` consecutive agents jointly
 sees all features.
 
-Status tags follow ``specs/networked_learning.md``: **[C]** confirmed by an abstract or a primary
+Status tags follow the reconstruction notes
+(:doc:`/networked_learning_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
 source, **[R]** reconstructed by the project (implemented as written), **[D]** derived, **[V]**
 checked numerically in the reference prototype.
 
@@ -155,7 +156,7 @@ def krr_path_bound(e1, A, B, M, D):
     .. math:: e(f_D) \le A\,B\,\sqrt{\frac{(M-1)\, e(f_1)}{\lfloor D/M \rfloor}}
               \le (AB)^2 \sqrt{\frac{M-1}{\lfloor D/M \rfloor}},
 
-    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (spec section 2):
+    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (networked_learning reconstruction notes, section 2):
     :math:`e(f_t) = \sum_l \beta^*_l \langle y - f_t, x_l\rangle`; an agent :math:`j` of the block
     that sees :math:`x_l` has :math:`\langle y - f_j, x_l\rangle = 0`, so by Cauchy-Schwarz and
     Pythagoras :math:`|\langle y - f_t, x_l\rangle| \le B\sqrt{(M-1)\Delta}`; some of the
@@ -204,6 +205,22 @@ def krr_path_bound_normalised(A, B, M, D):
 
     .. note:: reconstructed from [KRR] (explicit constant).
 
+    Parameters
+    ----------
+    A : float
+        :math:`\|\beta^*\|_1`, at least 0.
+    B : float
+        :math:`\max_l \sqrt{E[x_l^2]}`, at least 0.
+    M : int
+        Coverage: every feature is seen within every ``M`` consecutive agents.
+    D : int
+        Depth of the path, at least ``M``.
+
+    Returns
+    -------
+    float
+        :math:`(AB)^2\sqrt{(M-1)/\lfloor D/M\rfloor}`.
+
     Examples
     --------
     >>> krr_path_bound_normalised(1.0, 2.0, 5, 5)   # 4 * sqrt(4 / 1)
@@ -229,9 +246,15 @@ def greedy_bound(A, B, D):
 
     Parameters
     ----------
-    A, B : float >= 0
-    D : int >= 0
-        Number of greedy agents (``D = 0``: the zero predictor).
+    A, B : float
+        :math:`\|\beta^*\|_1` and :math:`\max_l \sqrt{E[x_l^2]}`, both at least 0.
+    D : int
+        Number of greedy agents, at least 0 (``D = 0``: the zero predictor).
+
+    Returns
+    -------
+    float
+        :math:`(AB)^2/(D+1)`.
 
     Examples
     --------
@@ -256,8 +279,15 @@ def greedy_step_bound(e, A, B):
 
     Parameters
     ----------
-    e : float in [0, (AB)^2]
-    A, B : float > 0
+    e : float
+        Current excess :math:`e_t`, in :math:`[0, (AB)^2]`.
+    A, B : float
+        :math:`\|\beta^*\|_1` and :math:`\max_l \sqrt{E[x_l^2]}`, both positive.
+
+    Returns
+    -------
+    float
+        :math:`e_t - e_t^2/(AB)^2`.
 
     Examples
     --------
@@ -285,6 +315,16 @@ def greedy_lower_bound(D):
     :func:`greedy_bound`: :math:`1/(640D) \le R_1 \le 1/(D+1)`. Kind: ``exact`` (a minimax
     statement with an explicit constant).
 
+    Parameters
+    ----------
+    D : int
+        Depth of the path, at least 1.
+
+    Returns
+    -------
+    float
+        :math:`1/(640 D)`.
+
     Examples
     --------
     >>> greedy_lower_bound(10)
@@ -301,6 +341,18 @@ def worst_case_rate(M, D):
     of depth :math:`D`, the worst-case excess is :math:`\Theta(1)` for :math:`D < M^2` and
     :math:`\Theta(M^2/D)` for :math:`D \ge M^2`. The function returns the rate without constants:
     ``1.0`` or ``M**2 / D``. Kind: ``up to constants`` (asymptotic).
+
+    Parameters
+    ----------
+    M : int
+        Coverage of the path, at least 1.
+    D : int
+        Depth of the path, at least 1.
+
+    Returns
+    -------
+    float
+        ``1.0`` if ``D < M**2``, else ``M**2 / D``.
 
     Examples
     --------
@@ -331,11 +383,17 @@ def gaussian_ose_eta(k, r, delta):
 
     Parameters
     ----------
-    k : int >= 1
-        Sketch size.
-    r : int >= 1
-        Subspace dimension.
-    delta : float in (0, 1)
+    k : int
+        Sketch size, at least 1.
+    r : int
+        Subspace dimension, at least 1.
+    delta : float
+        Failure probability, in (0, 1).
+
+    Returns
+    -------
+    float
+        The distortion :math:`\eta` (vacuous when at least 1).
 
     Examples
     --------
@@ -358,9 +416,17 @@ def gaussian_ose_min_k(r, eta, delta):
 
     Parameters
     ----------
-    r : int >= 1
-    eta : float in (0, 1)
-    delta : float in (0, 1)
+    r : int
+        Subspace dimension, at least 1.
+    eta : float
+        Target distortion, in (0, 1).
+    delta : float
+        Failure probability, in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest sketch size ``k``.
 
     Examples
     --------
@@ -393,6 +459,24 @@ def aggregation_term(A_hat, B_hat, M, e1_hat, D):
 
     .. note:: reconstructed by the project from [KRR] (T1 applied to the empirical measure).
 
+    Parameters
+    ----------
+    A_hat : float
+        :math:`\hat A = \|\hat\beta\|_1`, at least 0.
+    B_hat : float
+        :math:`\hat B = \max_l \|X_l\|/\sqrt m`, at least 0.
+    M : int
+        Coverage of the path, at least 1.
+    e1_hat : float
+        :math:`\hat e_1 = \hat L(\hat\beta_1) - \hat L(\hat\beta)`, at least 0.
+    D : int
+        Depth of the path, at least ``M``.
+
+    Returns
+    -------
+    float
+        :math:`\hat A\hat B\sqrt{(M-1)\hat e_1/\lfloor D/M\rfloor}`.
+
     Examples
     --------
     >>> aggregation_term(2.0, 1.0, 2, 0.25, 4)   # 2 * sqrt(0.25 / 2)
@@ -415,13 +499,20 @@ def full_message_risk_bound(stat_term, agg_term):
     transfer with :math:`\Sigma \preceq 2\hat\Sigma`. Source: the project's reconstruction of the
     [TGT] full-message guarantee. Kind: ``high-probability`` (deterministic on :math:`E_{cov}`).
 
-    .. note:: reconstructed by the project (spec T5).
+    .. note:: reconstructed by the project (networked_learning reconstruction notes, T5).
 
     Parameters
     ----------
-    stat_term : float >= 0
-        :math:`\|\hat\beta - \beta^*\|_\Sigma^2` (in expectation :func:`ols_expected_excess`).
-    agg_term : float >= 0
+    stat_term : float
+        :math:`\|\hat\beta - \beta^*\|_\Sigma^2`, at least 0 (in expectation
+        :func:`ols_expected_excess`).
+    agg_term : float
+        :math:`\widehat{\mathrm{Agg}}` of :func:`aggregation_term`, at least 0.
+
+    Returns
+    -------
+    float
+        :math:`2\,\mathrm{stat} + 4\,\widehat{\mathrm{Agg}}`.
 
     Examples
     --------
@@ -448,16 +539,23 @@ def sketched_risk_bound(stat_term, L_hat, eta, agg_tilde):
     (:math:`O(M/\sqrt D)`). The bound is loose (reference prototype: excess/bound :math:`\le 0.003`).
     Source: the project's reconstruction of [TGT]. Kind: ``high-probability``.
 
-    .. note:: reconstructed by the project (spec T7).
+    .. note:: reconstructed by the project (networked_learning reconstruction notes, T7).
 
     Parameters
     ----------
-    stat_term : float >= 0
-    L_hat : float >= 0
-        In-sample OLS risk :math:`\hat L(\hat\beta) = \|y - X\hat\beta\|^2/m`.
-    eta : float in [0, 1)
-    agg_tilde : float >= 0
-        :func:`aggregation_term` on the sketched data.
+    stat_term : float
+        :math:`\|\hat\beta - \beta^*\|_\Sigma^2`, at least 0.
+    L_hat : float
+        In-sample OLS risk :math:`\hat L(\hat\beta) = \|y - X\hat\beta\|^2/m`, at least 0.
+    eta : float
+        Distortion of the sketch, in [0, 1) (see :func:`gaussian_ose_eta`).
+    agg_tilde : float
+        :func:`aggregation_term` on the sketched data, at least 0.
+
+    Returns
+    -------
+    float
+        The bound of T7 on the population excess.
 
     Examples
     --------
@@ -483,6 +581,18 @@ def sketch_ls_expectation_factor(p, k):
 
     Kind: ``in expectation`` (over the sketch).
 
+    Parameters
+    ----------
+    p : int
+        Number of columns of ``X``, at least 1.
+    k : int
+        Sketch size, greater than ``p + 1``.
+
+    Returns
+    -------
+    float
+        :math:`1 + p/(k-p-1)`.
+
     Examples
     --------
     >>> sketch_ls_expectation_factor(5, 30)   # 1 + 5/24
@@ -505,6 +615,20 @@ def ols_expected_excess(sigma2, d, m):
     .. math:: E\|\hat\beta - \beta^*\|_\Sigma^2 = \frac{\sigma^2 d}{m - d - 1}.
 
     Kind: ``in expectation`` (over the sample).
+
+    Parameters
+    ----------
+    sigma2 : float
+        Noise variance :math:`\sigma^2`, at least 0.
+    d : int
+        Dimension, at least 1.
+    m : int
+        Sample size, greater than ``d + 1``.
+
+    Returns
+    -------
+    float
+        :math:`\sigma^2 d/(m-d-1)`.
 
     Examples
     --------

@@ -1,6 +1,7 @@
 r"""Bounds and checks for VoGCAM (variational Voronoi inference for log-Gaussian Cox processes).
 
-Status tags follow ``specs/point_process.md``: **[C]** confirmed by the target paper's abstract,
+Status tags follow the reconstruction notes
+(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the target paper's abstract,
 **[R]** reconstructed by the project from prior work, **[D]** derived by the project with a proof
 sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
 only from its abstract, which claims existence/uniqueness of the optimum and convergence without
@@ -72,7 +73,7 @@ BOUND_KIND = {
     "lgcp_k_function": "exact (model property; numerical quadrature, relative error < 1e-10)",
 }
 
-#: Status tag of each statement (spec section 2).
+#: Status tag of each statement (point_process reconstruction notes, section 2).
 STATUS = {
     "T1 quadrature partition": "R/V",
     "T2 quadrature error O(h)": "R",
@@ -101,12 +102,39 @@ def quadrature_error_bound(lipschitz, window_area, h_max):
 
     ``h_max`` is the largest cell radius (max over nodes of the largest distance from the node to a point
     of its clipped cell).
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant :math:`L_\lambda` of the intensity, at least 0.
+    window_area : float
+        Area :math:`|W|` of the window, at least 0.
+    h_max : float
+        Largest cell radius, at least 0.
+
+    Returns
+    -------
+    float
+        :math:`L_\lambda |W| h_{\max}`.
     """
     return _pos(lipschitz, "lipschitz") * _pos(window_area, "window_area") * _pos(h_max, "h_max")
 
 
 def quadrature_moment_bound(lipschitz, first_moments):
-    r"""T2 [R]: :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds` (``first_moments[j]`` the cell integral)."""
+    r"""T2 [R]: :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds` (``first_moments[j]`` the cell integral).
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant :math:`L_\lambda` of the intensity, at least 0.
+    first_moments : array-like of shape (N,)
+        Per cell, :math:`\int_{C_j}\|s-u_j\|\,ds`.
+
+    Returns
+    -------
+    float
+        :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds`.
+    """
     L = _pos(lipschitz, "lipschitz")
     fm = check_array(first_moments, "first_moments", ndim=1, allow_empty=True)
     if np.any(fm < 0):
@@ -128,7 +156,24 @@ def _check_vecs(**kw):
 
 
 def expected_loglik(y, w, m, s):
-    r"""T3 [R]: :math:`E_{N(m,S)}[y^\top f - \sum_j w_j e^{f_j}] = y^\top m - \sum_j w_j e^{m_j+s_j/2}`, ``s = diag S``."""
+    r"""T3 [R]: :math:`E_{N(m,S)}[y^\top f - \sum_j w_j e^{f_j}] = y^\top m - \sum_j w_j e^{m_j+s_j/2}`, ``s = diag S``.
+
+    Parameters
+    ----------
+    y : array-like of shape (N,)
+        Counts (or point indicators) at the quadrature nodes.
+    w : array-like of shape (N,)
+        Quadrature weights.
+    m : array-like of shape (N,)
+        Mean of the Gaussian :math:`q`.
+    s : array-like of shape (N,)
+        Diagonal of its covariance ``S``.
+
+    Returns
+    -------
+    float
+        :math:`y^\top m - \sum_j w_j e^{m_j+s_j/2}`.
+    """
     y, w, m, s = _check_vecs(y=y, w=w, m=m, s=s)
     if np.any(w < 0) or np.any(s < 0):
         raise ValueError("'w' and 's' must be non-negative.")
@@ -141,8 +186,29 @@ def expected_loglik(y, w, m, s):
 
 
 def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
-    r""":math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df` for N <= 2 by tensor
-    Gauss-Hermite quadrature (``n_nodes`` per dimension) in the whitened variable ``f = mu + chol(K) z``."""
+    r"""Log evidence of a one- or two-node Poisson-lognormal model by Gauss-Hermite quadrature.
+
+    :math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df` for N <= 2 by tensor
+    Gauss-Hermite quadrature (``n_nodes`` per dimension) in the whitened variable ``f = mu + chol(K) z``.
+
+    Parameters
+    ----------
+    y : array-like of shape (N,)
+        Counts, ``N`` in {1, 2}.
+    w : array-like of shape (N,)
+        Quadrature weights.
+    prior_mean : array-like of shape (N,)
+        Prior mean :math:`\mu`.
+    prior_cov : array-like of shape (N, N)
+        Prior covariance :math:`K`.
+    n_nodes : int, default=60
+        Quadrature nodes per dimension, at least 2.
+
+    Returns
+    -------
+    float
+        :math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df`.
+    """
     y, w, mu = _check_vecs(y=y, w=w, prior_mean=prior_mean)
     N = len(y)
     if N not in (1, 2):
@@ -181,7 +247,22 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
 
 
 def elbo_upper_bound_check(elbo, log_evidence, rtol=1e-10):
-    """T4 [R]: True when ``elbo <= log_evidence + rtol * (1 + |log_evidence|)`` (Jensen's inequality)."""
+    """T4 [R]: True when ``elbo <= log_evidence + rtol * (1 + |log_evidence|)`` (Jensen's inequality).
+
+    Parameters
+    ----------
+    elbo : float
+        An evidence lower bound.
+    log_evidence : float
+        The log evidence it should not exceed.
+    rtol : float, default=1e-10
+        Relative tolerance.
+
+    Returns
+    -------
+    bool
+        Whether ``elbo <= log_evidence + rtol * (1 + |log_evidence|)``.
+    """
     if not all(isinstance(v, numbers.Real) and math.isfinite(float(v)) for v in (elbo, log_evidence)):
         raise ValueError("'elbo' and 'log_evidence' must be finite real numbers.")
     _pos(rtol, "rtol")
@@ -195,12 +276,35 @@ def s_fixed_point_rate(k_diag_max):
     Derivation: the Jacobian is :math:`J_{ij} = -S_{ij}^2\lambda_j/2`, so :math:`\sum_j|J_{ij}| =
     \tfrac12 (S\Lambda S)_{ii} \le \tfrac12 S_{ii} \le \tfrac12\tilde K_{ii}` (since
     :math:`S\Lambda S \preceq S` and :math:`S \preceq \tilde K`).
+
+    Parameters
+    ----------
+    k_diag_max : float
+        :math:`\max_i \tilde K_{ii}`, the largest prior variance, at least 0.
+
+    Returns
+    -------
+    float
+        :math:`\max_i \tilde K_{ii} / 2`.
     """
     return 0.5 * _pos(k_diag_max, "k_diag_max")
 
 
 def s_fixed_point_contraction(k_diag_max):
-    """T8 [D]: ``(rate, is_contraction)`` with ``rate = max_i K_ii / 2``; sufficient, not necessary."""
+    r"""T8 [D]: ``(rate, is_contraction)`` with ``rate = max_i K_ii / 2``; sufficient, not necessary.
+
+    Parameters
+    ----------
+    k_diag_max : float
+        :math:`\max_i \tilde K_{ii}`, the largest prior variance, at least 0.
+
+    Returns
+    -------
+    rate : float
+        :math:`\max_i \tilde K_{ii} / 2`.
+    is_contraction : bool
+        Whether ``rate < 1``.
+    """
     rate = s_fixed_point_rate(k_diag_max)
     return rate, bool(rate < 1.0)
 
@@ -240,6 +344,16 @@ def poisson_k_function(r):
 
     Exact for every Poisson process (Ripley 1977; for the inhomogeneous K of Baddeley, Møller &
     Waagepetersen 2000 with the true intensity). ``L(r) = sqrt(K / pi) = r`` and ``g = 1``.
+
+    Parameters
+    ----------
+    r : float or array-like
+        Distances, at least 0.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\pi r^2`, of the shape of ``r``.
     """
     r = _radii(r)
     with np.errstate(over="ignore"):
@@ -273,6 +387,22 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     :math:`C` is the Matérn covariance of the Gaussian field (``nu`` 0.5: :math:`\sigma^2 e^{-r/\phi}`;
     1.5: :math:`\sigma^2(1 + \sqrt3 r/\phi)e^{-\sqrt3 r/\phi}`). Exact (Møller, Syversveen &
     Waagepetersen 1998, eq. (4)); the model's mean does not enter.
+
+    Parameters
+    ----------
+    r : float or array-like
+        Distances, at least 0.
+    variance : float
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0.
+    length_scale : float
+        Range :math:`\phi` of the covariance, positive.
+    nu : {0.5, 1.5}, default=0.5
+        Matérn smoothness.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`g(r)`, of the shape of ``r``.
     """
     r = _radii(r)
     variance = _lgcp_variance(variance)
@@ -287,6 +417,22 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     Computed as :math:`\pi r^2 + 2\pi r^2\int_0^1 t\,(g(rt) - 1)\,dt` by 48-node Gauss-Legendre
     quadrature (the integrand is analytic; relative error below 1e-10 for ``r / length_scale <= 50``).
     Exact model property (Møller, Syversveen & Waagepetersen 1998).
+
+    Parameters
+    ----------
+    r : float or array-like
+        Distances, at least 0.
+    variance : float
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0.
+    length_scale : float
+        Range :math:`\phi` of the covariance, positive.
+    nu : {0.5, 1.5}, default=0.5
+        Matérn smoothness.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`K(r)`, of the shape of ``r``.
     """
     r = _radii(r)
     variance = _lgcp_variance(variance)

@@ -1,15 +1,16 @@
 r"""Bounds for finite-memory POMDP controllers built from belief codebooks (RECAP).
 
-Model ([C], spec ``pomdp.md`` section 1.1): finite POMDP with ``T[a, s, s'] = P(s'|s, a)``,
+Model ([C], the pomdp reconstruction notes, section 1.1): finite POMDP with ``T[a, s, s'] = P(s'|s, a)``,
 ``Z[a, s', o] = P(o|s', a)``, expected reward ``r[s, a]`` and discount :math:`\gamma \in [0, 1)`.
 :math:`V^*` is convex on the simplex and is the supremum of linear functions :math:`b \cdot \alpha`
 of achievable plans, each with :math:`R_{\min}/(1-\gamma) \le \alpha(s) \le R_{\max}/(1-\gamma)`.
 
 A codebook :math:`C = \{c_1, \dots, c_K\}` with a quantiser gives the deterministic finite-state
 controller (FSC) :math:`(\pi, \eta, m_0)`, :math:`\eta(k, a, o) = q(\tau(c_k, a, o))`; its exact
-value is :math:`b_0 \cdot W_{m_0}` (spec section 1.2).
+value is :math:`b_0 \cdot W_{m_0}` (pomdp reconstruction notes, section 1.2).
 
-Status tags follow ``specs/pomdp.md``: **[C]** confirmed by the abstract or a primary source,
+Status tags follow the reconstruction notes
+(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the abstract or a primary source,
 **[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch, **[V]**
 checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
 known only from its abstract.
@@ -155,7 +156,7 @@ def _value(alphas, B):
 def lipschitz_constant(r, discount):
     r"""Lipschitz constant of :math:`V^*` in the belief's :math:`L^1` norm.
 
-    **Statement ([R], spec section 1.1).** For all beliefs :math:`b, b'`,
+    **Statement ([R], pomdp reconstruction notes, section 1.1).** For all beliefs :math:`b, b'`,
 
     .. math:: |V^*(b) - V^*(b')| \le L\,\|b - b'\|_1, \qquad
               L = \frac{R_{\max} - R_{\min}}{2(1-\gamma)},
@@ -166,16 +167,22 @@ def lipschitz_constant(r, discount):
     \|b-b'\|_1`. (In total variation the constant is twice this.) The same constant bounds
     :math:`b \mapsto b\cdot W_m` for any controller node.
 
-    Assumptions: finite POMDP, :math:`0 \le \gamma < 1`. Source: standard; used by [RECAP] (spec's
+    Assumptions: finite POMDP, :math:`0 \le \gamma < 1`. Source: standard; used by [RECAP] (the reconstruction's
     reconstruction). Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [SYL] and the spec (section 1.1).
+    .. note:: reconstructed from [SYL] and the pomdp reconstruction notes (section 1.1).
 
     Parameters
     ----------
-    r : array-like (S, A)
+    r : array-like of shape (S, A)
         Expected immediate rewards.
-    discount : float in [0, 1)
+    discount : float
+        Discount factor, in [0, 1).
+
+    Returns
+    -------
+    float
+        :math:`L = (R_{\max} - R_{\min}) / (2(1-\gamma))`.
 
     Examples
     --------
@@ -192,14 +199,24 @@ def lipschitz_constant(r, discount):
 def alpha_lipschitz_constant(alphas):
     r"""Tighter computable constant :math:`L_\Gamma = \max_{\alpha \in \Gamma} \mathrm{span}(\alpha)/2`.
 
-    **Statement ([R], spec section 1.3).** :math:`|V_\Gamma(b) - V_\Gamma(b')| \le L_\Gamma
+    **Statement ([R], pomdp reconstruction notes, section 1.3).** :math:`|V_\Gamma(b) - V_\Gamma(b')| \le L_\Gamma
     \|b - b'\|_1` for :math:`V_\Gamma(b) = \max_{\alpha\in\Gamma} \alpha\cdot b`, and
     :math:`L_\Gamma \le L` when every :math:`\alpha` is achievable. Pass
     :math:`\Gamma \cup \{W_m\}` to cover a controller's node values too.
 
-    Source: spec section 1.3 (reconstruction). Kind: ``exact``. Status: reconstructed.
+    Source: pomdp reconstruction notes, section 1.3 (reconstruction). Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed by the project (spec section 1.3).
+    .. note:: reconstructed by the project (pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors :math:`\Gamma`.
+
+    Returns
+    -------
+    float
+        :math:`L_\Gamma = \max_{\alpha \in \Gamma} \mathrm{span}(\alpha)/2`.
 
     Examples
     --------
@@ -219,6 +236,24 @@ def bayes_successors(T, Z, B, a):
 
     Rows with ``P[n, o] = 0`` hold the predicted belief ``B[n] @ T[a]`` (the posterior is
     undefined there). Pure numpy helper for :func:`closure_distortion`.
+
+    Parameters
+    ----------
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    B : array-like of shape (n, S)
+        Beliefs.
+    a : int
+        The action.
+
+    Returns
+    -------
+    P : ndarray of shape (n, O)
+        Observation probabilities ``P(o | B[n], a)``.
+    Bn : ndarray of shape (n, O, S)
+        Successor beliefs ``tau(B[n], a, o)``.
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
@@ -236,29 +271,38 @@ def bayes_successors(T, Z, B, a):
 def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     r"""Closure distortions :math:`\rho(k, a)`, :math:`\rho`, :math:`\rho_\pi` and :math:`\delta_0`.
 
-    **Definitions ([R], spec section 1.3).** For a codebook :math:`C` and memory update
+    **Definitions ([R], pomdp reconstruction notes, section 1.3).** For a codebook :math:`C` and memory update
     :math:`\eta(k, a, o)` (any quantiser),
 
     .. math:: \rho(k,a) = \sum_o P(o\mid c_k,a)\,\|\tau(c_k,a,o) - c_{\eta(k,a,o)}\|_1,\quad
               \rho = \max_{k,a}\rho(k,a),\quad \rho_\pi = \max_k \rho(k,\pi(k)),\quad
               \delta_0 = \|b_0 - c_{m_0}\|_1 .
 
+    Status: reconstructed (definitions of the pomdp reconstruction notes). Source: pomdp
+    reconstruction notes, section 1.3.
+
     Parameters
     ----------
-    T : (A, S, S), Z : (A, S, O)
-    codebook : (K, S)
-    eta : int array (K, A, O)
-    action : int array (K,), optional
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    codebook : array-like of shape (K, S)
+        The codebook beliefs :math:`c_k`.
+    eta : int array-like of shape (K, A, O)
+        Memory update :math:`\eta(k, a, o)`.
+    action : int array-like of shape (K,), optional
         :math:`\pi`; needed for ``rho_pi``.
-    b0 : (S,), m0 : int, optional
-        Needed for ``delta0``.
+    b0 : array-like of shape (S,), optional
+        Initial belief; with ``m0``, needed for ``delta0``.
+    m0 : int, optional
+        Initial memory state; with ``b0``, needed for ``delta0``.
 
     Returns
     -------
-    dict with ``rho_table`` (K, A), ``rho``, ``rho_pi`` (None without ``action``) and
-    ``delta0`` (None without ``b0`` and ``m0``).
-
-    Status: reconstructed (definitions of the spec). Source: spec section 1.3.
+    dict
+        ``rho_table`` (K, A), ``rho``, ``rho_pi`` (None without ``action``) and ``delta0`` (None
+        without ``b0`` and ``m0``).
     """
     T = _array(T, "T", 3)
     Z = _array(Z, "Z", 3)
@@ -292,7 +336,7 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
 def closure_bound(L, rho, rho_pi, delta0, discount):
     r"""Upper bounds U1, U3 and U2 on the value loss of a codebook controller.
 
-    **Statements ([R], spec section 1.3)**, for any codebook and any quantiser, with
+    **Statements ([R], pomdp reconstruction notes, section 1.3)**, for any codebook and any quantiser, with
     :math:`L` from :func:`lipschitz_constant` (or :math:`L_\Gamma` over :math:`\Gamma\cup\{W_m\}`):
 
     .. math::
@@ -310,11 +354,11 @@ def closure_bound(L, rho, rho_pi, delta0, discount):
     :math:`b_0` (twice) + U1 + U3, with :math:`\rho_\pi \le \rho`.
 
     Assumptions: :math:`0 \le \gamma < 1`; codewords on the simplex. Source: [RECAP] (abstract:
-    "computable upper bounds"), reconstructed from [SYL] by the spec. Kind: ``exact``. Status:
+    "computable upper bounds"), reconstructed from [SYL] by the pomdp reconstruction notes. Kind: ``exact``. Status:
     reconstructed; checked numerically [V] in the reference prototype (and by this project's
     tests).
 
-    .. note:: reconstructed from [SYL] (spec section 1.3, U1/U2/U3).
+    .. note:: reconstructed from [SYL] (pomdp reconstruction notes, section 1.3, U1/U2/U3).
 
     Parameters
     ----------
@@ -345,14 +389,28 @@ def closure_bound(L, rho, rho_pi, delta0, discount):
 def decision_distortion(B, C, alphas):
     r"""Decision (Bregman) distortion :math:`d_V(b, c) = V(b) - \alpha_c\cdot b \ge 0`.
 
-    **Definition ([R], spec section 1.3).** :math:`V = V_\Gamma`, :math:`\alpha_c =
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** :math:`V = V_\Gamma`, :math:`\alpha_c =
     \arg\max_{\alpha\in\Gamma}\alpha\cdot c` (lowest index on ties): the loss of committing to
     :math:`c`'s plan while the belief is :math:`b`; the Bregman divergence of the convex
     piecewise-linear :math:`V_\Gamma` with the subgradient chosen at :math:`c`.
 
-    Returns the (n, m) matrix ``d[i, j] = d_V(B[i], C[j])``. Kind: ``exact``. Status: reconstructed.
+    Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] (spec section 1.3).
+    .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        Beliefs :math:`b`.
+    C : array-like of shape (m, S)
+        Codebook beliefs :math:`c`.
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors :math:`\Gamma` defining :math:`V_\Gamma`.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        ``d[i, j] = d_V(B[i], C[j])``.
 
     Examples
     --------
@@ -369,7 +427,7 @@ def decision_distortion(B, C, alphas):
 def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
     r"""Merge (confusion) cost, the Jensen gap of :math:`V` over one memory cell.
 
-    **Definition ([R], spec section 1.3).**
+    **Definition ([R], pomdp reconstruction notes, section 1.3).**
 
     .. math:: J(\text{cell}) = \sum_i p_i V(b_i) - P\,V(\bar b), \quad P = \sum_i p_i,
               \ \bar b = \sum_i p_i b_i / P .
@@ -381,7 +439,25 @@ def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
 
     Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] (Bregman information; spec section 1.3).
+    .. note:: reconstructed from [BMDG] (Bregman information; pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        The beliefs of the cell.
+    w : array-like of shape (n,)
+        Their non-negative weights :math:`p_i`.
+    alphas : array-like of shape (n_alpha, S), optional
+        The alpha vectors defining :math:`V = V_\Gamma`.
+    values : array-like of shape (n,), optional
+        Values at the ``B``, used instead of ``alphas`` (with ``value_at_mean``).
+    value_at_mean : float, optional
+        Value at the cell mean :math:`\bar b`, used instead of ``alphas`` (with ``values``).
+
+    Returns
+    -------
+    float
+        The Jensen gap :math:`J`.
 
     Examples
     --------
@@ -407,7 +483,21 @@ def decision_witnesses(B, alphas, tol=1e-9):
     r"""Pairwise decision-witness matrix: ``W[i, j]`` is True iff ``B[i]`` and ``B[j]`` have no
     common maximising alpha vector (within ``tol``), i.e. their equal-weight merge cost is > 0.
 
-    Definition [R] (spec section 1.3). Status: reconstructed.
+    Definition [R] (pomdp reconstruction notes, section 1.3). Status: reconstructed.
+
+    Parameters
+    ----------
+    B : array-like of shape (n, S)
+        Beliefs.
+    alphas : array-like of shape (n_alpha, S)
+        The alpha vectors.
+    tol : float, default=1e-9
+        Tolerance on "maximising".
+
+    Returns
+    -------
+    ndarray of bool, shape (n, n)
+        The witness matrix ``W``.
     """
     G = _array(alphas, "alphas", 2)
     B = _beliefs(B, S=G.shape[1])
@@ -450,7 +540,7 @@ def _n_partitions(n, k):
 def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_partitions=500_000):
     r"""Exact Bregman hard-clustering distortion :math:`D_K(\mu)` of a finite belief law.
 
-    **Definition ([R], spec section 1.3).** For :math:`\mu = \sum_i p_i \delta_{b_i}`,
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** For :math:`\mu = \sum_i p_i \delta_{b_i}`,
 
     .. math:: D_K(\mu) = \min_{\text{partitions into } \le K \text{ cells}} \sum_{\text{cells}} J(\text{cell})
               = \sum_i p_i V(b_i) - \max_{\text{partitions}} \sum_m P_m V(\bar b_m).
@@ -459,24 +549,34 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     assignment, so its maximum over the assignment polytope is at a vertex). Computed by exhaustive
     enumeration of partitions (exact; refused above ``max_partitions``).
 
+    Kind: ``exact``. Status: reconstructed.
+
+    .. note:: reconstructed from [BMDG] (pomdp reconstruction notes, section 1.3).
+
     Parameters
     ----------
-    B : (n, S), w : (n,) non-negative
-    n_clusters : int >= 1
-    value_fn : callable (m, S) -> (m,)
-        The value used at the cell means (e.g. an upper bound of :math:`V^*` for a rigorous
-        lower bound of the true :math:`D_K`).
-    values : (n,), optional
+    B : array-like of shape (n, S)
+        The beliefs :math:`b_i`.
+    w : array-like of shape (n,)
+        Their non-negative weights :math:`p_i`.
+    n_clusters : int
+        :math:`K`, at least 1.
+    value_fn : callable
+        Maps an (m, S) array to (m,) values: the value used at the cell means (e.g. an upper bound
+        of :math:`V^*` for a rigorous lower bound of the true :math:`D_K`).
+    values : array-like of shape (n,), optional
         Values at the ``B`` (default ``value_fn(B)``; a lower bound of :math:`V^*` for rigour).
+    max_partitions : int, default=500000
+        Largest number of partitions enumerated; above it a ``ValueError`` is raised.
 
     Returns
     -------
-    (D, merged, labels): ``D`` as above, ``merged`` = the maximal :math:`\sum_m P_m V(\bar b_m)`,
-    ``labels`` the optimal cell of each belief.
-
-    Kind: ``exact``. Status: reconstructed.
-
-    .. note:: reconstructed from [BMDG] (spec section 1.3).
+    D : float
+        :math:`D_K(\mu)`.
+    merged : float
+        The maximal :math:`\sum_m P_m V(\bar b_m)`.
+    labels : ndarray of int, shape (n,)
+        The optimal cell of each belief.
     """
     B = _beliefs(B)
     w = _array(w, "w", 1)
@@ -514,7 +614,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
 def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     r"""Certified lower bound on the distortion-rate function :math:`D_\mu(R)` by Blahut–Arimoto.
 
-    **Definition ([R], spec section 1.3).** :math:`D_\mu(R) = \min\{E\,d(B, \hat A) :
+    **Definition ([R], pomdp reconstruction notes, section 1.3).** :math:`D_\mu(R) = \min\{E\,d(B, \hat A) :
     I(B; \hat A) \le R\}` over test channels into the finite reproduction alphabet (columns of
     ``d``). For the converse, :math:`d(b, \alpha) = V^*(b) - \alpha\cdot b`, :math:`R = \log K`
     (nats) and :math:`D_\mu(\log K) \le D_K(\mu)`, because a hard :math:`K`-cell assignment has
@@ -529,12 +629,28 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     The returned value is the maximum of these certificates and 0, hence a rigorous lower bound
     regardless of Blahut–Arimoto's convergence. Kind: ``exact``. Status: reconstructed.
 
-    .. note:: reconstructed from [BMDG] and [Csi74] (spec section 1.3).
+    .. note:: reconstructed from [BMDG] and [Csi74] (pomdp reconstruction notes, section 1.3).
+
+    Parameters
+    ----------
+    p : array-like of shape (n,)
+        The law :math:`\mu` on the source points.
+    d : array-like of shape (n, m)
+        Distortions :math:`d(b_i, \alpha_j)` to the reproduction letters.
+    rate : float
+        :math:`R` in nats (``log K`` for the converse).
+    lambdas : array-like of float, optional
+        Grid of slopes :math:`\lambda > 0`; a default grid is used when omitted.
+    n_iter : int, default=200
+        Blahut-Arimoto iterations per slope.
 
     Returns
     -------
-    (D_lower, D_achieved): the certificate and the smallest distortion reached by a BA test
-    channel with rate <= ``rate`` (an upper bound of :math:`D_\mu(R)`; ``inf`` if none).
+    D_lower : float
+        The certified lower bound of :math:`D_\mu(R)`.
+    D_achieved : float
+        The smallest distortion reached by a Blahut-Arimoto test channel of rate at most ``rate``
+        (an upper bound of :math:`D_\mu(R)`; ``inf`` if none).
 
     Examples
     --------
@@ -596,7 +712,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
 def converse_depth1(value_b0, q_values, distortions, discount):
     r"""Controller-independent depth-1 converse on the loss of any K-memory controller.
 
-    **Statement ([R], spec section 1.3).** For every controller :math:`F` with :math:`K` memory
+    **Statement ([R], pomdp reconstruction notes, section 1.3).** For every controller :math:`F` with :math:`K` memory
     states,
 
     .. math:: L_K := V^*(b_0) - V^F(b_0) \ge \min_a \Big[V^*(b_0) - Q^*(b_0, a) + \gamma\,
@@ -608,16 +724,24 @@ def converse_depth1(value_b0, q_values, distortions, discount):
     Jensen gap; at most :math:`K` cells give at least :math:`D_K`. Also valid with
     :math:`D_\mu(\log K) \le D_K` in place of :math:`D_K`.
 
+    Kind: ``exact``. Status: reconstructed by the project (pomdp reconstruction notes, section 1.3,
+    converse).
+
     Parameters
     ----------
-    value_b0 : float, :math:`V^*(b_0)` (a lower bound of it keeps the result a valid lower bound)
-    q_values : (A,), :math:`Q^*(b_0, a)` (upper bounds keep it valid)
-    distortions : (A,), :math:`D_K(\mu_1^a)` (lower bounds keep it valid)
-    discount : float in [0, 1)
+    value_b0 : float
+        :math:`V^*(b_0)`; a lower bound of it keeps the result a valid lower bound.
+    q_values : array-like of shape (A,)
+        :math:`Q^*(b_0, a)` per first action; upper bounds keep the result valid.
+    distortions : array-like of shape (A,)
+        :math:`D_K(\mu_1^a)` per first action; lower bounds keep the result valid.
+    discount : float
+        Discount factor :math:`\gamma`, in [0, 1).
 
-    Returns the bound clipped at 0. Kind: ``exact``. Status: reconstructed.
-
-    .. note:: reconstructed by the project (spec section 1.3, converse).
+    Returns
+    -------
+    float
+        The lower bound on :math:`L_K`, clipped at 0.
 
     Examples
     --------
@@ -640,6 +764,13 @@ class FSCCertificate(NamedTuple):
 
     Kinds: ``"action_shape"``, ``"eta_shape"``, ``"not_integer"``, ``"action_range"``,
     ``"eta_range"``, ``"m0_range"``.
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the controller is total.
+    violations : list of tuple
+        ``(kind, detail)`` pairs, one per violation.
     """
 
     ok: bool
@@ -656,6 +787,22 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     that ``eta`` has shape (K, O) or (K, A, O) with integer values in ``[0, K)`` (for (K, A, O) all
     entries are checked: the memory table must be total for every action), and that ``m0`` (if
     given) is in ``[0, K)``. Never raises on a bad controller; returns the violations.
+
+    Parameters
+    ----------
+    action : int array-like of shape (K,)
+        Action of each memory state.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    n_actions, n_observations : int
+        ``A`` and ``O``.
+    m0 : int, optional
+        Initial memory state.
+
+    Returns
+    -------
+    FSCCertificate
+        ``ok`` and the list of violations.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""CPU baselines for class-incremental learning with the same feature pipeline as CIRCLE.
 
-Spec section 3, "implementable CPU baselines":
+The continual reconstruction notes, section 3, "implementable CPU baselines":
 
 (a) streaming LDA on raw pixels; (b) NCM (streaming LDA with :math:`\Sigma = I`) on the same
 features; (c) streaming ridge / analytic learning (:class:`StreamingRidge`); (d) BiRC2D with global
@@ -67,13 +67,41 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         return np.hstack([X, np.ones((len(X), 1))]) if self.fit_intercept else X
 
     def fit(self, X, y):
-        """Forget the state and learn ``(X, y)``. Returns ``self``."""
+        """Forget the state and learn ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         for attr in ("classes_", "gram_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, first=True, allow_empty=False)
 
     def partial_fit(self, X, y, classes=None):
-        """Add one batch to the sufficient statistics (new labels add columns). Returns ``self``."""
+        """Add one batch to the sufficient statistics (new labels add columns).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self
+            The updated estimator.
+        """
         return self._partial_fit(X, y, classes, first=not hasattr(self, "gram_"), allow_empty=True)
 
     def _partial_fit(self, X, y, classes, first, allow_empty):
@@ -130,7 +158,18 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         return self._coef()
 
     def decision_function(self, X):
-        """Ridge outputs :math:`F W` (n, K) (``-inf`` for unseen classes); (n,) when K == 2 or K == 1."""
+        """Ridge outputs :math:`F W` (n, K) (``-inf`` for unseen classes); (n,) when K == 2 or K == 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Scores, one column per class (see above for the shape with one or two classes).
+        """
         W = self._coef()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -141,7 +180,18 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         return S[:, 0] if S.shape[1] == 1 else S
 
     def predict(self, X):
-        """The seen class with the largest ridge output."""
+        """The seen class with the largest ridge output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         W = self._coef()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -185,13 +235,41 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         self.shrinkage = shrinkage
 
     def fit(self, X, y):
-        """Forget the stored data and store ``(X, y)``. Returns ``self``."""
+        """Forget the stored data and store ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         for attr in ("X_seen_", "n_features_in_", "classes_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, first=True, allow_empty=False)
 
     def partial_fit(self, X, y, classes=None):
-        """Store one batch. Returns ``self``."""
+        """Store one batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self
+            The updated estimator.
+        """
         self._partial_fit(X, y, first=not hasattr(self, "X_seen_"), allow_empty=True)
         if classes is not None:
             self._grow(self.y_seen_, classes)
@@ -233,7 +311,18 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         return self._model.value
 
     def predict(self, X):
-        """Prediction of LDA refitted on all stored samples."""
+        """Prediction of LDA refitted on all stored samples.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         model = self._fitted_model()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -243,7 +332,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
 
 
 class RandomConvFeatures(TransformerMixin, BaseEstimator):
-    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of spec section 3(e)).
+    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of continual reconstruction notes, section 3(e)).
 
     A Kaiming-normal filter bank (``n_filters`` filters of size ``C x k x k``, entries
     :math:`N(0, 2/(C k^2))`, no bias) is applied with stride ``stride`` and zero padding ``k // 2``,
@@ -287,7 +376,20 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return k, s, p, (min(q, Ho), min(q, Wo)), (Ho, Wo)
 
     def fit(self, X=None, y=None):
-        """Draw the filters (no data needed; ``X`` only fixes the image size). Returns ``self``."""
+        """Draw the filters (no data needed; ``X`` only fixes the image size).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Optional samples; no data are needed (see above).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         from ._circle import _image_shape_tuple, resolve_image_geometry
 
         if X is not None:
@@ -312,7 +414,18 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Features of shape (n, n_features_out_) for images (n, C*H*W)."""
+        """Features of shape (n, n_features_out_) for images (n, C*H*W).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, C*H*W)
+            Flattened images.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_out_)
+            The features.
+        """
         check_is_fitted(self, "filters_")
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_min_samples=0)
@@ -353,13 +466,41 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self.head = head
 
     def fit(self, X, y):
-        """Refit from scratch on ``(X, y)``. Returns ``self``."""
+        """Refit from scratch on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         for attr in ("features_", "head_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
 
     def partial_fit(self, X, y, classes=None):
-        """Transform one batch and update the head. Returns ``self``."""
+        """Transform one batch and update the head.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self
+            The updated estimator.
+        """
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):
@@ -405,12 +546,34 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         return X if self.features_ is None else self.features_.transform(X)
 
     def predict(self, X):
-        """The head's prediction on the transformed ``X``."""
+        """The head's prediction on the transformed ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         F = self._features(X)
         return self.head_.predict(F)
 
     def extract_features(self, X):
-        """The transformed ``X`` (what the head sees)."""
+        """The transformed ``X`` (what the head sees).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_output_features)
+            The features.
+        """
         return self._features(X)
 
 
@@ -444,6 +607,23 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
     The CIRCLE-feature baselines use one extractor with CIRCLE's defaults (random-conv stem, leaky
     ReLU, Kaiming init, 2x2 average pooling, spatial concatenation) and ``units`` units per direction;
     ``backend`` is passed to the reservoir extractors (``"auto"`` imports torch to look for CUDA).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BASELINES`.
+    image_shape : tuple of int
+        ``(C, H, W)`` of the images.
+    units : int, default=8
+        Reservoir units per direction of the CIRCLE-feature baselines, at least 1.
+    shrinkage : float, default=1e-4
+        Covariance shrinkage of the streaming-LDA heads, in [0, 1].
+    alpha : float, default=1.0
+        Ridge penalty of the ridge baselines, positive.
+    random_state : None, int, SeedSequence or Generator, default=0
+        Seed of the random features.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Backend of the reservoir extractors.
 
     Returns
     -------

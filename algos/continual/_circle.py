@@ -59,6 +59,19 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
     * ``patch="auto"``: 2 when both image sides are even, else 1.
     * ``pool_size="auto"`` (``pooling="avg"`` only): 2 when both token-grid sides are even, else 1.
 
+    Parameters
+    ----------
+    n_features : int
+        Number of features of a flattened image.
+    image_shape : "auto" or tuple of int, default="auto"
+        ``(C, H, W)``, or ``"auto"`` as above.
+    patch : "auto" or int, default="auto"
+        Patch size / stem stride.
+    pool_size : "auto" or int, default="auto"
+        Average-pooling factor.
+    pooling : {"avg", "gap", "none"}, default="avg"
+        Pooling of :class:`CIRCLEClassifier`.
+
     Returns
     -------
     (image_shape, patch, pool_size) : (tuple of 3 ints, int, int)
@@ -152,13 +165,41 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
     def fit(self, X, y):
-        """Forget the state and learn ``(X, y)`` in one batch. Returns ``self``."""
+        """Forget the state and learn ``(X, y)`` in one batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         for attr in ("heads_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
 
     def partial_fit(self, X, y, classes=None):
-        """Update every head with one batch (see :meth:`StreamingLDA.partial_fit`). Returns ``self``."""
+        """Update every head with one batch (see :meth:`StreamingLDA.partial_fit`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self
+            The updated estimator.
+        """
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):
@@ -192,19 +233,63 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
             return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet)."""
+        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Logarithm of :meth:`predict_proba`.
+        """
         return self._log_proba(X)
 
     def predict_proba(self, X):
-        """Average of the heads' tempered softmax over the seen classes (rows sum to 1)."""
+        """Average of the heads' tempered softmax over the seen classes (rows sum to 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Class probabilities; rows sum to 1.
+        """
         return np.exp(self._log_proba(X))
 
     def decision_function(self, X):
-        """Log of the ensemble probabilities: (n, K); (n,) when K == 2 (``log p_1 - log p_0``) or K == 1."""
+        """Log of the ensemble probabilities: (n, K); (n,) when K == 2 (``log p_1 - log p_0``) or K == 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Scores, one column per class (see above for the shape with one or two classes).
+        """
         return _decision_from_log(self._log_proba(X))
 
     def predict(self, X):
-        """The seen class with the highest ensemble probability."""
+        """The seen class with the highest ensemble probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         L = self._log_proba(X)
         return self.classes_[np.argmax(L, axis=1)]
 
@@ -293,7 +378,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     **Design of the parameters.** scikit-learn's ``get_params``/``clone`` need every constructor
-    argument to be named, so the spec's ``**feature_kw`` is split into the feature parameters that
+    argument to be named, so the reconstruction's ``**feature_kw`` is split into the feature parameters that
     define CIRCLE (explicit arguments above, with CIRCLE's defaults: random-conv stem, leaky ReLU,
     Kaiming init, average pooling and spatial concatenation) and a ``feature_params`` dict for the
     rest. A key of ``feature_params`` that is also an explicit argument raises ``ValueError``.
@@ -435,6 +520,13 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Forget everything, draw the extractors and learn ``(X, y)`` in one batch.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
         Returns
         -------
         self : CIRCLEClassifier
@@ -490,11 +582,27 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         return self.ensemble_._log_proba(self._transform(X))
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet)."""
+        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Logarithm of :meth:`predict_proba`.
+        """
         return self._log_proba(X)
 
     def predict_proba(self, X):
         """Average over the heads of :math:`\\operatorname{softmax}(s_g/\\tau)` (rows sum to 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
 
         Returns
         -------
@@ -505,6 +613,11 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Log of the ensemble probabilities (monotone in :meth:`predict_proba`).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
         Returns
         -------
         ndarray of shape (n_samples, K); (n_samples,) when K == 2 (``log p_1 - log p_0``) or K == 1.
@@ -513,6 +626,11 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The seen class with the highest ensemble probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
 
         Returns
         -------

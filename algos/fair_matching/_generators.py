@@ -40,6 +40,11 @@ def random_instance(n_agents, n_items, n_classes=2, p=0.5, *, random_state=None)
     p : float in [0, 1], default=0.5
     random_state : None, int or Generator
 
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
+
     Examples
     --------
     >>> inst = random_instance(6, 8, n_classes=3, p=0.4, random_state=0)
@@ -63,6 +68,24 @@ def sparse_random_instance(n_agents, n_items, n_classes=2, avg_degree=5.0, *, ra
     r"""Large sparse random instance: each item picks ``Poisson(avg_degree)`` (capped at
     ``n_agents``) neighbours uniformly without replacement. Built in O(n_edges) vectorised numpy;
     10^6 items x 10^4 agents takes about a second.
+
+    Parameters
+    ----------
+    n_agents : int
+        Number of agents, at least 1.
+    n_items : int
+        Number of items, at least 0.
+    n_classes : int, default=2
+        Number of classes, in [1, n_agents].
+    avg_degree : float, default=5.0
+        Mean number of neighbours of an item, at least 0.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed.
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
     """
     n_agents = check_scalar_int(n_agents, "n_agents", low=1)
     n_items = check_scalar_int(n_items, "n_items", low=0)
@@ -87,6 +110,20 @@ def triangular_instance(n, n_classes=1, *, reverse=False):
     OPT = n (item s -> agent s); water-filling and RANKING reach :math:`1 - 1/e` of it as
     ``n -> infinity`` (Karp, Vazirani, Vazirani 1990). Agents are split into ``n_classes`` classes
     round-robin. With ``reverse=True`` item ``s`` is liked by agents ``0..n-1-s``.
+
+    Parameters
+    ----------
+    n : int
+        Number of agents and items, at least 1.
+    n_classes : int, default=1
+        Number of classes.
+    reverse : bool, default=False
+        Reverse the arrival order, as above.
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
     """
     n = check_scalar_int(n, "n", low=1)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n)
@@ -99,7 +136,7 @@ def triangular_instance(n, n_classes=1, *, reverse=False):
 
 
 def upper_bound_instance(alpha, n, k):
-    r"""The UB(alpha, n, k) family behind the price-of-fairness upper bound (spec section 2.1).
+    r"""The UB(alpha, n, k) family behind the price-of-fairness upper bound (fair_matching reconstruction notes, section 2.1).
 
     Classes ``A_1..A_k`` (labels ``0..k-1``) have ``n`` agents each; class ``V`` (label ``k``) has
     :math:`M = \mathrm{round}(n(1 + k\alpha))` agents.
@@ -113,6 +150,20 @@ def upper_bound_instance(alpha, n, k):
 
     .. note:: reconstructed: the construction is the project's reading of the paper's abstract; it
        reproduces :math:`(1+\alpha-e^{\alpha-1})/(1+\alpha)` in the limit ``k, n -> infinity``.
+
+    Parameters
+    ----------
+    alpha : float
+        The parameter :math:`\alpha` of the family, in [0, 1].
+    n : int
+        Agents per class ``A_i``, at least 1.
+    k : int
+        Number of classes ``A_i``, at least 1.
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
     """
     alpha = check_scalar_float(alpha, "alpha", low=0.0, high=1.0)
     n = check_scalar_int(n, "n", low=1)
@@ -129,7 +180,22 @@ def upper_bound_instance(alpha, n, k):
 
 
 def complete_instance(n_agents, n_items, n_classes=2):
-    """Complete bipartite instance (every agent likes every item); classes round-robin."""
+    """Complete bipartite instance (every agent likes every item); classes round-robin.
+
+    Parameters
+    ----------
+    n_agents : int
+        Number of agents, at least 1.
+    n_items : int
+        Number of items, at least 0.
+    n_classes : int, default=2
+        Number of classes.
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
+    """
     n_agents = check_scalar_int(n_agents, "n_agents", low=1)
     n_items = check_scalar_int(n_items, "n_items", low=0)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_agents)
@@ -139,7 +205,22 @@ def complete_instance(n_agents, n_items, n_classes=2):
 
 def disjoint_stars_instance(n_stars, items_per_star, n_classes=2):
     """``n_stars`` agents, each the centre of its own star of ``items_per_star`` items (items of
-    all stars interleaved). OPT = n_stars when ``items_per_star >= 1``."""
+    all stars interleaved). OPT = n_stars when ``items_per_star >= 1``.
+
+    Parameters
+    ----------
+    n_stars : int
+        Number of agents (star centres), at least 1.
+    items_per_star : int
+        Items of each star, at least 0.
+    n_classes : int, default=2
+        Number of classes.
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
+    """
     n_stars = check_scalar_int(n_stars, "n_stars", low=1)
     items_per_star = check_scalar_int(items_per_star, "items_per_star", low=0)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_stars)
@@ -156,6 +237,11 @@ def davis_instance(split="cliques"):
         ``"cliques"``: women 0-8 (the first group in Davis's ordering) form class 0 and women
         9-17 class 1; ``"alternate"``: classes by parity of the index. Events arrive in
         networkx's node order (E1..E14, chronological).
+
+    Returns
+    -------
+    OnlineMatchingInstance
+        The instance.
 
     References
     ----------

@@ -257,7 +257,7 @@ e j}\mathbb E[u_i(X_i)]/\mathbb E[u_i(X_j)]`.
 class HybridRanking(_IndivisibleMatcher):
     r"""HybridRanking: a class-fair tier of ranks below ``gamma``, then KVV RANKING.
 
-    Indivisible online class matching (Borst & Springer, 2026; Algorithm B of the module spec).
+    Indivisible online class matching (Borst & Springer, 2026; Algorithm B of the fair_matching reconstruction notes).
     Every agent draws a rank :math:`y_a \sim U[0, 1)` once. When item ``t`` arrives, let ``U`` be its
     unmatched neighbours (if none, ``t`` is dropped) and :math:`U_\gamma = \{a \in U: y_a < \gamma\}`.
 
@@ -272,7 +272,7 @@ class HybridRanking(_IndivisibleMatcher):
     greedy, the reconstruction of H24's 1/2-CEF, 1/2-USW algorithm).
 
     .. note:: reconstructed: only the algorithm's name and guarantees are known from the paper's
-       abstract and summaries; the two tiers above are the project's reconstruction (spec 1.3 [R]).
+       abstract and summaries; the two tiers above are the project's reconstruction (fair_matching reconstruction notes, section 1.3 [R]).
 
     Parameters
     ----------
@@ -334,7 +334,7 @@ class HybridRanking(_IndivisibleMatcher):
     -----
     Cost: :math:`O(\deg(t) + c_t \log c_t)` per item and run (:math:`c_t` = classes present in
     the fair tier), memory :math:`O(R (n + k + m))` for ``R = n_runs`` (the matches of every run
-    are kept: 8 bytes per run and item). Guarantees (spec T3, [C] formulas, [D]/[R] proofs):
+    are kept: 8 bytes per run and item). Guarantees (fair_matching reconstruction notes, T3, [C] formulas, [D]/[R] proofs):
     :math:`\mathbb E[\mathrm{ALG}] \ge (1 - e^{\gamma-1}/(1+\gamma))\,\mathrm{OPT}` and
     :math:`\mathbb E\, u_i(X_i) \ge (\gamma/2)\, \mathbb E\, u_i(X_j)`; tested by Monte Carlo in
     ``tests/fair_matching/test_indivisible.py``.

@@ -45,7 +45,7 @@ class OnlineMatchingInstance:
 
     Agents are known in advance and belong to classes ``0..k-1`` (every class non-empty). Items
     arrive one at a time in the stored order; item ``t`` reveals the set of agents that like it.
-    Edges are unweighted and agents have unit capacity (spec section 1.1 of the module).
+    Edges are unweighted and agents have unit capacity (fair_matching reconstruction notes, section 1.1 of the module).
 
     Parameters
     ----------
@@ -139,6 +139,17 @@ class OnlineMatchingInstance:
         """Build from item-major CSR arrays (``indices[indptr[t]:indptr[t+1]]`` = neighbours of t).
 
         ``n_agents`` defaults to ``len(agent_class)``. Neighbour lists are canonicalised.
+
+        Parameters
+        ----------
+        indptr : array-like of int, shape (n_items + 1,)
+            Item pointers.
+        indices : array-like of int
+            Agent ids.
+        agent_class : array-like of int, shape (n_agents,)
+            Class of each agent.
+        n_agents : int or None, default=None
+            Number of agents (``None``: ``len(agent_class)``).
         """
         agent_class = check_array_1d(agent_class, "agent_class", dtype="int")
         if n_agents is None:
@@ -232,7 +243,18 @@ class OnlineMatchingInstance:
 
     # ------------------------------------------------------------------ views and transforms
     def neighbors(self, t):
-        """Sorted agent ids that like item ``t``."""
+        """Sorted agent ids that like item ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Item index.
+
+        Returns
+        -------
+        ndarray of int
+            The agents.
+        """
         t = check_scalar_int(t, "t", low=0, high=self.n_items - 1)
         return np.asarray(self.indices[self.indptr[t] : self.indptr[t + 1]])
 
@@ -247,7 +269,18 @@ class OnlineMatchingInstance:
         return np.bincount(self.agent_class, minlength=self.n_classes)
 
     def biadjacency(self, n_items=None):
-        """Sparse 0/1 biadjacency, agents x items (``csc_array``), optionally of a prefix."""
+        """Sparse 0/1 biadjacency, agents x items (``csc_array``), optionally of a prefix.
+
+        Parameters
+        ----------
+        n_items : int or None, default=None
+            Length of the prefix (``None``: all items).
+
+        Returns
+        -------
+        scipy.sparse.csc_array of shape (n_agents, n_items)
+            The biadjacency matrix.
+        """
         m = self.n_items if n_items is None else check_scalar_int(n_items, "n_items", low=0, high=self.n_items)
         nnz = int(self.indptr[m])
         return sp.csc_array(
@@ -255,18 +288,53 @@ class OnlineMatchingInstance:
         )
 
     def prefix(self, n_items):
-        """The instance truncated to its first ``n_items`` items."""
+        """The instance truncated to its first ``n_items`` items.
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items kept.
+
+        Returns
+        -------
+        OnlineMatchingInstance
+            The instance.
+        """
         m = check_scalar_int(n_items, "n_items", low=0, high=self.n_items)
         out = OnlineMatchingInstance.__new__(OnlineMatchingInstance)
         out._set(self.n_agents, self.agent_class, self.indptr[: m + 1], self.indices[: self.indptr[m]], canonicalise=False)
         return out
 
     def reorder(self, order):
-        """The same items arriving in ``order`` (``order[s]`` = old index of the s-th arrival)."""
+        """The same items arriving in ``order`` (``order[s]`` = old index of the s-th arrival).
+
+        Parameters
+        ----------
+        order : array-like of int, shape (n_items,)
+            A permutation of the items.
+
+        Returns
+        -------
+        OnlineMatchingInstance
+            The instance.
+        """
         return OnlineMatchingInstance.from_biadjacency(self.biadjacency(), self.agent_class, order=order)
 
     def relabel(self, agent_perm=None, class_perm=None):
-        """Rename agents (``agent_perm[a]`` = new id of agent a) and/or classes (``class_perm[i]``)."""
+        """Rename agents (``agent_perm[a]`` = new id of agent a) and/or classes (``class_perm[i]``).
+
+        Parameters
+        ----------
+        agent_perm : array-like of int, shape (n_agents,), optional
+            New id of each agent.
+        class_perm : array-like of int, shape (n_classes,), optional
+            New label of each class.
+
+        Returns
+        -------
+        OnlineMatchingInstance
+            The instance.
+        """
         agent_perm = np.arange(self.n_agents) if agent_perm is None else check_array_1d(agent_perm, "agent_perm")
         class_perm = np.arange(self.n_classes) if class_perm is None else check_array_1d(class_perm, "class_perm")
         if not np.array_equal(np.sort(agent_perm), np.arange(self.n_agents)):
@@ -278,7 +346,13 @@ class OnlineMatchingInstance:
         return OnlineMatchingInstance.from_csr(self.indptr, agent_perm[self.indices], new_cls, self.n_agents)
 
     def to_networkx(self):
-        """Bipartite ``networkx.Graph``: agent nodes ``("a", i)`` with ``cls``, item nodes ``("t", j)``."""
+        """Bipartite ``networkx.Graph``: agent nodes ``("a", i)`` with ``cls``, item nodes ``("t", j)``.
+
+        Returns
+        -------
+        networkx.Graph
+            The bipartite graph.
+        """
         import networkx as nx
 
         G = nx.Graph()
@@ -290,7 +364,13 @@ class OnlineMatchingInstance:
 
     # ------------------------------------------------------------------ files
     def to_json(self, path):
-        """Write ``{"n_agents", "agent_class", "items"}`` JSON (the CLI's instance format)."""
+        """Write ``{"n_agents", "agent_class", "items"}`` JSON (the CLI's instance format).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file.
+        """
         payload = {
             "n_agents": self.n_agents,
             "agent_class": self.agent_class.tolist(),
@@ -301,7 +381,13 @@ class OnlineMatchingInstance:
 
     @classmethod
     def from_json(cls, path):
-        """Read the JSON format written by :meth:`to_json`; errors name the file."""
+        """Read the JSON format written by :meth:`to_json`; errors name the file.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file.
+        """
         name = os.fspath(path)
         try:
             with open(path, encoding="utf-8") as fh:

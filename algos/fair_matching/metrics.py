@@ -5,7 +5,7 @@ scipy sparse matrix or a dense array of shape ``(n_agents, n_items)``, agents x 
 = item ``t`` in arrival order. The algorithms of this package return a ``scipy.sparse.csc_array``
 with the instance's own ``indptr``/``indices`` layout, but any layout is accepted.
 
-Definitions (spec section 1.1). Agent ``a`` has load :math:`x_a = \sum_t X_{a t}`; class ``i`` has
+Definitions (fair_matching reconstruction notes, section 1.1). Agent ``a`` has load :math:`x_a = \sum_t X_{a t}`; class ``i`` has
 utility :math:`u_i(X_i) = \sum_{a \in N_i} x_a`; the bundle of class ``j`` is the item vector
 :math:`c_j[t] = \sum_{b \in N_j} X_{b t}`, and :math:`u_i(X_j)` is the value of a maximum
 fractional b-matching between the agents :math:`N_i` (capacity 1) and the items (capacity
@@ -50,9 +50,9 @@ __all__ = [
     "ExAnteCEF",
 ]
 
-#: feasibility tolerance applied to every allocation (spec section 2, "agent sums <= 1 (+1e-9)")
+#: feasibility tolerance applied to every allocation (fair_matching reconstruction notes, section 2, "agent sums <= 1 (+1e-9)")
 FEASIBILITY_TOL = 1e-9
-#: pairs (i, j) with u_i(X_j) at or below this are skipped by the CEF ratio (spec section 2, T2)
+#: pairs (i, j) with u_i(X_j) at or below this are skipped by the CEF ratio (fair_matching reconstruction notes, section 2, T2)
 ZERO_VALUE_TOL = 1e-9
 
 
@@ -250,7 +250,7 @@ def opt_matching_size(instance, n_items=None):
 
     OPT is the maximum-cardinality matching of the bipartite graph agents x items. The fractional
     optimum (max fractional matching) equals it because the bipartite incidence matrix is totally
-    unimodular, so OPT is also the benchmark for divisible algorithms (spec section 1.1, USW).
+    unimodular, so OPT is also the benchmark for divisible algorithms (fair_matching reconstruction notes, section 1.1, USW).
 
     Parameters
     ----------
@@ -300,7 +300,7 @@ def bundle_value(instance, class_i, item_capacity):
     The value is the largest fractional b-matching between the agents :math:`N_i` of class ``i``
     (capacity 1 each) and the items (capacity ``item_capacity[t]``), using only the instance's
     edges. With ``item_capacity`` = the bundle :math:`c_j` of class ``j`` this is
-    :math:`u_i(X_j)` (spec section 1.1).
+    :math:`u_i(X_j)` (fair_matching reconstruction notes, section 1.1).
 
     Parameters
     ----------
@@ -527,7 +527,7 @@ def cprop_ratio(instance, allocation):
     at least :math:`\alpha`. The ratio is not capped at 1 (it can reach ``k``).
 
     .. note:: reconstructed: the proportional share :math:`u_i(M)/k` is the project's reading of
-       H23/H24 (spec section 1.1, CPROP [R]); the papers may define the share slightly
+       H23/H24 (fair_matching reconstruction notes, section 1.1, CPROP [R]); the papers may define the share slightly
        differently.
 
     Parameters
@@ -738,7 +738,7 @@ class ExAnteCEF(NamedTuple):
         Returns ``(gap, se)``, two k x k arrays with
         :math:`\mathrm{gap}_{ij} = \overline{V}_{ii} - \alpha \overline{V}_{ij}` and
         :math:`\mathrm{se}_{ij} = \mathrm{sd}_r(V^{(r)}_{ii} - \alpha V^{(r)}_{ij}) / \sqrt{R}`
-        (the "combined" standard error of spec section 2, T3; the diagonal is 0). The ex-ante
+        (the "combined" standard error of fair_matching reconstruction notes, section 2, T3; the diagonal is 0). The ex-ante
         bound passes a 4-SE test when ``(gap >= -4 * se - 1e-3).all()``.
         """
         alpha = check_scalar_float(alpha, "alpha", low=0.0)
@@ -760,7 +760,7 @@ def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
 
     over pairs whose mean value exceeds ``1e-9`` (1.0 if none). This estimates the ex-ante notion
     :math:`\mathbb E[u_i(X_i)] \ge \alpha\, \mathbb E[u_i(X_j)]` used for randomised algorithms
-    (spec section 1.1 [R], H24's convention). It differs from :func:`ex_post_cef_ratio`, the mean of
+    (fair_matching reconstruction notes, section 1.1 [R], H24's convention). It differs from :func:`ex_post_cef_ratio`, the mean of
     the per-run ratios; report both and label them.
 
     Parameters
@@ -775,7 +775,7 @@ def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
     -------
     float or ExAnteCEF
         The ratio; with ``return_se=True`` an :class:`ExAnteCEF` ``(ratio, se, pair, mean_matrix,
-        run_matrices)`` whose :meth:`ExAnteCEF.gap` gives the per-pair "combined SE" test of spec
+        run_matrices)`` whose :meth:`ExAnteCEF.gap` gives the per-pair "combined SE" test of the fair_matching reconstruction notes,
         section 2 (T3).
 
     Raises

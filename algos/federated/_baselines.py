@@ -1,6 +1,6 @@
 r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
 
-Definitions follow spec section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
+Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
 GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
 :class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
 
@@ -94,6 +94,16 @@ class _FLBaseline(FederatedClassifierBase):
 class LocalOnlyClassifier(_FLBaseline):
     """Each client trains its own model from :math:`\\theta^0` for ``epochs`` epochs; no communication.
 
+    Parameters
+    ----------
+    epochs : int, default=100
+        Local training epochs of each client, at least 1.
+    base_estimator : LowRankSoftmax or None, default=None
+        Base model; its ``rank``, ``l2``, ``lr``, ``batch_size`` and ``base_features`` are used
+        (``None``: ``LowRankSoftmax()``).
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the initial parameters, the client sampling and the mini-batches.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -108,6 +118,22 @@ class LocalOnlyClassifier(_FLBaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
         epochs = check_scalar_int(self.epochs, "epochs", low=1)
         for m in range(len(Xs)):
@@ -119,7 +145,22 @@ class LocalOnlyClassifier(_FLBaseline):
 
 class FedAvgClassifier(_FLBaseline):
     """FedAvg (McMahan et al. 2017): ``n_rounds`` rounds of ``local_epochs`` local epochs, weighted mean;
-    every client uses :math:`\\theta^R`."""
+    every client uses :math:`\\theta^R`.
+
+    Parameters
+    ----------
+    base_estimator : LowRankSoftmax or None, default=None
+        Base model; its ``rank``, ``l2``, ``lr``, ``batch_size`` and ``base_features`` are used
+        (``None``: ``LowRankSoftmax()``).
+    n_rounds : int, default=50
+        Number of federated rounds, at least 1.
+    local_epochs : int, default=1
+        Local epochs of each sampled client per round, at least 1.
+    client_fraction : float, default=1.0
+        Fraction of the clients sampled each round, in (0, 1].
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the initial parameters, the client sampling and the mini-batches.
+    """
 
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None):
         self.base_estimator = base_estimator
@@ -129,6 +170,22 @@ class FedAvgClassifier(_FLBaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng)
         self._final_broadcast(self.history_, theta0, self._trainable(theta0), len(Xs))
@@ -137,7 +194,24 @@ class FedAvgClassifier(_FLBaseline):
 
 class FedAvgFTClassifier(_FLBaseline):
     """FedAvg, then each client fine-tunes :math:`\\theta^R` for ``finetune_epochs`` epochs (Potara's
-    local model; Potara with :math:`\\lambda = 0`)."""
+    local model; Potara with :math:`\\lambda = 0`).
+
+    Parameters
+    ----------
+    base_estimator : LowRankSoftmax or None, default=None
+        Base model; its ``rank``, ``l2``, ``lr``, ``batch_size`` and ``base_features`` are used
+        (``None``: ``LowRankSoftmax()``).
+    n_rounds : int, default=50
+        Number of federated rounds, at least 1.
+    local_epochs : int, default=1
+        Local epochs of each sampled client per round, at least 1.
+    finetune_epochs : int, default=10
+        Epochs of each client's fine-tuning of the federated model, at least 1.
+    client_fraction : float, default=1.0
+        Fraction of the clients sampled each round, in (0, 1].
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the initial parameters, the client sampling and the mini-batches.
+    """
 
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  random_state=None):
@@ -158,13 +232,37 @@ class FedAvgFTClassifier(_FLBaseline):
         return h, Xs, ys, C
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = dict(self.local_models_)
         return self
 
 
 class FixedMixClassifier(FedAvgFTClassifier):
-    """:math:`\\lambda\\theta_F + (1-\\lambda)\\theta_{L,i}` with a fixed ``lam`` for every client."""
+    r""":math:`\lambda\theta_F + (1-\lambda)\theta_{L,i}` with a fixed ``lam`` for every client.
+
+    Parameters
+    ----------
+    lam : float, default=0.5
+        Weight :math:`\lambda` of the federated model, in [0, 1].
+    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state
+        As for :class:`FedAvgFTClassifier`.
+    """
 
     def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
                  client_fraction=1.0, random_state=None):
@@ -172,6 +270,22 @@ class FixedMixClassifier(FedAvgFTClassifier):
         super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
@@ -179,10 +293,20 @@ class FixedMixClassifier(FedAvgFTClassifier):
 
 
 class OracleGridClassifier(FedAvgFTClassifier):
-    """Per-client :math:`\\lambda` from ``grid`` maximising accuracy (ties: log-likelihood) on validation
+    r"""Per-client :math:`\lambda` from ``grid`` maximising accuracy (ties: log-likelihood) on validation
     data: the ``X_val, y_val, val_client_ids`` passed to :meth:`fit` (an upper reference when these are
     the test data), else a held-out ``val_fraction`` of each client's training data (the local model is
     then fine-tuned on the rest).
+
+    Parameters
+    ----------
+    grid : int or array-like of float, default=11
+        Candidate values of :math:`\lambda`: that many equally spaced points of [0, 1], or the values.
+    val_fraction : float, default=0.3
+        Fraction of each client's training rows held out for the choice when no validation data
+        are passed to :meth:`fit`, in (0, 1).
+    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state
+        As for :class:`FedAvgFTClassifier`.
 
     Attributes
     ----------
@@ -196,6 +320,29 @@ class OracleGridClassifier(FedAvgFTClassifier):
         super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
 
     def fit(self, X, y, client_ids, X_val=None, y_val=None, val_client_ids=None):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+        X_val : array-like of shape (n_val, n_features), optional
+            Validation rows used to choose each client's :math:`\lambda` (with ``y_val`` and
+            ``val_client_ids``); without them a ``val_fraction`` of the training rows is held out.
+        y_val : array-like of shape (n_val,), optional
+            Validation labels.
+        val_client_ids : array-like of shape (n_val,), optional
+            Client of each validation row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         from ._model import predict_logits
 
         G = check_scalar_int(self.grid, "grid", low=2)
@@ -243,13 +390,22 @@ class OracleGridClassifier(FedAvgFTClassifier):
 
 
 class APFLClassifier(_FLBaseline):
-    """APFL (Deng, Kamani, Mahdavi 2020): per local step :math:`w \\leftarrow w - \\eta\\nabla L_i(w)`,
-    :math:`v_i \\leftarrow v_i - \\eta\\alpha_i\\nabla L_i(\\bar v_i)`, :math:`\\alpha_i \\leftarrow
-    \\mathrm{clip}(\\alpha_i - \\eta_\\alpha\\langle v_i - w, \\nabla L_i(\\bar v_i)\\rangle, 0, 1)` with
-    :math:`\\bar v_i = \\alpha_i v_i + (1-\\alpha_i)w`; the server averages :math:`w`; deployed:
-    :math:`\\alpha_i v_i + (1-\\alpha_i)\\theta^R`.
+    r"""APFL (Deng, Kamani, Mahdavi 2020): per local step :math:`w \leftarrow w - \eta\nabla L_i(w)`,
+    :math:`v_i \leftarrow v_i - \eta\alpha_i\nabla L_i(\bar v_i)`, :math:`\alpha_i \leftarrow
+    \mathrm{clip}(\alpha_i - \eta_\alpha\langle v_i - w, \nabla L_i(\bar v_i)\rangle, 0, 1)` with
+    :math:`\bar v_i = \alpha_i v_i + (1-\alpha_i)w`; the server averages :math:`w`; deployed:
+    :math:`\alpha_i v_i + (1-\alpha_i)\theta^R`.
 
     Attributes: ``alphas_`` (dict client -> alpha).
+
+    Parameters
+    ----------
+    alpha0 : float, default=0.5
+        Initial mixing weight :math:`\alpha_i` of every client, in [0, 1].
+    lr_alpha : float, default=0.1
+        Step size :math:`\eta_\alpha` of the mixing weights, positive.
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
     """
 
     def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
@@ -263,6 +419,22 @@ class APFLClassifier(_FLBaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
         la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
@@ -298,9 +470,19 @@ class APFLClassifier(_FLBaseline):
 
 
 class DittoClassifier(_FLBaseline):
-    """Ditto (Li, Hu, Beirami, Smith 2021): FedAvg for :math:`\\theta`; each sampled client also runs
-    ``personal_epochs`` steps of :math:`v_i \\leftarrow v_i - \\eta(\\nabla L_i(v_i) + \\mu(v_i - \\theta^t))`;
-    deploys :math:`v_i`."""
+    r"""Ditto (Li, Hu, Beirami, Smith 2021): FedAvg for :math:`\theta`; each sampled client also runs
+    ``personal_epochs`` steps of :math:`v_i \leftarrow v_i - \eta(\nabla L_i(v_i) + \mu(v_i - \theta^t))`;
+    deploys :math:`v_i`.
+
+    Parameters
+    ----------
+    mu : float, default=0.1
+        Proximal weight :math:`\mu`, at least 0.
+    personal_epochs : int or None, default=None
+        Epochs of the personal update per round (``None``: ``local_epochs``).
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None):
@@ -313,6 +495,22 @@ class DittoClassifier(_FLBaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         mu = check_scalar_float(self.mu, "mu", low=0.0)
         pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=1)
@@ -380,6 +578,22 @@ class PFedMeClassifier(_FLBaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
         beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
@@ -429,7 +643,19 @@ class FedRepClassifier(_LoRABaseline):
     """FedRep (Collins et al. 2021) on the adapter: body :math:`\\phi = A` shared and averaged, head
     ``B, b`` local; per round ``head_epochs`` epochs on the head (body fixed), then ``body_epochs`` on the
     body (head fixed). Deployed: final body with each client's head (refreshed once on the final body).
-    Communicates ``A`` only."""
+    Communicates ``A`` only.
+
+    Parameters
+    ----------
+    head_epochs : int, default=5
+        Epochs on the local head per round, at least 1.
+    body_epochs : int, default=1
+        Epochs on the shared body per round, at least 1.
+    rank : int, default=8
+        Rank of the adapter, at least 1.
+    base_estimator, n_rounds, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
                  random_state=None):
@@ -442,6 +668,22 @@ class FedRepClassifier(_LoRABaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
         be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
@@ -473,7 +715,15 @@ class FedRepClassifier(_LoRABaseline):
 
 class FedITClassifier(_LoRABaseline):
     """FedIT: FedAvg of the adapter factors ``A`` and ``B`` (and ``b``) averaged separately; deploys
-    the global adapter."""
+    the global adapter.
+
+    Parameters
+    ----------
+    rank : int, default=8
+        Rank of the adapter, at least 1.
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None):
@@ -488,6 +738,22 @@ class FedITClassifier(_LoRABaseline):
         return ("b", "A", "B")
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         keys = self._keys()
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, trainable=keys, comm_keys=keys)
@@ -497,7 +763,15 @@ class FedITClassifier(_LoRABaseline):
 
 class FFALoRAClassifier(FedITClassifier):
     """FFA-LoRA: ``A`` frozen at its (shared-seed) random initialisation; only ``B`` and ``b`` are trained
-    and averaged (exact aggregation: the product is linear in ``B``); half the communication of FedIT."""
+    and averaged (exact aggregation: the product is linear in ``B``); half the communication of FedIT.
+
+    Parameters
+    ----------
+    rank : int, default=8
+        Rank of the adapter, at least 1.
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def _keys(self):
         return ("b", "B")
@@ -505,7 +779,15 @@ class FFALoRAClassifier(FedITClassifier):
 
 class FedSALoRAClassifier(_LoRABaseline):
     """FedSA-LoRA: all adapter factors trained locally each round; ``A`` is averaged by the server,
-    ``B`` and ``b`` stay on the client. Deployed: global ``A`` with the client's ``B, b``."""
+    ``B`` and ``b`` stay on the client. Deployed: global ``A`` with the client's ``B, b``.
+
+    Parameters
+    ----------
+    rank : int, default=8
+        Rank of the adapter, at least 1.
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+        As for :class:`FedAvgClassifier`.
+    """
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None):
@@ -517,6 +799,22 @@ class FedSALoRAClassifier(_LoRABaseline):
         self.random_state = random_state
 
     def fit(self, X, y, client_ids):
+        r"""Train the federated model and every client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         local = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
 

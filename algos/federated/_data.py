@@ -254,7 +254,7 @@ their common centre."""
 
 
 def make_hetero_linear(n_clients, p, tau, sigma, n_per_client, *, theta_bar=None, random_state=None):
-    r"""Linear regression with client-specific parameters (task-heterogeneous, spec T4/E1).
+    r"""Linear regression with client-specific parameters (task-heterogeneous, federated reconstruction notes, T4/E1).
 
     .. math::
         y = x^\top \theta_i^* + \varepsilon,\quad x \sim N(0, I_p),\quad

@@ -150,7 +150,18 @@ def _check_diverged(blocks, lr, X):
 
 def default_trainable(params):
     """Blocks trained by the estimators: ``("W", "b")`` without adapter, ``("b", "A", "B")`` with one
-    (the head ``W`` is then the frozen backbone)."""
+    (the head ``W`` is then the frozen backbone).
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Parameter blocks of the model.
+
+    Returns
+    -------
+    tuple of str
+        Names of the trained blocks.
+    """
     _check_params(params)
     return ("b", "A", "B") if "A" in params else ("W", "b")
 
@@ -193,7 +204,18 @@ def init_params(n_features, n_classes, rank=0, random_state=None):
 
 
 def effective_weights(params):
-    """``W + A @ B`` (just ``W`` without adapter)."""
+    """``W + A @ B`` (just ``W`` without adapter).
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Parameter blocks of the model.
+
+    Returns
+    -------
+    ndarray of shape (d, C)
+        The effective weight matrix.
+    """
     _check_params(params)
     return _effective_weights(params)
 
@@ -207,7 +229,20 @@ def _effective_weights(params):
 
 
 def predict_logits(params, X):
-    """Logits :math:`X(W + AB) + b`, shape ``(n, C)``."""
+    """Logits :math:`X(W + AB) + b`, shape ``(n, C)``.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Parameter blocks of the model.
+    X : array-like of shape (n, d)
+        Features.
+
+    Returns
+    -------
+    ndarray of shape (n, C)
+        The logits.
+    """
     d, C, _ = _check_params(params)
     X, _ = _check_Xy(X, None, d, C)
     if X.shape[0] == 0:
@@ -226,6 +261,25 @@ def loss_grad(params, X, y, *, n_classes, l2=1e-3, prox_center=None, mu=0.0, tra
     gradient with respect to the ``trainable`` blocks (default: all).
 
     This is the plain-numpy definition the numba kernel of :func:`local_train` is tested against.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Parameter blocks of the model.
+    X : array-like of shape (n, d)
+        Features.
+    y : array-like of int, shape (n,)
+        Class indices in ``[0, n_classes)``.
+    n_classes : int
+        Number of classes (the number of columns of ``W``).
+    l2 : float, default=1e-3
+        Weight of the ridge term.
+    prox_center : dict or None, default=None
+        Centre of the proximal term (must hold every trainable block when ``mu > 0``).
+    mu : float, default=0.0
+        Weight of the proximal term.
+    trainable : sequence of str or None, default=None
+        Blocks the gradient is taken for (``None``: all).
 
     Returns
     -------
@@ -271,8 +325,22 @@ def per_sample_fisher_diag(params, X, y, n_classes):
     :math:`g_j` is the gradient of sample ``j``'s cross-entropy (fused numba kernel: one pass over the
     samples, no ``n x d x C`` tensor).
 
-    Returns a dict with the keys of ``params``; ``"W"`` is also the Fisher of the effective weight
-    ``W + AB`` (the per-sample gradient is the same).
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Parameter blocks of the model.
+    X : array-like of shape (n, d)
+        Features.
+    y : array-like of int, shape (n,)
+        Class indices in ``[0, n_classes)``.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    dict of str to ndarray
+        One array per key of ``params``; ``"W"`` is also the Fisher of the effective weight
+        ``W + AB`` (the per-sample gradient is the same).
     """
     from ._kernels import fisher_diag
 
@@ -394,6 +462,11 @@ def local_train(params, X, y, *, n_classes, epochs, lr, l2=1e-3, prox_center=Non
     trainable : sequence of block names or None (all)
     batch_size : int or None
     random_state : None, int or Generator
+
+    Returns
+    -------
+    dict of str to ndarray
+        The new parameter blocks.
 
     Examples
     --------
@@ -601,6 +674,20 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
             raise
 
     def fit(self, X, y):
+        r"""Fit the model on one data set by gradient descent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         if y is None:
             raise ValueError("'y' is None: LowRankSoftmax requires y to be passed, but the target y is None.")
         X, y = self._check_input(X, y)
@@ -637,20 +724,67 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         return Z[:, : max(len(self.classes_), 2)]
 
     def decision_function(self, X):
-        """Logits ``(n, C)``; for two classes the margin of the second class, shape ``(n,)``."""
+        """Logits ``(n, C)``; for two classes the margin of the second class, shape ``(n,)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Logits; the margin of the second class for two classes.
+        """
         Z = self._logits(X)
         if len(self.classes_) <= 2:
             return Z[:, 1] - Z[:, 0]
         return Z
 
     def predict_proba(self, X):
+        r"""Class probabilities (softmax of the logits).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities, in the order of ``classes_``.
+        """
         P = _softmax(self._logits(X))[0]
         return P[:, : len(self.classes_)] if len(self.classes_) > 1 else np.ones((P.shape[0], 1))
 
     def predict_log_proba(self, X):
+        r"""Logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probabilities, in the order of ``classes_``.
+        """
         return np.log(self.predict_proba(X))
 
     def predict(self, X):
+        r"""Predicted class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         Z = self._logits(X)
         if len(self.classes_) == 1:
             return np.full(Z.shape[0], self.classes_[0])

@@ -60,6 +60,11 @@ def client_generator(random_state, client_id, stream=0):
     client_id : int or str
     stream : int >= 0, default=0
         Index of the client's independent stream (fine-tuning, hold-out split, ...).
+
+    Returns
+    -------
+    numpy.random.Generator
+        The client's generator.
     """
     _check_client_id(client_id)
     stream = check_scalar_int(stream, "stream", low=0)
@@ -82,9 +87,32 @@ def _n_floats(params, keys):
 
 
 def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
-    """Merge two parameter dicts of the model with per-block weights ``lam`` (keys of
+    """Merge two parameter dicts of the model with per-block weights.
+
+    Merge two parameter dicts of the model with per-block weights ``lam`` (keys of
     :func:`algos.federated.variance.model_blocks`, or one float for all): plain interpolation without
-    adapter; with one, exact product-space LoRA merge (``"AB"``) or factor-space averaging."""
+    adapter; with one, exact product-space LoRA merge (``"AB"``) or factor-space averaging.
+
+    Parameters
+    ----------
+    theta_f : dict of str to ndarray
+        The federated model's parameter blocks.
+    theta_l : dict of str to ndarray
+        The local model's parameter blocks (same keys and shapes).
+    lam : float or dict
+        Weight of the federated model: one float for all blocks, or one per key of
+        :func:`algos.federated.variance.model_blocks`.
+    merge_space : {"product", "factors"}, default="product"
+        With an adapter: exact product-space LoRA merge of ``AB`` or factor-space averaging (see
+        :func:`algos.federated.merge.merge_lora`).
+    merge_rank : int or None, default=None
+        Rank the product-space merge is truncated to (``None``: no truncation).
+
+    Returns
+    -------
+    dict of str to ndarray
+        The merged parameter blocks.
+    """
     from .merge import _check_lam
     from .variance import model_blocks
 
@@ -303,7 +331,20 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         return self.federated_model_
 
     def decision_function(self, X, client_ids):
-        """Logits of each row under its client's deployed model, shape (n, n_classes)."""
+        """Logits of each row under its client's deployed model, shape (n, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row; each must have been seen by :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The logits.
+        """
         check_is_fitted(self, "clients_")
         X = self._check_X(X)
         if X.shape[1] != self.n_features_in_:
@@ -317,9 +358,37 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         return out
 
     def predict_proba(self, X, client_ids):
+        r"""Class probabilities of each row under its client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities, in the order of ``classes_``.
+        """
         return _softmax(self.decision_function(X, client_ids))[0]
 
     def predict(self, X, client_ids):
+        r"""Predicted class of each row under its client's deployed model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         Z = self.decision_function(X, client_ids)
         return self.classes_[np.argmax(Z, axis=1)]
 
@@ -334,12 +403,42 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         return y
 
     def score(self, X, y, client_ids):
-        """Mean accuracy of the per-client predictions."""
+        """Mean accuracy of the per-client predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+        y : array-like of shape (n_samples,)
+            True labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        float
+            Accuracy over all rows.
+        """
         pred = self.predict(X, client_ids)
         return float(np.mean(pred == self._check_true_labels(y, pred.shape[0])))
 
     def client_scores(self, X, y, client_ids):
-        """Dict client -> accuracy on that client's rows."""
+        """Dict client -> accuracy on that client's rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+        y : array-like of shape (n_samples,)
+            True labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        dict
+            Client id to accuracy on that client's rows.
+        """
         ids = self._check_client_ids(client_ids, np.asarray(X).shape[0])
         pred = self.predict(X, ids)
         y = self._check_true_labels(y, pred.shape[0])
@@ -356,7 +455,7 @@ class PotaraClassifier(FederatedClassifierBase):
     r"""Potara: per-client merge :math:`\lambda_i\theta_F + (1-\lambda_i)\theta_{L,i}` of the federated
     and local models with the closed-form mixing weight of the variance-trace bound.
 
-    Steps (spec section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
+    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
     epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
     :math:`\theta_F`; (2) every client fine-tunes :math:`\theta_{L,i}` from :math:`\theta_F` for
     ``finetune_epochs`` epochs (no communication); (3) estimates :math:`\hat V_{F}, \hat V_{L}` per group
@@ -377,9 +476,9 @@ class PotaraClassifier(FederatedClassifierBase):
     variance_method : {"bootstrap", "plugin_fisher", "fisher", "sandwich", "swag"}, default="bootstrap"
         How :math:`\hat V_L` is estimated (:func:`algos.federated.variance.estimate_variances`);
         :math:`\hat V_F` is always the plug-in :math:`\max(\|\theta_F - \theta_L\|^2 - \hat V_L, \cdot)`.
-        The spec proposes ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
+        The federated reconstruction notes propose ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
         sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
-        so), as the spec's own prototype found; ``"bootstrap"`` (the spec's E2 setting) is the default.
+        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the default.
         ``"sandwich"`` is a cheap alternative with similar weights.
     granularity : {"global", "module", "coordinate"}, default="module"
     merge_space : {"product", "factors"}, default="product"
@@ -511,14 +610,38 @@ class PotaraClassifier(FederatedClassifierBase):
 
     def local_train_kwargs(self, n_classes):
         """Keyword arguments of :func:`algos.federated.local_train` / :func:`fedavg_round` for one FL
-        round of this estimator (what a Flower client runs each round)."""
+        round of this estimator (what a Flower client runs each round).
+
+        Parameters
+        ----------
+        n_classes : int
+            Number of classes.
+
+        Returns
+        -------
+        dict
+            Keyword arguments (epochs, step size, regularisation, trainable blocks, batch size).
+        """
         h = self._hparams()
         trainable = ("b", "A", "B") if h["rank"] else ("W", "b")
         return {"n_classes": int(n_classes), "epochs": h["local_epochs"], "lr": h["lr"], "l2": h["l2"],
                 "trainable": trainable, "batch_size": h["batch_size"]}
 
     def initial_params(self, n_features, n_classes):
-        """The server's initial parameters (the same as :meth:`fit` uses for this ``random_state``)."""
+        """The server's initial parameters (the same as :meth:`fit` uses for this ``random_state``).
+
+        Parameters
+        ----------
+        n_features : int
+            Number of input features.
+        n_classes : int
+            Number of classes.
+
+        Returns
+        -------
+        dict of str to ndarray
+            The parameter blocks.
+        """
         h = self._hparams()
         return init_params(n_features, n_classes, rank=h["rank"], random_state=client_generator(self._seed(), "__server__"))
 
@@ -581,7 +704,24 @@ class PotaraClassifier(FederatedClassifierBase):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, client_ids):
-        """Federated rounds, then personalise every client. Returns ``self``."""
+        """Federated rounds, then personalise every client.
+
+        Federated rounds, then personalise every client. Returns ``self``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows of all clients.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        client_ids : array-like of shape (n_samples,)
+            Client of each row.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         h = self._hparams()
         Xs, ys = self._split(X, y, client_ids)
         C = len(self.classes_)
@@ -625,6 +765,12 @@ class PotaraClassifier(FederatedClassifierBase):
         return self
 
     def mean_lambda(self):
-        """Mean over clients and blocks of the fitted mixing weights."""
+        """Mean over clients and blocks of the fitted mixing weights.
+
+        Returns
+        -------
+        float
+            The mean mixing weight.
+        """
         check_is_fitted(self, "mixing_weights_")
         return float(np.mean([np.mean([np.mean(v) for v in lam.values()]) for lam in self.mixing_weights_.values()]))

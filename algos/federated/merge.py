@@ -2,7 +2,7 @@ r"""Merging a federated and a local model: closed-form mixing weights, parameter
 
 * :func:`optimal_mixing_weight` -- :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F + V_L - 2C))`, the
   minimiser of the variance-trace bound :math:`U(\lambda)` of :mod:`theory.federated` (reconstructed [R]),
-  vectorised over modules, with the edge cases of spec section 7: :math:`V_F = 0 \Rightarrow \lambda = 1`,
+  vectorised over modules, with the edge cases of federated reconstruction notes, section 7: :math:`V_F = 0 \Rightarrow \lambda = 1`,
   :math:`V_L = 0 \Rightarrow \lambda = 0`, :math:`V_F = V_L = 0` (0/0) :math:`\Rightarrow \lambda = 1/2` with a
   :class:`MixingWeightWarning`, NaN/inf :math:`\Rightarrow` ``ValueError``.
 * :func:`merge_params` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` for arrays or dicts of named blocks,
@@ -170,9 +170,25 @@ def merge_lora(A_fed, B_fed, A_loc, B_loc, lam, space="product", rank=None):
     ``space="factors"``: :math:`A = \lambda A_F + (1-\lambda)A_L`, :math:`B = \lambda B_F + (1-\lambda)B_L`
     (equal ranks required; inexact: :math:`AB` has cross terms).
 
+    Parameters
+    ----------
+    A_fed, B_fed : ndarray of shape (d, r_F) and (r_F, C)
+        Factors of the federated adapter.
+    A_loc, B_loc : ndarray of shape (d, r_L) and (r_L, C)
+        Factors of the local adapter.
+    lam : float
+        Weight :math:`\lambda` of the federated adapter, in [0, 1].
+    space : {"product", "factors"}, default="product"
+        Exact product-space merge or factor-space averaging.
+    rank : int or None, default=None
+        Rank the product-space merge is truncated to (``None``: no truncation).
+
     Returns
     -------
-    (A, B)
+    A : ndarray of shape (d, r)
+        Left factor of the merged adapter.
+    B : ndarray of shape (r, C)
+        Right factor of the merged adapter.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""Estimating the second moments :math:`V_F, V_L` that set Potara's mixing weight.
 
-Spec section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]). Per coordinate
+The federated reconstruction notes, section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]). Per coordinate
 ``k`` of a parameter block:
 
 * **Fisher / Laplace** (:func:`fisher_variance`): :math:`\sigma^2_{L,k} = 1/(n\hat F_k(\theta_L) + \delta)`,
@@ -8,7 +8,7 @@ Spec section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed
   :math:`\delta = \text{fisher\_floor}\cdot n` (a prior precision); coordinates never touched by local
   training (:math:`\theta_{F,k} = \theta_{L,k}`) or with :math:`\hat F_k = 0` (dead features: constant
   pixels) are masked out (``mask_untouched=True``).
-* **Plug-in** (:func:`plugin_fed_variance`, the communication-free default of the spec): since
+* **Plug-in** (:func:`plugin_fed_variance`, the communication-free default of the federated reconstruction notes): since
   :math:`E\|\theta_F - \theta_L\|^2 = V_F + V_L - 2C`, :math:`\hat V_F = \max(\|\theta_F - \theta_L\|^2 -
   \hat V_L, 0)` (:math:`C \approx 0`), so :math:`\hat\lambda = \min(1, \hat V_L/\|\theta_F - \theta_L\|^2)` --
   positive-part James-Stein shrinkage of the local model toward the federated one.
@@ -18,7 +18,7 @@ Spec section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed
   Dirichlet label skew, the FedProx Synthetic sets): the inverse Fisher of a softmax head with
   :math:`p \gg n` parameters per client is far larger than the distance local fine-tuning moves, so
   :math:`\hat\lambda = 1` and the merged model is the federated model, i.e. FedAvg exactly. It is
-  kept as the spec's reference point and warns (:class:`FlatFisherWarning`) when flat coordinates
+  kept as the reconstruction's reference point and warns (:class:`FlatFisherWarning`) when flat coordinates
   cause it; use ``"bootstrap"`` for a working estimate. The benchmark omits it unless asked
   (``--plugin-fisher``).
 * **Bootstrap** (:func:`bootstrap_variance`): refit the local model from :math:`\theta_F` on ``B``
@@ -30,7 +30,7 @@ Spec section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed
 them per group (``"global"``, ``"module"``, ``"coordinate"``) and :func:`mixing_weights` turns them into
 :math:`\lambda`'s, warning (:class:`FlatFisherWarning`) when a Fisher estimate collapses
 :math:`\lambda` to 1 because flat (floored) coordinates dominate :math:`\hat V_L` -- the failure mode
-seen on digits in the spec's reference prototype.
+seen on digits in the reconstruction's reference prototype.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def sandwich_variance(fisher, n, rho, mask=None):
     r"""Per-coordinate sandwich variance of a ridge-regularised M-estimator with the empirical Fisher in
     place of both the Hessian and the gradient covariance: :math:`\hat F_k/(n(\hat F_k + \rho)^2)`
     (bounded by :math:`1/(4n\rho)`; tends to 0 on flat coordinates instead of exploding). Our own
-    variant [D], not from the spec."""
+    variant [D], not from the federated reconstruction notes."""
     F = np.asarray(fisher, dtype=np.float64)
     if not np.all(np.isfinite(F)) or np.any(F < 0):
         raise ValueError("'fisher' must be finite and non-negative.")
@@ -352,6 +352,16 @@ def pool_moments(est, granularity="module"):
 
 def mixing_weights(est, granularity="module", clip=(0.0, 1.0)):
     r"""Mixing weights per block from a :class:`VarianceEstimate`.
+
+    Parameters
+    ----------
+    est : VarianceEstimate
+        Output of :func:`estimate_variances`.
+    granularity : {"global", "module", "coordinate"}, default="module"
+        One weight for the whole model, one per block, or one per coordinate (see
+        :func:`pool_moments`).
+    clip : tuple of float, default=(0.0, 1.0)
+        Interval ``(low, high)`` within [0, 1] that each weight is clipped to.
 
     Returns
     -------

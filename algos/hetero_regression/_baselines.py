@@ -7,7 +7,8 @@ estimators wrap them with the scikit-learn contract (``fit``/``predict``, ``coef
 ``intercept_``, ``n_features_in_``). No intercept is fitted unless ``fit_intercept=True``: the
 model of the module is :math:`y = X\beta^* + \varepsilon` with symmetric noise.
 
-Definitions follow section 3 of the module spec (``specs/hetero_regression.md``).
+Definitions follow section 3 of the hetero_regression reconstruction notes
+(documentation page "hetero_regression: how we reconstructed the method from the abstract").
 """
 
 from __future__ import annotations

@@ -18,37 +18,47 @@ MAX_ABS = 1e150
 SubsetOfSignals = namedtuple("SubsetOfSignals", ["X", "y", "beta", "sigma", "signal_mask"])
 SubsetOfSignals.__doc__ = """Data drawn by :func:`make_subset_of_signals`.
 
-X : ndarray (n, d); y : ndarray (n,); beta : ndarray (d,), the true coefficients;
-sigma : ndarray (n,), the noise standard deviation of every source;
-signal_mask : bool ndarray (n,), True on the m reliable sources (sigma <= signal_sigma)."""
+Parameters
+----------
+X : ndarray of shape (n, d)
+    The design.
+y : ndarray of shape (n,)
+    The responses.
+beta : ndarray of shape (d,)
+    The true coefficients.
+sigma : ndarray of shape (n,)
+    The noise standard deviation of every source.
+signal_mask : ndarray of bool, shape (n,)
+    True on the m reliable sources (``sigma <= signal_sigma``).
+"""
 
 _DESIGNS = ("gaussian", "student", "uniform", "diabetes")
 _NOISES = ("gaussian", "laplace", "student")
 
 
-def _noisy_sigmas(spec, size, rng):
-    """Draw the noise levels of the unreliable sources from ``spec``."""
-    if isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(spec, bool):
-        value = check_scalar_float(spec, "noisy_sigma", low=0.0, closed="neither")
+def _noisy_sigmas(setting, size, rng):
+    """Draw the noise levels of the unreliable sources from ``setting``."""
+    if isinstance(setting, (int, float, np.integer, np.floating)) and not isinstance(setting, bool):
+        value = check_scalar_float(setting, "noisy_sigma", low=0.0, closed="neither")
         return np.full(size, value)
-    if not isinstance(spec, tuple) or not spec or spec[0] not in ("loguniform", "constant", "pareto"):
+    if not isinstance(setting, tuple) or not setting or setting[0] not in ("loguniform", "constant", "pareto"):
         raise ValueError(
             "'noisy_sigma' must be a positive float, ('constant', s), ('loguniform', low, high) or "
-            f"('pareto', scale); got {spec!r}."
+            f"('pareto', scale); got {setting!r}."
         )
-    if spec[0] == "pareto":  # sigma = scale / U, U ~ Uniform(0, 1]: Pareto tail of index 1
-        if len(spec) != 2:
-            raise ValueError(f"'noisy_sigma' must be ('pareto', scale); got {spec!r}.")
-        scale = check_scalar_float(spec[1], "noisy_sigma[1]", low=0.0, closed="neither")
+    if setting[0] == "pareto":  # sigma = scale / U, U ~ Uniform(0, 1]: Pareto tail of index 1
+        if len(setting) != 2:
+            raise ValueError(f"'noisy_sigma' must be ('pareto', scale); got {setting!r}.")
+        scale = check_scalar_float(setting[1], "noisy_sigma[1]", low=0.0, closed="neither")
         return scale / (1.0 - rng.uniform(0.0, 1.0, size=size))
-    if spec[0] == "constant":
-        if len(spec) != 2:
-            raise ValueError(f"'noisy_sigma' must be ('constant', s); got {spec!r}.")
-        return np.full(size, check_scalar_float(spec[1], "noisy_sigma[1]", low=0.0, closed="neither"))
-    if len(spec) != 3:
-        raise ValueError(f"'noisy_sigma' must be ('loguniform', low, high); got {spec!r}.")
-    lo = check_scalar_float(spec[1], "noisy_sigma[1]", low=0.0, closed="neither")
-    hi = check_scalar_float(spec[2], "noisy_sigma[2]", low=lo)
+    if setting[0] == "constant":
+        if len(setting) != 2:
+            raise ValueError(f"'noisy_sigma' must be ('constant', s); got {setting!r}.")
+        return np.full(size, check_scalar_float(setting[1], "noisy_sigma[1]", low=0.0, closed="neither"))
+    if len(setting) != 3:
+        raise ValueError(f"'noisy_sigma' must be ('loguniform', low, high); got {setting!r}.")
+    lo = check_scalar_float(setting[1], "noisy_sigma[1]", low=0.0, closed="neither")
+    hi = check_scalar_float(setting[2], "noisy_sigma[2]", low=lo)
     return np.exp(rng.uniform(np.log(lo), np.log(hi), size=size))
 
 
@@ -96,7 +106,7 @@ def make_subset_of_signals(n, d, m, *, noisy_sigma=("loguniform", 10.0, 1e3), si
     m : int in [0, n]
         Number of reliable sources. With ``n_groups`` it is rounded to whole groups.
     noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale), default=("loguniform", 10, 1e3)
-        Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the spec (the
+        Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the hetero_regression reconstruction notes (the
         noisy rows carry only the sign of the residual; the hardest case for Huber);
         ``("pareto", 10)`` draws :math:`\sigma_i = 10/U_i`, :math:`U_i` uniform on (0, 1] (a
         heavy tail: :math:`P(\sigma_i > s) = 10/s`, infinite mean).
@@ -202,7 +212,7 @@ def suggest_delta(X, y, *, factor=1.5):
     :class:`HuberSoSRegressor` warns, so the suggested threshold never triggers that warning by
     construction).
 
-    .. note:: heuristic; the spec (section 7) suggests :math:`k \approx \sqrt{nd}`, which puts
+    .. note:: heuristic; the hetero_regression reconstruction notes (section 7) suggest :math:`k \approx \sqrt{nd}`, which puts
        fewer than :math:`2\sqrt{nd}` residuals inside the threshold and so always triggers the
        estimator's regime warning; we use :math:`2\sqrt{nd}`. Not covered by the theory.
 

@@ -23,7 +23,7 @@ from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_sca
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
 _METHODS = ("auto", "huber", "window", "lad", "cmed", "ols")
-#: Window rounds at the final width (as ``IterativeWindowRegressor``: spec M3, T = log2(w0/w_min) + 5).
+#: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3, T = log2(w0/w_min) + 5).
 EXTRA_ROUNDS = 5
 #: The OLS fallback is kept when OLS's estimated variance is no larger than the robust fit's with a
 #: pessimistic inlier count ``N_in - p - Z_PESSIMISTIC sqrt(N_in)`` (about a 2-sigma lower bound of
@@ -51,7 +51,7 @@ class NoRecoveryWarning(UserWarning):
 
 
 def _window_refine(X, y, b, w_min, max_rounds, halving=0.5):
-    r"""Shrinking-window least squares from ``b`` (spec M3): returns ``(b, n_rounds, widths)``.
+    r"""Shrinking-window least squares from ``b`` (hetero_regression reconstruction notes, M3): returns ``(b, n_rounds, widths)``.
 
     :math:`w_0 = \operatorname{median}|r|`; round :math:`t` refits least squares on
     :math:`\{i : |r_i| \le w_t\}` (at least :math:`\max(2p, p+1)` rows: the smallest residuals

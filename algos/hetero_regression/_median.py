@@ -1,4 +1,4 @@
-r"""Coordinate-median regression (d'Orsi, Novikov & Steurer 2021, section 4.2.1; spec M2)."""
+r"""Coordinate-median regression (d'Orsi, Novikov & Steurer 2021, section 4.2.1; hetero_regression reconstruction notes, M2)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
     Gaussian designs under oblivious (here: heteroskedastic) noise.
 
     The algorithm of dNS21, section 4.2.1, as described in Compton & Schramm (2026), section 2.1
-    (spec M2):
+    (hetero_regression reconstruction notes, M2):
 
     1. Whiten: :math:`\tilde X = X\hat\Sigma^{-1/2}O` with :math:`\hat\Sigma = X^\top X/n` and a
        canonical rotation ``O`` (see Notes), so that :math:`\tilde X^\top\tilde X/n = I`.
@@ -152,7 +152,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
     fit_intercept : bool, default=False
         Centre the columns of ``X``, estimate the slopes (the intercept is updated each round as
         the location of the residuals), and set ``intercept_`` to the location (median by
-        default) of the final residuals ``y - X @ coef_`` (spec section 7: the ``|X_ij| >= 1``
+        default) of the final residuals ``y - X @ coef_`` (hetero_regression reconstruction notes, section 7: the ``|X_ij| >= 1``
         rule would break on a column of ones).
     tol : float >= 0, default=1e-10
         Stop when the step :math:`\|\hat h\|` (intercept step included) is at most ``tol`` times

@@ -1,4 +1,4 @@
-r"""Iterative shrinking-window regression (spec M3; reconstructed, opt-in)."""
+r"""Iterative shrinking-window regression (hetero_regression reconstruction notes, M3; reconstructed, opt-in)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._data import resolve_delta
 __all__ = ["IterativeWindowRegressor"]
 
 _REFITS = ("ols", "huber")
-#: Extra rounds at the final window width (spec M3: T = ceil(log2(w0 / w_min)) + 5).
+#: Extra rounds at the final window width (hetero_regression reconstruction notes, M3: T = ceil(log2(w0 / w_min)) + 5).
 EXTRA_ROUNDS = 5
 
 
@@ -40,7 +40,7 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
 
     .. note:: Reconstructed, not from the target paper: the paper's algorithm is unknown; this is
        the project's guess at an estimator "in the style of" Liang & Yuan's iterative truncation
-       (COLT 2020) carried to regression (spec M3, status [R]). **Opt-in**: in a reference
+       (COLT 2020) carried to regression (hetero_regression reconstruction notes, M3, status [R]). **Opt-in**: in a reference
        prototype a trimmed-LS cousin was 2.5-5x worse than Huber
        (:class:`HuberSoSRegressor`); use Huber unless this one is shown to match it.
 
@@ -116,7 +116,7 @@ class IterativeWindowRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     only when ``delta_min`` is far below the noise of every row -- the refit uses the
     :math:`\max(2p, p+1)` rows of smallest :math:`|r_i|` instead, so the fit is always defined.
     Cost: one LAD LP plus :math:`T` least-squares (or Huber) fits, :math:`T \approx \log_2(w_0)
-    + 5` (about 15-25 for the spec's instances).
+    + 5` (about 15-25 for the reconstruction's instances).
 
     References
     ----------

@@ -1,4 +1,4 @@
-r"""Population models and generators that make networked aggregation visible (spec section 6).
+r"""Population models and generators that make networked aggregation visible (networked_learning reconstruction notes, section 6).
 
 Every generator returns a :class:`PopulationModel`: a distribution of :math:`(x, y)` together with
 its exact second moments
@@ -111,6 +111,22 @@ class PopulationModel:
     def from_latent(cls, A, c, noise=0.0, name="latent"):
         r"""Build the model ``x = A z``, ``y = c^T z + noise * eps`` with ``z ~ N(0, I_p)``.
 
+        Parameters
+        ----------
+        A : array-like of shape (d, p)
+            Loadings of the features on the latent variables.
+        c : array-like of shape (p,)
+            Loadings of the response.
+        noise : float, default=0.0
+            Standard deviation of the independent response noise, at least 0.
+        name : str, default="latent"
+            Name of the model.
+
+        Returns
+        -------
+        PopulationModel
+            The model.
+
         Examples
         --------
         >>> pm = PopulationModel.from_latent([[1.0, 0.0], [1.0, 1.0]], [0.0, 1.0], noise=0.5)
@@ -136,6 +152,20 @@ class PopulationModel:
     def sample(self, m, random_state=None):
         """Draw ``m`` i.i.d. rows; returns ``(X, y)`` as float64 arrays of shapes (m, d) and (m,).
 
+        Parameters
+        ----------
+        m : int
+            Number of rows, at least 1.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed.
+
+        Returns
+        -------
+        X : ndarray of shape (m, d)
+            Features.
+        y : ndarray of shape (m,)
+            Responses.
+
         Examples
         --------
         >>> X, y = make_differential(3).sample(5, random_state=0)
@@ -155,7 +185,18 @@ class PopulationModel:
         return X, y
 
     def mse(self, beta):
-        r""":math:`E(y - \beta^\top x)^2 = E[y^2] - 2 b^\top\beta + \beta^\top\Sigma\beta`."""
+        r""":math:`E(y - \beta^\top x)^2 = E[y^2] - 2 b^\top\beta + \beta^\top\Sigma\beta`.
+
+        Parameters
+        ----------
+        beta : array-like of shape (d,)
+            Coefficients.
+
+        Returns
+        -------
+        float
+            The population mean squared error of ``beta``.
+        """
         beta = check_array_1d(beta, "beta", dtype="float")
         if beta.shape != (self.d,):
             raise ValueError(f"'beta' must have shape ({self.d},); got {beta.shape}.")
@@ -181,7 +222,7 @@ def make_suppressor(noise=0.0):
 
     :math:`\Sigma = \begin{pmatrix}2 & 1\\ 1 & 1\end{pmatrix}`, :math:`b = (1, 0)`,
     :math:`\beta^* = (1, -1)`: :math:`x_2` is uncorrelated with :math:`y` yet needed (it removes
-    :math:`Z` from :math:`x_1`). Population excess (spec section 8): star hub 0.5, path
+    :math:`Z` from :math:`x_1`). Population excess (networked_learning reconstruction notes, section 8): star hub 0.5, path
     :math:`x_1\to x_2` 0, :math:`x_2\to x_1` 0.5, :math:`x_2\to x_1\to x_2` 0. Latent ``z = (U, Z)``.
 
     The two 0.5 values are statements about the population idealisation: they arise because the agent
@@ -194,6 +235,11 @@ def make_suppressor(noise=0.0):
     ----------
     noise : float >= 0, default=0.0
         Standard deviation :math:`\sigma` of the label noise.
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------
@@ -212,13 +258,18 @@ def make_krr_hard3(D):
     Latent :math:`U, V, Z \sim N(0, 1)`; :math:`x_1 = Z + \rho U`, :math:`x_2 = Z + \rho V`,
     :math:`x_3 = Z - \rho(U + V)`, :math:`y = \rho U`, with :math:`\rho^2 = 1/(40 D)`. Noiseless;
     :math:`\beta^* = (2/3, -1/3, -1/3)` and :math:`E[y^2] = \rho^2`. On the cyclic path of depth
-    ``D`` the spec reports :math:`e_D \cdot D \approx 0.0116` for every ``D`` (the
+    ``D`` the networked_learning reconstruction notes report :math:`e_D \cdot D \approx 0.0116` for every ``D`` (the
     :math:`\Theta(1/D)` showcase). Latent ``z = (U, V, Z)``.
 
     Parameters
     ----------
     D : int >= 1
         The depth the instance is tuned for.
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------
@@ -237,7 +288,7 @@ def make_krr_hard3(D):
 def _default_zero_sum(d):
     """The fixed default of :func:`make_common_factor`: ``default_rng(0)`` Gaussian, centred, unit norm.
 
-    This is the vector that reproduces the spec's reference numbers (d = 8, rho = 0.1: cyclic-path
+    This is the vector that reproduces the reconstruction's reference numbers (d = 8, rho = 0.1: cyclic-path
     relative excess 0.974 / 0.867 / 0.545 at D = 8 / 64 / 256); the alternating vector
     (1, -1, 1, ...) gives 0.72 / 0.57 / 0.27 instead.
     """
@@ -264,10 +315,15 @@ def make_common_factor(d, rho, a=None, random_state=None):
         Coefficients; centred to sum to zero (a constant vector is rejected). Default: a standard
         Gaussian vector drawn from ``random_state``, centred and scaled to unit norm; with
         ``random_state=None`` the draw uses the fixed seed 0 (so the default is deterministic and
-        equals ``random_state=0``). This fixed default reproduces the spec's reference numbers
+        equals ``random_state=0``). This fixed default reproduces the reconstruction's reference numbers
         (d = 8, rho = 0.1: cyclic-path relative excess 0.974 / 0.867 / 0.545 at D = 8 / 64 / 256).
     random_state : None, int or Generator
         Used only to draw ``a`` when it is not given.
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------
@@ -323,6 +379,11 @@ def make_differential(k):
     ----------
     k : int >= 1
 
+    Returns
+    -------
+    PopulationModel
+        The model.
+
     Examples
     --------
     >>> pm = make_differential(3)
@@ -354,6 +415,11 @@ def make_leverage_design(d, q, sigma=1.0, beta=None):
     sigma : float >= 0, default=1.0
     beta : array-like of shape (d,), optional
         Default ``np.ones(d)``.
+
+    Returns
+    -------
+    PopulationModel
+        The model (its sampler draws the sparse feature as above).
 
     Examples
     --------
@@ -408,6 +474,11 @@ def make_gaussian(d, kind="ar1", rho=0.5, beta=None, sigma=1.0):
     beta : array-like of shape (d,), optional
         Default ``np.ones(d) / sqrt(d)``.
     sigma : float >= 0, default=1.0
+
+    Returns
+    -------
+    PopulationModel
+        The model.
 
     Examples
     --------

@@ -24,7 +24,7 @@ _PROTOCOLS = ("full", "sketch", "subsample")
 _SKETCHES = ("gaussian", "srht", "countsketch")
 _ENGINES = ("auto", "messages", "coef")
 _BACKENDS = ("auto", "numpy", "torch")
-SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (spec 1.3, T6)
+SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (networked_learning reconstruction notes, section 1.3, T6)
 
 
 class SketchSizeWarning(UserWarning):
@@ -34,8 +34,22 @@ class SketchSizeWarning(UserWarning):
 def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     r"""Sketch size giving a Gaussian :math:`\eta`-subspace embedding of ``span([X, y])`` w.p. ``1 - delta``.
 
-    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (spec T6 with ``r = d + 1``);
+    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (networked_learning reconstruction notes, T6 with ``r = d + 1``);
     with the defaults, ``k = 131`` for ``d = 8``.
+
+    Parameters
+    ----------
+    d : int
+        Number of features, at least 1.
+    delta : float, default=0.05
+        Failure probability, in (0, 1).
+    eta : float, default=0.5
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    int
+        The sketch size ``k``.
 
     Examples
     --------
@@ -478,7 +492,18 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         return r2_score_checked(y, self.predict(X), sample_weight)
 
     def agent_predict(self, X):
-        """Predictions of every agent: ``{v: ndarray of shape (n,)}``."""
+        """Predictions of every agent: ``{v: ndarray of shape (n,)}``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            Samples.
+
+        Returns
+        -------
+        dict
+            Agent to its predictions, an ndarray of shape (n,).
+        """
         check_is_fitted(self)
         _check_real(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)

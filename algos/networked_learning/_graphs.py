@@ -45,6 +45,16 @@ __all__ = [
 def make_path(D):
     """Path ``0 -> 1 -> ... -> D-1`` of ``D`` agents (depth ``D``).
 
+    Parameters
+    ----------
+    D : int
+        Number of agents, at least 1.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The graph.
+
     Examples
     --------
     >>> list(make_path(3).edges())
@@ -56,6 +66,16 @@ def make_path(D):
 
 def make_star(n_spokes):
     """Hub-and-spokes: spokes ``0 .. n_spokes-1`` each feed the hub ``n_spokes`` (depth 2).
+
+    Parameters
+    ----------
+    n_spokes : int
+        Number of spokes, at least 1.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The graph.
 
     Examples
     --------
@@ -71,6 +91,18 @@ def make_star(n_spokes):
 
 def make_in_tree(r, h):
     """Balanced ``r``-ary tree of height ``h`` oriented child -> parent (the root ``0`` is the only sink).
+
+    Parameters
+    ----------
+    r : int
+        Arity, at least 1.
+    h : int
+        Height, at least 0.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The graph.
 
     Examples
     --------
@@ -94,6 +126,24 @@ def make_layered_dag(n_layers, width, n_parents, skip=False, random_state=None):
     layer ``l-1``. With ``skip=True`` every agent of layer ``l >= 2`` also receives the agent at the same
     position two layers up (a skip edge). Layer ``n_layers-1`` holds the sinks; use ``width=1`` in the last
     layer's role via ``output_agent`` or pick ``width=1`` for a single sink.
+
+    Parameters
+    ----------
+    n_layers : int
+        Number of layers, at least 1.
+    width : int
+        Agents per layer, at least 1.
+    n_parents : int
+        Parents of each agent in the previous layer, at least 1.
+    skip : bool, default=False
+        Add the skip edges.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the parent draws.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The graph.
 
     Examples
     --------
@@ -123,6 +173,20 @@ def make_layered_dag(n_layers, width, n_parents, skip=False, random_state=None):
 def make_random_dag(n, p, random_state=None):
     """Random DAG: ``gnp_random_graph(n, p, directed=True)`` keeping only the edges ``u < v``.
 
+    Parameters
+    ----------
+    n : int
+        Number of agents, at least 1.
+    p : float
+        Edge probability, in [0, 1].
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The graph.
+
     Examples
     --------
     >>> g = make_random_dag(5, 1.0, random_state=0)
@@ -148,6 +212,18 @@ def cyclic_allocation(order, d):
 
     ``order`` is a sequence of nodes, or a DAG (then its topological order is used). On a path this
     allocation has coverage number ``M = d``.
+
+    Parameters
+    ----------
+    order : sequence or networkx.DiGraph
+        Agents in order, or a DAG.
+    d : int
+        Number of features, at least 1.
+
+    Returns
+    -------
+    dict
+        Agent to its list of one feature.
 
     Examples
     --------
@@ -189,6 +265,22 @@ def _node_list(nodes, name, distinct=True):
 
 def random_allocation(graph, d, size, random_state=None):
     """Every agent sees ``size`` distinct features drawn uniformly from ``range(d)`` (sorted lists).
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        The agents.
+    d : int
+        Number of features, at least 1.
+    size : int
+        Features per agent, in [0, d].
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed.
+
+    Returns
+    -------
+    dict
+        Agent to its sorted list of features.
 
     Examples
     --------
@@ -296,6 +388,20 @@ def check_graph(graph, feature_sets, d):
     ``[0, d-1]`` (duplicates are dropped, each set is sorted). An agent with no feature and no parent is
     allowed and predicts 0.
 
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        The agents.
+    feature_sets : dict
+        Agent to its feature indices.
+    d : int
+        Number of features.
+
+    Returns
+    -------
+    dict
+        Agent to its sorted tuple of features.
+
     Raises
     ------
     TypeError
@@ -342,6 +448,16 @@ def check_graph(graph, feature_sets, d):
 
 def depths(graph):
     """Depth of every agent: the number of agents on the longest path ending at it (sources: 1).
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A DAG of agents.
+
+    Returns
+    -------
+    dict
+        Agent to its depth.
 
     Examples
     --------

@@ -13,7 +13,7 @@ vector :math:`L^\top\beta_u`, and since projecting :math:`y` or :math:`f^* = P_H
 :math:`\beta^* = \Sigma^+ b` (computed as :math:`L^{-1}b`, never through :math:`\Sigma^{-1}`). Each agent
 then solves a small least-squares problem on its regressor columns with min-norm ``lstsq`` (SVD). The
 normal equations (Gram matrices :math:`\Sigma_{VV}`) are deliberately avoided: they square the condition
-number and lose the answer on near-collinear instances (spec section 7: ``e_D D = 0.025`` instead of
+number and lose the answer on near-collinear instances (networked_learning reconstruction notes, section 7: ``e_D D = 0.025`` instead of
 ``0.0116`` on the hard instance at ``D = 1000``).
 
 The same engine is exact for the empirical measure: pass :math:`\hat\Sigma = X^\top X/m` and
@@ -287,6 +287,15 @@ def greedy_path(Sigma, b, D):
     (Optimal Networks, [C]): :math:`e_{t+1} \le e_t - e_t^2/(AB)^2`, hence :math:`e_D \le (AB)^2/(D+1)`,
     with :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l \Sigma_{ll}`. Ties go to the smallest index;
     zero-variance features are never chosen.
+
+    Parameters
+    ----------
+    Sigma : array-like of shape (d, d)
+        Covariance of the features.
+    b : array-like of shape (d,)
+        ``E[x y]``.
+    D : int
+        Number of agents, at least 1.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 r"""Shared random sketches :math:`S \in \mathbb{R}^{k \times m}` that every agent can regenerate.
 
-In the shared-sketch protocol (spec section 1.3) every agent multiplies its own columns by the same
+In the shared-sketch protocol (networked_learning reconstruction notes, section 1.3) every agent multiplies its own columns by the same
 matrix :math:`S`, rebuilt locally from a shared seed, without communication. That needs two things
 from this module:
 
@@ -114,6 +114,19 @@ class Sketch:
     The random parts (signs, buckets, sampled rows) are derived from ``seed`` when first needed; the
     Gaussian sketch stores nothing and regenerates its blocks at every :meth:`apply`.
 
+    Parameters
+    ----------
+    kind : {"gaussian", "srht", "countsketch"}
+        The sketch family.
+    k : int
+        Sketch size.
+    m : int
+        Number of rows of the matrices it applies to.
+    seed : int
+        Seed of the random parts.
+    chunk : int
+        Rows per generated Gaussian block.
+
     Attributes
     ----------
     kind : {"gaussian", "srht", "countsketch"}
@@ -147,6 +160,8 @@ class Sketch:
 
     @property
     def shape(self):
+        r"""``(k, m)``.
+        """
         return (self.k, self.m)
 
     def __repr__(self):
@@ -240,6 +255,11 @@ class Sketch:
 
     def to_dense(self):
         r"""The dense matrix :math:`S` (k, m), built entry by entry without the kernels (for tests).
+
+        Returns
+        -------
+        ndarray of shape (k, m)
+            The matrix.
 
         Raises
         ------

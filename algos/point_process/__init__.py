@@ -2,7 +2,7 @@ r"""Log-Gaussian Cox processes: VoGCAM, variational Voronoi inference with an NN
 
 :class:`VoGCAM` fits the intensity of a spatial point pattern in a rectangular or polygonal window by
 Voronoi (Berman--Turner) quadrature, a nearest-neighbour GP prior and coordinate ascent on a closed-form
-ELBO [reconstructed from the target paper's abstract; spec ``point_process.md``]. Building blocks:
+ELBO [reconstructed from the target paper's abstract; the point_process reconstruction notes]. Building blocks:
 :func:`voronoi_weights`, :func:`build_quadrature`, :func:`nngp_precision`, :func:`woodbury_solve`,
 :class:`SparseCholesky` (numba sparse Cholesky + Takahashi selected inverse), :class:`RasterCovariates`.
 Minimum-contrast hyperparameters (spatstat's ``kppm`` method): :func:`lgcp_min_contrast`.

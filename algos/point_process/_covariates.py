@@ -65,6 +65,8 @@ class RasterCovariates:
 
     @property
     def n_covariates(self):
+        r"""Number of covariate images.
+        """
         return len(self.names)
 
     def __call__(self, xy):
@@ -92,6 +94,20 @@ def load_raster_covariates(path, keys=None, standardize=True):
     """A :class:`RasterCovariates` from an ``.npz`` with images plus ``xcol`` and ``yrow``.
 
     ``keys``: the image names to use (default: every 2-d array other than ``xcol``/``yrow``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npz`` file.
+    keys : list of str or None, default=None
+        The image names to use (default: every 2-d array other than ``xcol``/``yrow``).
+    standardize : bool, default=True
+        Centre and scale each image.
+
+    Returns
+    -------
+    RasterCovariates
+        The covariates.
     """
     with np.load(path) as z:
         names = [k for k in z.files if k not in ("xcol", "yrow") and z[k].ndim == 2] if keys is None else list(keys)

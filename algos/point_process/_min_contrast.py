@@ -44,9 +44,28 @@ START_GRID = 9
 class MinContrastFit:
     """Result of :func:`lgcp_min_contrast`.
 
-    Attributes: ``variance``, ``length_scale``, ``mean`` (intercept of the log-intensity; ``None`` for an
-    inhomogeneous fit), ``nu``, ``window``, ``statistic`` ("K" or "g"), ``r``, ``observed`` and
-    ``fitted`` (the summary on ``r``), ``contrast`` (the minimised D), ``n``, ``at_bound``.
+    Parameters
+    ----------
+    variance, length_scale : float
+        Fitted variance and range of the Gaussian field.
+    mean : float or None
+        Intercept of the log-intensity (``None`` for an inhomogeneous fit).
+    nu : float
+        Matérn smoothness.
+    window : Window
+        The window of the pattern.
+    statistic : {"K", "g"}
+        The summary that was matched.
+    r : ndarray
+        Distances.
+    observed, fitted : ndarray
+        The summary of the pattern and of the fitted model on ``r``.
+    contrast : float
+        The minimised discrepancy D.
+    n : int
+        Number of points.
+    at_bound : bool
+        Whether the optimum lies on a bound of the search range.
     """
 
     variance: float
@@ -63,15 +82,50 @@ class MinContrastFit:
     at_bound: bool
 
     def k_function(self, r):
-        """The fitted model's K at ``r``."""
+        """The fitted model's K at ``r``.
+
+        Parameters
+        ----------
+        r : array-like
+            Distances.
+
+        Returns
+        -------
+        ndarray
+            The fitted model's K at ``r``.
+        """
         return _theory.lgcp_k_function(r, self.variance, self.length_scale, self.nu)
 
     def pair_correlation(self, r):
-        """The fitted model's g at ``r``."""
+        """The fitted model's g at ``r``.
+
+        Parameters
+        ----------
+        r : array-like
+            Distances.
+
+        Returns
+        -------
+        ndarray
+            The fitted model's g at ``r``.
+        """
         return _theory.lgcp_pair_correlation(r, self.variance, self.length_scale, self.nu)
 
     def simulate(self, random_state=None, grid=128):
-        """A pattern from the fitted (homogeneous) LGCP, by :func:`simulate_lgcp` on a ``grid`` raster."""
+        """A pattern from the fitted (homogeneous) LGCP, by :func:`simulate_lgcp` on a ``grid`` raster.
+
+        Parameters
+        ----------
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed.
+        grid : int, default=128
+            Raster side.
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            The points.
+        """
         if self.mean is None:
             raise ValueError("an inhomogeneous minimum-contrast fit has no mean: it cannot be simulated alone.")
         from ._simulate import simulate_lgcp

@@ -35,12 +35,27 @@ __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "m
            "NU_CODES"]
 
 NU_CODES = {0.5: 0, 1.5: 1}
-#: Default jitter added to the correlation diagonal (relative to sigma^2), spec default.
+#: Default jitter added to the correlation diagonal (relative to sigma^2), the default of the point_process reconstruction notes.
 JITTER = 1e-8
 
 
 def matern(d, length_scale, nu=0.5):
-    """Matérn correlation at distances ``d`` (nu = 1/2: exp(-d/phi); nu = 3/2: (1 + sqrt3 d/phi) exp(-sqrt3 d/phi))."""
+    """Matérn correlation at distances ``d`` (nu = 1/2: exp(-d/phi); nu = 3/2: (1 + sqrt3 d/phi) exp(-sqrt3 d/phi)).
+
+    Parameters
+    ----------
+    d : array-like
+        Distances, at least 0.
+    length_scale : float
+        Range :math:`\\phi`, positive.
+    nu : {0.5, 1.5}, default=0.5
+        Smoothness.
+
+    Returns
+    -------
+    ndarray
+        Correlations, of the shape of ``d``.
+    """
     d = check_array(d, "d", allow_empty=True)
     if np.any(d < 0):
         raise ValueError(f"'d' must contain non-negative distances; got {float(d.min())!r}.")
@@ -203,9 +218,24 @@ def nngp_block_terms_from_distances(D, nbr, cnt, phi, nu_code, jitter, sblk, r):
 class NNGPFactor:
     """NNGP prior factor in the original node indexing.
 
-    ``B`` (csr, unit diagonal), ``F`` (conditional variances, including sigma^2), ``order`` (new -> old),
-    ``logdet`` (``sum log F = log|K~|``), ``Q`` (csr precision ``B^T F^-1 B``), ``neighbors`` ``(N, k)``
-    (-1 padded), ``counts`` (neighbours per node), ``A`` (``(N, k)`` coefficients a_i).
+    Parameters
+    ----------
+    B : scipy.sparse.csr_matrix of shape (N, N)
+        Unit lower-triangular factor (unit diagonal).
+    F : ndarray of shape (N,)
+        Conditional variances, including sigma^2.
+    order : ndarray of int, shape (N,)
+        The ordering (new -> old).
+    logdet : float
+        ``sum log F = log|K~|``.
+    Q : scipy.sparse.csr_matrix of shape (N, N)
+        The precision ``B^T F^-1 B``.
+    neighbors : ndarray of int, shape (N, k)
+        Neighbours of each node (-1 padded).
+    counts : ndarray of int, shape (N,)
+        Neighbours per node.
+    A : ndarray of shape (N, k)
+        Coefficients a_i.
     """
 
     B: sp.csr_matrix
@@ -334,6 +364,8 @@ def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *,
         ``sigma^2`` and the range ``phi``.
     jitter : float, default=1e-8
         Added to the correlation diagonal; ``F_i`` is floored at ``jitter * variance``.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the ``"random"`` ordering.
 
     Returns
     -------
@@ -358,7 +390,7 @@ def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *,
 def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
     r"""Solve with a prior-plus-diagonal system by the Woodbury identity, without inverting ``K``.
 
-    Two forms (Rasmussen & Williams 2006, sec. 3.4; spec section 1, uses (a) and (b)):
+    Two forms (Rasmussen & Williams 2006, sec. 3.4; point_process reconstruction notes, section 1, uses (a) and (b)):
 
     * ``K`` given (a dense prior covariance), returns :math:`S b` with
       :math:`S = (K^{-1} + \Lambda)^{-1} = K - K\Lambda^{1/2}(I + \Lambda^{1/2}K\Lambda^{1/2})^{-1}\Lambda^{1/2}K`,
@@ -375,6 +407,11 @@ def woodbury_solve(b, *, K=None, Q=None, diag, nugget=None):
     Q : sparse or dense (N, N), optional
     diag : array-like (N,) or None
     nugget : float, optional
+
+    Returns
+    -------
+    ndarray
+        The solution, of the shape of ``b``.
     """
     b = check_array(b, "b", ndim=(1, 2))
     if (K is None) == (Q is None):

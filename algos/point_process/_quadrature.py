@@ -128,8 +128,25 @@ def voronoi_weights(nodes, window, method="auto"):
 
 @dataclasses.dataclass
 class Quadrature:
-    """Quadrature scheme: ``nodes`` (N, 2), ``weights`` (N,), ``counts`` y (N,), ``is_data`` (N,) bool,
-    ``point_node`` (n,) the node of each input point, ``window`` and ``grid_size`` (dummy grid side)."""
+    """Quadrature scheme: nodes, weights and counts.
+
+    Parameters
+    ----------
+    nodes : ndarray of shape (N, 2)
+        The nodes.
+    weights : ndarray of shape (N,)
+        Their weights (cell areas).
+    counts : ndarray of shape (N,)
+        Points at each node (``y``).
+    is_data : ndarray of bool, shape (N,)
+        Whether the node is a data point.
+    point_node : ndarray of int, shape (n,)
+        The node of each input point.
+    window : Window
+        The window.
+    grid_size : int, default=0
+        Side of the dummy grid.
+    """
 
     nodes: np.ndarray
     weights: np.ndarray
@@ -141,10 +158,18 @@ class Quadrature:
 
     @property
     def n_nodes(self):
+        r"""Number of quadrature nodes ``N``.
+        """
         return len(self.nodes)
 
     def max_cell_radius(self):
-        """An upper estimate of the largest cell radius: sqrt(max weight / pi) * 2 (cells are round-ish)."""
+        """An upper estimate of the largest cell radius: sqrt(max weight / pi) * 2 (cells are round-ish).
+
+        Returns
+        -------
+        float
+            The estimate.
+        """
         return float(2.0 * np.sqrt(self.weights.max() / np.pi))
 
 

@@ -86,9 +86,20 @@ _ALIASES = {"ripley": "isotropic", "iso": "isotropic", "translate": "translation
 class SummaryFunction:
     """A second-order summary on a grid of distances.
 
-    Attributes: ``name`` ("K", "L", "g", "K_inhom", "L_inhom", "g_inhom"), ``r``, ``value`` (the
-    estimate), ``theo`` (its value for a Poisson process: ``pi r^2``, ``r`` or 1), ``correction``,
-    ``n`` (points used).
+    Parameters
+    ----------
+    name : {"K", "L", "g", "K_inhom", "L_inhom", "g_inhom"}
+        The summary.
+    r : ndarray
+        Distances.
+    value : ndarray
+        The estimate.
+    theo : ndarray
+        Its value for a Poisson process (``pi r^2``, ``r`` or 1).
+    correction : str
+        The edge correction used.
+    n : int
+        Number of points used.
     """
 
     name: str
@@ -99,7 +110,20 @@ class SummaryFunction:
     n: int
 
     def plot(self, ax=None, **kw):
-        """Plot the estimate and the Poisson value against r (matplotlib axes returned)."""
+        """Plot the estimate and the Poisson value against r (matplotlib axes returned).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Axes to draw on (``None``: new axes).
+        **kw
+            Passed to the plot of the estimate.
+
+        Returns
+        -------
+        matplotlib Axes
+            The axes.
+        """
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -322,7 +346,28 @@ def k_function(X, window=None, r=None, correction="isotropic", intensity=None, r
 
 
 def l_function(X, window=None, r=None, correction="isotropic", intensity=None, renormalise=True):
-    r"""Besag's :math:`L(r) = \sqrt{K(r)/\pi}` (same parameters as :func:`k_function`; ``theo = r``)."""
+    r"""Besag's :math:`L(r) = \sqrt{K(r)/\pi}` (same parameters as :func:`k_function`; ``theo = r``).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, 2)
+        The pattern, inside ``window``.
+    window : tuple, array-like of shape (V, 2), Window or None, default=None
+        ``None``: the bounding box of ``X``.
+    r : array-like, optional
+        Increasing distances (default as in :func:`k_function`).
+    correction : {"isotropic", "translation", "border", "none"}, default="isotropic"
+        Edge correction.
+    intensity : None, array-like of shape (n,), callable or fitted model, optional
+        Given: the inhomogeneous L with these intensities at the points.
+    renormalise : bool, default=True
+        Inhomogeneous only: multiply K by ``|W| / sum_i 1/lambda(x_i)``.
+
+    Returns
+    -------
+    SummaryFunction
+        ``theo = r``.
+    """
     Kf = k_function(X, window, r, correction, intensity, renormalise)
     name = "L_inhom" if intensity is not None else "L"
     return SummaryFunction(name, Kf.r, np.sqrt(np.maximum(Kf.value, 0.0) / np.pi), Kf.r.copy(), Kf.correction, Kf.n)
@@ -335,6 +380,28 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
     Parameters as :func:`k_function` (``correction`` in {"translation", "isotropic", "none"});
     ``bandwidth`` is the kernel's half-width ``h`` (default ``0.15 / sqrt(n / |W|)``). At ``r = 0`` the
     estimate is undefined (NaN).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, 2)
+        The pattern, inside ``window``.
+    window : tuple, array-like of shape (V, 2), Window or None, default=None
+        ``None``: the bounding box of ``X``.
+    r : array-like, optional
+        Increasing distances (default as in :func:`k_function`).
+    correction : {"translation", "isotropic", "none"}, default="translation"
+        Edge correction.
+    intensity : None, array-like of shape (n,), callable or fitted model, optional
+        Given: the inhomogeneous g with these intensities at the points.
+    bandwidth : float or None, default=None
+        Half-width ``h`` of the kernel.
+    renormalise : bool, default=True
+        Inhomogeneous only: renormalise as in :func:`k_function`.
+
+    Returns
+    -------
+    SummaryFunction
+        ``theo = 1``.
     """
     X, win = _check_pattern(X, window)
     r = _check_radii(r, win)
@@ -368,7 +435,22 @@ _STATS = {"K": k_function, "L": l_function, "g": pair_correlation, "pcf": pair_c
 # ============================================================================ simulation and envelopes
 def simulate_poisson(window, intensity, random_state=None):
     """A homogeneous Poisson pattern of ``intensity`` points per unit area in ``window`` (polygons by
-    rejection from the bounding box)."""
+    rejection from the bounding box).
+
+    Parameters
+    ----------
+    window : tuple, array-like of shape (V, 2) or Window
+        The window.
+    intensity : float
+        Points per unit area, at least 0.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed.
+
+    Returns
+    -------
+    ndarray of shape (n, 2)
+        The points.
+    """
     win = Window.from_any(window)
     lam = check_scalar_float(intensity, "intensity", low=0.0)
     rng = check_random_state(random_state)
@@ -429,12 +511,33 @@ def _sampler(model, X, win, grid):
 
 @dataclasses.dataclass
 class Envelope:
-    """Simulation envelope of a summary: ``r``, ``observed`` (None without a pattern), ``theo``,
-    ``mean``, ``lo``/``hi`` (pointwise min/max over ``n_sim`` simulations, i.e. a two-sided pointwise test
-    of level ``2 / (n_sim + 1)``), the simulated curves ``sims`` (n_sim, len(r)), and the global
-    maximum-absolute-deviation test: ``deviation`` of the pattern and its Monte-Carlo ``p_value``
-    ``(1 + #{sims at least as deviant}) / (n_sim + 1)`` (deviation from ``theo`` when the model is Poisson,
-    else from the mean of the simulations)."""
+    """Simulation envelope of a summary, with the global maximum-absolute-deviation test.
+
+    Parameters
+    ----------
+    statistic : str
+        Name of the summary.
+    r : ndarray
+        Distances.
+    observed : ndarray or None
+        The summary of the pattern (None without a pattern).
+    theo : ndarray
+        Its value for a Poisson process.
+    mean : ndarray
+        Mean of the simulated curves.
+    lo, hi : ndarray
+        Pointwise min/max over the ``n_sim`` simulations, i.e. a two-sided pointwise test of level
+        ``2 / (n_sim + 1)``.
+    sims : ndarray of shape (n_sim, len(r))
+        The simulated curves.
+    n_sim : int
+        Number of simulations.
+    deviation : float or None
+        Maximum absolute deviation of the pattern's curve (from ``theo`` when the model is Poisson,
+        else from the mean of the simulations).
+    p_value : float or None
+        Its Monte-Carlo p-value ``(1 + #{sims at least as deviant}) / (n_sim + 1)``.
+    """
 
     statistic: str
     r: np.ndarray
@@ -449,7 +552,18 @@ class Envelope:
     p_value: float | None
 
     def plot(self, ax=None):
-        """Grey band, simulation mean, Poisson value and the observed curve (matplotlib axes returned)."""
+        """Grey band, simulation mean, Poisson value and the observed curve (matplotlib axes returned).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Axes to draw on (``None``: new axes).
+
+        Returns
+        -------
+        matplotlib Axes
+            The axes.
+        """
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -480,10 +594,14 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         39 simulations give a pointwise two-sided test of level 0.05.
     X : array (n, 2), optional
         The observed pattern (its curve, the deviation test; required for "poisson").
-    window, r, correction, kwargs
+    window, r, correction
         Passed to the statistic (``correction`` default: that of the statistic).
     random_state : None, int or Generator
         Each simulation draws from a child of this seed (``SeedSequence.spawn``).
+    grid : int, default=64
+        Raster side for the posterior draws of a fitted :class:`VoGCAM`.
+    **kwargs
+        Passed to the statistic.
 
     Returns
     -------

@@ -11,7 +11,7 @@ gets a Poisson number of points with mean ``exp(f_c) * cell area``, placed unifo
 For a polygon window the pattern is drawn on the bounding box and thinned by ``Window.contains``
 (exact: a Poisson process restricted to a subset is the Poisson process on that subset).
 
-The recipe is the simulation protocol of spec section 5 (marked *reconstructed* there: the
+The recipe is the simulation protocol of point_process reconstruction notes, section 5 (marked *reconstructed* there: the
 acceptance experiments' ground truth, not a claim of the paper).
 
 Kernels (``r`` the distance, ``phi`` the length-scale, ``sigma2`` the variance)::
@@ -83,7 +83,7 @@ def _window(window):
 class LGCPSample:
     """One simulated log-Gaussian Cox process (returned by :func:`simulate_lgcp`).
 
-    Attributes
+    Parameters
     ----------
     points : ndarray of shape (n, 2)
         The points, all inside ``window``.
@@ -96,11 +96,15 @@ class LGCPSample:
     xgrid, ygrid : ndarray of shape (nx,), (ny,)
         Cell centres.
     window : Window
+        The window.
     cell_area : float
+        Area of one grid cell.
     inside_fraction : ndarray of shape (ny, nx)
         The fraction of each cell's area inside the window (all ones for a rectangle).
     mean, variance, length_scale, nu : float
         The parameters the sample was drawn with.
+    covariate_term : ndarray of shape (ny, nx) or None, default=None
+        The covariate part of the log-intensity, if any.
     """
 
     points: np.ndarray
@@ -118,7 +122,7 @@ class LGCPSample:
     covariate_term: np.ndarray = field(default=None, repr=False)
 
     def __iter__(self):
-        """Unpack as ``points, log_intensity`` (the ``(points, field)`` pair of spec section 6)."""
+        """Unpack as ``points, log_intensity``."""
         return iter((self.points, self.log_intensity))
 
     @property
@@ -132,7 +136,18 @@ class LGCPSample:
         return float(np.sum(np.exp(self.log_intensity) * self.cell_area * self.inside_fraction))
 
     def cell_index(self, xy):
-        """Row (y) and column (x) cell indices of the points ``xy`` (clipped to the grid)."""
+        """Row (y) and column (x) cell indices of the points ``xy`` (clipped to the grid).
+
+        Parameters
+        ----------
+        xy : array-like of shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        rows, cols : ndarray of int, shape (m,)
+            The cell indices.
+        """
         xy = _check_xy(xy, "xy")
         xmin, xmax, ymin, ymax = self.window.bounds
         nx, ny = self.xgrid.size, self.ygrid.size
@@ -144,16 +159,43 @@ class LGCPSample:
         """The (piecewise-constant) true log-intensity at the locations ``xy`` of shape (m, 2).
 
         Locations outside the bounding box take the value of the nearest boundary cell.
+
+        Parameters
+        ----------
+        xy : array-like of shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The log-intensity of the cell of each point.
         """
         i, j = self.cell_index(xy)
         return self.log_intensity[i, j]
 
     def intensity_at(self, xy):
-        """``exp(log_intensity_at(xy))``."""
+        """``exp(log_intensity_at(xy))``.
+
+        Parameters
+        ----------
+        xy : array-like of shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The intensity of the cell of each point.
+        """
         return np.exp(self.log_intensity_at(xy))
 
     def cell_centres(self):
-        """The (ny * nx, 2) cell centres in the row-major order of ``log_intensity.ravel()``."""
+        """The (ny * nx, 2) cell centres in the row-major order of ``log_intensity.ravel()``.
+
+        Returns
+        -------
+        ndarray of shape (ny * nx, 2)
+            The cell centres.
+        """
         gx, gy = np.meshgrid(self.xgrid, self.ygrid)
         return np.column_stack([gx.ravel(), gy.ravel()])
 
@@ -303,7 +345,7 @@ def simulate_lgcp(window, mean, variance, length_scale, nu=0.5, grid=128, covari
     The log-intensity on cell ``c`` is ``f_c = mean + z(s_c)^T coef + g_c`` with ``g`` a zero-mean
     Gaussian field with Matérn covariance (module docstring) evaluated at the cell centres ``s_c``;
     given ``f`` the points are a Poisson process with the piecewise-constant intensity ``exp(f)``.
-    *Reconstructed* (spec section 5 simulation protocol).
+    *Reconstructed* (point_process reconstruction notes, section 5 simulation protocol).
 
     Parameters
     ----------

@@ -770,7 +770,13 @@ class SparseCholesky:
         self.Zx = None
 
     def clone(self):
-        """A factor sharing this one's symbolic analysis, with no numeric values yet."""
+        """A factor sharing this one's symbolic analysis, with no numeric values yet.
+
+        Returns
+        -------
+        SparseCholesky
+            A factor of the same pattern, sharing the symbolic analysis, not yet factorised.
+        """
         import copy
 
         out = copy.copy(self)
@@ -798,7 +804,18 @@ class SparseCholesky:
 
         Returns ``self``; raises :class:`SparseCholeskyError` (a :class:`numpy.linalg.LinAlgError`)
         if it has non-finite entries or is not positive definite. Values of any magnitude are factored: a matrix with entries beyond
-        ``1e100`` (or all below ``1e-100``) is factored scaled, and the factor rescaled."""
+        ``1e100`` (or all below ``1e-100``) is factored scaled, and the factor rescaled.
+
+        Parameters
+        ----------
+        data : array-like of shape (nnz,)
+            Entries of the matrix, aligned with the CSR structure of ``P``.
+
+        Returns
+        -------
+        SparseCholesky
+            ``self``.
+        """
         data = check_array(data, "data", ndim=1, allow_empty=True, finite=False)
         if data.shape != (len(self.indices),):
             raise ValueError(f"'data' must have one value per stored entry ({len(self.indices)},); got shape "
@@ -841,7 +858,13 @@ class SparseCholesky:
         return _sn_diag(start, Rp, off, X)
 
     def logdet(self):
-        """log|P| of the factored matrix."""
+        """log|P| of the factored matrix.
+
+        Returns
+        -------
+        float
+            The log-determinant of the factorised matrix.
+        """
         self._require("logdet")
         return float(2.0 * np.sum(np.log(self._diag_of(self.Lx))))
 
@@ -858,7 +881,18 @@ class SparseCholesky:
         return _sn_ltsolve(self.N, start, Rp, Ri, off, self.Lx, b)
 
     def solve(self, b):
-        """P^{-1} b (b of shape (N,) or (N, r))."""
+        """P^{-1} b (b of shape (N,) or (N, r)).
+
+        Parameters
+        ----------
+        b : array-like of shape (N,) or (N, k)
+            Right-hand side(s).
+
+        Returns
+        -------
+        ndarray
+            The solution, of the shape of ``b``.
+        """
         self._require("solve")
         b = check_array(b, "b", ndim=(1, 2))
         if b.shape[:1] != (self.N,) or b.ndim > 2:
@@ -871,12 +905,34 @@ class SparseCholesky:
         return out
 
     def half_solve(self, b):
-        """L^{-1} (b permuted): ``||half_solve(b)||^2 = b^T P^{-1} b``."""
+        """L^{-1} (b permuted): ``||half_solve(b)||^2 = b^T P^{-1} b``.
+
+        Parameters
+        ----------
+        b : array-like of shape (N,) or (N, k)
+            Right-hand side(s).
+
+        Returns
+        -------
+        ndarray
+            The solution, of the shape of ``b``.
+        """
         self._require("half_solve")
         return self._lsolve(np.ascontiguousarray(np.asarray(b, dtype=np.float64)[self.perm]))
 
     def sample(self, z):
-        """``x = pi^T L^{-T} z``: for standard normal ``z`` of length N, ``x ~ N(0, P^{-1})``."""
+        """``x = pi^T L^{-T} z``: for standard normal ``z`` of length N, ``x ~ N(0, P^{-1})``.
+
+        Parameters
+        ----------
+        z : array-like of shape (N,)
+            Standard normal draws.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            A draw with covariance the inverse of the factorised matrix.
+        """
         self._require("sample")
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
         out = np.empty(self.N)
@@ -884,7 +940,13 @@ class SparseCholesky:
         return out
 
     def selected_inverse(self):
-        """Run the Takahashi recursions (cached until the next :meth:`factor`)."""
+        """Run the Takahashi recursions (cached until the next :meth:`factor`).
+
+        Returns
+        -------
+        ndarray of shape (nnz,)
+            Entries of the inverse on the pattern of the factor.
+        """
         self._require("selected_inverse")
         if self.Zx is None:
             if self._sn is None:
@@ -895,14 +957,31 @@ class SparseCholesky:
         return self.Zx
 
     def diag_inverse(self):
-        """diag(P^{-1}) in the original node order."""
+        """diag(P^{-1}) in the original node order.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            Diagonal of the inverse.
+        """
         d = self._diag_of(self.selected_inverse())
         out = np.empty(self.N)
         out[self.perm] = d
         return out
 
     def inverse_entries(self, rows, cols):
-        """(P^{-1})[rows, cols] (original indices); NaN where a pair is outside the stored pattern."""
+        """(P^{-1})[rows, cols] (original indices); NaN where a pair is outside the stored pattern.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Row and column indices, of one shape.
+
+        Returns
+        -------
+        ndarray
+            The entries of the inverse, of the shape of ``rows``.
+        """
         Zx = self.selected_inverse()
         r = self.iperm[np.asarray(rows, dtype=np.int64).ravel()]
         c = self.iperm[np.asarray(cols, dtype=np.int64).ravel()]
@@ -915,7 +994,13 @@ class SparseCholesky:
         return out.reshape(np.shape(rows))
 
     def inverse_on_pattern(self):
-        """P^{-1} on the CSR structure given at construction (aligned with its ``data``)."""
+        """P^{-1} on the CSR structure given at construction (aligned with its ``data``).
+
+        Returns
+        -------
+        ndarray of shape (nnz,)
+            Entries of the inverse on the CSR structure of ``P``.
+        """
         rows = np.repeat(np.arange(self.N, dtype=np.int64), np.diff(self.indptr))
         return self.inverse_entries(rows, self.indices)
 

@@ -3,7 +3,7 @@ r"""VoGCAM: variational Voronoi Gaussian coordinate-ascent maximisation for log-
 Model (Møller, Syversveen & Waagepetersen 1998): given :math:`\lambda(s) = e^{f(s)}` the points form a
 Poisson process on the window ``W``, with :math:`f \sim GP(z(s)^\top\beta, \sigma^2\rho_\phi)`, Matérn
 :math:`\rho_\phi` (nu = 1/2 or 3/2). Most of the method is *reconstructed* from the abstract of the
-target paper (NeurIPS 2026) and the prior work it builds on (spec ``point_process.md``, section 1):
+target paper (NeurIPS 2026) and the prior work it builds on (the point_process reconstruction notes, section 1):
 
 * **Voronoi quadrature** (Berman & Turner 1992): nodes = distinct points + a dummy grid, weights = clipped
   Voronoi areas, so :math:`\ell(f) = y^\top f - \sum_j w_j e^{f_j}` (:mod:`._quadrature`).
@@ -26,7 +26,7 @@ target paper (NeurIPS 2026) and the prior work it builds on (spec ``point_proces
   :math:`\sigma^2`, and a bounded Brent search on :math:`\log\phi` (accepted only if it does not lower
   the ELBO).
 
-For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (spec T5);
+For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
 the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
 1); every fitted quantity is reported in the user's units.
 """
@@ -61,7 +61,7 @@ from ._window import MAX_COORD, Window
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
-#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; spec pitfall "overflow").
+#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes, "overflow").
 MAX_NEWTON_STEP = 5.0
 #: Step halvings tried before a block gives up (the state is then left unchanged).
 MAX_HALVINGS = 40
@@ -70,7 +70,7 @@ MAX_HALVINGS = 40
 DENSE_MAX_NODES = 200
 #: Largest number of nodes of the dense torch path (an N x N float64 matrix and its inverse: 6.4 GB at 2e4).
 TORCH_MAX_NODES = 20000
-#: Relative ELBO drop tolerated inside the S fixed point before damping (spec: 1e-10 |ELBO|).
+#: Relative ELBO drop tolerated inside the S fixed point before damping (point_process reconstruction notes: 1e-10 |ELBO|).
 S_DAMP_RTOL = 1e-10
 #: Floor of the variance when it is optimised (a collapse is reported by a warning).
 VARIANCE_FLOOR = 1e-8
@@ -387,6 +387,11 @@ class VoGCAM(BaseEstimator):
             A callable mapping an ``(m, 2)`` array of coordinates (user units) to ``(m, p)``, e.g.
             :class:`RasterCovariates`; or an ``(N, p)`` array of values at the quadrature nodes (the
             nodes of ``build_quadrature(X, window, n_dummy)``). An intercept is always added.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         self._validate()
         if self.window is None:
@@ -523,7 +528,7 @@ class VoGCAM(BaseEstimator):
 
     def _laplace_hyperparameters(self, sigma2, phi):
         """(sigma^2, phi) maximising the Laplace approximation of the evidence (beta profiled out), by
-        Nelder-Mead in (log sigma^2, log phi) from the given start [project addition; issue 18]."""
+        Nelder-Mead in (log sigma^2, log phi) from the given start [project addition]."""
         from scipy.optimize import minimize
 
         y, w, Z = self._y, self._w, self._Z
@@ -744,7 +749,7 @@ class VoGCAM(BaseEstimator):
         log-likelihood changes: :math:`g(c) = y^\top(Z\beta + c r) - \sum_j w_j e^{(Z\beta)_j + c r_j + c^2 s_j/2}`,
         concave in ``c``; one-dimensional Newton with step halving. Alternating it with the centred
         closed-form step removes most of the slow coupling of ``sigma^2`` and ``m`` (the interweaving idea
-        of Yu & Meng 2011) [project addition, not in the spec]. Returns ``(m, state, sigma2)``."""
+        of Yu & Meng 2011) [project addition, not in the point_process reconstruction notes]. Returns ``(m, state, sigma2)``."""
         y, w = self._y, self._w
         mu0 = self._Z @ beta
         r = m - mu0
@@ -800,7 +805,7 @@ class VoGCAM(BaseEstimator):
         blocks of ``S`` on ``{i} U N(i)`` are needed). With ``profile_variance`` the variance is profiled
         out in closed form (``sigma^2(phi) = A(phi)/N``), so the step maximises jointly over
         ``(sigma^2, phi)`` — it moves along the ridge ``sigma^2/phi ~ const`` of the exponential
-        covariance in one step [project addition to the spec's separate updates]. Accepted only if the
+        covariance in one step [project addition to the reconstruction's separate updates]. Accepted only if the
         ELBO does not drop. Returns ``(sigma2, phi)``."""
         st = self._st
         N = len(m)
@@ -1101,7 +1106,25 @@ class VoGCAM(BaseEstimator):
         """Posterior mean (and sd) of the log-intensity at ``Xq`` (m, 2), per user unit area.
 
         Kriging from the ``k`` nearest nodes: ``mu* = z*^T beta + a*^T (m_N* - Z_N* beta)``,
-        ``v* = sigma^2 F* + a*^T S_N*N* a*``."""
+        ``v* = sigma^2 F* + a*^T S_N*N* a*``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        return_std : bool, default=False
+            Also return the posterior standard deviation.
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean of the log-intensity.
+        std : ndarray of shape (m,)
+            Posterior standard deviation; only with ``return_std=True``.
+        """
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
         beta = self._beta
         res = self._m - self._Z @ beta
@@ -1114,7 +1137,25 @@ class VoGCAM(BaseEstimator):
 
     def predict_intensity(self, Xq, alpha=None, covariates=None):
         """Posterior mean intensity ``exp(mu* + v*/2)`` at ``Xq``; with ``alpha``, also the lognormal
-        ``(1 - alpha)`` band ``exp(mu* -/+ z_{alpha/2} sd*)``: returns ``(mean, lower, upper)``."""
+        ``(1 - alpha)`` band ``exp(mu* -/+ z_{alpha/2} sd*)``: returns ``(mean, lower, upper)``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        alpha : float or None, default=None
+            Level of the pointwise band, in (0, 1).
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean intensity.
+        lower, upper : ndarray of shape (m,)
+            The band; only when ``alpha`` is given.
+        """
         mu, sd = self.predict_log_intensity(Xq, return_std=True, covariates=covariates)
         mean = np.exp(mu + 0.5 * sd**2)
         if alpha is None:
@@ -1125,7 +1166,19 @@ class VoGCAM(BaseEstimator):
 
     def expected_count(self, region=None):
         """Posterior expected number of points, ``sum_j w_j exp(m_j + S_jj/2)`` over the nodes in
-        ``region`` (a window spec; ``None``: the whole window)."""
+        ``region`` (a window description; ``None``: the whole window).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         check_is_fitted(self, "mean_")
         lam = self.weights_ * np.exp(self.mean_ + 0.5 * self.var_)
         if region is None:
@@ -1135,7 +1188,25 @@ class VoGCAM(BaseEstimator):
 
     def sample_posterior(self, Xq, n_samples=1, random_state=None, covariates=None):
         """Joint draws of the log-intensity at ``Xq`` (returns ``(n_samples, m)``): the node field from
-        ``q = N(m, S)``, then the NNGP conditional at each query point given the nodes."""
+        ``q = N(m, S)``, then the NNGP conditional at each query point given the nodes.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        n_samples : int, default=1
+            Number of joint draws, at least 1.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the draws.
+        covariates : callable or array-like, optional
+            As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
+            at ``Xq``; needed when the model was fitted with covariates.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, m)
+            The draws of the log-intensity.
+        """
         n_samples = check_scalar_int(n_samples, "n_samples", low=1)
         rng = check_random_state(self.random_state if random_state is None else random_state)
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
@@ -1188,6 +1259,24 @@ class VoGCAM(BaseEstimator):
           the field from q (log-mean-exp; the integral by the quadrature at the nodes).
 
         ``"mean" >= "expected"`` always (Jensen on each point; same integral term).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2) or None, default=None
+            The test pattern (``None``: return the ELBO of the fit).
+        thinning : float or None, default=None
+            Thinning probability ``p`` in (0, 1) that sent the points of ``X`` to the test set.
+        method : {"expected", "mean", "median", "predictive"}, default="expected"
+            The score, as above.
+        n_samples : int, default=200
+            Draws of the field for ``method="predictive"``.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of those draws.
+
+        Returns
+        -------
+        float
+            The score (higher is better).
         """
         check_is_fitted(self, "mean_")
         if X is None:

@@ -91,6 +91,13 @@ class Window:
     Build it with :meth:`from_any`. Attributes: ``vertices`` (V, 2), ``bounds``
     ``(xmin, xmax, ymin, ymax)``, ``area``, ``is_rectangle``, ``diameter`` (of the bounding box).
 
+    Parameters
+    ----------
+    vertices : array-like of shape (V, 2)
+        The vertices.
+    _checked : bool, default=False
+        Internal: the vertices were already validated.
+
     Examples
     --------
     >>> w = Window.from_any((0, 2, 0, 1))
@@ -121,7 +128,15 @@ class Window:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def rectangle(cls, xmin, xmax, ymin, ymax, *, _name="window"):
-        """The rectangle ``[xmin, xmax] x [ymin, ymax]``."""
+        """The rectangle ``[xmin, xmax] x [ymin, ymax]``.
+
+        Parameters
+        ----------
+        xmin, xmax, ymin, ymax : float
+            The bounds, with ``xmin < xmax`` and ``ymin < ymax``.
+        _name : str, default="window"
+            Internal: the name used in error messages.
+        """
         vals = []
         for name, v in zip(("xmin", "xmax", "ymin", "ymax"), (xmin, xmax, ymin, ymax)):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
@@ -144,7 +159,15 @@ class Window:
 
     @classmethod
     def polygon(cls, vertices, *, _name="window"):
-        """A simple polygon; clockwise input is reoriented, a closing repeat of vertex 0 dropped."""
+        """A simple polygon; clockwise input is reoriented, a closing repeat of vertex 0 dropped.
+
+        Parameters
+        ----------
+        vertices : array-like of shape (V, 2)
+            Vertices of a simple polygon, in either orientation.
+        _name : str, default="window"
+            Internal: the name used in error messages.
+        """
         try:
             raw = np.asarray(vertices)
         except (TypeError, ValueError):
@@ -183,7 +206,15 @@ class Window:
 
     @classmethod
     def from_any(cls, w, *, _name="window"):
-        """A :class:`Window` from ``(xmin, xmax, ymin, ymax)``, a ``(V, 2)`` polygon, or a Window."""
+        """A :class:`Window` from ``(xmin, xmax, ymin, ymax)``, a ``(V, 2)`` polygon, or a Window.
+
+        Parameters
+        ----------
+        w : tuple, array-like of shape (V, 2) or Window
+            ``(xmin, xmax, ymin, ymax)``, polygon vertices or a window.
+        _name : str, default="window"
+            Internal: the name used in error messages.
+        """
         if isinstance(w, Window):
             return w
         if w is None:
@@ -206,7 +237,18 @@ class Window:
 
     # ------------------------------------------------------------------ geometry
     def contains(self, xy):
-        """Boolean array: which rows of ``xy`` (m, 2) lie in the closed window (boundary included)."""
+        """Boolean array: which rows of ``xy`` (m, 2) lie in the closed window (boundary included).
+
+        Parameters
+        ----------
+        xy : array-like of shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+            Whether each point lies in the window.
+        """
         xy = np.asarray(xy, dtype=np.float64)
         if xy.ndim == 1 and xy.shape[0] == 2:
             xy = xy[None, :]
@@ -250,6 +292,19 @@ class Window:
         return hash(self.vertices.tobytes())
 
     def scaled(self, shift, scale):
-        """The window mapped by ``s -> (s - shift) / scale`` (used to rescale large coordinates)."""
+        """The window mapped by ``s -> (s - shift) / scale`` (used to rescale large coordinates).
+
+        Parameters
+        ----------
+        shift : array-like of shape (2,)
+            Subtracted from the coordinates.
+        scale : float
+            The coordinates are then divided by it (positive).
+
+        Returns
+        -------
+        Window
+            The mapped window.
+        """
         v = (self.vertices - np.asarray(shift, dtype=np.float64)) / float(scale)
         return Window(v, _checked=True)

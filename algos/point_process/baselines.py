@@ -1,4 +1,4 @@
-r"""Baselines for log-Gaussian Cox process inference (spec section 3), with VoGCAM's fit/predict API.
+r"""Baselines for log-Gaussian Cox process inference (point_process reconstruction notes, section 3), with VoGCAM's fit/predict API.
 
 * :class:`GridLaplaceLGCP` — counts on a regular grid, Poisson(a e^{f_c}), Gaussian prior on the
   cell values, Laplace approximation at the posterior mode found by Newton's method
@@ -17,7 +17,7 @@ r"""Baselines for log-Gaussian Cox process inference (spec section 3), with VoGC
   & Waagepetersen 1998; Roberts & Rosenthal 1998 for the 0.574 acceptance target).
 * :class:`SVGPCoxProcess` — a sparse variational GP (inducing points on a grid, ``gpytorch``) with the
   Poisson-process likelihood on regular-grid quadrature; the 2-D, Pyro-free port of gpytorch's
-  Cox-process example (spec section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
+  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
   lazily.
 
 Every estimator takes ``window=`` ((xmin, xmax, ymin, ymax) or a (V, 2) polygon) and implements
@@ -50,9 +50,9 @@ from ._window import MAX_COORD, Window
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
-#: a cell's area, so the Poisson likelihood stays bounded (spec section 7: w > 0 where y > 0).
+#: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y > 0).
 _MIN_CELL_FRACTION = 1e-6
-#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, spec section 7).
+#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, point_process reconstruction notes, section 7).
 _MAX_STEP = 5.0
 #: Largest grid for the dense solver (M x M Cholesky).
 _DENSE_MAX_CELLS = 4096
@@ -325,7 +325,7 @@ class _BSolver:
 
 
 class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
-    r"""Laplace approximation of an LGCP on a regular grid (spec section 3, item 3).
+    r"""Laplace approximation of an LGCP on a regular grid (point_process reconstruction notes, section 3, item 3).
 
     Model: counts ``y_c`` in cell ``c`` (area ``a_c`` inside the window) are Poisson(``a_c e^{f_c}``),
     ``f = Z beta + g`` with ``g ~ N(0, K)`` (Matérn on the cell centres) and a flat prior on ``beta``.
@@ -434,7 +434,20 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         return obj - 0.5 * solver.logdet
 
     def fit(self, X, covariates=None):
-        """Fit to the points ``X`` (n, 2) inside the window; ``covariates`` as in the module docstring."""
+        """Fit to the points ``X`` (n, 2) inside the window; ``covariates`` as in the module docstring.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2)
+            The points, inside the window.
+        covariates : callable or array-like, optional
+            Covariates, as in the module docstring.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         win, phi, diam = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -525,7 +538,22 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
 
     # -- prediction ------------------------------------------------------------------
     def predict_log_intensity(self, Xq, return_std=False):
-        """Posterior mean (and sd) of the log-intensity at ``Xq`` (piecewise constant on cells)."""
+        """Posterior mean (and sd) of the log-intensity at ``Xq`` (piecewise constant on cells).
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        return_std : bool, default=False
+            Also return the posterior standard deviation.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean of the log-intensity.
+        std : ndarray of shape (m,)
+            Posterior standard deviation; only with ``return_std=True``.
+        """
         self._check_fitted()
         Xq = _check_query(Xq)
         idx = self.grid_.index(Xq)
@@ -535,7 +563,19 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         return mu
 
     def expected_count(self, region=None):
-        """``sum_c a_c E exp(f_c)`` over the cells whose centre lies in ``region`` (all if None)."""
+        """``sum_c a_c E exp(f_c)`` over the cells whose centre lies in ``region`` (all if None).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         self._check_fitted()
         mask = _region_mask(region, self.grid_.centres)
         lam = np.exp(self.log_intensity_.ravel() + 0.5 * self.log_intensity_var_.ravel())
@@ -581,7 +621,20 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, covariates=None):
-        """Sample the grid posterior given the points ``X`` (n, 2)."""
+        """Sample the grid posterior given the points ``X`` (n, 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2)
+            The points, inside the window.
+        covariates : callable or array-like, optional
+            Covariates, as in the module docstring.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         win, phi, _ = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -677,7 +730,19 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
     predict_log_intensity = GridLaplaceLGCP.predict_log_intensity
 
     def expected_count(self, region=None):
-        """Posterior mean of ``sum_c a_c exp(f_c)`` over cells centred in ``region`` (sample average)."""
+        """Posterior mean of ``sum_c a_c exp(f_c)`` over cells centred in ``region`` (sample average).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         self._check_fitted()
         mask = _region_mask(region, self.grid_.centres)
         return float(np.mean(np.exp(self.samples_[:, mask]) @ self.cell_areas_.ravel()[mask]))
@@ -726,7 +791,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
 
     ``log lambda(s) = x(s)^T beta + phi(s)^T u`` with bisquare basis functions ``phi`` at two
     resolutions, prior ``u_k ~ N(0, sigma_l^2)`` (one variance per resolution), variational
-    ``q(u) = N(mu, diag tau^2)``. The ELBO (spec section 3, item 2)::
+    ``q(u) = N(mu, diag tau^2)``. The ELBO (point_process reconstruction notes, section 3, item 2)::
 
         sum_i (x_i^T beta + phi_i^T mu) - sum_q w_q exp(x_q^T beta + phi_q^T mu + 1/2 sum_k phi_qk^2 tau_k^2)
         - 1/2 sum_k [log sigma_l^2 - log tau_k^2],   sigma_l^2 = mean over level l of (tau_k^2 + mu_k^2)
@@ -759,7 +824,20 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         self.tol = tol
 
     def fit(self, X, covariates=None):
-        """Fit to the points ``X`` (n, 2)."""
+        """Fit to the points ``X`` (n, 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2)
+            The points, inside the window.
+        covariates : callable or array-like, optional
+            Covariates, as in the module docstring.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         per = tuple(check_scalar_int(k, "basis_per_side", low=1) for k in self.basis_per_side)
@@ -817,7 +895,22 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         return self
 
     def predict_log_intensity(self, Xq, return_std=False):
-        """Variational mean (and sd) of the log-intensity at ``Xq``."""
+        """Variational mean (and sd) of the log-intensity at ``Xq``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        return_std : bool, default=False
+            Also return the posterior standard deviation.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean of the log-intensity.
+        std : ndarray of shape (m,)
+            Posterior standard deviation; only with ``return_std=True``.
+        """
         self._check_fitted()
         Xq = _check_query(Xq)
         Phi = _bisquare(Xq, self.basis_centres_, self.basis_radii_)
@@ -827,7 +920,19 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         return mu
 
     def expected_count(self, region=None):
-        """``sum_q w_q E exp(f(u_q))`` over the quadrature nodes in ``region`` (all if None)."""
+        """``sum_q w_q E exp(f(u_q))`` over the quadrature nodes in ``region`` (all if None).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         self._check_fitted()
         qc, wq = self._quad
         mask = _region_mask(region, qc)
@@ -837,7 +942,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
 
 # ----------------------------------------------------------------------------- gpytorch SVGP
 class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
-    r"""Sparse variational GP Cox process (gpytorch; spec section 3, item 4).
+    r"""Sparse variational GP Cox process (gpytorch; point_process reconstruction notes, section 3, item 4).
 
     ``f(s) = x(s)^T beta + g(s)``, ``g ~ GP(0, ScaleKernel(Matern(nu)))`` with a
     ``CholeskyVariationalDistribution`` on ``n_inducing`` inducing points on a fixed regular grid
@@ -881,7 +986,20 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         self.device = device
 
     def fit(self, X, covariates=None):
-        """Fit to the points ``X`` (n, 2)."""
+        """Fit to the points ``X`` (n, 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2)
+            The points, inside the window.
+        covariates : callable or array-like, optional
+            Covariates, as in the module docstring.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         nu = _check_nu(self.nu)
@@ -992,7 +1110,22 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         return self
 
     def predict_log_intensity(self, Xq, return_std=False):
-        """Variational mean (and sd) of the log-intensity at ``Xq`` (user's units)."""
+        """Variational mean (and sd) of the log-intensity at ``Xq`` (user's units).
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        return_std : bool, default=False
+            Also return the posterior standard deviation.
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean of the log-intensity.
+        std : ndarray of shape (m,)
+            Posterior standard deviation; only with ``return_std=True``.
+        """
         self._check_fitted()
         Xq = _check_query(Xq)
         import gpytorch
@@ -1009,7 +1142,19 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         return mu
 
     def expected_count(self, region=None):
-        """``sum_j w_j E exp(f(u_j))`` over the quadrature nodes in ``region`` (all if None)."""
+        """``sum_j w_j E exp(f(u_j))`` over the quadrature nodes in ``region`` (all if None).
+
+        Parameters
+        ----------
+        region : None or window, default=None
+            A rectangle ``(xmin, xmax, ymin, ymax)``, a polygon (V, 2) or a :class:`Window` (``None``: the
+            whole window).
+
+        Returns
+        -------
+        float
+            The posterior expected count.
+        """
         self._check_fitted()
         qc, wq = self._quad
         mask = _region_mask(region, qc)

@@ -1,12 +1,12 @@
 r"""Belief updates, blind policies and deterministic finite-state controllers (FSCs).
 
 Every function takes a POMDP as any object with attributes ``T`` (A, S, S), ``Z`` (A, S, O),
-``r`` (S, A), ``discount`` and ``b0`` (None means uniform), spec ``pomdp.md`` §1.1:
+``r`` (S, A), ``discount`` and ``b0`` (None means uniform), the pomdp reconstruction notes §1.1:
 ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``, ``r[s, a]`` expected reward.
 
 A deterministic FSC with K nodes is ``(action, eta, m0)``: node ``m`` plays ``action[m]`` and moves
-to ``eta[m, o]`` after observation ``o`` (``eta`` may also be given as (K, A, O), spec §6; then
-``eta[m, action[m], o]`` is used). Its exact value solves the K*S linear system (spec §1.2)
+to ``eta[m, o]`` after observation ``o`` (``eta`` may also be given as (K, A, O); then
+``eta[m, action[m], o]`` is used). Its exact value solves the K*S linear system (pomdp reconstruction notes §1.2)
 
     W[m, s] = r[s, a_m] + discount * sum_{s'} T[a_m, s, s'] sum_o Z[a_m, s', o] W[eta[m, o], s'],
 
@@ -138,6 +138,24 @@ def successors(pomdp, B, a):
     Returns ``(P, Bn, zero)``: ``P[n, o] = P(o | B[n], a)``, ``Bn[n, o] = tau(B[n], a, o)``, and the
     flags ``zero[n, o]`` of zero-probability observations, for which ``Bn[n, o]`` holds the
     prior-predicted belief ``B[n] @ T[a]`` (the posterior is undefined there; never branch on it).
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    B : array-like of shape (N, S) or (S,)
+        Beliefs.
+    a : int
+        The action.
+
+    Returns
+    -------
+    P : ndarray of shape (N, O)
+        Observation probabilities.
+    Bn : ndarray of shape (N, O, S)
+        Successor beliefs.
+    zero : ndarray of bool, shape (N, O)
+        Zero-probability observations.
     """
     T, Z, _, _ = _arrays(pomdp)
     A, S, _ = T.shape
@@ -160,6 +178,24 @@ def update(pomdp, b, a, o):
     """Bayes update ``tau(b, a, o)``; returns ``(b_next, p_o)`` with ``p_o = P(o | b, a)``.
 
     Raises ``ValueError`` when ``b`` is not on the simplex or when ``P(o | b, a) = 0``.
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    b : array-like of shape (S,)
+        The belief.
+    a : int
+        The action.
+    o : int
+        The observation.
+
+    Returns
+    -------
+    b_next : ndarray of shape (S,)
+        ``tau(b, a, o)``.
+    p_o : float
+        ``P(o | b, a)``.
     """
     T, Z, _, _ = _arrays(pomdp)
     A, S, _ = T.shape
@@ -210,6 +246,20 @@ def check_fsc(action, eta, n_actions, n_observations):
 
     ``eta`` is (K, O) or (K, A, O) (then only the entries ``eta[m, action[m], :]`` matter).
     Returns an :class:`FSCCheck` (truthy iff total) listing the offending entries.
+
+    Parameters
+    ----------
+    action : int array-like of shape (K,)
+        Action of each memory node.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    n_actions, n_observations : int
+        ``A`` and ``O``.
+
+    Returns
+    -------
+    FSCCheck
+        Truthy iff the controller is total.
     """
     action, eta = _fsc_arrays(action, eta)
     K = action.shape[0]
@@ -285,11 +335,35 @@ def _fsc_system(T, Z, r, action, eta, sparse):
 
 
 def evaluate_fsc(pomdp, action, eta, m0=0, b0=None, *, return_values=False, sparse=None):
-    """Exact value ``V^F(b0) = b0 . W[m0]`` of a deterministic FSC (spec §1.2).
+    """Exact value ``V^F(b0) = b0 . W[m0]`` of a deterministic FSC (pomdp reconstruction notes §1.2).
 
     Solves ``(I - discount * P_F) W = R_F`` over the K*S unknowns; dense LU up to
     ``K*S = 5000``, ``scipy.sparse.linalg.spsolve`` beyond (or as forced by ``sparse``).
     With ``return_values=True`` returns ``(value, W)`` with ``W`` of shape (K, S).
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    action : int array-like of shape (K,)
+        Action of each memory node.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    m0 : int, default=0
+        Initial memory node.
+    b0 : array-like of shape (S,) or None, default=None
+        Initial belief (``None``: the model's ``b0``).
+    return_values : bool, default=False
+        Also return the node values ``W``.
+    sparse : bool or None, default=None
+        Force the sparse (True) or dense (False) solver (``None``: by size).
+
+    Returns
+    -------
+    value : float
+        ``V^F(b0)``.
+    W : ndarray of shape (K, S)
+        Node values; only with ``return_values=True``.
     """
     T, Z, r, discount, action, eta, m0, b0 = _fsc_prepare(pomdp, action, eta, m0, b0)
     _need_discount_below_one(discount, "exact FSC evaluation")
@@ -317,6 +391,32 @@ def evaluate_fsc_iterative(pomdp, action, eta, m0=0, b0=None, *, tol=1e-11, max_
 
     Iterates ``W <- R + discount * P W`` from 0 until the a-posteriori error bound
     ``discount / (1 - discount) * ||W_new - W||_inf`` is below ``tol``.
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    action : int array-like of shape (K,)
+        Action of each memory node.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    m0 : int, default=0
+        Initial memory node.
+    b0 : array-like of shape (S,) or None, default=None
+        Initial belief (``None``: the model's ``b0``).
+    tol : float, default=1e-11
+        Target a-posteriori error.
+    max_iter : int, default=1000000
+        Maximum number of iterations.
+    return_values : bool, default=False
+        Also return the node values ``W``.
+
+    Returns
+    -------
+    value : float
+        ``V^F(b0)``.
+    W : ndarray of shape (K, S)
+        Node values; only with ``return_values=True``.
     """
     T, Z, r, discount, action, eta, m0, b0 = _fsc_prepare(pomdp, action, eta, m0, b0)
     _need_discount_below_one(discount, "iterative FSC evaluation")
@@ -370,6 +470,30 @@ def simulate_fsc(pomdp, action, eta, m0=0, n_episodes=10_000, horizon=None, rand
     All draws come from the numpy generator ``random_state``. Returns a :class:`SimulationResult`
     with the mean, its standard error, the per-episode returns and the truncation bound
     ``discount**horizon * max|r| / (1 - discount)``.
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    action : int array-like of shape (K,)
+        Action of each memory node.
+    eta : int array-like of shape (K, O) or (K, A, O)
+        Memory update.
+    m0 : int, default=0
+        Initial memory node.
+    n_episodes : int, default=10000
+        Number of episodes.
+    horizon : int or None, default=None
+        Steps per episode (``None``: the smallest horizon whose truncation bound is at most 1e-8).
+    random_state : None, int, SeedSequence or Generator, default=None
+        Seed of the simulation.
+    b0 : array-like of shape (S,) or None, default=None
+        Initial belief (``None``: the model's ``b0``).
+
+    Returns
+    -------
+    SimulationResult
+        Mean, standard error, per-episode returns and truncation bound.
     """
     T, Z, r, discount, action, eta, m0, b0 = _fsc_prepare(pomdp, action, eta, m0, b0)
     n_episodes = check_scalar_int(n_episodes, "n_episodes", low=2)
@@ -406,10 +530,22 @@ class BlindPolicies(NamedTuple):
 
 
 def blind_policy_values(pomdp, b0=None):
-    """Exact values of the A blind policies "always play a" (spec §8.1):
+    """Exact values of the A blind policies "always play a" (pomdp reconstruction notes §8.1):
     ``v_a = (I - discount * T[a])^{-1} r[:, a]`` and ``b0 . v_a``; also the best one.
 
     These are the K = 1 FSCs; their vectors are valid (achievable) PBVI lower-bound alphas.
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    b0 : array-like of shape (S,) or None, default=None
+        Initial belief (``None``: the model's ``b0``).
+
+    Returns
+    -------
+    BlindPolicies
+        The values ``b0 . v_a``, the vectors ``v_a``, the best action and its value.
     """
     T, Z, r, discount = _arrays(pomdp)
     A, S, _ = T.shape

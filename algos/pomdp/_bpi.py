@@ -1,6 +1,6 @@
 r"""Bounded policy iteration (BPI; Poupart & Boutilier 2003) for a fixed-size stochastic FSC.
 
-Spec ``pomdp.md`` §3. A stochastic K-node FSC has action probabilities ``psi[n, a]`` and successor
+The pomdp reconstruction notes §3. A stochastic K-node FSC has action probabilities ``psi[n, a]`` and successor
 probabilities ``eta[n, a, o, n']``. Its node values solve the K*S linear system
 
     V(n, s) = sum_a psi[n,a] ( r[s,a] + discount * sum_{s',o} T[a,s,s'] Z[a,s',o] sum_{n'} eta[n,a,o,n'] V(n',s') ).
@@ -172,7 +172,7 @@ class BPIController(BaseEstimator):
     n_memory : int
         Number of nodes ``K >= 1``.
     max_iter : int, default=50
-        Maximum number of sweeps over the nodes (spec §3 calls it ``max_sweeps``, default 200);
+        Maximum number of sweeps over the nodes (pomdp reconstruction notes §3 calls it ``max_sweeps``, default 200);
         a ``ConvergenceWarning`` is raised when it bites.
     tol : float, default=1e-6
         Stop when the largest LP improvement ``eps`` of a sweep is below ``tol``.
@@ -236,7 +236,20 @@ class BPIController(BaseEstimator):
         return float(x[0]), new_psi, _clean(new_eta)
 
     def fit(self, pomdp, alphas=None):
-        """Run BPI on ``pomdp`` (``alphas`` is accepted for API symmetry and ignored)."""
+        """Run BPI on ``pomdp`` (``alphas`` is accepted for API symmetry and ignored).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like or None, default=None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         K = check_scalar_int(self.n_memory, "n_memory", low=1)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)
@@ -318,13 +331,37 @@ class BPIController(BaseEstimator):
         return check_scalar_int(memory, "memory", low=0, high=self.action_probs_.shape[0] - 1)
 
     def predict_proba(self, memory):
-        """Action distribution ``psi[memory]``."""
+        """Action distribution ``psi[memory]``.
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+
+        Returns
+        -------
+        ndarray of shape (A,)
+            The action distribution.
+        """
         m = self._check_memory(memory)
         return self.action_probs_[m].copy()
 
     def predict(self, memory, random_state=None):
         """An action drawn from ``psi[memory]`` (the most probable one, lowest index on ties, when
-        ``random_state`` is None)."""
+        ``random_state`` is None).
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the draw (``None``: the most probable action).
+
+        Returns
+        -------
+        int
+            The action.
+        """
         p = self.predict_proba(memory)
         if random_state is None:
             return int(np.argmax(p))
@@ -332,7 +369,24 @@ class BPIController(BaseEstimator):
 
     def update(self, memory, a, o, random_state=None):
         """Next node after ``(a, o)``: drawn from ``eta[memory, a, o]`` (the most probable one
-        when ``random_state`` is None)."""
+        when ``random_state`` is None).
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+        a : int
+            The action played.
+        o : int
+            The observation.
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the draw (``None``: the most probable node).
+
+        Returns
+        -------
+        int
+            The next memory node.
+        """
         m = self._check_memory(memory)
         A, O = self.successor_probs_.shape[1:3]
         a = check_scalar_int(a, "a", low=0, high=A - 1)
@@ -343,12 +397,42 @@ class BPIController(BaseEstimator):
         return int(check_random_state(random_state).choice(len(p), p=p))
 
     def evaluate(self, pomdp, b=None):
-        """Exact value ``max_n b . W[n]`` on ``pomdp``."""
+        """Exact value ``max_n b . W[n]`` on ``pomdp``.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        b : array-like of shape (S,) or None, default=None
+            Belief (``None``: the model's ``b0``).
+
+        Returns
+        -------
+        float
+            The exact value.
+        """
         check_is_fitted(self, "action_probs_")
         return evaluate_stochastic_fsc(pomdp, self.action_probs_, self.successor_probs_, b0=b)[0]
 
     def simulate(self, pomdp, n_episodes=10_000, horizon=None, random_state=None):
-        """Monte-Carlo returns from node ``m0_``."""
+        """Monte-Carlo returns from node ``m0_``.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        n_episodes : int, default=10000
+            Number of episodes.
+        horizon : int or None, default=None
+            Steps per episode (``None``: as in :func:`simulate_fsc`).
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the simulation.
+
+        Returns
+        -------
+        SimulationResult
+            Mean, standard error and per-episode returns.
+        """
         check_is_fitted(self, "action_probs_")
         return simulate_stochastic_fsc(pomdp, self.action_probs_, self.successor_probs_, self.m0_,
                                        n_episodes=n_episodes, horizon=horizon, random_state=random_state)

@@ -17,6 +17,16 @@ def tiger(discount=0.95):
     correct side with probability 0.85), ``open-left``, ``open-right`` (+10 if the tiger is behind the
     other door, -100 otherwise; the problem then resets to the uniform belief and the observation is
     uninformative). ``b0`` is uniform.
+
+    Parameters
+    ----------
+    discount : float, default=0.95
+        Discount factor, in [0, 1].
+
+    Returns
+    -------
+    POMDP
+        The model.
     """
     discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
     T = np.empty((3, 2, 2))
@@ -123,6 +133,27 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     Dense ``T`` has ``(5 + k) * S**2`` entries; sizes beyond 4 GiB are refused with a
     ``ValueError`` that gives the size (RockSample(7, 8) has S = 12545, RockSample(11, 11)
     S = 247 809).
+
+    Parameters
+    ----------
+    n : int
+        Side of the grid.
+    k : int
+        Number of rocks.
+    discount : float, default=0.95
+        Discount factor.
+    random_state : None, int, SeedSequence or Generator, default=0
+        Seed of the rock positions (``layout="random"`` only).
+    layout : {"standard", "random"} or None, default=None
+        Published map or random rock cells; ``None``: the published map where one exists.
+    half_efficiency_distance : float or None, default=None
+        Distance ``d0`` at which the sensor is right with probability 3/4 (efficiency
+        ``2^(-d/d0)``); ``None``: the published file's value for a standard map, 20 otherwise.
+
+    Returns
+    -------
+    POMDP
+        The model.
     """
     n = check_scalar_int(n, "n", low=1)
     k = check_scalar_int(k, "k", low=0, high=n * n)

@@ -1,24 +1,24 @@
 r"""Codebook -> finite-state controller (FSC) construction and two codebook baselines.
 
-Spec ``pomdp.md`` §1.2 [R, reconstructed: the natural construction; the paper's text was not
+The pomdp reconstruction notes §1.2 [R, reconstructed: the natural construction; the paper's text was not
 available]. A codebook ``C = {c_1..c_K}`` of beliefs and a quantiser ``q`` give a deterministic
 K-node FSC:
 
 * memory init ``m0 = q(b0)``;
 * memory update ``eta(k, a, o) = q(tau(c_k, a, o))``, precomputed as a (K, A, O) table; entries with
-  ``P(o | c_k, a) = 0`` map to ``k`` (the posterior is undefined there, spec §7);
+  ``P(o | c_k, a) = 0`` map to ``k`` (the posterior is undefined there, pomdp reconstruction notes §7);
 * action rule ``"lookahead"`` (default): ``pi(k) = argmax_a r(c_k, a) + discount * sum_o P(o|c_k,a)
   V_Gamma(tau(c_k, a, o))`` with ``V_Gamma(b) = max_alpha alpha . b`` (PBVI alphas); or
   ``"quantized_mdp"`` (Saldi-Yuksel style): value iteration on the K-state MDP with reward
   ``r(c_k, a)`` and ``p(k'|k, a) = sum_o P(o|c_k,a) 1[eta(k,a,o) = k']``, ``pi(k) = argmax_a Q_C(k, a)``.
-* K = 1 always plays the best blind action (spec §7: a one-node FSC *is* a blind policy, and the
+* K = 1 always plays the best blind action (pomdp reconstruction notes §7: a one-node FSC *is* a blind policy, and the
   best one is known exactly), whatever the action rule says.
 
 Quantisers: ``"l1"`` (nearest in L1), ``"l2"`` (nearest in Euclidean distance) and ``"decision"``:
 nearest in the decision (Bregman) distortion ``d_V(b, c) = V_Gamma(b) - alpha_c . b`` with
-``alpha_c = argmax_{alpha} alpha . c`` (spec §1.3), L1 as tie-break. All ties go to the lowest index.
+``alpha_c = argmax_{alpha} alpha . c`` (pomdp reconstruction notes §1.3), L1 as tie-break. All ties go to the lowest index.
 
-Baselines (spec §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid) with
+Baselines (pomdp reconstruction notes §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid) with
 the L1 quantiser and :class:`KMeansCodebook` (scikit-learn ``KMeans`` on simulated beliefs) with the
 L2 quantiser; both use the same action rule as RECAP, so only the codebook differs.
 """
@@ -116,7 +116,7 @@ def _node_successors(T, Z, C):
 
 def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahead", b0=None,
                        vi_tol=1e-10, max_vi_iter=100_000):
-    r"""The deterministic FSC of the codebook ``C`` (spec §1.2).
+    r"""The deterministic FSC of the codebook ``C`` (pomdp reconstruction notes §1.2).
 
     Returns a dict with ``action`` (K,), ``eta`` (K, O), ``eta_full`` (K, A, O), ``m0``, and the
     node successor arrays ``P`` (K, A, O), ``Bn`` (K, A, O, S) used by the callers.
@@ -137,6 +137,12 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
         Stopping tolerance of the value iteration of ``"quantized_mdp"``.
     max_vi_iter : int >= 0, default=100000
         Iteration cap of that value iteration.
+
+    Returns
+    -------
+    dict
+        ``action`` (K,), ``eta`` (K, O), ``eta_full`` (K, A, O), ``m0``, ``P`` (K, A, O) and ``Bn``
+        (K, A, O, S).
     """
     distance = check_option(distance, "distance", DISTANCES)
     action_rule = check_option(action_rule, "action_rule", ACTION_RULES)
@@ -249,7 +255,7 @@ def _default_horizon(discount, cap=60):
 
 # --------------------------------------------------------------------------- base class
 class _CodebookController(BaseEstimator):
-    """Common interface of codebook controllers (spec §1.2, §6). [R] reconstructed.
+    """Common interface of codebook controllers (pomdp reconstruction notes §1.2). [R] reconstructed.
 
     Subclasses implement ``_fit_codebook(pomdp, alphas, rng)`` and set ``_distance``.
 
@@ -392,7 +398,7 @@ def freudenthal_grid(S, M):
 
 
 class GridCodebook(_CodebookController):
-    r"""Uniform (Freudenthal/Lovejoy) or random belief grid as codebook (spec §3 baseline). [R]
+    r"""Uniform (Freudenthal/Lovejoy) or random belief grid as codebook (pomdp reconstruction notes §3 baseline) [R].
 
     ``kind="regular"``: all beliefs with coordinates in ``{0, 1/M, ..., 1}``, ``M`` the largest with
     ``C(M+S-1, S-1) <= n_memory`` (or the given ``M``). When even the S corners exceed the budget the
@@ -449,7 +455,7 @@ class GridCodebook(_CodebookController):
 
 
 class KMeansCodebook(_CodebookController):
-    r"""k-means codebook on simulated beliefs (spec §3 baseline). [R]
+    r"""k-means codebook on simulated beliefs (pomdp reconstruction notes §3 baseline) [R].
 
     ``n_samples`` beliefs are collected along trajectories from ``b0`` under the Gamma-greedy policy
     with ``explore`` random actions (weights ``discount**t``); scikit-learn ``KMeans(n_clusters=K,

@@ -1,4 +1,4 @@
-r"""Converse (lower) bound on the value loss of any K-memory controller (spec ``pomdp.md`` §1.3) [R].
+r"""Converse (lower) bound on the value loss of any K-memory controller (the pomdp reconstruction notes §1.3) [R].
 
 All histories reaching memory state ``m`` share the controller's future behaviour, so their
 continuation value is linear, ``b . W_m <= V*(b)``. For the first ``t`` steps of any controller
@@ -11,14 +11,14 @@ with ``bbar_m`` the mean belief of the histories in memory ``m`` at time ``t`` a
 Jensen gap (merge cost) of ``V*``. With at most ``K`` cells the second term is at least
 ``g^t D_K(mu_t)`` (Bregman hard clustering), and ``D_K >= D_mu(log K)`` (rate-distortion,
 Blahut–Arimoto). Minimising over the action trees gives controller-independent bounds; depth 1
-is the spec's ``min_a [V*(b0) - Q*(b0,a) + g D_K(mu_1^a)]`` (the ``V*(b_1)`` terms cancel in the
+is the reconstruction's ``min_a [V*(b0) - Q*(b0,a) + g D_K(mu_1^a)]`` (the ``V*(b_1)`` terms cancel in the
 form computed here).
 
 Brackets: ``V*`` is replaced by PBVI's lower bound where it enters with a plus sign (``V*(b0)``
 and, for Blahut–Arimoto, the belief values inside the distortion) and by its upper bound where it
 enters with a minus sign (the merged cell values). The hard-clustering bound is therefore rigorous
 for any PBVI run. The Blahut–Arimoto bound uses the reproduction alphabet ``Gamma`` (PBVI's
-alphas) as the spec says; it is rigorous when ``Gamma`` holds the supergradients of ``V*`` at the
+alphas) as the pomdp reconstruction notes say; it is rigorous when ``Gamma`` holds the supergradients of ``V*`` at the
 cell means (exact ``V*``) and otherwise may overstate the true bound by up to the solver gap.
 """
 
@@ -43,11 +43,29 @@ __all__ = ["converse_lower_bound", "ConverseBound", "ConverseFallbackWarning"]
 class ConverseBound(NamedTuple):
     """Result of :func:`converse_lower_bound`.
 
-    ``bound``: the lower bound on ``V*(b0) - V^F(b0)`` (clipped at 0); ``value_lower`` /
-    ``value_upper``: PBVI's bracket of ``V*(b0)``; ``per_action`` (depth 1: the bound if the first
-    action is ``a``) and ``per_depth`` (history form: the bound at each depth ``t = 1..depth``);
-    ``distortion``: per first action (depth 1) the bracketed ``D_K(mu_1^a)`` (hard) or the
-    Blahut–Arimoto certificate ``D(log K)`` on ``Gamma``; ``details``: other ingredients.
+    Parameters
+    ----------
+    bound : float
+        The lower bound on ``V*(b0) - V^F(b0)`` (clipped at 0).
+    form : {"depth1", "history"}
+        The form computed.
+    method : {"hard", "blahut_arimoto"}
+        The distortion used.
+    n_memory : int
+        The memory budget K.
+    depth : int
+        History depth (1 for the depth-1 form).
+    value_lower, value_upper : float
+        The solver's bracket of ``V*(b0)``.
+    per_action : ndarray
+        Depth 1: the bound if the first action is ``a``.
+    per_depth : ndarray
+        History form: the bound at each depth ``t = 1..depth``.
+    distortion : ndarray
+        Per first action (depth 1) the bracketed ``D_K(mu_1^a)`` (hard) or the Blahut–Arimoto
+        certificate ``D(log K)`` on ``Gamma``.
+    details : dict
+        Other ingredients.
     """
 
     bound: float
@@ -182,11 +200,16 @@ def _default_solver(pomdp):
 def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="hard", solver=None,
                          controller=None, max_partitions=200_000, max_trees=20_000):
     r"""Lower bound on the loss ``V*(b0) - V^F(b0)`` of every controller ``F`` with ``n_memory``
-    memory states (spec §1.3, [R]).
+    memory states (pomdp reconstruction notes §1.3, [R]).
+
+    The depth-1 form is :func:`theory.pomdp.converse_depth1` applied to ``V_lower(b0)``, the upper
+    Q-values ``Q_upper(b0, a) = r(b0, a) + discount sum_o P(o|b0,a) V_upper(tau)`` and lower bounds
+    of the distortions (each ingredient on its valid side, as that function asks).
 
     Parameters
     ----------
-    pomdp : POMDP (``discount`` < 1)
+    pomdp : POMDP
+        The model; its ``discount`` must be below 1.
     n_memory : int >= 1
         K, the memory budget.
     form : {"depth1", "history"}
@@ -202,19 +225,19 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
         Blahut–Arimoto ``D(log K)`` over ``Gamma`` (see the module note). Ignored with ``controller``.
     solver : fitted PointBasedSolver or PBVI, optional
         Brackets of ``V*``; default ``PointBasedSolver(time_limit=20, target_gap=1e-4)``.
-    controller : (action (K,), eta (K, O) or (K, A, O), m0), optional
+    controller : tuple, optional
+        ``(action, eta, m0)`` with ``action`` of shape (K,), ``eta`` of shape (K, O) or (K, A, O)
+        and the initial memory state ``m0``: the controller whose own memory cells the history form
+        uses.
     max_partitions, max_trees : int
         Enumeration limits. Above ``max_partitions`` the exact clustering gives way to the
         Blahut-Arimoto certificate (with a :class:`ConverseFallbackWarning`); above ``max_trees``
         (history form) a ``ValueError`` says to lower ``depth``.
 
-    The depth-1 form is :func:`theory.pomdp.converse_depth1` applied to ``V_lower(b0)``, the upper
-    Q-values ``Q_upper(b0, a) = r(b0, a) + discount sum_o P(o|b0,a) V_upper(tau)`` and the distortion
-    lower bounds of :func:`_leaf_term` (each ingredient on its valid side, as that function asks).
-
     Returns
     -------
     ConverseBound
+        The bound, the ingredients it was computed from and the form and method used.
     """
     T, Z, r, g = _arrays(pomdp)
     _need_discount_below_one(g, "the converse bound")

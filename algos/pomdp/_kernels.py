@@ -1,6 +1,6 @@
 r"""numba kernels of the POMDP belief machinery: the batched Bayes update and the PBVI point backup.
 
-Conventions (spec ``pomdp.md`` §1.1): ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``,
+Conventions (the pomdp reconstruction notes §1.1): ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``,
 ``r[s, a]`` expected immediate reward. Kernels take plain float64 arrays; the readable numpy twins
 live in :mod:`._reference` and tests pin the two together. No random draws here.
 """

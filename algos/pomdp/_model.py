@@ -1,6 +1,6 @@
 """The finite POMDP model: dense arrays ``T[A,S,S]``, ``Z[A,S,O]``, ``r[S,A]``, ``discount`` and ``b0``.
 
-Conventions (spec ``pomdp.md`` §1.1):
+Conventions (the pomdp reconstruction notes §1.1):
 
 * ``T[a, s, s'] = P(s' | s, a)``;
 * ``Z[a, s', o] = P(o | s', a)`` (the observation depends on the state *reached* and the action taken);
@@ -171,14 +171,35 @@ class POMDP:
 
     # ------------------------------------------------------------------ helpers
     def copy(self):
-        """A deep copy (arrays copied)."""
+        """A deep copy (arrays copied).
+
+        Returns
+        -------
+        POMDP
+            The copy.
+        """
         return POMDP(
             self.T.copy(), self.Z.copy(), self.r.copy(), self.discount, self.b0.copy(),
             self.states, self.actions, self.observations, tol=self.tol,
         )
 
     def allclose(self, other, atol=1e-12, *, check_names=True):
-        """True if ``other`` has the same sizes (and names) and all numbers agree within ``atol``."""
+        """True if ``other`` has the same sizes (and names) and all numbers agree within ``atol``.
+
+        Parameters
+        ----------
+        other : POMDP
+            The model to compare with.
+        atol : float, default=1e-12
+            Absolute tolerance.
+        check_names : bool, default=True
+            Also compare the state, action and observation names.
+
+        Returns
+        -------
+        bool
+            Whether the models agree.
+        """
         if not isinstance(other, POMDP):
             return False
         if (self.T.shape, self.Z.shape) != (other.T.shape, other.Z.shape):
@@ -211,20 +232,59 @@ class POMDP:
     # ------------------------------------------------------------------ file I/O
     @classmethod
     def parse(cls, text, name="<string>", **kwargs):
-        """Parse Cassandra ``.POMDP`` text; see :func:`algos.pomdp._parser.parse_pomdp`."""
+        """Parse Cassandra ``.POMDP`` text; see :func:`algos.pomdp._parser.parse_pomdp`.
+
+        Parameters
+        ----------
+        text : str
+            File contents.
+        name : str, default="<string>"
+            Name used in error messages.
+        **kwargs
+            Passed to :func:`algos.pomdp.parse_pomdp`.
+
+        Returns
+        -------
+        POMDP
+            The model.
+        """
         from ._parser import parse_pomdp
 
         return parse_pomdp(text, name, **kwargs)
 
     @classmethod
     def from_file(cls, path, **kwargs):
-        """Read a Cassandra ``.POMDP`` file; see :func:`algos.pomdp._parser.read_pomdp`."""
+        """Read a Cassandra ``.POMDP`` file; see :func:`algos.pomdp._parser.read_pomdp`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file.
+        **kwargs
+            Passed to :func:`algos.pomdp.parse_pomdp`.
+
+        Returns
+        -------
+        POMDP
+            The model.
+        """
         from ._parser import read_pomdp
 
         return read_pomdp(path, **kwargs)
 
     def to_file(self, path=None):
-        """Write this model in Cassandra format (``path=None``: only return the text)."""
+        """Write this model in Cassandra format (``path=None``: only return the text).
+
+        Parameters
+        ----------
+        path : str, path-like or None, default=None
+            Where to write (``None``: only return the text).
+
+        Returns
+        -------
+        str
+            The text.
+        """
         from ._parser import write_pomdp
 
         return write_pomdp(self, path)

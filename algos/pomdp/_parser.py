@@ -1,4 +1,4 @@
-"""Reader and writer for Cassandra's ``.POMDP`` file format (spec ``pomdp.md`` §5, §7).
+"""Reader and writer for Cassandra's ``.POMDP`` file format (the pomdp reconstruction notes §5, §7).
 
 Grammar handled (pomdp-solve ``parser.y`` / ``scanner.l``, plus leniencies):
 
@@ -525,6 +525,11 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
         What to do with an all-zero ``T`` or ``O`` row: raise (naming the row), fill uniformly, or
         (``"self"``) make a ``T`` row an absorbing self-loop (``O`` rows then become uniform).
 
+    Returns
+    -------
+    POMDP
+        The model.
+
     Raises
     ------
     ValueError
@@ -541,7 +546,20 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
 
 
 def read_pomdp(path, **kwargs):
-    """Read a ``.POMDP`` file; keyword arguments as for :func:`parse_pomdp`."""
+    """Read a ``.POMDP`` file; keyword arguments as for :func:`parse_pomdp`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    **kwargs
+        As for :func:`parse_pomdp`.
+
+    Returns
+    -------
+    POMDP
+        The model.
+    """
     path = os.fspath(path)
     with open(path, encoding="utf-8", errors="replace") as fh:
         text = fh.read()
@@ -570,6 +588,18 @@ def write_pomdp(pomdp, path=None):
     matrices, and the expected reward as ``R: a : s : * : * r[s, a]``. Numbers use ``repr``, so
     :func:`parse_pomdp` gives back the same model exactly (Cassandra's ``R[a,s,s',o]`` is not kept:
     only ``r[s, a]`` is part of the model).
+
+    Parameters
+    ----------
+    pomdp : POMDP
+        The model.
+    path : str, path-like or None, default=None
+        Where to write (``None``: only return the text).
+
+    Returns
+    -------
+    str
+        The text.
     """
     if not isinstance(pomdp, POMDP):
         raise TypeError(f"'pomdp' must be a POMDP; got {type(pomdp).__name__}.")

@@ -184,11 +184,35 @@ class PointBasedSolver:
         self.device = device
 
     def get_params(self, deep=True):
+        r"""Parameters of this solver (scikit-learn convention).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored (no nested estimators).
+
+        Returns
+        -------
+        dict
+            Parameter names mapped to their values.
+        """
         return {k: getattr(self, k) for k in
                 ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose", "backend", "device",
                  "clock")}
 
     def set_params(self, **params):
+        r"""Set parameters of this solver (scikit-learn convention).
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values.
+
+        Returns
+        -------
+        self
+            The solver.
+        """
         for k, v in params.items():
             if k not in self.get_params():
                 raise ValueError(f"invalid parameter {k!r} for PointBasedSolver; valid: {sorted(self.get_params())}.")
@@ -197,7 +221,18 @@ class PointBasedSolver:
 
     # ------------------------------------------------------------------ fit
     def fit(self, pomdp):
-        """Run trials from ``b0`` until the target gap or the time limit; returns ``self``."""
+        """Run trials from ``b0`` until the target gap or the time limit; returns ``self``.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+
+        Returns
+        -------
+        self
+            The fitted solver.
+        """
         time_limit = check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="right")
         now = _CLOCKS[check_option(self.clock, "clock", tuple(_CLOCKS))]
         target = check_scalar_float(self.target_gap, "target_gap", low=0.0)
@@ -300,13 +335,35 @@ class PointBasedSolver:
             raise NotFittedError("This PointBasedSolver instance is not fitted yet; call fit(pomdp) first.")
 
     def value(self, b):
-        """Lower bound ``max_alpha b . alpha`` at belief ``b``."""
+        """Lower bound ``max_alpha b . alpha`` at belief ``b``.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The lower bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return float((self.alphas_ @ b).max())
 
     def upper_value(self, b):
-        """Upper bound at ``b``: min of the fast informed bound and the sawtooth interpolation."""
+        """Upper bound at ``b``: min of the fast informed bound and the sawtooth interpolation.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The upper bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         from ._pbvi import _sawtooth
@@ -316,7 +373,18 @@ class PointBasedSolver:
                          (self.alphas_ @ b).max()))
 
     def policy(self, b):
-        """Action of the best lower-bound vector at ``b`` (lowest index on ties)."""
+        """Action of the best lower-bound vector at ``b`` (lowest index on ties).
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        int or ndarray of shape (n,)
+            The action(s).
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return int(self.actions_[int(np.argmax(self.alphas_ @ b))])

@@ -1,6 +1,6 @@
 r"""Point-based value iteration (PBVI, Pineau et al. 2003) with a fast-informed upper bound.
 
-Lower bound: the alpha set starts from the blind-policy vectors (achievable values, spec §3), so
+Lower bound: the alpha set starts from the blind-policy vectors (achievable values, pomdp reconstruction notes §3), so
 every vector is the value of an actual conditional plan and ``V_Gamma(b) = max_alpha b . alpha``
 never exceeds ``V*(b)``. Each iteration backs the set up at every belief of ``beliefs_``
 (:func:`._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
@@ -48,6 +48,13 @@ def fib_upper_bound(pomdp, tol=1e-9, max_iter=100_000):
     tol : float >= 0, default=1e-9
     max_iter : int >= 0, default=100000
         At most this many backups (``0``: the initial bound ``max r / (1 - discount)``).
+
+    Returns
+    -------
+    Q : ndarray of shape (A, S)
+        The fast-informed-bound vectors.
+    n_iter : int
+        Backups done.
     """
     tol = check_scalar_float(tol, "tol", low=0.0)
     max_iter = check_scalar_int(max_iter, "max_iter", low=0)
@@ -116,11 +123,15 @@ class PBVI:
         within ``target_gap``. Otherwise ``converged_`` is False and a ``ConvergenceWarning``
         names the knob (``max_iter`` or ``n_beliefs``).
     expand : {"ssea", "random"}, default="ssea"
+        How new belief points are chosen: ``"ssea"`` (stochastic simulation with explorative
+        action: one simulated successor per action, the one farthest in L1 from the set is kept)
+        or ``"random"`` (uniform Dirichlet draws).
     upper : {"sawtooth", "fib"}, default="sawtooth"
         ``"fib"``: the fast informed bound only. ``"sawtooth"``: start from FIB, then each sweep
         also does a point-based upper backup at the corners and at every belief point, with
         sawtooth interpolation (costs ``(S + n) A O`` interpolations over ``n`` points per sweep).
     random_state : None, int, SeedSequence or Generator
+        Seed of the belief expansion.
     verbose : int, default=0
         ``>= 1`` shows a tqdm progress bar over sweeps.
     target_gap : float or None, default=None
@@ -134,11 +145,30 @@ class PBVI:
 
     Attributes
     ----------
-    alphas_ (n_alpha, S), actions_ (n_alpha,), value_ (``max_alpha b0 . alpha``),
-    upper_bound_ (FIB or sawtooth upper bound at b0),
-    upper_history_ (upper bound at b0 after each sweep), gap_ (``upper_bound_ - value_``), upper_alphas_ (A, S FIB vectors),
-    beliefs_ (n, S), n_iter_, value_history_ (value at b0 after each sweep; index 0 = blind start),
-    residual_ (Bellman residual on the belief set at the last sweep), converged_.
+    alphas_ : ndarray of shape (n_alpha, S)
+        Alpha vectors of the lower bound.
+    actions_ : ndarray of shape (n_alpha,)
+        Action label of each alpha vector.
+    value_ : float
+        Lower bound ``max_alpha b0 . alpha`` of ``V*(b0)``.
+    upper_bound_ : float
+        Upper bound (FIB or sawtooth) of ``V*(b0)``.
+    upper_history_ : list of float
+        Upper bound at ``b0`` after each sweep.
+    gap_ : float
+        ``upper_bound_ - value_``.
+    upper_alphas_ : ndarray of shape (A, S)
+        The fast-informed-bound vectors.
+    beliefs_ : ndarray of shape (n, S)
+        The belief points.
+    n_iter_ : int
+        Number of sweeps run.
+    value_history_ : list of float
+        Value at ``b0`` after each sweep; index 0 is the blind start.
+    residual_ : float
+        Bellman residual on the belief set at the last sweep.
+    converged_ : bool
+        Whether the convergence test of ``tol`` (and ``target_gap``) passed.
     """
 
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
@@ -155,6 +185,18 @@ class PBVI:
         self.device = device
 
     def get_params(self, deep=True):
+        r"""Parameters of this solver (scikit-learn convention).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored (no nested estimators).
+
+        Returns
+        -------
+        dict
+            Parameter names mapped to their values.
+        """
         return {k: getattr(self, k) for k in
                 ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
                  "device", "target_gap")}
@@ -207,6 +249,18 @@ class PBVI:
 
     # ------------------------------------------------------------------ fit
     def fit(self, pomdp):
+        r"""Run point-based value iteration on ``pomdp``.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+
+        Returns
+        -------
+        self
+            The fitted solver.
+        """
         n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)
@@ -322,13 +376,35 @@ class PBVI:
             raise RuntimeError("This PBVI instance is not fitted yet; call fit(pomdp) first.")
 
     def value(self, b):
-        """Lower-bound value ``max_alpha b . alpha``."""
+        """Lower-bound value ``max_alpha b . alpha``.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The lower bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return float((self.alphas_ @ b).max())
 
     def upper_value(self, b):
-        """Upper bound at ``b``: min of FIB ``max_a b . Q[a]`` and the sawtooth interpolation."""
+        """Upper bound at ``b``: min of FIB ``max_a b . Q[a]`` and the sawtooth interpolation.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            The upper bound.
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         Bu, vu, c = self.upper_points_
@@ -336,7 +412,18 @@ class PBVI:
         return float(min((self.upper_alphas_ @ b).max(), saw))
 
     def policy(self, b):
-        """Action label of the best alpha vector at ``b`` (lowest index on ties)."""
+        """Action label of the best alpha vector at ``b`` (lowest index on ties).
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        int or ndarray of shape (n,)
+            The action(s).
+        """
         self._check_fitted()
         b = check_belief(b, self.alphas_.shape[1])
         return int(self.actions_[int(np.argmax(self.alphas_ @ b))])

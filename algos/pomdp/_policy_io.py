@@ -31,18 +31,50 @@ GRAPH_FORMATS = ("dot", "json", "pg")
 
 
 class AlphaPolicy(NamedTuple):
-    """An alpha-vector policy: ``alphas`` (n, S), ``actions`` (n,), and the file's format."""
+    """An alpha-vector policy: ``alphas`` (n, S), ``actions`` (n,), and the file's format.
+
+    Parameters
+    ----------
+    alphas : ndarray of shape (n, S)
+        The alpha vectors.
+    actions : ndarray of int, shape (n,)
+        Their actions.
+    format : str
+        The file format read (``"sarsop"`` or ``"alpha"``).
+    """
 
     alphas: np.ndarray
     actions: np.ndarray
     format: str
 
     def value(self, b):
-        """``max_i alphas[i] . b``."""
+        """``max_i alphas[i] . b``.
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        float or ndarray of shape (n,)
+            ``max_alpha b . alpha``.
+        """
         return float((self.alphas @ np.asarray(b, dtype=float)).max())
 
     def action(self, b):
-        """Action of the best vector at ``b`` (lowest index on ties)."""
+        """Action of the best vector at ``b`` (lowest index on ties).
+
+        Parameters
+        ----------
+        b : array-like of shape (S,) or (n, S)
+            Belief(s).
+
+        Returns
+        -------
+        int or ndarray of shape (n,)
+            Action of the best vector.
+        """
         return int(self.actions[int(np.argmax(self.alphas @ np.asarray(b, dtype=float)))])
 
 
@@ -211,6 +243,24 @@ def write_policy(path, alphas, actions=None, *, format=None, model_name="model")
     ``alphas`` may also be a fitted solver (``alphas_`` and ``actions_``) or an :class:`AlphaPolicy`.
     Numbers are written with 17 significant digits, so reading the file back is exact.
     Returns the text written.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; ``.policy`` (SARSOP) or ``.alpha`` (pomdp-solve) sets the format.
+    alphas : array-like of shape (n, S), fitted solver or AlphaPolicy
+        The vectors.
+    actions : array-like of int, shape (n,), optional
+        Their actions (taken from ``alphas`` when it is a solver or a policy).
+    format : {"sarsop", "alpha"} or None, default=None
+        Overrides the extension.
+    model_name : str, default="model"
+        Model name written in a SARSOP file.
+
+    Returns
+    -------
+    str
+        The text written.
     """
     if hasattr(alphas, "alphas_"):
         alphas, actions = alphas.alphas_, alphas.actions_ if actions is None else actions
@@ -264,6 +314,26 @@ def policy_graph(controller=None, *, action=None, eta=None, m0=0, format="dot", 
     the dot and JSON outputs use its action and observation names. The ``.pg`` output numbers
     nodes from 0 with the initial node first (nodes renumbered so ``m0`` is 0), as pomdp-solve
     starts from node 0 only when told; the JSON keeps the original numbering and names ``m0``.
+
+    Parameters
+    ----------
+    controller : fitted controller or None, default=None
+        A controller with ``action_``, ``eta_`` (K, O) and ``m0_``.
+    action : int array-like of shape (K,), optional
+        The action table, instead of ``controller``.
+    eta : int array-like of shape (K, O), optional
+        The memory update, instead of ``controller``.
+    m0 : int, default=0
+        Initial node, with the tables.
+    format : {"dot", "json", "pg"}, default="dot"
+        Output format.
+    pomdp : POMDP or None, default=None
+        Model whose action and observation names label the dot and JSON output.
+
+    Returns
+    -------
+    str
+        The policy graph.
     """
     if format not in GRAPH_FORMATS:
         raise ValueError(f"'format' must be one of {{'dot', 'json', 'pg'}}; got {format!r}.")
@@ -307,7 +377,24 @@ def policy_graph(controller=None, *, action=None, eta=None, m0=0, format="dot", 
 
 def write_policy_graph(path, controller=None, *, format=None, **kwargs):
     """Write :func:`policy_graph` to ``path`` (format from the extension ``.dot``/``.json``/``.pg``
-    unless given); returns the text."""
+    unless given); returns the text.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    controller : fitted controller or None, default=None
+        As for :func:`policy_graph`.
+    format : {"dot", "json", "pg"} or None, default=None
+        Overrides the extension.
+    **kwargs
+        Passed to :func:`policy_graph`.
+
+    Returns
+    -------
+    str
+        The text written.
+    """
     if format is None:
         ext = os.path.splitext(str(path))[1].lower().lstrip(".")
         if ext not in GRAPH_FORMATS:

@@ -1,6 +1,6 @@
 r"""RECAP: a K-node controller from a belief codebook grown through its own successors.
 
-Spec ``pomdp.md`` §1.4. .. note:: reconstructed [R] from the paper's abstract and prior work
+The pomdp reconstruction notes §1.4. .. note:: reconstructed [R] from the paper's abstract and prior work
 (Saldi-Yuksel-Linder belief quantisation, Bregman clustering of Banerjee et al. 2005, PBVI alpha
 vectors); the paper's own algorithm was not available.
 
@@ -25,7 +25,7 @@ Algorithm (nested over K = 1..n_memory):
    ``c_1 = b0`` to its cell's weighted mean, rebuild the FSC and keep it only when the exact value
    does not decrease.
 
-Project additions (not in the spec; each change is accepted only when the exact value rises, so
+Project additions (not in the pomdp reconstruction notes; each change is accepted only when the exact value rises, so
 ``value_history_`` stays non-decreasing):
 
 6. Restart candidates (``restart=True``): at each K the codebooks of a k-means clustering of a
@@ -194,7 +194,7 @@ def _occupancy(P, action, eta, m0, discount):
 
 
 class RECAPController(_CodebookController):
-    r"""RECAP finite-memory controller (spec §1.4). [R] reconstructed, see the module docstring.
+    r"""RECAP finite-memory controller (pomdp reconstruction notes §1.4). [R] reconstructed, see the module docstring.
 
     Parameters
     ----------
@@ -221,21 +221,21 @@ class RECAPController(_CodebookController):
         ``y_k . (r_a + discount sum_o T[a] Z[a, :, o] W[eta_o])``, ``y`` the discounted
         (node, state) occupancy from ``(m0, b0)``) and on single transitions (among the 3
         decision-nearest codewords of each successor), each change kept only when the exact
-        value rises. Not in the spec: a project addition, see ``_polish``.
+        value rises. Not in the pomdp reconstruction notes: a project addition, see ``_polish``.
     restart : bool, default=True
         At each K also try the codebooks of a sample clustering (weighted k-means on ``n_samples`` beliefs
         reached by the Gamma-greedy policy with 10% random actions, and the same with ``b0`` in
         place of its nearest centroid), each with the decision, L1 and L2 quantisers; the best is
         kept when its exact value beats every controller so far; growth continues from the grown
         codebook.
-        Not in the spec: a project addition (restart candidates, accepted by exact value, so the
+        Not in the pomdp reconstruction notes: a project addition (restart candidates, accepted by exact value, so the
         value stays non-decreasing in K); see ``_restart_candidates``.
     merge : bool, default=True
         Node merging: at each K the grown (K+1)-node controller (after refinement and polish) is
         also reduced to K nodes by merging one node into another (every transition into the
         merged node redirected; the ``n_candidates`` pairs with the best first-order gain are
         solved exactly, the best one polished), kept when its exact value beats every K-node
-        controller so far. The growth then runs one step past ``n_memory``. Not in the spec: a
+        controller so far. The growth then runs one step past ``n_memory``. Not in the pomdp reconstruction notes: a
         project addition in the spirit of the pruning step of bounded policy iteration (Poupart &
         Boutilier 2003); see ``_merge``.
     schedule : {"doubling", "every"}, default="doubling"
@@ -248,13 +248,19 @@ class RECAPController(_CodebookController):
         where ``"every"`` runs two; under either, only the two best paths at K = n_memory - 1 run
         the last steps. On hallway and tiger-grid at K = 16 ``"doubling"`` took 6-15 s and reached
         0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
-        spec: a project addition.
+        pomdp reconstruction notes: a project addition.
     n_samples : int, default=2000
         Size of the restart sample.
     n_restarts : int, default=5
         Number of k-means seeds (k-means++ seeding, Lloyd steps) per K for the restart candidates.
     random_state : None, int or Generator
     verbose : int, default=0
+    solver : {"pbs", "pbvi"}, default="pbs"
+        Where Gamma comes from when ``fit`` gets no ``alphas``: :class:`PointBasedSolver` (with
+        ``solver_params``, default ``time_limit=60, target_gap=1e-3``; deterministic when it reaches
+        the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
+    solver_params : dict or None, default=None
+        Keyword arguments of :class:`PointBasedSolver`.
 
     Attributes
     ----------
@@ -262,7 +268,7 @@ class RECAPController(_CodebookController):
     value_history_ : ndarray (n_memory,)
         Exact value of the accepted controller for K = 1..n_memory (constant after closure).
     objective_history_ : ndarray (n_memory,)
-        Spec §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
+        The pomdp reconstruction notes §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
     closed_ : bool
         Whether growth stopped because every successor is already a codeword (rho_pi = 0).
     bound_ : dict
@@ -270,11 +276,6 @@ class RECAPController(_CodebookController):
         (with ``L`` from :func:`theory.pomdp.lipschitz_constant`), ``trivial`` (the trivial bound
         ``(Rmax - Rmin) / (1 - discount)`` on any loss) and ``vacuous`` (per U-bound: whether it is
         at or above ``trivial``, so that it says nothing on this model).
-    solver : {"pbs", "pbvi"}, default="pbs"
-        Where Gamma comes from when ``fit`` gets no ``alphas``: :class:`PointBasedSolver` (with
-        ``solver_params``, default ``time_limit=60, target_gap=1e-3``; deterministic when it reaches
-        the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
-    solver_params : dict or None, default=None
     """
 
     _distance = "decision"
@@ -407,7 +408,7 @@ class RECAPController(_CodebookController):
         return float(ev.b0 @ W[int(tab["m0"])])
 
     def _candidates(self, pomdp, C, tab, alphas, discount, with_l1=True):
-        """Successors of the nodes under their actions, scored (spec §1.4 step 3)."""
+        """Successors of the nodes under their actions, scored (pomdp reconstruction notes §1.4 step 3)."""
         K = len(C)
         P, Bn, action = tab["P"], tab["Bn"], tab["action"]
         nu = _occupancy(P, action, tab["eta"], tab["m0"], discount)
@@ -434,10 +435,10 @@ class RECAPController(_CodebookController):
         return [(flat[i], divmod(i, Pa.shape[1])) for i in picked]
 
     def _grow(self, pomdp, C, tab, value, cand, alphas, full=True, current=None):
-        """Codebook ``C + [cand]`` and its safeguarded FSC tables (spec §1.4 steps 3-4).
+        """Codebook ``C + [cand]`` and its safeguarded FSC tables (pomdp reconstruction notes §1.4 steps 3-4).
 
         Up to three tables are solved exactly and the best kept: the quantiser tables of the new
-        codebook (spec §1.4; on large systems, ``current`` given, only on ``full`` steps, see
+        codebook (pomdp reconstruction notes §1.4; on large systems, ``current`` given, only on ``full`` steps, see
         ``_full_step``: between them it won 5 of 541 growth steps on hallway and tiger-grid at
         K = 17-31), and two incremental ones
         that keep the current (refined, polished) tables and give the new node its quantiser row:
@@ -519,7 +520,7 @@ class RECAPController(_CodebookController):
         return out
 
     def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
-        """Bregman-Lloyd refinement with exact-value acceptance (spec §1.4 step 4)."""
+        """Bregman-Lloyd refinement with exact-value acceptance (pomdp reconstruction notes §1.4 step 4)."""
         S = C.shape[1]
         H = _default_horizon(discount)
         B, w = simulate_beliefs(pomdp, self.n_traj, H, rng, policy=(tab["action"], tab["eta"], tab["m0"]))
@@ -767,7 +768,7 @@ class RECAPController(_CodebookController):
         return best
 
     def _objective(self, pomdp, C, tab, W, alphas, discount, b0, B=None, w=None):
-        """Spec §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
+        """The pomdp reconstruction notes §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
         S = C.shape[1]
         K = len(C)
         G = np.vstack([alphas, W])
@@ -909,7 +910,20 @@ class RECAPController(_CodebookController):
         return kept[0], kept[1], kept[2], values, objectives, closed
 
     def fit(self, pomdp, alphas=None):
-        """Grow the codebook for K = 1..n_memory and build the RECAP controller."""
+        """Grow the codebook for K = 1..n_memory and build the RECAP controller.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like of shape (n_alpha, S) or None, default=None
+            Alpha vectors of ``V_Gamma`` (``None``: computed by ``solver``).
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         _, _, r, discount = self._check_common(pomdp)
         refine = check_bool(self.refine, "refine")
         n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)

@@ -1,25 +1,25 @@
 r"""Finite-window controllers (Kara & Yüksel): memory = the last ``N`` (action, observation) pairs.
 
-Spec ``pomdp.md`` §3 (baselines built as K-node FSCs with the same evaluation as RECAP, §1.2).
+The pomdp reconstruction notes §3 (baselines built as K-node FSCs with the same evaluation as RECAP, §1.2).
 
 Nodes are all windows of length ``0, 1, ..., N`` (the short ones are the start of an episode), so
 with ``n_sym`` symbols per step (``|A||O|`` for (a, o) pairs, ``|O|`` for the observation-only
 variant) there are ``sum_{j=0}^N n_sym**j`` nodes, and ``N`` is the largest window with this count
-``<= n_memory`` (spec §3: ``N = max{n : sum_{j<=n} (|A||O|)^j <= K}``; the sum starts at ``j = 0``
+``<= n_memory`` (pomdp reconstruction notes §3: ``N = max{n : sum_{j<=n} (|A||O|)^j <= K}``; the sum starts at ``j = 0``
 for the empty window, so ``K = 1`` gives ``N = 0``, the blind policy). The memory update is a shift
 register: append the new symbol, drop the oldest one once the window is full.
 
-Each window ``w`` carries a belief ``c_w``: ``b0`` pushed through the window's Bayes updates (spec
+Each window ``w`` carries a belief ``c_w``: ``b0`` pushed through the window's Bayes updates (pomdp reconstruction notes
 §3; exact for windows shorter than ``N``, which only occur at times ``t < N``; an approximation for
-full windows). A zero-probability step keeps the prior-predicted belief (spec §7). Actions come
-from one of the spec's rules over these beliefs:
+full windows). A zero-probability step keeps the prior-predicted belief (pomdp reconstruction notes §7). Actions come
+from one of the reconstruction's rules over these beliefs:
 
 * ``"lookahead"`` -- ``pi(w) = argmax_a c_w . r_a + discount * sum_o P(o|c_w,a) V_Gamma(tau(c_w,a,o))``
   with ``V_Gamma(b) = max_alpha alpha . b`` from PBVI alpha vectors;
 * ``"quantized_mdp"`` -- value iteration on the finite MDP over windows with reward ``c_w . r_a`` and
   ``p(w'|w,a) = sum_o P(o|c_w,a) 1[eta(w,a,o) = w']`` (Saldi–Yüksel style).
 
-Two safeguards (project additions, not in the spec; switch off with ``improve=False``): start
+Two safeguards (project additions, not in the pomdp reconstruction notes; switch off with ``improve=False``): start
 from the better (exact value at ``b0``) of the rule's table and the constant best-blind table, then
 improve the table by coordinate ascent on the exact value: per reachable node, the action with the
 highest exact ``V^F(b0)`` is kept (lowest index on ties, only strict gains > 1e-12). Every accepted
@@ -99,7 +99,7 @@ class FiniteWindowController(BaseEstimator):
         controller itself played at the window's prefixes (computed in order of window length,
         with the lookahead rule).
     action_rule : {"lookahead", "quantized_mdp"}, default="lookahead"
-        Spec §1.2 (a) / (b), applied at the window beliefs.
+        The pomdp reconstruction notes §1.2 (a) / (b), applied at the window beliefs.
     improve : bool, default=True
         Blind safeguard plus exact coordinate-ascent improvement of the action table (module doc).
     max_iter : int, default=20
@@ -119,7 +119,7 @@ class FiniteWindowController(BaseEstimator):
 
     Notes
     -----
-    Reconstructed baseline [R] (Kara & Yüksel finite-window policies; spec §3). The window error
+    Reconstructed baseline [R] (Kara & Yüksel finite-window policies; pomdp reconstruction notes §3). The window error
     decays in ``N`` only under filter stability (asymptotic; no constant is asserted).
     """
 
@@ -144,7 +144,20 @@ class FiniteWindowController(BaseEstimator):
         return windows, index
 
     def fit(self, pomdp, alphas=None):
-        """Build the window FSC for ``pomdp``; ``alphas`` (n, S) or a fitted PBVI (lookahead rule)."""
+        """Build the window FSC for ``pomdp``; ``alphas`` (n, S) or a fitted PBVI (lookahead rule).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like of shape (n_alpha, S) or None, default=None
+            Alpha vectors of ``V_Gamma`` (``None``: computed by a solver).
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         n_memory = check_scalar_int(self.n_memory, "n_memory", low=1)
         obs_only = check_bool(self.obs_only, "obs_only")
         check_option(self.action_rule, "action_rule", ("lookahead", "quantized_mdp"))
@@ -280,12 +293,38 @@ class FiniteWindowController(BaseEstimator):
         return check_scalar_int(memory, "memory", low=0, high=self.n_nodes_ - 1)
 
     def predict(self, memory):
-        """Action of memory node ``memory``."""
+        """Action of memory node ``memory``.
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+
+        Returns
+        -------
+        int
+            The action.
+        """
         m = self._check_memory(memory)
         return int(self.action_[m])
 
     def update(self, memory, a, o):
-        """Next memory node after playing ``a`` and observing ``o`` in node ``memory``."""
+        """Next memory node after playing ``a`` and observing ``o`` in node ``memory``.
+
+        Parameters
+        ----------
+        memory : int
+            Memory node.
+        a : int
+            The action played.
+        o : int
+            The observation.
+
+        Returns
+        -------
+        int
+            The next memory node.
+        """
         m = self._check_memory(memory)
         A, O = self.eta_.shape[1:]
         a = check_scalar_int(a, "a", low=0, high=A - 1)
@@ -293,12 +332,42 @@ class FiniteWindowController(BaseEstimator):
         return int(self.eta_[m, a, o])
 
     def evaluate(self, pomdp, b=None):
-        """Exact value ``b . W[m0]`` on ``pomdp`` (``b`` defaults to ``pomdp.b0``)."""
+        """Exact value ``b . W[m0]`` on ``pomdp`` (``b`` defaults to ``pomdp.b0``).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        b : array-like of shape (S,) or None, default=None
+            Belief (``None``: the model's ``b0``).
+
+        Returns
+        -------
+        float
+            The exact value.
+        """
         check_is_fitted(self, "action_")
         return evaluate_fsc(pomdp, self.action_, self.eta_, self.m0_, b0=b)
 
     def simulate(self, pomdp, n_episodes=10_000, horizon=None, random_state=None):
-        """Monte-Carlo returns (a :class:`~algos.pomdp._beliefs.SimulationResult`)."""
+        """Monte-Carlo returns (a :class:`~algos.pomdp._beliefs.SimulationResult`).
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        n_episodes : int, default=10000
+            Number of episodes.
+        horizon : int or None, default=None
+            Steps per episode (``None``: as in :func:`simulate_fsc`).
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the simulation.
+
+        Returns
+        -------
+        SimulationResult
+            Mean, standard error and per-episode returns.
+        """
         check_is_fitted(self, "action_")
         return simulate_fsc(pomdp, self.action_, self.eta_, self.m0_, n_episodes=n_episodes,
                             horizon=horizon, random_state=random_state)

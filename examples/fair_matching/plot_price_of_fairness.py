@@ -74,7 +74,7 @@ args, _ = parser.parse_known_args()
 QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
 SEED = 2026
-TOL = 1e-7  # exact pour: only float round-off (spec section 2, T1/T2 tests)
+TOL = 1e-7  # exact pour: only float round-off (fair_matching reconstruction notes, section 2, T1/T2 tests)
 if QUICK:
     GAMMAS = np.linspace(0.0, 1.0, 5)
     N_RANDOM, N_CLIMBS, N_STEPS = 60, 2, 40

@@ -21,7 +21,7 @@ cyclic path of depth 4d, sampled data, median over seeds) against ``k`` for the 
 shared row subsampling of ``k`` rows, and the full protocol (``k = m``), on two designs:
 
 * a Gaussian AR(1) design (d = 8): sketch and subsampling are of the same order,
-  :math:`\sigma^2(d/m + d/(k-d-1))` (spec T8 consequence, dotted);
+  :math:`\sigma^2(d/m + d/(k-d-1))` (consequence of T8 in :doc:`/networked_learning_reconstruction`, dotted);
 * the leverage design (d = 6, ``x_1`` nonzero on a fraction ``q = 0.01`` of the rows): a row
   subsample of ``k`` rows sees about ``q k`` informative rows and misses :math:`\beta_1` when
   :math:`qk \lesssim 1`; the oblivious sketch mixes every row into every message and does not care.

@@ -4,7 +4,7 @@ What does memory buy? Finite-state controllers for the Tiger problem
 
 A POMDP policy that acts on the exact belief needs unbounded memory. A finite-state controller
 (FSC) with ``K`` memory nodes is what a robot can actually run: node ``m`` plays ``action[m]`` and
-moves to ``eta[m, o]`` on observation ``o``. RECAP (spec ``pomdp.md`` §1.4, reconstructed) builds
+moves to ``eta[m, o]`` on observation ``o``. RECAP (reconstructed, see :doc:`/pomdp_reconstruction`, §1.4) builds
 the nodes from a *codebook* of beliefs: it starts from ``b0``, adds the successor beliefs the
 controller itself reaches (scored by how much merging them would change the decision), and maps
 each node's successor to the nearest codeword.
@@ -92,7 +92,7 @@ makers = {
     "finite window": lambda K: FiniteWindowController(n_memory=K, random_state=SEED),
 }
 values = {name: [] for name in makers}
-u2 = []  # RECAP's closure certificate: V*(b0) - V^F(b0) <= U2 (spec §1.3, reconstructed)
+u2 = []  # RECAP's closure certificate: V*(b0) - V^F(b0) <= U2 (pomdp reconstruction notes §1.3, reconstructed)
 for K in Ks:
     for name, make in makers.items():
         with warnings.catch_warnings():
