@@ -80,6 +80,22 @@ def rock_sample_map(n, k):
 
     Every map starts the rover at ``(0, n // 2)``.
 
+    Parameters
+    ----------
+    n : int
+        Side of the grid.
+    k : int
+        Number of rocks.
+
+    Returns
+    -------
+    start : tuple of int
+        The rover's start cell ``(x, y)``.
+    rocks : ndarray of shape (k, 2)
+        The rock cells ``(x, y)`` in rock order.
+    half_efficiency_distance : float
+        The sensor's ``d0``.
+
     Raises
     ------
     ValueError
@@ -270,6 +286,16 @@ def tag(discount=0.95):
     and moves are charged after tagging, details in which Pineau et al.'s description is silent).
     Published lower bounds at ``b0`` are about -6 (e.g. SARSOP -6.03 and HSVI -6.37 in Kurniawati,
     Hsu & Lee, RSS 2008; PBVI -9.18 in Pineau et al. 2003).
+
+    Parameters
+    ----------
+    discount : float, default=0.95
+        Discount factor.
+
+    Returns
+    -------
+    POMDP
+        The model (870 states, 5 actions, 30 observations).
     """
     discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
     cells = _TAG_CELLS
