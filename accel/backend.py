@@ -42,7 +42,7 @@ import numpy as np
 from scipy import linalg as _sla
 from scipy import special as _special
 
-from algos._validation import check_option, check_random_state
+from theory._checks import check_option, check_random_state
 
 __all__ = [
     "Backend",

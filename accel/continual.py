@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_option, check_scalar_float, check_scalar_int
+from theory._checks import check_option, check_scalar_float, check_scalar_int
 
 __all__ = ["reservoir_scan_batched", "TorchStreamingLDA"]
 

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from algos._validation import check_scalar_float, check_scalar_int
+from theory._checks import check_scalar_float, check_scalar_int
 
 __all__ = ["huber_irls_batched"]
 

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from algos._validation import check_scalar_float
+from theory._checks import check_scalar_float
 
 __all__ = ["nngp_rows_batched", "precision_diag_inverse", "DenseTorchFactor"]
 

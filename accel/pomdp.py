@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_scalar_float
+from theory._checks import check_scalar_float
 
 __all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "PBSTorchBackup", "pbs_backup_torch"]
 
