@@ -19,14 +19,10 @@ import numpy as np
 from theory._checks import check_scalar_float, check_scalar_int
 
 from ._federated_checks import _check_client_data, _check_params, _check_trainable, _check_weights
+from .backend import torch_device as _device
 
 __all__ = ["train_clients_batched", "fedavg_round_batched", "merge_lora_batched"]
 
-
-def _device(device):
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def train_clients_batched(starts, client_data, *, n_classes, epochs, lr, l2=1e-3, trainable=None, device=None):

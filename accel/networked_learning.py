@@ -18,15 +18,10 @@ import numpy as np
 from theory._checks import check_finite, check_scalar_float, check_scalar_int
 
 from ._sketch_blocks import gaussian_blocks
+from .backend import torch_device as _resolve_device
 
 __all__ = ["gaussian_sketch_apply_torch", "batched_lstsq"]
 
-
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def _check_gaussian_args(k, m, seed, chunk, A):
