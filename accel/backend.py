@@ -741,13 +741,14 @@ def get_backend(*arrays, backend="auto", device=None):
 # --------------------------------------------------------------------------------------------------
 def require_torch(name="backend"):
     """Import torch for ``name='torch'``, or raise the package's one "needs PyTorch" ``ImportError``."""
+    message = (f"{name}='torch' needs PyTorch, which is not installed; install it with `{TORCH_INSTALL_HINT}` "
+               f"or use {name}='numpy'.")
+    if "torch" not in available_backends():
+        raise ImportError(message)
     try:
         import torch
-    except ImportError as exc:
-        raise ImportError(
-            f"{name}='torch' needs PyTorch, which is not installed; install it with `{TORCH_INSTALL_HINT}` "
-            f"or use {name}='numpy'."
-        ) from exc
+    except ImportError as exc:  # installed but broken
+        raise ImportError(message) from exc
     return torch
 
 
