@@ -42,7 +42,7 @@ import numpy as np
 from scipy import linalg as _sla
 from scipy import special as _special
 
-from algos._validation import check_option, check_random_state
+from theory._checks import check_option, check_random_state
 
 __all__ = [
     "Backend",
@@ -51,12 +51,18 @@ __all__ = [
     "get_backend",
     "available_backends",
     "cuda_available",
+    "resolve",
+    "require_torch",
+    "torch_device",
 ]
 
 #: Shown whenever torch is needed but missing.
 TORCH_INSTALL_HINT = 'pip install "algos-theory[gpu]" -c constraints.txt'
 
 _BACKEND_OPTIONS = ("auto", "numpy", "torch")
+
+#: What an estimator's ``backend`` parameter accepts: ``"numba"`` is an older spelling of ``"numpy"``.
+RESOLVE_OPTIONS = ("auto", "numpy", "torch", "numba")
 _CACHE: dict = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -728,3 +734,83 @@ def get_backend(*arrays, backend="auto", device=None):
         return _cached_backend("numpy", "cpu")
     dev = _torch_device(device, tensors)
     return _cached_backend("torch", str(dev))
+
+
+# --------------------------------------------------------------------------------------------------
+# the one rule estimators use to pick their core
+# --------------------------------------------------------------------------------------------------
+def require_torch(name="backend"):
+    """Import torch for ``name='torch'``, or raise the package's one "needs PyTorch" ``ImportError``."""
+    message = (f"{name}='torch' needs PyTorch, which is not installed; install it with `{TORCH_INSTALL_HINT}` "
+               f"or use {name}='numpy'.")
+    if "torch" not in available_backends():
+        raise ImportError(message)
+    try:
+        import torch
+    except ImportError as exc:  # installed but broken
+        raise ImportError(message) from exc
+    return torch
+
+
+def resolve(backend, device=None, arrays=(), *, name="backend"):
+    """Which core an estimator runs: ``"numpy"`` (the CPU path: numpy and numba) or ``"torch"``.
+
+    The rule, the same for every estimator with a ``backend`` parameter:
+
+    * ``"numpy"`` (or its older spelling ``"numba"``) runs the CPU path; ``"torch"`` the torch path
+      (``ImportError`` when torch is not installed).
+    * ``"auto"``: the array type decides, as in POT and scikit-learn's array API support: a torch tensor
+      among ``arrays`` selects torch; otherwise a ``device`` naming an accelerator (anything but
+      ``None`` and ``"cpu"``, e.g. ``"cuda"``) selects torch; otherwise the CPU path.
+
+    Torch is never imported to decide ``"auto"`` on numpy input without a device.
+
+    Parameters
+    ----------
+    backend : {"auto", "numpy", "torch", "numba"}
+        The estimator's ``backend`` parameter.
+    device : None, str or torch.device, default=None
+        The estimator's ``device`` parameter (checked by the core that uses it).
+    arrays : iterable, default=()
+        The inputs of the computation.
+    name : str, default="backend"
+        Parameter name used in the error messages.
+
+    Returns
+    -------
+    {"numpy", "torch"}
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is not one of the options.
+    TypeError
+        If ``backend`` is not a string.
+    ImportError
+        If torch is selected but not installed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> resolve("auto", arrays=(np.zeros(3),))
+    'numpy'
+    >>> resolve("numba")
+    'numpy'
+    """
+    check_option(backend, name, RESOLVE_OPTIONS)
+    if backend == "numba":
+        return "numpy"
+    if backend == "auto":
+        accelerator = device is not None and str(device) != "cpu"
+        if not accelerator and not any(_is_tensor(a) for a in arrays):
+            return "numpy"
+        backend = "torch"
+    if backend == "torch":
+        require_torch(name)
+    return backend
+
+
+def torch_device(device):
+    """A :class:`torch.device` for an ``accel`` core: ``None`` -> CUDA if available, else CPU; otherwise
+    ``device`` checked as :func:`get_backend` checks it."""
+    return get_backend(backend="torch", device=device).device

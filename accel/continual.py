@@ -28,18 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_option, check_scalar_float, check_scalar_int
+from theory._checks import check_option, check_scalar_float, check_scalar_int
+
+from .backend import torch_device as _resolve_device
 
 __all__ = ["reservoir_scan_batched", "TorchStreamingLDA"]
 
 _ACT = {0: "tanh", 1: "relu", 2: "leaky_relu", "tanh": "tanh", "relu": "relu", "leaky_relu": "leaky_relu"}
 
-
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def _float_dtype(torch, dtype):

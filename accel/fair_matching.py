@@ -21,16 +21,12 @@ import math
 
 import numpy as np
 
+from .backend import torch_device as _resolve_device
+
 __all__ = ["hybrid_ranking_batched"]
 
 _FAIR_RULES = {"min_utility": 0, "random_class": 1}
 
-
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def hybrid_ranking_batched(indptr, indices, agent_class, n_classes, gamma, fair_rule, ranks, tie_keys,

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_scalar_float, check_scalar_int
+from theory._checks import check_scalar_float, check_scalar_int
+
+from ._federated_checks import _check_client_data, _check_params, _check_trainable, _check_weights
+from .backend import torch_device as _device
 
 __all__ = ["train_clients_batched", "fedavg_round_batched", "merge_lora_batched"]
 
-
-def _device(device):
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def train_clients_batched(starts, client_data, *, n_classes, epochs, lr, l2=1e-3, trainable=None, device=None):
@@ -45,8 +43,6 @@ def train_clients_batched(starts, client_data, *, n_classes, epochs, lr, l2=1e-3
     -------
     list of dicts of numpy arrays (one per client)
     """
-    from algos.federated._model import _check_client_data, _check_params, _check_trainable
-
     M = len(client_data) if isinstance(client_data, (list, tuple)) else 0
     if isinstance(starts, dict):
         starts = [starts] * max(M, 1)
@@ -130,8 +126,6 @@ def fedavg_round_batched(global_params, client_data, weights, *, n_classes, epoc
     >>> bool(np.allclose(a["W"], b["W"], atol=1e-12))
     True
     """
-    from algos.federated._model import _check_weights
-
     M = len(client_data) if isinstance(client_data, (list, tuple)) else 0
     w = _check_weights(weights, M)
     new = train_clients_batched(global_params, client_data, n_classes=n_classes, epochs=epochs, lr=lr, l2=l2,

@@ -18,7 +18,9 @@ import math
 
 import numpy as np
 
-from algos._validation import check_scalar_float, check_scalar_int
+from theory._checks import check_scalar_float, check_scalar_int
+
+from .backend import torch_device as _resolve_device
 
 __all__ = ["huber_irls_batched"]
 
@@ -31,12 +33,6 @@ TINY = 1e-300
 # largest n * d^2 (float64 entries) for which the shared-design Gram uses precomputed outer products
 _OUTER_MAX = 1 << 26
 
-
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coef_init=None,

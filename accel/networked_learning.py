@@ -15,16 +15,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_finite, check_scalar_float
+from theory._checks import check_finite, check_scalar_float, check_scalar_int
+
+from ._sketch_blocks import gaussian_blocks
+from .backend import torch_device as _resolve_device
 
 __all__ = ["gaussian_sketch_apply_torch", "batched_lstsq"]
 
 
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
 
-    return get_backend(backend="torch", device=device).device
+def _check_gaussian_args(k, m, seed, chunk, A):
+    """The checks of ``make_sketch("gaussian", k, m, seed, chunk=chunk).apply(A)``, same wording."""
+    m = check_scalar_int(m, "m", low=1)
+    k = check_scalar_int(k, "k", low=1)
+    seed = check_scalar_int(seed, "seed", low=0)
+    chunk = check_scalar_int(chunk, "chunk", low=1)
+    if isinstance(A, (str, bytes)) or not hasattr(A, "__len__") and not hasattr(A, "__array__"):
+        raise TypeError(f"'A' must be an array of shape ({m},) or ({m}, p); got {type(A).__name__}.")
+    A = np.asarray(A)
+    if A.dtype.kind not in "biuf":
+        raise TypeError(f"'A' must contain real numbers; got an array of dtype {A.dtype}.")
+    if A.ndim not in (1, 2) or A.shape[0] != m:
+        raise ValueError(f"'A' must have shape ({m},) or ({m}, p); got an array of shape {A.shape}.")
+    A = A.astype(np.float64, copy=False)
+    check_finite(A, "A")
+    return k, m, seed, chunk, A
 
 
 def gaussian_sketch_apply_torch(k, m, seed, A, chunk=8192, device=None):
@@ -61,20 +76,17 @@ def gaussian_sketch_apply_torch(k, m, seed, A, chunk=8192, device=None):
     >>> bool(np.allclose(out, make_sketch("gaussian", 5, 100, 7, chunk=32).apply(A), rtol=1e-12, atol=1e-12))
     True
     """
-    from algos.networked_learning._sketch import gaussian_blocks, make_sketch
-
-    sk = make_sketch("gaussian", k, m, seed, chunk=chunk)  # validates k, m, seed, chunk
-    A = sk._check_A(A)
+    k, m, seed, chunk, A = _check_gaussian_args(k, m, seed, chunk, A)
     dev = _resolve_device(device)
     import torch
 
     vec = A.ndim == 1
-    At = torch.as_tensor(np.ascontiguousarray(A.reshape(sk.m, -1)), dtype=torch.float64, device=dev)
-    out = torch.zeros((sk.k, At.shape[1]), dtype=torch.float64, device=dev)
-    for start, stop, G in gaussian_blocks(sk.seed, sk.k, sk.m, sk.chunk):
+    At = torch.as_tensor(np.ascontiguousarray(A.reshape(m, -1)), dtype=torch.float64, device=dev)
+    out = torch.zeros((k, At.shape[1]), dtype=torch.float64, device=dev)
+    for start, stop, G in gaussian_blocks(seed, k, m, chunk):
         Gt = torch.as_tensor(G, device=dev)
         out += Gt.T @ At[start:stop]
-    out *= 1.0 / np.sqrt(sk.k)
+    out *= 1.0 / np.sqrt(k)
     res = out.cpu().numpy()
     return res[:, 0] if vec else res
 

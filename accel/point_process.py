@@ -21,15 +21,12 @@ import math
 
 import numpy as np
 
-from algos._validation import check_scalar_float
+from theory._checks import check_scalar_float
+
+from .backend import torch_device as _device
 
 __all__ = ["nngp_rows_batched", "precision_diag_inverse", "DenseTorchFactor"]
 
-
-def _device(device):
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def nngp_rows_batched(coords, neighbors, counts, length_scale, nu=0.5, jitter=1e-8, device=None):

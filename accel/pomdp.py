@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from algos._validation import check_scalar_float
+from theory._checks import check_scalar_float
+
+from .backend import torch_device as _resolve_device
 
 __all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "PBSTorchBackup", "pbs_backup_torch"]
 
@@ -36,12 +38,6 @@ __all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "P
 #: many float64 entries (128 MiB).
 _MAX_BLOCK = 2**24
 
-
-def _resolve_device(device):
-    """A torch.device: ``None`` -> CUDA if available, else CPU (validated by :func:`get_backend`)."""
-    from .backend import get_backend
-
-    return get_backend(backend="torch", device=device).device
 
 
 def _as_tensor(x, device, name, ndim):

@@ -42,10 +42,10 @@ Pure numpy; imports nothing from ``algos``.
 
 from __future__ import annotations
 
-import math
-import numbers
 
 import numpy as np
+
+from theory._checks import check_scalar_float as _real
 
 __all__ = [
     "BOUND_KIND",
@@ -74,26 +74,6 @@ STATUS = {
 }
 
 _ACTIVATIONS = ("tanh", "relu", "leaky_relu")
-
-
-def _real(value, name, *, low=None, high=None, closed="both"):
-    """A finite float in an interval, with the package's error wording."""
-    left = "[" if closed in ("both", "left") else "("
-    right = "]" if closed in ("both", "right") else ")"
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
-    rule = f"a float in {left}{lo}, {hi}{right}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"'{name}' must be {rule}; got {value!r} of type {type(value).__name__}.")
-    v = float(value)
-    ok = math.isfinite(v)
-    if ok and low is not None:
-        ok = v >= low if closed in ("both", "left") else v > low
-    if ok and high is not None:
-        ok = v <= high if closed in ("both", "right") else v < high
-    if not ok:
-        raise ValueError(f"'{name}' must be {rule}; got {v!r}.")
-    return v
 
 
 def _leak(leak):

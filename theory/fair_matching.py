@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theory._checks import check_bool as _check_bool
+from theory._checks import check_scalar_int
+
 __all__ = [
     "BOUND_KIND",
     "BOUND_KIND_INDIVISIBLE",
@@ -101,18 +104,7 @@ def _check_unit_interval(value, name, high=1.0, high_text="1"):
 
 
 def _check_positive_int(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"'{name}' must be an int in [1, inf]; got {value!r} of type {type(value).__name__}.")
-    value = int(value)
-    if value < 1:
-        raise ValueError(f"'{name}' must be an int in [1, inf]; got {value!r}.")
-    return value
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"'{name}' must be a bool; got {value!r} of type {type(value).__name__}.")
-    return bool(value)
+    return check_scalar_int(value, name, low=1)
 
 
 def _out(x):

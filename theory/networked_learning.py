@@ -30,9 +30,11 @@ Pure numpy; imports nothing from ``algos``.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from theory._checks import check_scalar_float as _float
+from theory._checks import check_scalar_int as _int
 
 __all__ = [
     "BOUND_KIND",
@@ -68,42 +70,6 @@ BOUND_KIND = {
 }
 
 
-# --- private checks with the wording of algos._validation (theory/ must not import algos) -------
-
-def _interval_text(low, high, closed):
-    left = "[" if closed in ("both", "left") else "("
-    right = "]" if closed in ("both", "right") else ")"
-    lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
-    hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
-    return f"{left}{lo}, {hi}{right}"
-
-
-def _inside(value, low, high, closed):
-    if low is not None and (value < low if closed in ("both", "left") else value <= low):
-        return False
-    if high is not None and (value > high if closed in ("both", "right") else value >= high):
-        return False
-    return True
-
-
-def _show(value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def _float(value, name, *, low=None, high=None, closed="both"):
-    interval = _interval_text(low, high, closed)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"'{name}' must be a float in {interval}; got {_show(value)} of type {type(value).__name__}."
-        )
-    value = float(value)
-    if not math.isfinite(value) or not _inside(value, low, high, closed):
-        raise ValueError(f"'{name}' must be a float in {interval}; got {value!r}.")
-    return value
-
-
 def _ab_squared(A, B):
     """:math:`(AB)^2`, or a ValueError naming ``A`` and ``B`` when it overflows a float."""
     try:
@@ -112,18 +78,6 @@ def _ab_squared(A, B):
         value = math.inf
     if not math.isfinite(value):
         raise ValueError(f"'A' and 'B' are too large: (A B)^2 overflows a float; got A={A!r}, B={B!r}.")
-    return value
-
-
-def _int(value, name, *, low=None, high=None, closed="both"):
-    interval = _interval_text(low, high, closed)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"'{name}' must be an int in {interval}; got {_show(value)} of type {type(value).__name__}."
-        )
-    value = int(value)
-    if not _inside(value, low, high, closed):
-        raise ValueError(f"'{name}' must be an int in {interval}; got {value!r}.")
     return value
 
 

@@ -43,7 +43,7 @@ import numbers
 
 import numpy as np
 
-from algos._validation import check_array
+from theory._checks import check_array
 
 __all__ = [
     "BOUND_KIND",

@@ -96,12 +96,9 @@ def _resolve_backend(backend):
     if backend == "numpy":
         return "numpy"
     if backend == "torch":
-        from accel.backend import TORCH_INSTALL_HINT, available_backends
+        from accel.backend import require_torch
 
-        if "torch" not in available_backends():
-            raise ImportError(
-                f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use backend='numpy'."
-            )
+        require_torch()
         return "torch"
     # "auto": torch only when it is already imported (never imported here) and CUDA is usable
     torch = sys.modules.get("torch")

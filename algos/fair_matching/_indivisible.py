@@ -382,13 +382,9 @@ class HybridRanking(_IndivisibleMatcher):
         if self.backend == "numpy":
             return "numpy"
         if self.backend == "torch":
-            from accel.backend import TORCH_INSTALL_HINT, available_backends
+            from accel.backend import require_torch
 
-            if "torch" not in available_backends():
-                raise ImportError(
-                    f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use "
-                    "backend='numpy'."
-                )
+            require_torch()
             return "torch"
         # "auto": torch only where it pays off (many runs on a GPU); torch is imported only then
         if self.n_runs < _TORCH_MIN_RUNS:

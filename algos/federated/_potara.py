@@ -598,11 +598,9 @@ class PotaraClassifier(FederatedClassifierBase):
             torch = sys.modules.get("torch")
             usable = torch is not None and hasattr(torch, "cuda") and torch.cuda.is_available()
             return "torch" if usable and h["batch_size"] is None else "numpy"
-        from accel.backend import TORCH_INSTALL_HINT, available_backends
+        from accel.backend import require_torch
 
-        if "torch" not in available_backends():
-            raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use "
-                              "backend='numpy'.")
+        require_torch()
         if h["batch_size"] is not None:
             raise ValueError("backend='torch' runs full-batch gradient descent: set the base estimator's "
                              f"'batch_size' to None (got {h['batch_size']}) or use backend='numpy'.")

@@ -294,10 +294,9 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         if not isinstance(self.random_state, np.random.RandomState):  # (drawing from one would consume it)
             check_random_state(self.random_state)
         if prm["backend"] == "torch":
-            from accel.backend import TORCH_INSTALL_HINT, available_backends
+            from accel.backend import require_torch
 
-            if "torch" not in available_backends():
-                raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}`.")
+            require_torch()
         return prm
 
     @staticmethod

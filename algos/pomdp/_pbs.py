@@ -241,13 +241,11 @@ class PointBasedSolver:
             raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_random_state(self.random_state)
-        check_option(self.backend, "backend", ("numba", "torch"))
+        check_option(self.backend, "backend", ("numba", "numpy", "torch"))
         if self.backend == "torch":
-            from accel.backend import TORCH_INSTALL_HINT, available_backends
+            from accel.backend import require_torch
 
-            if "torch" not in available_backends():
-                raise ImportError(f"backend='torch' needs PyTorch (the `gpu` extra); install it with "
-                                  f"`{TORCH_INSTALL_HINT}` or use backend='numba'.")
+            require_torch()
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
         t_start = now()
         T, Z, r, discount = _arrays(pomdp)

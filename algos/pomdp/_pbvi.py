@@ -205,11 +205,9 @@ class PBVI:
         """The point-backup function ``(B, alphas) -> (new, actions, values)`` of ``backend``."""
         if self.backend == "numpy":
             return lambda B, alphas: _kernels.pbvi_backup(B, alphas, T, Z, r, discount)
-        from accel.backend import TORCH_INSTALL_HINT, available_backends
+        from accel.backend import require_torch
 
-        if "torch" not in available_backends():
-            raise ImportError(f"backend='torch' needs PyTorch; install it with `{TORCH_INSTALL_HINT}` or use "
-                              "backend='numpy'.")
+        require_torch()
         from accel.pomdp import PBVITorchBackup
 
         return PBVITorchBackup(T, Z, r, discount, device=self.device)
