@@ -282,7 +282,8 @@ class RECAPController(_CodebookController):
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
-                 solver_params=None, merge=True, schedule="doubling"):
+                 solver_params=None, merge=True, schedule="doubling", starts=True):
+        self.starts = starts
         self.schedule = schedule
         self.merge = merge
         self.solver = solver
@@ -908,6 +909,38 @@ class RECAPController(_CodebookController):
             bar.close()
         return kept[0], kept[1], kept[2], values, objectives, closed
 
+    def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
+        """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
+        compressed policy graph, polished; the reachable-belief codebook, polished), by exact
+        value (ties to the earlier); sets ``construction_`` and ``start_values_``."""
+        from . import _recap_starts as st
+
+        K = self.n_memory
+        ev = self._system(pomdp)
+        best, name = grown, "growth"
+        C, tab = st.policy_graph(ev, G, labels)
+        self.policy_graph_size_ = len(C)
+        C, tab, v = st.compress(ev, C, tab, K, lambda t: self._evaluate(pomdp, t), self.n_candidates)
+        if self.polish:
+            tab, v = self._polish(pomdp, C, tab, v, G)
+        self.start_values_["policy_graph"] = v
+        if v > best[2] + _tie(best[2]):
+            best, name = (C, tab, v), "policy_graph"
+        (crng,) = spawn_generators(rng, 1)
+        B, w = st.reachable_beliefs(pomdp, G, labels, crng, self.n_traj, _default_horizon(discount))
+        cb = st.codebook_start(B, w, K, G, crng, lambda C_: self._build_all(pomdp, C_, G, DISTANCES),
+                               lambda t: self._evaluate(pomdp, t), DISTANCES, b0)
+        if cb is not None:
+            C, tab, v = cb
+            if self.polish:
+                tab, v = self._polish(pomdp, C, tab, v, G)
+            self.start_values_["codebook"] = v
+            if v > best[2] + _tie(best[2]):
+                best, name = (C, tab, v), "codebook"
+        self.construction_ = name
+        self._values_cache = None
+        return best
+
     def fit(self, pomdp, alphas=None):
         """Grow the codebook for K = 1..n_memory and build the RECAP controller."""
         _, _, r, discount = self._check_common(pomdp)
@@ -969,6 +1002,12 @@ class RECAPController(_CodebookController):
             if best is None or out[2] > best[2]:
                 best = out
         C, tab, value, values, objectives, closed = best
+        self.construction_ = "growth"
+        self.start_values_ = {"growth": value}
+        if check_bool(self.starts, "starts"):
+            C, tab, value = self._select_start(pomdp, G, labels, b0, rng, discount, (C, tab, value))
+            if values:
+                values[-1] = max(values[-1], value)
         self._set_tables(pomdp, C, tab, G)
         objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))
         self.value_history_ = np.asarray(values)
