@@ -249,6 +249,14 @@ class RECAPController(_CodebookController):
         the last steps. On hallway and tiger-grid at K = 16 ``"doubling"`` took 6-15 s and reached
         0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
         spec: a project addition.
+    starts : bool, default=True
+        Also build two K-node controllers from the solver's vectors (:mod:`._recap_starts`): the
+        alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
+        node merges guided by first-order gains and exact solves (the controller compression of
+        Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
+        quantisation of the beliefs reached by the solver's greedy policy; each is polished, and the
+        controller returned is the one of highest exact value among them and the grown one
+        (``construction_``).
     n_samples : int, default=2000
         Size of the restart sample.
     n_restarts : int, default=5
@@ -263,6 +271,13 @@ class RECAPController(_CodebookController):
         Exact value of the accepted controller for K = 1..n_memory (constant after closure).
     objective_history_ : ndarray (n_memory,)
         Spec §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
+    construction_ : {"growth", "policy_graph", "codebook"}
+        Which candidate was returned (ties to the earlier in this order); ``"growth"`` when
+        ``starts=False``.
+    start_values_ : dict
+        Exact value of each candidate, by construction.
+    policy_graph_size_ : int
+        Nodes of the uncompressed policy graph (with ``starts``).
     closed_ : bool
         Whether growth stopped because every successor is already a codeword (rho_pi = 0).
     bound_ : dict
@@ -953,6 +968,7 @@ class RECAPController(_CodebookController):
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_bool(self.polish, "polish")
         check_bool(self.merge, "merge")
+        starts = check_bool(self.starts, "starts")
         check_option(self.schedule, "schedule", ("doubling", "every"))
         restart = check_bool(self.restart, "restart")
         n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
@@ -1004,7 +1020,7 @@ class RECAPController(_CodebookController):
         C, tab, value, values, objectives, closed = best
         self.construction_ = "growth"
         self.start_values_ = {"growth": value}
-        if check_bool(self.starts, "starts"):
+        if starts:
             C, tab, value = self._select_start(pomdp, G, labels, b0, rng, discount, (C, tab, value))
             if values:
                 values[-1] = max(values[-1], value)
