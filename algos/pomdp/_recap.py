@@ -79,6 +79,7 @@ from ._codebook import (
     simulate_beliefs,
 )
 from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
+from ._recap_starts import merge_gains
 
 __all__ = ["RECAPController"]
 
@@ -722,19 +723,11 @@ class RECAPController(_CodebookController):
         if K <= 2:
             return None
         ev = self._system(pomdp)
-        T, Z, discount = ev.T, ev.Z, ev.discount
         action = np.asarray(tab["action"], dtype=np.int64)
         eta = np.asarray(tab["eta"], dtype=np.int64)
         m0 = int(tab["m0"])
         W, y = self._node_values(pomdp, action, eta, m0)
-        Ty = np.einsum("kst,ks->kt", T[action], y)                      # (K, S): T[a_k]^T y_k
-        contrib = discount * Z[action].transpose(0, 2, 1) * Ty[:, None, :]  # (K, O, S)
-        self_edge = eta == np.arange(K)[:, None]
-        g = np.zeros_like(W)
-        np.add.at(g, eta[~self_edge], contrib[~self_edge])
-        g[m0] += ev.b0
-        gain = g @ W.T - (g * W).sum(axis=1)[:, None]                  # gain[j, i]
-        np.fill_diagonal(gain, -np.inf)
+        gain = merge_gains(ev, action, eta, m0, W, y)                 # gain[j, i]
         order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
         best = None
         for flat in order:

@@ -78,6 +78,14 @@ def test_policy_graph_tables(four_by_three):
     # each node plays the label of the vector winning at its witness belief
     win = np.argmax(C @ solver.alphas_.T, axis=1)
     np.testing.assert_array_equal(tab["action"], solver.actions_[win])
+    # each transition goes to the node whose vector wins at the updated belief
+    G = solver.alphas_
+    for k in range(N):
+        a = tab["action"][k]
+        for o in np.flatnonzero(tab["P"][k, a] > 0):
+            b = tab["Bn"][k, a, o]
+            target = tab["eta"][k, o]
+            assert G[win[target]] @ b == pytest.approx((G @ b).max(), abs=1e-9)
 
 
 @pytest.mark.parametrize("K", [2, 3, 5])
