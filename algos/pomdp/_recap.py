@@ -928,9 +928,8 @@ class RECAPController(_CodebookController):
         best, name = grown, "growth"
         C, tab = st.policy_graph(ev, G, labels)
         self.policy_graph_size_ = len(C)
-        C, tab, v = st.compress(ev, C, tab, K, lambda t: self._evaluate(pomdp, t), self.n_candidates)
-        if self.polish:
-            tab, v = self._polish(pomdp, C, tab, v, G)
+        polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
+        C, tab, v = st.best_compression(ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish)
         self.start_values_["policy_graph"] = v
         if v > best[2] + _tie(best[2]):
             best, name = (C, tab, v), "policy_graph"

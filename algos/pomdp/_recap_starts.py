@@ -25,7 +25,7 @@ import numpy as np
 from . import _kernels
 from ._codebook import _v_gamma, simulate_beliefs
 
-__all__ = ["policy_graph", "compress", "merge_gains", "reachable_beliefs", "codebook_start"]
+__all__ = ["policy_graph", "compress", "best_compression", "merge_gains", "reachable_beliefs", "codebook_start"]
 
 MAX_GRAPH_NODES = 4000  # cap on the nodes of the policy graph (the reachable part of Gamma)
 
@@ -172,6 +172,36 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25):
                 best = (Cn, tn, v)
         C, tab = best[0], best[1]
     return C, tab, evaluate(tab)
+
+
+#: compression schedules tried by :func:`best_compression`: (share of the excess merged per batch
+#: round, single merges solved exactly per step, staged)
+COMPRESSIONS = ((0.25, 3, False), (0.1, 8, False), (0.1, 8, True))
+
+
+def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS):
+    """Best K-node compression of ``(C, tab)`` over ``schedules``: ``(C, tab, value)``.
+
+    Each schedule runs :func:`compress` (staged: down to ``4 K``, then ``2 K``, then ``K`` nodes,
+    with ``polish(C, tab, value) -> (tab, value)`` after each stage; otherwise straight to ``K``,
+    then polished); the result of highest exact value is kept (ties to the earlier schedule)."""
+    best = None
+    for batch, n_cand, staged in schedules:
+        Cs, ts, v = C, tab, evaluate(tab)
+        ran = False
+        for stage in ((4 * K, 2 * K, K) if staged else (K,)):
+            if len(Cs) > stage:
+                Cs, ts, v = compress(ev, Cs, ts, stage, evaluate, n_cand, batch)
+                ran = True
+                if polish is not None:
+                    ts, v = polish(Cs, ts, v)
+        if not ran:  # the graph has at most K nodes: polished as it is, the same for every schedule
+            if polish is not None:
+                ts, v = polish(Cs, ts, v)
+            return Cs, ts, v
+        if best is None or v > best[2]:
+            best = (Cs, ts, v)
+    return best
 
 
 def reachable_beliefs(pomdp, alphas, labels, rng, n_traj, horizon):

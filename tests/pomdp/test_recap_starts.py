@@ -146,3 +146,15 @@ def test_tiger_small_models_reach_the_bound():
     solver = PointBasedSolver(time_limit=600.0, random_state=0).fit(model)
     rc = RECAPController(n_memory=8, random_state=0).fit(model, alphas=solver)
     assert rc.value_ >= 0.7 * solver.lower_bound_
+
+
+def test_best_compression_exact_and_no_worse_than_each_schedule(four_by_three):
+    model, solver = four_by_three
+    ev = _system(model)
+    C, tab = st.policy_graph(ev, solver.alphas_, solver.actions_)
+    value = lambda t: ev.value(t["action"], t["eta"], t["m0"])
+    Ck, tk, v = st.best_compression(ev, C, tab, 3, value)
+    assert len(Ck) == 3
+    assert v == pytest.approx(_independent_value(model, tk["action"], tk["eta"], tk["m0"]), abs=1e-9)
+    for batch, n_cand, _ in st.COMPRESSIONS:
+        assert v >= st.compress(ev, C, tab, 3, value, n_cand, batch)[2] - 1e-9
