@@ -800,7 +800,7 @@ def section_recap(args, quick):
             row.append(f"{_fmt_v(v)}{frac} {'/'.join(sorted(cons))} {c:.1f}s")
             skip = c > args.recap_cap
         rows.append(row)
-        print(f"(recap) {name} done", file=sys.stderr, flush=True)
+        print(f"(recap) {name} done: {' | '.join(map(str, row))}", file=sys.stderr, flush=True)
     print_table(f"(recap) RECAP vs the solver's L(b0) (solver time limit {limit:g} s, median over {len(seeds)} seeds)",
                 ["model", "S", "L(b0) (solver CPU)"] + [f"K = {K}" for K in ks], rows,
                 ["cell: median V^F(b0), ratio to L(b0), the constructions returned over the seeds "
