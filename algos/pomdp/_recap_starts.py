@@ -182,14 +182,14 @@ COMPRESSIONS = ((0.25, 3, False), (0.1, 8, False), (0.1, 8, True))
 def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS):
     """Best K-node compression of ``(C, tab)`` over ``schedules``: ``(C, tab, value)``.
 
-    Each schedule runs :func:`compress` (staged: down to ``4 K``, then ``2 K``, then ``K`` nodes,
+    Each schedule runs :func:`compress` (staged: down to ``2 K``, then ``K`` nodes,
     with ``polish(C, tab, value) -> (tab, value)`` after each stage; otherwise straight to ``K``,
     then polished); the result of highest exact value is kept (ties to the earlier schedule)."""
     best = None
     for batch, n_cand, staged in schedules:
         Cs, ts, v = C, tab, evaluate(tab)
         ran = False
-        for stage in ((4 * K, 2 * K, K) if staged else (K,)):
+        for stage in ((2 * K, K) if staged else (K,)):
             if len(Cs) > stage:
                 Cs, ts, v = compress(ev, Cs, ts, stage, evaluate, n_cand, batch)
                 ran = True
