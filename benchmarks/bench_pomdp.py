@@ -1,6 +1,6 @@
 r"""Benchmark of :mod:`algos.pomdp`: RECAP against the finite-memory baselines (pomdp reconstruction notes §3, §8).
 
-Five sections (``--sections a,b,c,d,e``):
+Six sections (``--sections a,b,c,d,e,recap``):
 
 a  **Value vs memory budget.** On tiger.95, paint.95, shuttle.95, cheese.95, 4x3.95, network,
    tiger-grid and hallway (Cassandra files in ``$ALGOS_SHARED_DATA/pomdp`` or ``../shared/data/pomdp``)
@@ -57,6 +57,13 @@ e  **Certificates against the trivial bound.** On tiger.95, 4x3.95, shuttle.95, 
    at K = 4 and 8: RECAP's U1/U2/U3 (``bound_``) next to ``(Rmax - Rmin)/(1 - discount)``, flagged
    vacuous at or above it, and the depth-1 converse lower bound, all on one PointBasedSolver run
    (``time_limit=20, target_gap=1e-3``) per model.
+recap  **RECAP against the solver's lower bound.** On tiger.95, 4x3.95, shuttle.95, cheese.95,
+   network, tiger-grid, hallway, RockSample(3, 2) and RockSample(4, 4) (built in): one
+   ``PointBasedSolver`` run per model (``--solver-time``, default 10 s; ``--quick`` 3 s), then
+   ``RECAPController(n_memory=K)`` on its vectors for K in ``--recap-ks`` (default 4, 8, 16, 32;
+   ``--quick`` 4, 8) and ``--recap-seeds`` seeds (default 3): the median exact V^F(b0), its ratio
+   to L(b0), the constructions returned (``construction_``: growth, policy_graph, codebook) and the
+   median fit CPU time; larger K skipped once a median fit took longer than ``--recap-cap``.
 
 Run::
 
@@ -64,6 +71,7 @@ Run::
     python benchmarks/bench_pomdp.py --quick            # tiger/shuttle/cheese at K <= 8 (~1-2 min)
     python benchmarks/bench_pomdp.py --sections a --models shuttle.95,cheese.95 --ks 8,16
     python benchmarks/bench_pomdp.py --sections c --pomdppy-path /tmp/pomdppy   # ~5 min (--quick ~1 min)
+    python benchmarks/bench_pomdp.py --sections recap --solver-time 10   # ~15-25 min on one core
     python benchmarks/bench_pomdp.py --sections d --sarsop /tmp/sarsop/src/pomdpsol   # ~25 min
 
 Benchmarks are not tests: nothing here asserts a value or a time.
@@ -86,7 +94,7 @@ try:  # run as a module (python -m benchmarks.bench_pomdp) or as a script
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_ratio, fmt_s, make_parser, print_table, selected_sections, timeit_median
 
-SECTIONS = ("a", "b", "c", "d", "e")
+SECTIONS = ("a", "b", "c", "d", "e", "recap")
 SEED = 20261130
 
 #: model name -> (file, best-known V(b0) (SARSOP LB at b0, file semantics))
@@ -750,6 +758,56 @@ def section_e(args, quick):
                        "converse: lower bound on V*(b0) - V^F(b0) of any K-memory controller."])
 
 
+R_MODELS = ("tiger.95", "4x3.95", "shuttle.95", "cheese.95", "network", "tiger-grid", "hallway",
+            "rocksample-3-2", "rocksample-4-4")
+R_GENERATED = {"rocksample-3-2": (3, 2), "rocksample-4-4": (4, 4)}
+
+
+def section_recap(args, quick):
+    from collections import Counter
+
+    from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, rock_sample, tiger
+
+    data = _data_dir()
+    names = [m.strip() for m in args.models.split(",")] if args.models else list(R_MODELS)
+    limit = args.solver_time if args.solver_time else (3.0 if quick else 10.0)
+    ks = [int(k) for k in args.recap_ks.split(",")] if args.recap_ks else ([4, 8] if quick else [4, 8, 16, 32])
+    seeds = list(range(args.recap_seeds if args.recap_seeds else 3))
+    PointBasedSolver(time_limit=1.0, max_trials=5).fit(tiger())  # compile the kernels before timing
+    rows = []
+    for name in names:
+        model = rock_sample(*R_GENERATED[name]) if name in R_GENERATED else read_pomdp(data / MODELS[name][0])
+        t0 = time.process_time()
+        sol = PointBasedSolver(time_limit=limit, target_gap=1e-3).fit(model)
+        t_sol = time.process_time() - t0
+        lb = sol.lower_bound_
+        row = [name, model.n_states, f"{_fmt_v(lb)} ({t_sol:.0f} s)"]
+        skip = False
+        for K in ks:
+            if skip:
+                row.append("skip")
+                continue
+            vals, cons, cpu = [], Counter(), []
+            for seed in seeds:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.process_time()
+                    rc = RECAPController(n_memory=K, random_state=seed).fit(model, alphas=sol)
+                    cpu.append(time.process_time() - t0)
+                vals.append(rc.value_)
+                cons[rc.construction_ + ("" if rc.n_memory_ == K else f"[{rc.n_memory_}]")] += 1
+            v, c = float(np.median(vals)), float(np.median(cpu))
+            frac = f" {v / lb:.2f}x" if lb > 0 else ""
+            row.append(f"{_fmt_v(v)}{frac} {'/'.join(sorted(cons))} {c:.1f}s")
+            skip = c > args.recap_cap
+        rows.append(row)
+        print(f"(recap) {name} done: {' | '.join(map(str, row))}", file=sys.stderr, flush=True)
+    print_table(f"(recap) RECAP vs the solver's L(b0) (solver time limit {limit:g} s, median over {len(seeds)} seeds)",
+                ["model", "S", "L(b0) (solver CPU)"] + [f"K = {K}" for K in ks], rows,
+                ["cell: median V^F(b0), ratio to L(b0), the constructions returned over the seeds "
+                 "(construction_, [n] when fewer than K nodes), median fit CPU s (one thread)."])
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
     parser.add_argument("--models", default=None,
@@ -780,7 +838,9 @@ def main(argv=None):
                         help="(d) path of SARSOP's pomdpsol executable (default $ALGOS_SARSOP); without it the "
                              "SARSOP columns are skipped")
     parser.add_argument("--solver-time", type=float, default=None, help="(d) time limit per solver run (default 60)")
-    parser.add_argument("--recap-ks", default=None, help="(d) RECAP memory budgets (default 4,8,16)")
+    parser.add_argument("--recap-ks", default=None,
+                        help="(d, recap) RECAP memory budgets (default d: 4,8,16; recap: 4,8,16,32)")
+    parser.add_argument("--recap-seeds", type=int, default=None, help="(recap) RECAP seeds per cell (default 3)")
     for action in parser._actions:  # --repeat means runs per cell in (d)
         if "--repeat" in action.option_strings:
             action.help = ("(b) timed repeats per measurement (default 5, --quick 2); (d) runs per cell, "
@@ -804,6 +864,8 @@ def main(argv=None):
             section_c(args, args.quick)
         elif s == "d":
             section_d(args, args.quick)
+        elif s == "recap":
+            section_recap(args, args.quick)
         else:
             section_e(args, args.quick)
     print(f"total {time.perf_counter() - t0:.1f} s")

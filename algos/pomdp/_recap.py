@@ -79,6 +79,7 @@ from ._codebook import (
     simulate_beliefs,
 )
 from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
+from ._recap_starts import merge_gains
 
 __all__ = ["RECAPController"]
 
@@ -249,6 +250,14 @@ class RECAPController(_CodebookController):
         the last steps. On hallway and tiger-grid at K = 16 ``"doubling"`` took 6-15 s and reached
         0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
         pomdp reconstruction notes: a project addition.
+    starts : bool, default=True
+        Also build two K-node controllers from the solver's vectors (:mod:`._recap_starts`): the
+        alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
+        node merges guided by first-order gains and exact solves (the controller compression of
+        Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
+        quantisation of the beliefs reached by the solver's greedy policy; each is polished, and the
+        controller returned is the one of highest exact value among them and the grown one
+        (``construction_``).
     n_samples : int, default=2000
         Size of the restart sample.
     n_restarts : int, default=5
@@ -269,6 +278,13 @@ class RECAPController(_CodebookController):
         Exact value of the accepted controller for K = 1..n_memory (constant after closure).
     objective_history_ : ndarray (n_memory,)
         The pomdp reconstruction notes §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
+    construction_ : {"growth", "policy_graph", "codebook"}
+        Which candidate was returned (ties to the earlier in this order); ``"growth"`` when
+        ``starts=False``.
+    start_values_ : dict
+        Exact value of each candidate, by construction.
+    policy_graph_size_ : int
+        Nodes of the uncompressed policy graph (with ``starts``).
     closed_ : bool
         Whether growth stopped because every successor is already a codeword (rho_pi = 0).
     bound_ : dict
@@ -283,7 +299,8 @@ class RECAPController(_CodebookController):
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
-                 solver_params=None, merge=True, schedule="doubling"):
+                 solver_params=None, merge=True, schedule="doubling", starts=True):
+        self.starts = starts
         self.schedule = schedule
         self.merge = merge
         self.solver = solver
@@ -707,19 +724,11 @@ class RECAPController(_CodebookController):
         if K <= 2:
             return None
         ev = self._system(pomdp)
-        T, Z, discount = ev.T, ev.Z, ev.discount
         action = np.asarray(tab["action"], dtype=np.int64)
         eta = np.asarray(tab["eta"], dtype=np.int64)
         m0 = int(tab["m0"])
         W, y = self._node_values(pomdp, action, eta, m0)
-        Ty = np.einsum("kst,ks->kt", T[action], y)                      # (K, S): T[a_k]^T y_k
-        contrib = discount * Z[action].transpose(0, 2, 1) * Ty[:, None, :]  # (K, O, S)
-        self_edge = eta == np.arange(K)[:, None]
-        g = np.zeros_like(W)
-        np.add.at(g, eta[~self_edge], contrib[~self_edge])
-        g[m0] += ev.b0
-        gain = g @ W.T - (g * W).sum(axis=1)[:, None]                  # gain[j, i]
-        np.fill_diagonal(gain, -np.inf)
+        gain = merge_gains(ev, action, eta, m0, W, y)                 # gain[j, i]
         order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
         best = None
         for flat in order:
@@ -909,6 +918,37 @@ class RECAPController(_CodebookController):
             bar.close()
         return kept[0], kept[1], kept[2], values, objectives, closed
 
+    def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
+        """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
+        compressed policy graph, polished; the reachable-belief codebook, polished), by exact
+        value (ties to the earlier); sets ``construction_`` and ``start_values_``."""
+        from . import _recap_starts as st
+
+        K = self.n_memory
+        ev = self._system(pomdp)
+        best, name = grown, "growth"
+        C, tab = st.policy_graph(ev, G, labels)
+        self.policy_graph_size_ = len(C)
+        polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
+        C, tab, v = st.best_compression(ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish)
+        self.start_values_["policy_graph"] = v
+        if v > best[2] + _tie(best[2]):
+            best, name = (C, tab, v), "policy_graph"
+        (crng,) = spawn_generators(rng, 1)
+        B, w = st.reachable_beliefs(pomdp, G, labels, crng, self.n_traj, _default_horizon(discount))
+        cb = st.codebook_start(B, w, K, G, crng, lambda C_: self._build_all(pomdp, C_, G, DISTANCES),
+                               lambda t: self._evaluate(pomdp, t), DISTANCES, b0)
+        if cb is not None:
+            C, tab, v = cb
+            if self.polish:
+                tab, v = self._polish(pomdp, C, tab, v, G)
+            self.start_values_["codebook"] = v
+            if v > best[2] + _tie(best[2]):
+                best, name = (C, tab, v), "codebook"
+        self.construction_ = name
+        self._values_cache = None
+        return best
+
     def fit(self, pomdp, alphas=None):
         """Grow the codebook for K = 1..n_memory and build the RECAP controller.
 
@@ -934,6 +974,7 @@ class RECAPController(_CodebookController):
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_bool(self.polish, "polish")
         check_bool(self.merge, "merge")
+        starts = check_bool(self.starts, "starts")
         check_option(self.schedule, "schedule", ("doubling", "every"))
         restart = check_bool(self.restart, "restart")
         n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
@@ -983,6 +1024,12 @@ class RECAPController(_CodebookController):
             if best is None or out[2] > best[2]:
                 best = out
         C, tab, value, values, objectives, closed = best
+        self.construction_ = "growth"
+        self.start_values_ = {"growth": value}
+        if starts:
+            C, tab, value = self._select_start(pomdp, G, labels, b0, rng, discount, (C, tab, value))
+            if values:
+                values[-1] = max(values[-1], value)
         self._set_tables(pomdp, C, tab, G)
         objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))
         self.value_history_ = np.asarray(values)
