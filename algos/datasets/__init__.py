@@ -138,7 +138,13 @@ def list_datasets(kind=None):
 
 
 def pomdp_names():
-    """Names accepted by :func:`load_pomdp` (the shipped Cassandra-format models)."""
+    """Names accepted by :func:`load_pomdp` (the shipped Cassandra-format models).
+
+    Returns
+    -------
+    names : list of str
+        The model names, in a fixed order.
+    """
     return list(_POMDP_FILES)
 
 

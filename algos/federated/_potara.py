@@ -476,7 +476,8 @@ class PotaraClassifier(FederatedClassifierBase):
     variance_method : {"bootstrap", "plugin_fisher", "fisher", "sandwich", "swag"}, default="bootstrap"
         How :math:`\hat V_L` is estimated (:func:`algos.federated.variance.estimate_variances`);
         :math:`\hat V_F` is always the plug-in :math:`\max(\|\theta_F - \theta_L\|^2 - \hat V_L, \cdot)`.
-        The federated reconstruction notes propose ``"plugin_fisher"`` as default, but on digits its raw inverse-Fisher trace
+        ``"plugin_fisher"`` was the first design choice for the default (federated reconstruction
+        notes, section 1.3), but on digits its raw inverse-Fisher trace
         sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
         so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the default.
         ``"sandwich"`` is a cheap alternative with similar weights.
