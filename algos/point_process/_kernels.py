@@ -338,12 +338,37 @@ def _inside_polygon(x, y, vx, vy):
 
 
 @numba.njit(cache=True)
+def _distance_to_boundary(x, y, vx, vy):
+    """Distance from (x, y) to the nearest edge of the polygon (vx, vy)."""
+    nv = vx.shape[0]
+    best = math.inf
+    for e in range(nv):
+        x1, y1 = vx[e], vy[e]
+        dx, dy = vx[(e + 1) % nv] - x1, vy[(e + 1) % nv] - y1
+        L2 = dx * dx + dy * dy
+        t = 0.0 if L2 <= 0.0 else ((x - x1) * dx + (y - y1) * dy) / L2
+        t = min(max(t, 0.0), 1.0)
+        d = math.hypot(x - (x1 + t * dx), y - (y1 + t * dy))
+        if d < best:
+            best = d
+    return best
+
+
+#: Relative tolerance of the tangency decisions of :func:`circle_fraction_inside`.
+TANGENT_RTOL = 1e-9
+
+
+@numba.njit(cache=True)
 def circle_fraction_inside(cx, cy, rad, vx, vy):
     """For each circle (cx[p], cy[p], rad[p]) the fraction of its circumference inside the polygon.
 
     The circle meets the polygon's edges at angles found from one quadratic per edge; the arcs between
     consecutive crossings are classified by the crossing-number test of their midpoints (exact up to
-    round-off, any simple polygon)."""
+    round-off, any simple polygon). A discriminant that is negative by round-off only (relative
+    ``TANGENT_RTOL``) is a tangency: a double root. A circle with no crossing is inside iff its centre is
+    inside and its radius is at most the centre's distance to the boundary (within ``TANGENT_RTOL``),
+    so a circle tangent to an edge from inside counts as inside (its tangent point lies on the boundary
+    and decides nothing)."""
     P = cx.shape[0]
     nv = vx.shape[0]
     out = np.empty(P)
@@ -362,8 +387,13 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
             b = 2.0 * (ax * dx + ay * dy)
             c = ax * ax + ay * ay - r * r
             disc = b * b - 4.0 * a * c
-            if a <= 0.0 or disc < 0.0:
+            if a <= 0.0:
                 continue
+            if disc < 0.0:
+                # disc / (4a) = r^2 - (distance from the centre to the edge's line)^2
+                if -disc > TANGENT_RTOL * 8.0 * a * r * r:
+                    continue
+                disc = 0.0
             sq = math.sqrt(disc)
             for sgn in (-1.0, 1.0):
                 u = (-b + sgn * sq) / (2.0 * a)
@@ -374,7 +404,9 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
                     ang[na] = t
                     na += 1
         if na == 0:
-            out[p] = 1.0 if _inside_polygon(x0 + r, y0, vx, vy) else 0.0
+            inside = _inside_polygon(x0, y0, vx, vy) and \
+                r <= _distance_to_boundary(x0, y0, vx, vy) * (1.0 + TANGENT_RTOL)
+            out[p] = 1.0 if inside else 0.0
             continue
         a_s = np.sort(ang[:na])
         total = 0.0

@@ -304,3 +304,73 @@ def test_envelope_of_fitted_models():
     inside = [np.mean((e.observed >= e.lo) & (e.observed <= e.hi)) for e in (post, mc, pois)]
     assert inside[0] >= 0.8 and inside[1] >= 0.8 and inside[2] <= 0.5, inside
     assert post.sims.shape == (19, 21)
+
+
+# ----------------------------------------------------------------------------- tangent circles
+def test_circle_tangent_to_the_right_edge_by_round_off_gets_its_weight():
+    # the circle around (0.776, 0.065) through (0.825, 0.233) touches x = 1 to round-off; it must count
+    # as the mirror image does, and K(0.18) equal spatstat's isotropic Kest (1.305, spatstat 3.0.3)
+    X = np.array([[0.825, 0.233], [0.776, 0.065]])
+    K = k_function(X, (0, 1, 0, 1), r=[0.0, 0.18], correction="isotropic").value
+    M = np.column_stack([1.0 - X[:, 0], X[:, 1]])
+    Km = k_function(M, (0, 1, 0, 1), r=[0.0, 0.18], correction="isotropic").value
+    np.testing.assert_allclose(K, Km, rtol=1e-12, atol=0)
+    assert abs(K[1] - 1.305) <= 1e-3
+
+
+def _tangent_circles(vertices, rng, per_edge=6, grid=1e-3):
+    """Circles tangent (to round-off) from inside to each edge of the polygon: a point of the edge, moved
+    inwards and rounded to a ``grid`` raster, with the radius its float distance to the edge's line."""
+    W = Window.from_any(vertices)
+    v = W.vertices  # counter-clockwise: the inward normal of edge a -> b is (-dy, dx)
+    out = []
+    for e in range(len(v)):
+        a, b = v[e], v[(e + 1) % len(v)]
+        d = b - a
+        L = float(np.hypot(*d))
+        nrm = np.array([-d[1], d[0]]) / L
+        made = 0
+        while made < per_edge:
+            u = rng.uniform(0.1, 0.9)
+            s = rng.uniform(0.02, 0.6)
+            c = np.round((a + u * d + s * nrm) / grid) * grid
+            if not W.contains(c[None, :])[0]:
+                continue
+            rad = abs((c[0] - a[0]) * d[1] - (c[1] - a[1]) * d[0]) / L
+            # tangent to the edge itself (the foot of the perpendicular on the segment)
+            t = float(np.dot(c - a, d)) / (L * L)
+            if not 0.0 < t < 1.0:
+                continue
+            out.append((c[0], c[1], rad))
+            made += 1
+    return np.array(out)
+
+
+@pytest.mark.parametrize("vertices", [[[0, 0], [1, 0], [1, 1], [0, 1]], [[0, 0], [2, 0], [2, 1], [0, 1]], L_SHAPE,
+                                      [[0, 0], [3, 0.5], [1, 2.5], [0.4, 1.0]]])
+def test_circle_fraction_of_tangent_circles_against_quadrature(vertices):
+    # every edge (all four of a rectangle, the reflex edges of the L, slanted edges) with circles tangent
+    # to it from inside to round-off, against the fraction of 2e5 equally spaced circle points inside
+    rng = np.random.default_rng(7)
+    C = _tangent_circles(vertices, rng)
+    v = Window.from_any(vertices).vertices
+    got = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), C[:, 2].copy(), v[:, 0].copy(), v[:, 1].copy())
+    ref = np.array([circle_fraction_reference(c[:2], c[2], vertices) for c in C])
+    np.testing.assert_allclose(got, ref, atol=REF_ATOL_CIRCLE)
+
+
+def test_no_capped_weight_on_grid_circles_tangent_to_a_side():
+    # centres on a 0.001 raster, radius the float distance to one side: never the cap, each circle's
+    # fraction equals its mirror image's
+    rng = np.random.default_rng(11)
+    C = np.round(rng.uniform(0.05, 0.95, size=(400, 2)), 3)
+    W = Window.from_any((0, 1, 0, 1))
+    v = W.vertices
+    for side in range(4):
+        rad = [1.0 - C[:, 0], C[:, 0], 1.0 - C[:, 1], C[:, 1]][side]
+        f = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), rad.copy(), v[:, 0].copy(), v[:, 1].copy())
+        M = 1.0 - C
+        fm = circle_fraction_inside(M[:, 0].copy(), M[:, 1].copy(), rad.copy(), v[:, 0].copy(), v[:, 1].copy())
+        # a circle centred in the unit square with radius at most 1 keeps an arc of angle > 0.3 inside
+        assert np.all(f > 0.05), (side, f.min())
+        np.testing.assert_allclose(f, fm, atol=1e-9)
