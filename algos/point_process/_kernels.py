@@ -43,6 +43,8 @@ __all__ = [
     "circle_fraction_inside",
     "polygon_overlap_area",
     "epanechnikov_pair_sum",
+    "grid_pair_counts",
+    "grid_pairs_fill",
 ]
 
 
@@ -531,3 +533,58 @@ def epanechnikov_pair_sum(d, wts, r, h):
             if u >= -1.0:
                 out[k] += wts[p] * c * (1.0 - u * u)
     return out
+
+
+# ============================================================================ close pairs by blocks
+@numba.njit(cache=True)
+def grid_pair_counts(X, order, starts, cell, gx, gy, r2):
+    """Per point ``i``, the number of points ``j != i`` with squared distance ``<= r2``.
+
+    The points are binned in a ``gx x gy`` grid of cells of side at least ``sqrt(r2)``: point ``i`` is
+    in cell ``cell[i]`` (row-major, ``cx + gx * cy``), the points of cell ``c`` are
+    ``order[starts[c]:starts[c + 1]]``; only the 3 x 3 cells around ``i`` are searched."""
+    n = X.shape[0]
+    cnt = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        cx = cell[i] % gx
+        cy = cell[i] // gx
+        xi, yi = X[i, 0], X[i, 1]
+        c = 0
+        for qy in range(max(cy - 1, 0), min(cy + 2, gy)):
+            for qx in range(max(cx - 1, 0), min(cx + 2, gx)):
+                q = qx + gx * qy
+                for t in range(starts[q], starts[q + 1]):
+                    j = order[t]
+                    if j == i:
+                        continue
+                    dx = X[j, 0] - xi
+                    dy = X[j, 1] - yi
+                    if dx * dx + dy * dy <= r2:
+                        c += 1
+        cnt[i] = c
+    return cnt
+
+
+@numba.njit(cache=True)
+def grid_pairs_fill(X, order, starts, cell, gx, gy, r2, lo, hi, out_i, out_j):
+    """The ordered pairs ``(i, j)``, ``lo <= i < hi``, counted by :func:`grid_pair_counts`, written
+    into ``out_i``/``out_j`` (sized by those counts); returns how many were written."""
+    m = 0
+    for i in range(lo, hi):
+        cx = cell[i] % gx
+        cy = cell[i] // gx
+        xi, yi = X[i, 0], X[i, 1]
+        for qy in range(max(cy - 1, 0), min(cy + 2, gy)):
+            for qx in range(max(cx - 1, 0), min(cx + 2, gx)):
+                q = qx + gx * qy
+                for t in range(starts[q], starts[q + 1]):
+                    j = order[t]
+                    if j == i:
+                        continue
+                    dx = X[j, 0] - xi
+                    dy = X[j, 1] - yi
+                    if dx * dx + dy * dy <= r2:
+                        out_i[m] = i
+                        out_j[m] = j
+                        m += 1
+    return m
