@@ -45,6 +45,7 @@ __all__ = [
     "epanechnikov_pair_sum",
     "grid_pair_counts",
     "grid_pairs_fill",
+    "rectangle_circle_fraction",
 ]
 
 
@@ -588,3 +589,39 @@ def grid_pairs_fill(X, order, starts, cell, gx, gy, r2, lo, hi, out_i, out_j):
                         out_j[m] = j
                         m += 1
     return m
+
+
+@numba.njit(cache=True)
+def _cut_half_angle(q):
+    """Half the angle of the arc cut off by a line at distance ``q`` radii from the centre."""
+    return 0.0 if q >= 1.0 else math.acos(max(q, -1.0))
+
+
+@numba.njit(cache=True)
+def rectangle_circle_fraction(cx, cy, rad, xmin, xmax, ymin, ymax):
+    """:func:`circle_fraction_inside` for the rectangle ``[xmin, xmax] x [ymin, ymax]`` and centres inside it,
+    in closed form: an edge at distance ``d < r`` from the centre cuts off an arc of angle
+    ``2 arccos(d / r)`` around its normal; two adjacent edges' arcs overlap by
+    ``arccos(d1 / r) + arccos(d2 / r) - pi / 2`` when that is positive (their corner inside the circle),
+    and opposite edges' arcs never overlap (each is at most a half circle), so inclusion--exclusion over
+    the four edges and four corners is exact."""
+    P = cx.shape[0]
+    out = np.empty(P)
+    half_pi = 0.5 * math.pi
+    for p in range(P):
+        r = rad[p]
+        if r <= 0.0:
+            out[p] = 1.0
+            continue
+        x0, y0 = cx[p], cy[p]
+        # left, bottom, right, top: consecutive ones are adjacent edges
+        aL = _cut_half_angle((x0 - xmin) / r)
+        aB = _cut_half_angle((y0 - ymin) / r)
+        aR = _cut_half_angle((xmax - x0) / r)
+        aT = _cut_half_angle((ymax - y0) / r)
+        outside = 2.0 * (aL + aB + aR + aT)
+        outside -= max(aL + aB - half_pi, 0.0) + max(aB + aR - half_pi, 0.0)
+        outside -= max(aR + aT - half_pi, 0.0) + max(aT + aL - half_pi, 0.0)
+        f = 1.0 - outside / (2.0 * math.pi)
+        out[p] = min(max(f, 0.0), 1.0)
+    return out

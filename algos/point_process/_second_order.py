@@ -53,7 +53,9 @@ from ._kernels import (
     grid_pair_counts,
     grid_pairs_fill,
     polygon_overlap_area,
+    rectangle_circle_fraction,
 )
+from ._quadrature import duplicates_reported, warn_duplicates
 from ._window import Window
 
 __all__ = [
@@ -124,8 +126,10 @@ class SummaryFunction:
 
 
 # ============================================================================ helpers
-def _check_pattern(X, window):
+def _check_pattern(X, window, consequence="each copy counts as a separate point at distance 0"):
     X = check_array(X, "X", allow_empty=True, finite=False)
+    if X.ndim == 1 and X.size == 0:
+        X = X.reshape(0, 2)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
     if not np.all(np.isfinite(X)):
@@ -145,6 +149,7 @@ def _check_pattern(X, window):
         k = int(np.flatnonzero(~inside)[0])
         raise ValueError(f"'X' has {int((~inside).sum())} point(s) outside the window; the first is row {k}: "
                          f"{X[k].tolist()}.")
+    warn_duplicates(X, consequence, stacklevel=4)
     return X, win
 
 
@@ -206,9 +211,14 @@ def isotropic_weights(X, radii, window):
     win = Window.from_any(window)
     X = np.asarray(X, dtype=np.float64)
     v = win.vertices
-    frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
-                                  np.ascontiguousarray(radii, dtype=np.float64),
-                                  np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+    if win.is_rectangle:
+        xmin, xmax, ymin, ymax = (float(t) for t in win.bounds)
+        frac = rectangle_circle_fraction(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                         np.ascontiguousarray(radii, dtype=np.float64), xmin, xmax, ymin, ymax)
+    else:
+        frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                      np.ascontiguousarray(radii, dtype=np.float64),
+                                      np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
     with np.errstate(divide="ignore"):
         return np.minimum(1.0 / np.maximum(frac, 1e-300), MAX_ISOTROPIC_WEIGHT)
 
@@ -582,11 +592,13 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         raise TypeError(f"'statistic' must be 'K', 'L', 'g' or a callable; got {type(statistic).__name__}.")
     seeds = np.random.SeedSequence(
         check_random_state(random_state).integers(0, 2**63 - 1)).spawn(n_sim)
-    sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
+    with duplicates_reported():  # the pattern's copies are reported once, above
+        sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
     with np.errstate(all="ignore"):
         mean = np.nanmean(sims, axis=0) if np.any(np.isfinite(sims)) else np.full(len(r), np.nan)
         lo, hi = np.nanmin(sims, axis=0), np.nanmax(sims, axis=0)
-    observed = stat(X) if X is not None else None
+    with duplicates_reported():
+        observed = stat(X) if X is not None else None
     dev = p = None
     if observed is not None:
         poisson = isinstance(model, str)

@@ -55,7 +55,7 @@ from .._validation import (
 )
 from ._kernels import predict_rows
 from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
-from ._quadrature import build_quadrature, check_points
+from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
 
@@ -382,7 +382,8 @@ class VoGCAM(BaseEstimator):
         Parameters
         ----------
         X : array-like, shape (n, 2)
-            Points in the window (boundary allowed; ``n = 0`` allowed; duplicates merged into counts).
+            Points in the window (boundary allowed; at least one; duplicates merged into counts, with a
+            warning).
         covariates : callable or array-like, optional
             A callable mapping an ``(m, 2)`` array of coordinates (user units) to ``(m, p)``, e.g.
             :class:`RasterCovariates`; or an ``(N, p)`` array of values at the quadrature nodes (the
@@ -391,7 +392,9 @@ class VoGCAM(BaseEstimator):
         self._validate()
         if self.window is None:
             Xa = check_array(X, "X", allow_empty=True, finite=False)
-            if Xa.ndim != 2 or Xa.shape[1] != 2 or len(Xa) < 2 or not np.all(np.isfinite(Xa)):
+            if len(Xa) < 2:
+                raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
+            if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
                 raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
             lo, hi = Xa.min(0), Xa.max(0)
             if np.any(hi <= lo):
@@ -400,6 +403,9 @@ class VoGCAM(BaseEstimator):
         else:
             win = Window.from_any(self.window)
         X = check_points(X, win)
+        if len(X) == 0:
+            raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
+        warn_duplicates(X, "the copies are merged into one node with their count")
         rng = check_random_state(self.random_state)
         quad = build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
         # ---- rescale to the unit box
@@ -559,7 +565,8 @@ class VoGCAM(BaseEstimator):
             raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least {MIN_CONTRAST_MIN_POINTS} points; "
                              f"got {len(X)}.")
         if covariates is None:
-            return lgcp_min_contrast(X, win, nu=self.nu)
+            with duplicates_reported():
+                return lgcp_min_contrast(X, win, nu=self.nu)
         if not callable(covariates):
             raise ValueError("'hyperparameters' = 'min_contrast' with covariates needs callable covariates "
                              "(the Poisson fit's intensity is evaluated at the points).")
@@ -568,7 +575,8 @@ class VoGCAM(BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pois.fit(X, covariates=covariates)
-        return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
+        with duplicates_reported():
+            return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
     # ------------------------------------------------------------------ ELBO pieces
     def _prior(self, sigma2, phi):

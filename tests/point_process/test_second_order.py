@@ -415,3 +415,62 @@ def test_default_correction_follows_the_large_n_rule():
     assert k_function(X, (0, 1, 0, 1), r=r).correction == "border"
     assert k_function(X[:3000], (0, 1, 0, 1), r=r).correction == "isotropic"
     assert l_function(X, (0, 1, 0, 1), r=r, correction="isotropic").correction == "isotropic"
+
+
+# ----------------------------------------------------------------------------- duplicates, empty input
+def test_duplicated_points_are_counted_in_one_warning():
+    import warnings
+
+    from algos.point_process import lgcp_min_contrast
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(60, 2))
+    D = np.vstack([X, np.repeat(X[:1], 9, axis=0), X[5:7]])  # 9 + 2 rows equal to earlier rows
+    r = np.linspace(0, 0.2, 21)
+    for f in (lambda: k_function(D, (0, 1, 0, 1), r=r), lambda: l_function(D, (0, 1, 0, 1), r=r),
+              lambda: pair_correlation(D, (0, 1, 0, 1), r=r),
+              lambda: envelope("poisson", n_sim=2, X=D, window=(0, 1, 0, 1), r=r, random_state=0),
+              lambda: lgcp_min_contrast(D, (0, 1, 0, 1))):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            f()
+        dup = [w for w in rec if "duplicated" in str(w.message)]
+        assert len(dup) == 1 and "'X' has 11 duplicated point(s)" in str(dup[0].message), [str(w.message) for w in rec]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k_function(X, (0, 1, 0, 1), r=r)  # no copies, no warning
+
+
+def test_empty_pattern_is_refused_by_every_function():
+    from algos.point_process import VoGCAM, lgcp_min_contrast
+
+    calls = [lambda E: k_function(E, (0, 1, 0, 1)), lambda E: l_function(E, (0, 1, 0, 1)),
+             lambda E: pair_correlation(E, (0, 1, 0, 1)),
+             lambda E: envelope("poisson", n_sim=2, X=E, window=(0, 1, 0, 1)),
+             lambda E: lgcp_min_contrast(E, (0, 1, 0, 1)),
+             lambda E: VoGCAM(window=(0, 1, 0, 1), n_dummy=16).fit(E),
+             lambda E: k_function(E), lambda E: VoGCAM().fit(E)]
+    for E in (np.empty((0, 2)), []):
+        for f in calls:
+            with pytest.raises(ValueError, match="'X' needs at least"):
+                f(E)
+
+
+def test_rectangle_closed_form_equals_the_polygon_kernel():
+    from algos.point_process._kernels import rectangle_circle_fraction
+
+    rng = np.random.default_rng(9)
+    for box in ((0, 1, 0, 1), (-1, 2, 0.5, 1.25)):
+        xmin, xmax, ymin, ymax = box
+        C = np.column_stack([rng.uniform(xmin, xmax, 3000), rng.uniform(ymin, ymax, 3000)])
+        C[:300] = np.round(C[:300], 3)
+        rad = rng.uniform(0, 1.5 * max(xmax - xmin, ymax - ymin), 3000)
+        rad[:100] = xmax - C[:100, 0]  # tangent to a side to round-off
+        rad[100:200] = C[100:200, 1] - ymin
+        rad[200:300] = np.hypot(C[200:300, 0] - xmin, C[200:300, 1] - ymin)  # through a corner
+        v = Window.from_any(box).vertices
+        a = rectangle_circle_fraction(C[:, 0].copy(), C[:, 1].copy(), rad, *map(float, box))
+        b = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), rad, v[:, 0].copy(), v[:, 1].copy())
+        # a tangency to round-off may read as a crossing of angle about sqrt(machine eps) in either kernel
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(a[300:], b[300:], rtol=0, atol=1e-12)
