@@ -657,10 +657,10 @@ _SCALE_WORKER = r"""
 import resource, sys, time, tracemalloc
 import numpy as np
 from algos.point_process import k_function
-n, corr, repeat = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+n, corr, repeat, rmax = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 k_function(np.random.default_rng(0).uniform(size=(50, 2)), (0, 1, 0, 1), correction=corr)  # compile
 X = np.random.default_rng(1).uniform(size=(n, 2))
-r = np.linspace(0.0, 0.25, 513)
+r = np.linspace(0.0, rmax, 513)
 cpus = []
 for t in range(repeat):
     if t == 0:
@@ -677,10 +677,10 @@ print(float(np.median(cpus)), peak, resource.getrusage(resource.RUSAGE_SELF).ru_
 _R_SCALE = r"""
 suppressMessages(library(spatstat))
 a <- commandArgs(trailingOnly = TRUE)
-n <- as.integer(a[1]); corr <- a[2]; repeat_n <- as.integer(a[3])
+n <- as.integer(a[1]); corr <- a[2]; repeat_n <- as.integer(a[3]); rmax <- as.numeric(a[4])
 set.seed(1)
 X <- runifpoint(n, owin(c(0, 1), c(0, 1)))
-r <- seq(0, 0.25, length.out = 513)
+r <- seq(0, rmax, length.out = 513)
 cpu <- c()
 for (t in seq_len(repeat_n)) {
   t0 <- proc.time()[["user.self"]]
@@ -705,7 +705,8 @@ def _scale_run(cmd, timeout):
 
 
 def section_scale(args):
-    """K of a uniform pattern in the unit square at growing n, r up to 0.25 (513 values): our CPU (median of
+    """K of a uniform pattern in the unit square at growing n, 513 values of r up to 0.25 (up to 20,000 points)
+    or up to spatstat's large-n rule ``sqrt(1000 / (pi n))`` (above; 1000 expected neighbours): our CPU (median of
     ``--repeat``, one thread), the traced peak (tracemalloc) and the process's peak RSS, each measurement in a
     fresh process; spatstat's ``Kest`` user CPU with the same correction when ``--rscript`` runs."""
     import os
@@ -718,7 +719,7 @@ def section_scale(args):
     iso_max = args.scale_iso_max if args.scale_iso_max is not None else (5000 if quick else 20000)
     repeat = args.repeat or (1 if quick else 3)
     have_r = shutil.which(args.rscript) is not None
-    headers = ["n", "correction", "ours cpu s", "ours traced peak MiB", "ours peak RSS MiB", "spatstat cpu s"]
+    headers = ["n", "correction", "r max", "ours cpu s", "ours traced peak MiB", "ours peak RSS MiB", "spatstat cpu s"]
     rows, notes = [], []
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[1])
@@ -731,20 +732,22 @@ def section_scale(args):
                 if corr == "isotropic" and n > iso_max:
                     continue
                 reps = repeat if n <= 20000 else 1
+                rmax = 0.25 if n <= 20000 else min(0.25, math.sqrt(1000.0 / (math.pi * n)))
                 import subprocess
 
-                res = subprocess.run([sys.executable, "-c", _SCALE_WORKER, str(n), corr, str(reps)],
+                res = subprocess.run([sys.executable, "-c", _SCALE_WORKER, str(n), corr, str(reps), repr(rmax)],
                                      capture_output=True, text=True, env=env, timeout=3600)
                 if res.returncode != 0:
                     err = res.stderr.strip().splitlines()
-                    rows.append([n, corr, "failed: " + (err[-1] if err else str(res.returncode)), "-", "-", "-"])
+                    rows.append([n, corr, f"{rmax:.3g}", "failed: " + (err[-1] if err else str(res.returncode)), "-", "-",
+                                 "-"])
                     continue
                 cpu, peak, rss = (float(v) for v in res.stdout.split()[-3:])
                 rk = "-"
                 if have_r:
-                    out, why = _scale_run([args.rscript, str(rfile), str(n), corr, str(reps)], 3600)
+                    out, why = _scale_run([args.rscript, str(rfile), str(n), corr, str(reps), repr(rmax)], 3600)
                     rk = fmt_s(out[-1]) if out else f"failed: {why}"
-                rows.append([n, corr, fmt_s(cpu), f"{peak / 2**20:.0f}", f"{rss / 2**20:.0f}", rk])
+                rows.append([n, corr, f"{rmax:.3g}", fmt_s(cpu), f"{peak / 2**20:.0f}", f"{rss / 2**20:.0f}", rk])
                 print("  [scale] row: | " + " | ".join(str(c) for c in rows[-1]) + " |", flush=True)
     if not have_r:
         notes.append(f"spatstat column skipped ({args.rscript} not found)")

@@ -87,6 +87,11 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
+#: Arrays of the factor's size alive at once in a sparse fit (the factor and selected inverse of the current
+#: and of a trial point), for the memory check before the first factorisation.
+SPARSE_FACTOR_COPIES = 4
+#: A sparse fit whose estimated factor memory exceeds this fraction of the machine's memory is refused.
+MEMORY_BUDGET_FRACTION = 0.8
 #: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
 FIXED_POINT_STEPS_WHILE_MOVING = 2
 #: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
@@ -201,6 +206,17 @@ def _sample(fac, z):
         return fac.sample(z)
     return fac.sample(z)
 
+
+
+def _memory_budget():
+    """``MEMORY_BUDGET_FRACTION`` of the physical memory in bytes (inf where the platform does not say)."""
+    import os
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return math.inf
+    return MEMORY_BUDGET_FRACTION * float(total) if total > 0 else math.inf
 
 class VoGCAM(BaseEstimator):
     r"""Variational inference for a log-Gaussian Cox process by Voronoi quadrature, an NNGP prior and
@@ -476,6 +492,15 @@ class VoGCAM(BaseEstimator):
         else:
             Qpat = sp.csr_matrix((np.ones(len(st.Q_indices)), st.Q_indices, st.Q_indptr), shape=(N, N))
             base = SparseCholesky(Qpat, coords=U, ordering="nd")
+            # the symbolic analysis sized the factor: check the numeric work fits before the first factorisation
+            need = SPARSE_FACTOR_COPIES * 8.0 * base.n_stored
+            budget = _memory_budget()
+            if need > budget:
+                raise ValueError(
+                    f"'n_dummy': {N} quadrature nodes ({int(quad.is_data.sum())} distinct points and {N - int(quad.is_data.sum())} dummies) need about "
+                    f"{need / 2**30:.1f} GiB for the sparse factor and its selected inverse ({base.n_stored} stored "
+                    f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
+                    f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")
         self._st, self._base, self._solver = st, base, solver
         self._U, self._w, self._y, self._Z = U, w, y, Z
         self._quad, self.window_ = quad, win

@@ -461,3 +461,18 @@ def test_full_covariance_beats_mean_field_where_s_is_no_contraction(seed, varian
         diag = VoGCAM(covariance="diag", **kw).fit(X)
     assert full.elbo_ >= diag.elbo_ - 1e-6 * abs(diag.elbo_)
     assert np.all(np.diff(full.elbo_blocks_) >= -MONO_RTOL * (1 + np.abs(full.elbo_blocks_[1:])))
+
+
+def test_sparse_fit_too_large_for_memory_is_refused_before_factorising(monkeypatch):
+    from algos.point_process import _vogcam
+    from algos.point_process._sparse import SparseCholesky
+
+    def no_factor(self, data):
+        raise AssertionError("factorised before the memory check")
+
+    monkeypatch.setattr(SparseCholesky, "factor", no_factor)
+    monkeypatch.setattr(_vogcam, "_memory_budget", lambda: 1e5)  # 100 kB
+    X = np.random.default_rng(0).uniform(size=(300, 2))
+    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=400, solver="sparse", hyperparameters="elbo")
+    with pytest.raises(ValueError, match=r"'n_dummy': \d+ quadrature nodes .* GiB .* lower 'n_dummy'"):
+        est.fit(X)
