@@ -52,6 +52,12 @@ real  **Real patterns against GPBoost** (bei, japanesepines, redwood, swedishpin
      hyperparameters (the minimum contrast's): CPU of each, correlation of the posterior means at the
      nodes and the median sd ratio.
 
+scale  **Second-order summaries at scale**: K (isotropic and border) of a uniform pattern in the unit
+     square at ``--scale-sizes`` points (default 2e3, 2e4, 1e5, 1e6; isotropic up to ``--scale-iso-max``,
+     default 2e4), 513 distances up to 0.25, or up to spatstat's large-n rule sqrt(1000 / (pi n)) above
+     2e4 points: our CPU (one thread, median of ``--repeat`` up to 2e4 points), traced peak memory and
+     peak RSS, each in a fresh process; spatstat's ``Kest`` CPU with ``--rscript`` (skipped without R).
+
 GPBoost is not a dependency: it is imported from the environment or from ``--gpboost-path`` (e.g.
 ``pip install --target /tmp/gpb gpboost``); when it cannot be imported the reason is printed and its
 columns are omitted.
