@@ -496,8 +496,9 @@ class VoGCAM(BaseEstimator):
             need = SPARSE_FACTOR_COPIES * 8.0 * base.n_stored
             budget = _memory_budget()
             if need > budget:
+                nd = int(quad.is_data.sum())
                 raise ValueError(
-                    f"'n_dummy': {N} quadrature nodes ({int(quad.is_data.sum())} distinct points and {N - int(quad.is_data.sum())} dummies) need about "
+                    f"'n_dummy': {N} quadrature nodes ({nd} distinct points and {N - nd} dummies) need about "
                     f"{need / 2**30:.1f} GiB for the sparse factor and its selected inverse ({base.n_stored} stored "
                     f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
                     f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")

@@ -379,7 +379,8 @@ def test_no_capped_weight_on_grid_circles_tangent_to_a_side():
 # ----------------------------------------------------------------------------- memory at size
 def test_isotropic_k_memory_is_linear_in_n_not_in_pairs():
     # 20,000 points and r up to 0.06: about 4.3e6 ordered pairs, whose (i, j, d, weight) arrays alone
-    # take 130 MiB (the former all-pairs code peaked at 263 MiB); the blocked accumulation keeps the traced peak to the points plus one block
+    # take 130 MiB (the former all-pairs code peaked at 263 MiB); the blocked accumulation keeps the
+    # traced peak to the points plus one block
     import tracemalloc
 
     from algos.point_process import _second_order as so
