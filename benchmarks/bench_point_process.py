@@ -52,6 +52,12 @@ real  **Real patterns against GPBoost** (bei, japanesepines, redwood, swedishpin
      hyperparameters (the minimum contrast's): CPU of each, correlation of the posterior means at the
      nodes and the median sd ratio.
 
+scale  **Second-order summaries at scale**: K (isotropic and border) of a uniform pattern in the unit
+     square at ``--scale-sizes`` points (default 2e3, 2e4, 1e5, 1e6; isotropic up to ``--scale-iso-max``,
+     default 2e4), 513 distances up to 0.25, or up to spatstat's large-n rule sqrt(1000 / (pi n)) above
+     2e4 points: our CPU (one thread, median of ``--repeat`` up to 2e4 points), traced peak memory and
+     peak RSS, each in a fresh process; spatstat's ``Kest`` CPU with ``--rscript`` (skipped without R).
+
 GPBoost is not a dependency: it is imported from the environment or from ``--gpboost-path`` (e.g.
 ``pip install --target /tmp/gpb gpboost``); when it cannot be imported the reason is printed and its
 columns are omitted.
@@ -80,7 +86,7 @@ try:  # run as a module (python -m benchmarks.bench_point_process) or as a scrip
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_s, make_parser, print_table, selected_sections
 
-SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper", "real")
+SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper", "real", "scale")
 PATTERNS = ("bei", "japanesepines", "redwood", "swedishpines")
 SEED = 20261130
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "points"
@@ -653,6 +659,109 @@ def section_real(args, gpb, gpb_reason):
     print_table("Real patterns against GPBoost on the same nodes", headers, rows, notes)
 
 
+_SCALE_WORKER = r"""
+import resource, sys, time, tracemalloc
+import numpy as np
+from algos.point_process import k_function
+n, corr, repeat, rmax = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+k_function(np.random.default_rng(0).uniform(size=(50, 2)), (0, 1, 0, 1), correction=corr)  # compile
+X = np.random.default_rng(1).uniform(size=(n, 2))
+r = np.linspace(0.0, rmax, 513)
+cpus = []
+for t in range(repeat):
+    if t == 0:
+        tracemalloc.start()
+    c0 = time.process_time()
+    k_function(X, (0, 1, 0, 1), r=r, correction=corr)
+    cpus.append(time.process_time() - c0)
+    if t == 0:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+print(float(np.median(cpus)), peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+_R_SCALE = r"""
+suppressMessages(library(spatstat))
+a <- commandArgs(trailingOnly = TRUE)
+n <- as.integer(a[1]); corr <- a[2]; repeat_n <- as.integer(a[3]); rmax <- as.numeric(a[4])
+set.seed(1)
+X <- runifpoint(n, owin(c(0, 1), c(0, 1)))
+r <- seq(0, rmax, length.out = 513)
+cpu <- c()
+for (t in seq_len(repeat_n)) {
+  t0 <- proc.time()[["user.self"]]
+  K <- Kest(X, r = r, correction = corr)
+  cpu <- c(cpu, proc.time()[["user.self"]] - t0)
+}
+cat(median(cpu), "\n")
+"""
+
+
+def _scale_run(cmd, timeout):
+    import subprocess
+
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, type(exc).__name__
+    if res.returncode != 0:
+        err = res.stderr.strip().splitlines()
+        return None, err[-1] if err else f"exit {res.returncode}"
+    return [float(v) for v in res.stdout.split()[-3:]], None
+
+
+def section_scale(args):
+    """K of a uniform pattern in the unit square at growing n, 513 values of r up to 0.25 (up to 20,000 points)
+    or up to spatstat's large-n rule ``sqrt(1000 / (pi n))`` (above; 1000 expected neighbours): our CPU (median of
+    ``--repeat``, one thread), the traced peak (tracemalloc) and the process's peak RSS, each measurement in a
+    fresh process; spatstat's ``Kest`` user CPU with the same correction when ``--rscript`` runs."""
+    import os
+    import shutil
+    import tempfile
+
+    quick = args.quick
+    sizes = ([int(float(v)) for v in args.scale_sizes.split(",")] if args.scale_sizes
+             else ([2000, 5000] if quick else [2000, 20000, 100000, 1000000]))
+    iso_max = args.scale_iso_max if args.scale_iso_max is not None else (5000 if quick else 20000)
+    repeat = args.repeat or (1 if quick else 3)
+    have_r = shutil.which(args.rscript) is not None
+    headers = ["n", "correction", "r max", "ours cpu s", "ours traced peak MiB", "ours peak RSS MiB", "spatstat cpu s"]
+    rows, notes = [], []
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        rfile = Path(tmp) / "scale.R"
+        rfile.write_text(_R_SCALE)
+        for n in sizes:
+            for corr in ("isotropic", "border"):
+                if corr == "isotropic" and n > iso_max:
+                    continue
+                reps = repeat if n <= 20000 else 1
+                rmax = 0.25 if n <= 20000 else min(0.25, math.sqrt(1000.0 / (math.pi * n)))
+                import subprocess
+
+                res = subprocess.run([sys.executable, "-c", _SCALE_WORKER, str(n), corr, str(reps), repr(rmax)],
+                                     capture_output=True, text=True, env=env, timeout=3600)
+                if res.returncode != 0:
+                    err = res.stderr.strip().splitlines()
+                    rows.append([n, corr, f"{rmax:.3g}", "failed: " + (err[-1] if err else str(res.returncode)), "-", "-",
+                                 "-"])
+                    continue
+                cpu, peak, rss = (float(v) for v in res.stdout.split()[-3:])
+                rk = "-"
+                if have_r:
+                    out, why = _scale_run([args.rscript, str(rfile), str(n), corr, str(reps), repr(rmax)], 3600)
+                    rk = fmt_s(out[-1]) if out else f"failed: {why}"
+                rows.append([n, corr, f"{rmax:.3g}", fmt_s(cpu), f"{peak / 2**20:.0f}", f"{rss / 2**20:.0f}", rk])
+                print("  [scale] row: | " + " | ".join(str(c) for c in rows[-1]) + " |", flush=True)
+    if not have_r:
+        notes.append(f"spatstat column skipped ({args.rscript} not found)")
+    notes.append(f"median of {repeat} runs up to 20,000 points, one run above; isotropic only up to {iso_max} points "
+                 "(--scale-iso-max); the peak RSS includes the interpreter and the compiled kernels (about 250 MiB)")
+    print_table("Second-order summaries at scale", headers, rows, notes)
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n")[0], SECTIONS)
     parser.add_argument("--gpboost-path", default=None,
@@ -675,6 +784,10 @@ def main(argv=None):
                         help="section real: comma-separated n_dummy values ('auto' = VoGCAM's default; default auto,2000)")
     parser.add_argument("--real-bei-default", action="store_true",
                         help="section real: also run bei at its default nodes (18,310; minutes per fit)")
+    parser.add_argument("--scale-sizes", default=None,
+                        help="section scale: comma-separated numbers of points (default 2e3,2e4,1e5,1e6; --quick 2e3,5e3)")
+    parser.add_argument("--scale-iso-max", type=int, default=None,
+                        help="section scale: isotropic K up to this many points (default 20000, --quick 5000)")
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
     gpb, reason = _import_gpboost(args.gpboost_path)
@@ -695,6 +808,8 @@ def main(argv=None):
         section_hyper(args)
     if "real" in sections:
         section_real(args, gpb, reason)
+    if "scale" in sections:
+        section_scale(args)
     return 0
 
 

@@ -43,6 +43,9 @@ __all__ = [
     "circle_fraction_inside",
     "polygon_overlap_area",
     "epanechnikov_pair_sum",
+    "grid_pair_counts",
+    "grid_pairs_fill",
+    "rectangle_circle_fraction",
 ]
 
 
@@ -338,12 +341,37 @@ def _inside_polygon(x, y, vx, vy):
 
 
 @numba.njit(cache=True)
+def _distance_to_boundary(x, y, vx, vy):
+    """Distance from (x, y) to the nearest edge of the polygon (vx, vy)."""
+    nv = vx.shape[0]
+    best = math.inf
+    for e in range(nv):
+        x1, y1 = vx[e], vy[e]
+        dx, dy = vx[(e + 1) % nv] - x1, vy[(e + 1) % nv] - y1
+        L2 = dx * dx + dy * dy
+        t = 0.0 if L2 <= 0.0 else ((x - x1) * dx + (y - y1) * dy) / L2
+        t = min(max(t, 0.0), 1.0)
+        d = math.hypot(x - (x1 + t * dx), y - (y1 + t * dy))
+        if d < best:
+            best = d
+    return best
+
+
+#: Relative tolerance of the tangency decisions of :func:`circle_fraction_inside`.
+TANGENT_RTOL = 1e-9
+
+
+@numba.njit(cache=True)
 def circle_fraction_inside(cx, cy, rad, vx, vy):
     """For each circle (cx[p], cy[p], rad[p]) the fraction of its circumference inside the polygon.
 
     The circle meets the polygon's edges at angles found from one quadratic per edge; the arcs between
     consecutive crossings are classified by the crossing-number test of their midpoints (exact up to
-    round-off, any simple polygon)."""
+    round-off, any simple polygon). A discriminant that is negative by round-off only (relative
+    ``TANGENT_RTOL``) is a tangency: a double root. A circle with no crossing is inside iff its centre is
+    inside and its radius is at most the centre's distance to the boundary (within ``TANGENT_RTOL``),
+    so a circle tangent to an edge from inside counts as inside (its tangent point lies on the boundary
+    and decides nothing)."""
     P = cx.shape[0]
     nv = vx.shape[0]
     out = np.empty(P)
@@ -362,8 +390,13 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
             b = 2.0 * (ax * dx + ay * dy)
             c = ax * ax + ay * ay - r * r
             disc = b * b - 4.0 * a * c
-            if a <= 0.0 or disc < 0.0:
+            if a <= 0.0:
                 continue
+            if disc < 0.0:
+                # disc / (4a) = r^2 - (distance from the centre to the edge's line)^2
+                if -disc > TANGENT_RTOL * 8.0 * a * r * r:
+                    continue
+                disc = 0.0
             sq = math.sqrt(disc)
             for sgn in (-1.0, 1.0):
                 u = (-b + sgn * sq) / (2.0 * a)
@@ -374,7 +407,9 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
                     ang[na] = t
                     na += 1
         if na == 0:
-            out[p] = 1.0 if _inside_polygon(x0 + r, y0, vx, vy) else 0.0
+            inside = _inside_polygon(x0, y0, vx, vy) and \
+                r <= _distance_to_boundary(x0, y0, vx, vy) * (1.0 + TANGENT_RTOL)
+            out[p] = 1.0 if inside else 0.0
             continue
         a_s = np.sort(ang[:na])
         total = 0.0
@@ -498,4 +533,95 @@ def epanechnikov_pair_sum(d, wts, r, h):
                 break
             if u >= -1.0:
                 out[k] += wts[p] * c * (1.0 - u * u)
+    return out
+
+
+# ============================================================================ close pairs by blocks
+@numba.njit(cache=True)
+def grid_pair_counts(X, order, starts, cell, gx, gy, r2):
+    """Per point ``i``, the number of points ``j != i`` with squared distance ``<= r2``.
+
+    The points are binned in a ``gx x gy`` grid of cells of side at least ``sqrt(r2)``: point ``i`` is
+    in cell ``cell[i]`` (row-major, ``cx + gx * cy``), the points of cell ``c`` are
+    ``order[starts[c]:starts[c + 1]]``; only the 3 x 3 cells around ``i`` are searched."""
+    n = X.shape[0]
+    cnt = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        cx = cell[i] % gx
+        cy = cell[i] // gx
+        xi, yi = X[i, 0], X[i, 1]
+        c = 0
+        for qy in range(max(cy - 1, 0), min(cy + 2, gy)):
+            for qx in range(max(cx - 1, 0), min(cx + 2, gx)):
+                q = qx + gx * qy
+                for t in range(starts[q], starts[q + 1]):
+                    j = order[t]
+                    if j == i:
+                        continue
+                    dx = X[j, 0] - xi
+                    dy = X[j, 1] - yi
+                    if dx * dx + dy * dy <= r2:
+                        c += 1
+        cnt[i] = c
+    return cnt
+
+
+@numba.njit(cache=True)
+def grid_pairs_fill(X, order, starts, cell, gx, gy, r2, lo, hi, out_i, out_j):
+    """The ordered pairs ``(i, j)``, ``lo <= i < hi``, counted by :func:`grid_pair_counts`, written
+    into ``out_i``/``out_j`` (sized by those counts); returns how many were written."""
+    m = 0
+    for i in range(lo, hi):
+        cx = cell[i] % gx
+        cy = cell[i] // gx
+        xi, yi = X[i, 0], X[i, 1]
+        for qy in range(max(cy - 1, 0), min(cy + 2, gy)):
+            for qx in range(max(cx - 1, 0), min(cx + 2, gx)):
+                q = qx + gx * qy
+                for t in range(starts[q], starts[q + 1]):
+                    j = order[t]
+                    if j == i:
+                        continue
+                    dx = X[j, 0] - xi
+                    dy = X[j, 1] - yi
+                    if dx * dx + dy * dy <= r2:
+                        out_i[m] = i
+                        out_j[m] = j
+                        m += 1
+    return m
+
+
+@numba.njit(cache=True)
+def _cut_half_angle(q):
+    """Half the angle of the arc cut off by a line at distance ``q`` radii from the centre."""
+    return 0.0 if q >= 1.0 else math.acos(max(q, -1.0))
+
+
+@numba.njit(cache=True)
+def rectangle_circle_fraction(cx, cy, rad, xmin, xmax, ymin, ymax):
+    """:func:`circle_fraction_inside` for the rectangle ``[xmin, xmax] x [ymin, ymax]`` and centres inside it,
+    in closed form: an edge at distance ``d < r`` from the centre cuts off an arc of angle
+    ``2 arccos(d / r)`` around its normal; two adjacent edges' arcs overlap by
+    ``arccos(d1 / r) + arccos(d2 / r) - pi / 2`` when that is positive (their corner inside the circle),
+    and opposite edges' arcs never overlap (each is at most a half circle), so inclusion--exclusion over
+    the four edges and four corners is exact."""
+    P = cx.shape[0]
+    out = np.empty(P)
+    half_pi = 0.5 * math.pi
+    for p in range(P):
+        r = rad[p]
+        if r <= 0.0:
+            out[p] = 1.0
+            continue
+        x0, y0 = cx[p], cy[p]
+        # left, bottom, right, top: consecutive ones are adjacent edges
+        aL = _cut_half_angle((x0 - xmin) / r)
+        aB = _cut_half_angle((y0 - ymin) / r)
+        aR = _cut_half_angle((xmax - x0) / r)
+        aT = _cut_half_angle((ymax - y0) / r)
+        outside = 2.0 * (aL + aB + aR + aT)
+        outside -= max(aL + aB - half_pi, 0.0) + max(aB + aR - half_pi, 0.0)
+        outside -= max(aR + aT - half_pi, 0.0) + max(aT + aL - half_pi, 0.0)
+        f = 1.0 - outside / (2.0 * math.pi)
+        out[p] = min(max(f, 0.0), 1.0)
     return out

@@ -28,6 +28,7 @@ from scipy.optimize import minimize
 import theory.point_process as _theory
 
 from .._validation import check_array, check_option, check_scalar_float
+from ._quadrature import duplicates_reported
 from ._second_order import _check_pattern, k_function, pair_correlation
 from ._window import Window
 
@@ -223,9 +224,11 @@ def lgcp_min_contrast(X, window=None, statistic="K", nu=0.5, r=None, rmin=None, 
     if not rmin < rmax:
         raise ValueError(f"'rmin' must be < 'rmax'; got rmin = {rmin!r}, rmax = {rmax!r}.")
     if statistic == "K":
-        obs = k_function(X, win, r=r, correction="isotropic", intensity=intensity).value
+        with duplicates_reported():
+            obs = k_function(X, win, r=r, correction="isotropic", intensity=intensity).value
     else:
-        obs = pair_correlation(X, win, r=r, correction="translation", intensity=intensity).value
+        with duplicates_reported():
+            obs = pair_correlation(X, win, r=r, correction="translation", intensity=intensity).value
     s2, phi, D, at_bound = _fit_curve(r, obs, statistic, nu, q, p, rmin, rmax)
     model = _theory.lgcp_k_function if statistic == "K" else _theory.lgcp_pair_correlation
     mean = None if intensity is not None else math.log(n / win.area) - 0.5 * s2

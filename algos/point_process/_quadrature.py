@@ -19,9 +19,11 @@ spatstat's ``default.n.tiling``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
+import warnings
 
 import numpy as np
 from scipy.spatial import Voronoi
@@ -30,7 +32,8 @@ from .._validation import check_array, check_option, check_random_state
 from ._kernels import clip_areas
 from ._window import Window
 
-__all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size"]
+__all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size",
+           "warn_duplicates"]
 
 #: Far bounding points sit this many (unit-scaled) window diameters from the centre.
 FAR_FACTOR = 10.0
@@ -55,6 +58,26 @@ def check_points(X, window, name="X"):
                 f"first: {X[i].tolist()} at row {i}."
             )
     return X
+
+
+def warn_duplicates(X, consequence, name="X", stacklevel=3):
+    """Warn (``UserWarning``) when rows of the (n, 2) array ``X`` repeat; returns how many rows equal an
+    earlier row. ``consequence`` says what the caller does with the copies."""
+    if len(X) < 2:
+        return 0
+    k = int(len(X) - len(np.unique(X, axis=0)))
+    if k:
+        warnings.warn(f"'{name}' has {k} duplicated point(s) (rows equal to an earlier row); {consequence}.",
+                      UserWarning, stacklevel=stacklevel)
+    return k
+
+
+@contextlib.contextmanager
+def duplicates_reported():
+    """Silence the duplicated-points warning in internal calls on a pattern already checked."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"'X' has \d+ duplicated point")
+        yield
 
 
 def default_grid_size(n):

@@ -47,7 +47,15 @@ from scipy.spatial import cKDTree
 from theory.point_process import poisson_k_function
 
 from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
-from ._kernels import circle_fraction_inside, epanechnikov_pair_sum, polygon_overlap_area
+from ._kernels import (
+    circle_fraction_inside,
+    epanechnikov_pair_sum,
+    grid_pair_counts,
+    grid_pairs_fill,
+    polygon_overlap_area,
+    rectangle_circle_fraction,
+)
+from ._quadrature import duplicates_reported, warn_duplicates
 from ._window import Window
 
 __all__ = [
@@ -69,6 +77,11 @@ __all__ = [
 MAX_ISOTROPIC_WEIGHT = 100.0
 #: simulate_poisson refuses to draw more expected points than this (memory guard).
 MAX_EXPECTED_POINTS = 5e7
+#: Ordered pairs handled at once by the second-order summaries (their memory is O(n + R + this)).
+PAIR_BLOCK = 1 << 18
+#: With ``correction=None``, K and L use the isotropic correction up to this many points and the border
+#: correction above it (spatstat's ``Kest`` rule, its argument ``nlarge``).
+N_LARGE = 3000
 #: Default number of distances (spatstat's 513).
 N_RADII = 513
 #: Default largest distance: this fraction of the shorter side of the window's bounding box
@@ -137,8 +150,10 @@ class SummaryFunction:
 
 
 # ============================================================================ helpers
-def _check_pattern(X, window):
+def _check_pattern(X, window, consequence="each copy counts as a separate point at distance 0"):
     X = check_array(X, "X", allow_empty=True, finite=False)
+    if X.ndim == 1 and X.size == 0:
+        X = X.reshape(0, 2)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
     if not np.all(np.isfinite(X)):
@@ -158,6 +173,7 @@ def _check_pattern(X, window):
         k = int(np.flatnonzero(~inside)[0])
         raise ValueError(f"'X' has {int((~inside).sum())} point(s) outside the window; the first is row {k}: "
                          f"{X[k].tolist()}.")
+    warn_duplicates(X, consequence, stacklevel=4)
     return X, win
 
 
@@ -219,26 +235,64 @@ def isotropic_weights(X, radii, window):
     win = Window.from_any(window)
     X = np.asarray(X, dtype=np.float64)
     v = win.vertices
-    frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
-                                  np.ascontiguousarray(radii, dtype=np.float64),
-                                  np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+    if win.is_rectangle:
+        xmin, xmax, ymin, ymax = (float(t) for t in win.bounds)
+        frac = rectangle_circle_fraction(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                         np.ascontiguousarray(radii, dtype=np.float64), xmin, xmax, ymin, ymax)
+    else:
+        frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                      np.ascontiguousarray(radii, dtype=np.float64),
+                                      np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
     with np.errstate(divide="ignore"):
         return np.minimum(1.0 / np.maximum(frac, 1e-300), MAX_ISOTROPIC_WEIGHT)
 
 
-def _ordered_pairs(X, rmax):
-    """All ordered pairs (i, j), i != j, with d_ij <= rmax: arrays i, j, d."""
-    if len(X) < 2:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, np.zeros(0)
-    P = cKDTree(X).query_pairs(rmax, output_type="ndarray")
-    if len(P) == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, np.zeros(0)
-    i = np.concatenate([P[:, 0], P[:, 1]]).astype(np.int64)
-    j = np.concatenate([P[:, 1], P[:, 0]]).astype(np.int64)
-    d = np.hypot(X[i, 0] - X[j, 0], X[i, 1] - X[j, 1])
-    return i, j, d
+class _PairBlocks:
+    """The ordered pairs (i, j), i != j, with d_ij <= rmax, produced in blocks of consecutive ``i`` of
+    about ``block`` pairs each (a grid of cells of side >= rmax; memory O(n + block), no global sort).
+
+    ``n_pairs`` is the number of ordered pairs (counted before any block is made); iterating yields
+    arrays ``i, j, d`` per block."""
+
+    def __init__(self, X, win, rmax, block=None):
+        n = len(X)
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.rmax = float(rmax)
+        self.block = int(PAIR_BLOCK if block is None else block)
+        xmin, xmax, ymin, ymax = win.bounds
+        # squared search radius a hair above rmax: the pairs are then filtered on np.hypot(...) <= rmax
+        rq = self.rmax * (1.0 + 1e-9) + 1e-300
+        cs = max(rq, math.sqrt((xmax - xmin) * (ymax - ymin) / max(n, 1)))
+        gx = max(1, min(int(math.ceil((xmax - xmin) / cs)), 1 << 15))
+        gy = max(1, min(int(math.ceil((ymax - ymin) / cs)), 1 << 15))
+        csx, csy = max(cs, (xmax - xmin) / gx), max(cs, (ymax - ymin) / gy)
+        cx = np.clip(((self.X[:, 0] - xmin) / csx).astype(np.int64), 0, gx - 1)
+        cy = np.clip(((self.X[:, 1] - ymin) / csy).astype(np.int64), 0, gy - 1)
+        self.cell = cx + gx * cy
+        self.order = np.argsort(self.cell, kind="stable").astype(np.int64)
+        self.starts = np.searchsorted(self.cell[self.order], np.arange(gx * gy + 1)).astype(np.int64)
+        self.gx, self.gy, self.r2 = gx, gy, rq * rq
+        self.counts = grid_pair_counts(self.X, self.order, self.starts, self.cell, gx, gy, self.r2)
+        self.n_pairs = int(self.counts.sum())
+
+    def __iter__(self):
+        n = len(self.X)
+        cum = np.concatenate([[0], np.cumsum(self.counts)])
+        lo = 0
+        while lo < n:
+            hi = int(np.searchsorted(cum, cum[lo] + self.block, side="right")) - 1
+            hi = min(max(hi, lo + 1), n)
+            m = int(cum[hi] - cum[lo])
+            if m:
+                i = np.empty(m, dtype=np.int64)
+                j = np.empty(m, dtype=np.int64)
+                grid_pairs_fill(self.X, self.order, self.starts, self.cell, self.gx, self.gy, self.r2, lo, hi, i, j)
+                d = np.hypot(self.X[i, 0] - self.X[j, 0], self.X[i, 1] - self.X[j, 1])
+                keep = d <= self.rmax
+                if not keep.all():
+                    i, j, d = i[keep], j[keep], d[keep]
+                yield i, j, d
+            lo = hi
 
 
 def _intensity_at(intensity, X):
@@ -269,7 +323,7 @@ def _pair_weights(X, win, i, j, d, correction):
 
 
 # ============================================================================ K, L, g
-def k_function(X, window=None, r=None, correction="isotropic", intensity=None, renormalise=True):
+def k_function(X, window=None, r=None, correction=None, intensity=None, renormalise=True):
     r"""Ripley's K function (module docstring for the estimators), homogeneous or inhomogeneous.
 
     Parameters
@@ -280,8 +334,11 @@ def k_function(X, window=None, r=None, correction="isotropic", intensity=None, r
         ``None``: the bounding box of ``X``.
     r : array-like, optional
         Increasing distances (default: 513 values up to a quarter of the shorter side).
-    correction : {"isotropic", "translation", "border", "none"}, default="isotropic"
-        Also accepted: "ripley", "translate".
+    correction : {"isotropic", "translation", "border", "none"} or None, default=None
+        Also accepted: "ripley", "translate". None: "isotropic" up to ``N_LARGE`` (3000) points, "border"
+        above (spatstat's ``Kest`` rule). Every correction runs in memory O(n + len(r)) (pairs are
+        handled in blocks of ``PAIR_BLOCK``); the isotropic and translation ones cost time in proportion
+        to the number of pairs closer than ``r[-1]``.
     intensity : None, array (n,), callable or fitted model, optional
         Given: the inhomogeneous K with these intensities at the points.
     renormalise : bool, default=True
@@ -300,52 +357,51 @@ def k_function(X, window=None, r=None, correction="isotropic", intensity=None, r
     """
     X, win = _check_pattern(X, window)
     r = _check_radii(r, win)
-    correction = _check_correction(correction)
     n = len(X)
+    if correction is None:
+        correction = "isotropic" if n <= N_LARGE else "border"
+    correction = _check_correction(correction)
     if n < 2:
         raise ValueError(f"'X' needs at least 2 points for a second-order summary; got {n}.")
     inhom = intensity is not None
     lam = _intensity_at(intensity, X) if inhom else np.full(n, n / win.area)
-    i, j, d = _ordered_pairs(X, float(r[-1]))
+    R = len(r)
+    acc = np.zeros(R + 1)
     if correction == "border":
         b = boundary_distance(X, win)
         inv = 1.0 / lam
-        if inhom:
-            wpair = inv[i] * inv[j]
-            wpt = inv
-        else:
-            wpair = np.full(len(d), win.area / n)
-            wpt = np.ones(n)
+        wpt = inv if inhom else np.ones(n)
         # numerator(r) = sum over pairs with d_ij <= r <= b_i (a difference array over the r grid);
         # denominator(r) = sum_i 1{b_i >= r} wpt_i
-        R = len(r)
-        diff = np.zeros(R + 1)
-        bi = b[i]
-        keep = d <= bi
-        np.add.at(diff, np.searchsorted(r, d[keep], side="left"), wpair[keep])
-        np.add.at(diff, np.searchsorted(r, bi[keep], side="right"), -wpair[keep])
-        num = np.cumsum(diff)[:R]
+        for i, j, d in _PairBlocks(X, win, float(r[-1])):
+            wpair = inv[i] * inv[j] if inhom else np.full(len(d), win.area / n)
+            bi = b[i]
+            keep = d <= bi
+            acc += np.bincount(np.searchsorted(r, d[keep], side="left"), wpair[keep], minlength=R + 1)
+            acc -= np.bincount(np.searchsorted(r, bi[keep], side="right"), wpair[keep], minlength=R + 1)
+        num = np.cumsum(acc)[:R]
         ob = np.argsort(b)
         tail = np.concatenate([np.cumsum(wpt[ob][::-1])[::-1], [0.0]])
         den = tail[np.searchsorted(b[ob], r, side="left")]
         with np.errstate(divide="ignore", invalid="ignore"):
             K = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     else:
-        e = _pair_weights(X, win, i, j, d, correction)
-        if inhom:
-            e = e / (lam[i] * lam[j]) / win.area
-        else:
-            e = e * win.area / (n * (n - 1))
-        order = np.argsort(d, kind="stable")
-        cum = np.concatenate([[0.0], np.cumsum(e[order])])
-        K = cum[np.searchsorted(d[order], r, side="right")]
+        for i, j, d in _PairBlocks(X, win, float(r[-1])):
+            e = _pair_weights(X, win, i, j, d, correction)
+            if inhom:
+                e = e / (lam[i] * lam[j]) / win.area
+            else:
+                e = e * win.area / (n * (n - 1))
+            # a pair at distance d counts at every r_k >= d
+            acc += np.bincount(np.searchsorted(r, d, side="left"), e, minlength=R + 1)
+        K = np.cumsum(acc)[:R]
         if inhom and renormalise:
             K = K * (win.area / np.sum(1.0 / lam))
     name = "K_inhom" if inhom else "K"
     return SummaryFunction(name, r, K, poisson_k_function(r), correction, n)
 
 
-def l_function(X, window=None, r=None, correction="isotropic", intensity=None, renormalise=True):
+def l_function(X, window=None, r=None, correction=None, intensity=None, renormalise=True):
     r"""Besag's :math:`L(r) = \sqrt{K(r)/\pi}` (same parameters as :func:`k_function`; ``theo = r``).
 
     Parameters
@@ -356,8 +412,9 @@ def l_function(X, window=None, r=None, correction="isotropic", intensity=None, r
         ``None``: the bounding box of ``X``.
     r : array-like, optional
         Increasing distances (default as in :func:`k_function`).
-    correction : {"isotropic", "translation", "border", "none"}, default="isotropic"
-        Edge correction.
+    correction : {"isotropic", "translation", "border", "none"} or None, default=None
+        Edge correction; ``None``: isotropic up to 3,000 points and border above (spatstat's rule
+        for ``Kest``), as in :func:`k_function`.
     intensity : None, array-like of shape (n,), callable or fitted model, optional
         Given: the inhomogeneous L with these intensities at the points.
     renormalise : bool, default=True
@@ -415,15 +472,17 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
         h = check_scalar_float(bandwidth, "bandwidth", low=0.0, closed="neither")
     inhom = intensity is not None
     lam = _intensity_at(intensity, X) if inhom else None
-    i, j, d = _ordered_pairs(X, float(r[-1]) + h)
-    e = _pair_weights(X, win, i, j, d, correction)
-    if inhom:
-        e = e / (lam[i] * lam[j]) / win.area
-        if renormalise:
-            e = e * (win.area / np.sum(1.0 / lam))
-    else:
-        e = e * win.area / (n * (n - 1))
-    S = epanechnikov_pair_sum(np.ascontiguousarray(d), np.ascontiguousarray(e), np.ascontiguousarray(r), float(h))
+    S = np.zeros(len(r))
+    rc = np.ascontiguousarray(r)
+    for i, j, d in _PairBlocks(X, win, float(r[-1]) + h):
+        e = _pair_weights(X, win, i, j, d, correction)
+        if inhom:
+            e = e / (lam[i] * lam[j]) / win.area
+            if renormalise:
+                e = e * (win.area / np.sum(1.0 / lam))
+        else:
+            e = e * win.area / (n * (n - 1))
+        S += epanechnikov_pair_sum(np.ascontiguousarray(d), np.ascontiguousarray(e), rc, float(h))
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(r > 0, S / (2.0 * np.pi * np.where(r > 0, r, 1.0)), np.nan)
     return SummaryFunction("g_inhom" if inhom else "g", r, g, np.ones_like(r), correction, n)
@@ -629,6 +688,9 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
             raise ValueError(f"'statistic' must be one of ('K', 'L', 'g') or a callable; got {statistic!r}.")
         fn = _STATS[statistic]
         kw = dict(kwargs)
+        if correction is None and statistic in ("K", "L"):
+            # one correction for the pattern and every simulation (the large-n rule decided on X)
+            correction = "border" if (X is not None and len(X) > N_LARGE) else "isotropic"
         if correction is not None:
             kw["correction"] = correction
 
@@ -649,11 +711,13 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         raise TypeError(f"'statistic' must be 'K', 'L', 'g' or a callable; got {type(statistic).__name__}.")
     seeds = np.random.SeedSequence(
         check_random_state(random_state).integers(0, 2**63 - 1)).spawn(n_sim)
-    sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
+    with duplicates_reported():  # the pattern's copies are reported once, above
+        sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
     with np.errstate(all="ignore"):
         mean = np.nanmean(sims, axis=0) if np.any(np.isfinite(sims)) else np.full(len(r), np.nan)
         lo, hi = np.nanmin(sims, axis=0), np.nanmax(sims, axis=0)
-    observed = stat(X) if X is not None else None
+    with duplicates_reported():
+        observed = stat(X) if X is not None else None
     dev = p = None
     if observed is not None:
         poisson = isinstance(model, str)

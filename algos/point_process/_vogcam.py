@@ -55,7 +55,7 @@ from .._validation import (
 )
 from ._kernels import predict_rows
 from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
-from ._quadrature import build_quadrature, check_points
+from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
 
@@ -87,6 +87,11 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
+#: Arrays of the factor's size alive at once in a sparse fit (the factor and selected inverse of the current
+#: and of a trial point), for the memory check before the first factorisation.
+SPARSE_FACTOR_COPIES = 4
+#: A sparse fit whose estimated factor memory exceeds this fraction of the machine's memory is refused.
+MEMORY_BUDGET_FRACTION = 0.8
 #: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
 FIXED_POINT_STEPS_WHILE_MOVING = 2
 #: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
@@ -201,6 +206,17 @@ def _sample(fac, z):
         return fac.sample(z)
     return fac.sample(z)
 
+
+
+def _memory_budget():
+    """``MEMORY_BUDGET_FRACTION`` of the physical memory in bytes (inf where the platform does not say)."""
+    import os
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return math.inf
+    return MEMORY_BUDGET_FRACTION * float(total) if total > 0 else math.inf
 
 class VoGCAM(BaseEstimator):
     r"""Variational inference for a log-Gaussian Cox process by Voronoi quadrature, an NNGP prior and
@@ -382,7 +398,8 @@ class VoGCAM(BaseEstimator):
         Parameters
         ----------
         X : array-like, shape (n, 2)
-            Points in the window (boundary allowed; ``n = 0`` allowed; duplicates merged into counts).
+            Points in the window (boundary allowed; at least one; duplicates merged into counts, with a
+            warning).
         covariates : callable or array-like, optional
             A callable mapping an ``(m, 2)`` array of coordinates (user units) to ``(m, p)``, e.g.
             :class:`RasterCovariates`; or an ``(N, p)`` array of values at the quadrature nodes (the
@@ -396,7 +413,9 @@ class VoGCAM(BaseEstimator):
         self._validate()
         if self.window is None:
             Xa = check_array(X, "X", allow_empty=True, finite=False)
-            if Xa.ndim != 2 or Xa.shape[1] != 2 or len(Xa) < 2 or not np.all(np.isfinite(Xa)):
+            if len(Xa) < 2:
+                raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
+            if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
                 raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
             lo, hi = Xa.min(0), Xa.max(0)
             if np.any(hi <= lo):
@@ -405,6 +424,9 @@ class VoGCAM(BaseEstimator):
         else:
             win = Window.from_any(self.window)
         X = check_points(X, win)
+        if len(X) == 0:
+            raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
+        warn_duplicates(X, "the copies are merged into one node with their count")
         rng = check_random_state(self.random_state)
         quad = build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
         # ---- rescale to the unit box
@@ -475,6 +497,16 @@ class VoGCAM(BaseEstimator):
         else:
             Qpat = sp.csr_matrix((np.ones(len(st.Q_indices)), st.Q_indices, st.Q_indptr), shape=(N, N))
             base = SparseCholesky(Qpat, coords=U, ordering="nd")
+            # the symbolic analysis sized the factor: check the numeric work fits before the first factorisation
+            need = SPARSE_FACTOR_COPIES * 8.0 * base.n_stored
+            budget = _memory_budget()
+            if need > budget:
+                nd = int(quad.is_data.sum())
+                raise ValueError(
+                    f"'n_dummy': {N} quadrature nodes ({nd} distinct points and {N - nd} dummies) need about "
+                    f"{need / 2**30:.1f} GiB for the sparse factor and its selected inverse ({base.n_stored} stored "
+                    f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
+                    f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")
         self._st, self._base, self._solver = st, base, solver
         self._U, self._w, self._y, self._Z = U, w, y, Z
         self._quad, self.window_ = quad, win
@@ -564,7 +596,8 @@ class VoGCAM(BaseEstimator):
             raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least {MIN_CONTRAST_MIN_POINTS} points; "
                              f"got {len(X)}.")
         if covariates is None:
-            return lgcp_min_contrast(X, win, nu=self.nu)
+            with duplicates_reported():
+                return lgcp_min_contrast(X, win, nu=self.nu)
         if not callable(covariates):
             raise ValueError("'hyperparameters' = 'min_contrast' with covariates needs callable covariates "
                              "(the Poisson fit's intensity is evaluated at the points).")
@@ -573,7 +606,8 @@ class VoGCAM(BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pois.fit(X, covariates=covariates)
-        return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
+        with duplicates_reported():
+            return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
     # ------------------------------------------------------------------ ELBO pieces
     def _prior(self, sigma2, phi):

@@ -304,3 +304,174 @@ def test_envelope_of_fitted_models():
     inside = [np.mean((e.observed >= e.lo) & (e.observed <= e.hi)) for e in (post, mc, pois)]
     assert inside[0] >= 0.8 and inside[1] >= 0.8 and inside[2] <= 0.5, inside
     assert post.sims.shape == (19, 21)
+
+
+# ----------------------------------------------------------------------------- tangent circles
+def test_circle_tangent_to_the_right_edge_by_round_off_gets_its_weight():
+    # the circle around (0.776, 0.065) through (0.825, 0.233) touches x = 1 to round-off; it must count
+    # as the mirror image does, and K(0.18) equal spatstat's isotropic Kest (1.305, spatstat 3.0.3)
+    X = np.array([[0.825, 0.233], [0.776, 0.065]])
+    K = k_function(X, (0, 1, 0, 1), r=[0.0, 0.18], correction="isotropic").value
+    M = np.column_stack([1.0 - X[:, 0], X[:, 1]])
+    Km = k_function(M, (0, 1, 0, 1), r=[0.0, 0.18], correction="isotropic").value
+    np.testing.assert_allclose(K, Km, rtol=1e-12, atol=0)
+    assert abs(K[1] - 1.305) <= 1e-3
+
+
+def _tangent_circles(vertices, rng, per_edge=6, grid=1e-3):
+    """Circles tangent (to round-off) from inside to each edge of the polygon: a point of the edge, moved
+    inwards and rounded to a ``grid`` raster, with the radius its float distance to the edge's line."""
+    W = Window.from_any(vertices)
+    v = W.vertices  # counter-clockwise: the inward normal of edge a -> b is (-dy, dx)
+    out = []
+    for e in range(len(v)):
+        a, b = v[e], v[(e + 1) % len(v)]
+        d = b - a
+        L = float(np.hypot(*d))
+        nrm = np.array([-d[1], d[0]]) / L
+        made = 0
+        while made < per_edge:
+            u = rng.uniform(0.1, 0.9)
+            s = rng.uniform(0.02, 0.6)
+            c = np.round((a + u * d + s * nrm) / grid) * grid
+            if not W.contains(c[None, :])[0]:
+                continue
+            rad = abs((c[0] - a[0]) * d[1] - (c[1] - a[1]) * d[0]) / L
+            # tangent to the edge itself (the foot of the perpendicular on the segment)
+            t = float(np.dot(c - a, d)) / (L * L)
+            if not 0.0 < t < 1.0:
+                continue
+            out.append((c[0], c[1], rad))
+            made += 1
+    return np.array(out)
+
+
+@pytest.mark.parametrize("vertices", [[[0, 0], [1, 0], [1, 1], [0, 1]], [[0, 0], [2, 0], [2, 1], [0, 1]], L_SHAPE,
+                                      [[0, 0], [3, 0.5], [1, 2.5], [0.4, 1.0]]])
+def test_circle_fraction_of_tangent_circles_against_quadrature(vertices):
+    # every edge (all four of a rectangle, the reflex edges of the L, slanted edges) with circles tangent
+    # to it from inside to round-off, against the fraction of 2e5 equally spaced circle points inside
+    rng = np.random.default_rng(7)
+    C = _tangent_circles(vertices, rng)
+    v = Window.from_any(vertices).vertices
+    got = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), C[:, 2].copy(), v[:, 0].copy(), v[:, 1].copy())
+    ref = np.array([circle_fraction_reference(c[:2], c[2], vertices) for c in C])
+    np.testing.assert_allclose(got, ref, atol=REF_ATOL_CIRCLE)
+
+
+def test_no_capped_weight_on_grid_circles_tangent_to_a_side():
+    # centres on a 0.001 raster, radius the float distance to one side: never the cap, each circle's
+    # fraction equals its mirror image's
+    rng = np.random.default_rng(11)
+    C = np.round(rng.uniform(0.05, 0.95, size=(400, 2)), 3)
+    W = Window.from_any((0, 1, 0, 1))
+    v = W.vertices
+    for side in range(4):
+        rad = [1.0 - C[:, 0], C[:, 0], 1.0 - C[:, 1], C[:, 1]][side]
+        f = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), rad.copy(), v[:, 0].copy(), v[:, 1].copy())
+        M = 1.0 - C
+        fm = circle_fraction_inside(M[:, 0].copy(), M[:, 1].copy(), rad.copy(), v[:, 0].copy(), v[:, 1].copy())
+        # a circle centred in the unit square with radius at most 1 keeps an arc of angle > 0.3 inside
+        assert np.all(f > 0.05), (side, f.min())
+        np.testing.assert_allclose(f, fm, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- memory at size
+def test_isotropic_k_memory_is_linear_in_n_not_in_pairs():
+    # 20,000 points and r up to 0.06: about 4.3e6 ordered pairs, whose (i, j, d, weight) arrays alone
+    # take 130 MiB (the former all-pairs code peaked at 263 MiB); the blocked accumulation keeps the
+    # traced peak to the points plus one block
+    import tracemalloc
+
+    from algos.point_process import _second_order as so
+
+    X = np.random.default_rng(5).uniform(size=(20_000, 2))
+    r = np.linspace(0.0, 0.06, 513)
+    k_function(X[:50], (0, 1, 0, 1), r=r, correction="isotropic")  # compile outside the trace
+    tracemalloc.start()
+    try:
+        K = k_function(X, (0, 1, 0, 1), r=r, correction="isotropic").value
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    n_pairs = so._PairBlocks(X, Window.from_any((0, 1, 0, 1)), 0.06).n_pairs
+    assert n_pairs * 32 > 120 * 2**20
+    assert peak < 48 * 2**20, peak / 2**20
+    # still the estimator: unbiased for pi r^2 under CSR (sd of K(0.06) at this n is about 1e-4)
+    assert abs(K[-1] - np.pi * 0.06**2) < 1e-3
+    # blocks of any size give the same numbers
+    small = so.PAIR_BLOCK
+    try:
+        so.PAIR_BLOCK = 1000
+        K2 = k_function(X[:3000], (0, 1, 0, 1), r=r, correction="isotropic").value
+    finally:
+        so.PAIR_BLOCK = small
+    K3 = k_function(X[:3000], (0, 1, 0, 1), r=r, correction="isotropic").value
+    np.testing.assert_allclose(K2, K3, rtol=1e-12, atol=1e-15)
+
+
+def test_default_correction_follows_the_large_n_rule():
+    X = np.random.default_rng(6).uniform(size=(3001, 2))
+    r = np.linspace(0.0, 0.05, 11)
+    assert k_function(X, (0, 1, 0, 1), r=r).correction == "border"
+    assert k_function(X[:3000], (0, 1, 0, 1), r=r).correction == "isotropic"
+    assert l_function(X, (0, 1, 0, 1), r=r, correction="isotropic").correction == "isotropic"
+
+
+# ----------------------------------------------------------------------------- duplicates, empty input
+def test_duplicated_points_are_counted_in_one_warning():
+    import warnings
+
+    from algos.point_process import lgcp_min_contrast
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(60, 2))
+    D = np.vstack([X, np.repeat(X[:1], 9, axis=0), X[5:7]])  # 9 + 2 rows equal to earlier rows
+    r = np.linspace(0, 0.2, 21)
+    for f in (lambda: k_function(D, (0, 1, 0, 1), r=r), lambda: l_function(D, (0, 1, 0, 1), r=r),
+              lambda: pair_correlation(D, (0, 1, 0, 1), r=r),
+              lambda: envelope("poisson", n_sim=2, X=D, window=(0, 1, 0, 1), r=r, random_state=0),
+              lambda: lgcp_min_contrast(D, (0, 1, 0, 1))):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            f()
+        dup = [w for w in rec if "duplicated" in str(w.message)]
+        assert len(dup) == 1 and "'X' has 11 duplicated point(s)" in str(dup[0].message), [str(w.message) for w in rec]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k_function(X, (0, 1, 0, 1), r=r)  # no copies, no warning
+
+
+def test_empty_pattern_is_refused_by_every_function():
+    from algos.point_process import VoGCAM, lgcp_min_contrast
+
+    calls = [lambda E: k_function(E, (0, 1, 0, 1)), lambda E: l_function(E, (0, 1, 0, 1)),
+             lambda E: pair_correlation(E, (0, 1, 0, 1)),
+             lambda E: envelope("poisson", n_sim=2, X=E, window=(0, 1, 0, 1)),
+             lambda E: lgcp_min_contrast(E, (0, 1, 0, 1)),
+             lambda E: VoGCAM(window=(0, 1, 0, 1), n_dummy=16).fit(E),
+             lambda E: k_function(E), lambda E: VoGCAM().fit(E)]
+    for E in (np.empty((0, 2)), []):
+        for f in calls:
+            with pytest.raises(ValueError, match="'X' needs at least"):
+                f(E)
+
+
+def test_rectangle_closed_form_equals_the_polygon_kernel():
+    from algos.point_process._kernels import rectangle_circle_fraction
+
+    rng = np.random.default_rng(9)
+    for box in ((0, 1, 0, 1), (-1, 2, 0.5, 1.25)):
+        xmin, xmax, ymin, ymax = box
+        C = np.column_stack([rng.uniform(xmin, xmax, 3000), rng.uniform(ymin, ymax, 3000)])
+        C[:300] = np.round(C[:300], 3)
+        rad = rng.uniform(0, 1.5 * max(xmax - xmin, ymax - ymin), 3000)
+        rad[:100] = xmax - C[:100, 0]  # tangent to a side to round-off
+        rad[100:200] = C[100:200, 1] - ymin
+        rad[200:300] = np.hypot(C[200:300, 0] - xmin, C[200:300, 1] - ymin)  # through a corner
+        v = Window.from_any(box).vertices
+        a = rectangle_circle_fraction(C[:, 0].copy(), C[:, 1].copy(), rad, *map(float, box))
+        b = circle_fraction_inside(C[:, 0].copy(), C[:, 1].copy(), rad, v[:, 0].copy(), v[:, 1].copy())
+        # a tangency to round-off may read as a crossing of angle about sqrt(machine eps) in either kernel
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(a[300:], b[300:], rtol=0, atol=1e-12)

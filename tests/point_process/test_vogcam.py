@@ -409,11 +409,14 @@ def test_bad_input_errors():
 
 
 def test_empty_and_duplicates_and_clockwise():
-    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=64, variance=0.5, optimize_hyperparameters=()).fit(np.empty((0, 2)))
-    assert est.expected_count() < 1.0
+    # an empty pattern is refused as by the summaries (k_function([]) raises too)
+    for empty in (np.empty((0, 2)), []):
+        with pytest.raises(ValueError, match="'X' needs at least 1 point"):
+            VoGCAM(window=(0, 1, 0, 1), n_dummy=64, variance=0.5, optimize_hyperparameters=()).fit(empty)
     X = _pattern(1, 50)
     dup = np.vstack([X, X[:5]])
-    a = VoGCAM(window=(0, 1, 0, 1), n_dummy=64, optimize_hyperparameters=("mean",), tol=1e-13).fit(dup)
+    with pytest.warns(UserWarning, match="'X' has 5 duplicated point"):
+        a = VoGCAM(window=(0, 1, 0, 1), n_dummy=64, optimize_hyperparameters=("mean",), tol=1e-13).fit(dup)
     assert a.counts_.sum() == 55 and a.counts_.max() == 2
     assert abs(a.expected_count() - 55) < 1e-3
     cw = [[0, 0], [0, 1], [1, 1], [1, 0]]  # clockwise square: reoriented
@@ -458,3 +461,18 @@ def test_full_covariance_beats_mean_field_where_s_is_no_contraction(seed, varian
         diag = VoGCAM(covariance="diag", **kw).fit(X)
     assert full.elbo_ >= diag.elbo_ - 1e-6 * abs(diag.elbo_)
     assert np.all(np.diff(full.elbo_blocks_) >= -MONO_RTOL * (1 + np.abs(full.elbo_blocks_[1:])))
+
+
+def test_sparse_fit_too_large_for_memory_is_refused_before_factorising(monkeypatch):
+    from algos.point_process import _vogcam
+    from algos.point_process._sparse import SparseCholesky
+
+    def no_factor(self, data):
+        raise AssertionError("factorised before the memory check")
+
+    monkeypatch.setattr(SparseCholesky, "factor", no_factor)
+    monkeypatch.setattr(_vogcam, "_memory_budget", lambda: 1e5)  # 100 kB
+    X = np.random.default_rng(0).uniform(size=(300, 2))
+    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=400, solver="sparse", hyperparameters="elbo")
+    with pytest.raises(ValueError, match=r"'n_dummy': \d+ quadrature nodes .* GiB .* lower 'n_dummy'"):
+        est.fit(X)
