@@ -16,8 +16,22 @@ def _hybrid_ranking():
     return (lambda backend: HybridRanking(n_runs=3, backend=backend, random_state=0)), (lambda est: est.fit(inst))
 
 
+def _huber_data(n=40, d=3):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    return X, X @ np.arange(1.0, d + 1) + 0.1 * rng.standard_normal(n)
+
+
+def _huber():
+    from algos.hetero_regression import HuberSoSRegressor
+
+    X, y = _huber_data()
+    return (lambda backend: HuberSoSRegressor(backend=backend)), (lambda est: est.fit(X, y))
+
+
 CASES = {
     "HybridRanking": _hybrid_ranking,
+    "HuberSoSRegressor": _huber,
 }
 
 
@@ -41,3 +55,20 @@ def test_unknown_backend_names_the_parameter(name, bad):
     for option in ("auto", "numpy", "torch", "numba"):
         assert repr(option) in msg
 
+
+
+# ------------------------------------------------------------------------- torch-path constraints
+def test_huber_auto_with_tensors_is_torch_unless_lbfgs():
+    torch = pytest.importorskip("torch")
+    from algos.hetero_regression import HuberSoSRegressor
+
+    X, y = _huber_data()
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    est = HuberSoSRegressor(backend="auto", solver="mm").fit(Xt, yt)
+    assert est.backend_ == "torch"
+    ref = HuberSoSRegressor(backend="numpy", solver="mm").fit(X, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
+    # the torch core has no L-BFGS: "auto" falls back to the CPU path, an explicit "torch" is refused
+    assert HuberSoSRegressor(backend="auto", solver="lbfgs").fit(Xt, yt).backend_ == "numpy"
+    with pytest.raises(ValueError, match="backend.*solver"):
+        HuberSoSRegressor(backend="torch", solver="lbfgs").fit(X, y)
