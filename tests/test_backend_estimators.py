@@ -29,7 +29,16 @@ def _huber():
     return (lambda backend: HuberSoSRegressor(backend=backend)), (lambda est: est.fit(X, y))
 
 
+def _networked():
+    from algos.networked_learning import NetworkedDAGRegressor
+
+    X, y = _huber_data(n=60, d=4)
+    return (lambda backend: NetworkedDAGRegressor(protocol="sketch", k=30, backend=backend, random_state=0)), (
+        lambda est: est.fit(X, y))
+
+
 CASES = {
+    "NetworkedDAGRegressor": _networked,
     "HybridRanking": _hybrid_ranking,
     "HuberSoSRegressor": _huber,
 }
@@ -72,3 +81,22 @@ def test_huber_auto_with_tensors_is_torch_unless_lbfgs():
     assert HuberSoSRegressor(backend="auto", solver="lbfgs").fit(Xt, yt).backend_ == "numpy"
     with pytest.raises(ValueError, match="backend.*solver"):
         HuberSoSRegressor(backend="torch", solver="lbfgs").fit(X, y)
+
+
+def test_networked_torch_needs_the_gaussian_sketch():
+    torch = pytest.importorskip("torch")
+    from algos.networked_learning import NetworkedDAGRegressor
+
+    X, y = _huber_data(n=60, d=4)
+    # tensor input under "auto" -> the torch core, the same sketch as the CPU path
+    est = NetworkedDAGRegressor(protocol="sketch", k=30, random_state=0, backend="auto", device="cpu")
+    est.fit(torch.from_numpy(X), torch.from_numpy(y))
+    ref = NetworkedDAGRegressor(protocol="sketch", k=30, random_state=0, backend="numpy").fit(X, y)
+    assert (est.backend_, ref.backend_) == ("torch", "numpy")
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    # "auto" with an accelerator device: only the Gaussian sketch has a torch core, so "full" keeps the CPU path
+    est = NetworkedDAGRegressor(protocol="full", backend="auto", device="cuda").fit(X, y)
+    assert est.backend_ == "numpy"
+    for kw in ({"protocol": "full"}, {"protocol": "sketch", "sketch": "srht", "k": 30}):
+        with pytest.raises(ValueError, match="backend.*protocol.*sketch"):
+            NetworkedDAGRegressor(backend="torch", **kw).fit(X, y)
