@@ -37,7 +37,22 @@ def _networked():
         lambda est: est.fit(X, y))
 
 
+def _potara_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    return X, (X[:, 0] > 0).astype(int), np.arange(40) % 2
+
+
+def _potara():
+    from algos.federated import PotaraClassifier
+
+    X, y, ids = _potara_data()
+    return (lambda backend: PotaraClassifier(n_rounds=2, finetune_epochs=2, n_bootstrap=2, random_state=0,
+                                             backend=backend)), (lambda est: est.fit(X, y, ids))
+
+
 CASES = {
+    "PotaraClassifier": _potara,
     "NetworkedDAGRegressor": _networked,
     "HybridRanking": _hybrid_ranking,
     "HuberSoSRegressor": _huber,
@@ -100,3 +115,18 @@ def test_networked_torch_needs_the_gaussian_sketch():
     for kw in ({"protocol": "full"}, {"protocol": "sketch", "sketch": "srht", "k": 30}):
         with pytest.raises(ValueError, match="backend.*protocol.*sketch"):
             NetworkedDAGRegressor(backend="torch", **kw).fit(X, y)
+
+
+def test_potara_torch_needs_full_batch():
+    torch = pytest.importorskip("torch")
+    from algos.federated import LowRankSoftmax, PotaraClassifier
+
+    X, y, ids = _potara_data()
+    kw = dict(n_rounds=2, finetune_epochs=2, n_bootstrap=2, random_state=0)
+    # tensor input under "auto" -> the batched torch core; with mini-batches "auto" keeps the CPU path
+    est = PotaraClassifier(**kw, backend="auto", device="cpu").fit(torch.from_numpy(X), torch.from_numpy(y), ids)
+    assert est.backend_ == "torch"
+    est = PotaraClassifier(LowRankSoftmax(batch_size=8), **kw, backend="auto", device="cuda").fit(X, y, ids)
+    assert est.backend_ == "numpy"
+    with pytest.raises(ValueError, match="backend='torch'.*'batch_size'"):
+        PotaraClassifier(LowRankSoftmax(batch_size=8), **kw, backend="torch").fit(X, y, ids)
