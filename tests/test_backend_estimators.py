@@ -51,7 +51,24 @@ def _potara():
                                              backend=backend)), (lambda est: est.fit(X, y, ids))
 
 
+def _reservoir():
+    from algos.continual import BiReservoir2D
+
+    X = np.random.default_rng(0).uniform(size=(2, 4, 4, 3))
+    return (lambda backend: BiReservoir2D(units=4, random_state=0, backend=backend)), (lambda est: est.fit(X))
+
+
+def _birc2d():
+    from algos.continual import BiRC2DFeatures
+
+    X = np.random.default_rng(0).uniform(size=(2, 16))
+    return (lambda backend: BiRC2DFeatures(image_shape=(1, 4, 4), units=2, random_state=0, backend=backend)), (
+        lambda est: est.fit(X))
+
+
 CASES = {
+    "BiReservoir2D": _reservoir,
+    "BiRC2DFeatures": _birc2d,
     "PotaraClassifier": _potara,
     "NetworkedDAGRegressor": _networked,
     "HybridRanking": _hybrid_ranking,
@@ -130,3 +147,21 @@ def test_potara_torch_needs_full_batch():
     assert est.backend_ == "numpy"
     with pytest.raises(ValueError, match="backend='torch'.*'batch_size'"):
         PotaraClassifier(LowRankSoftmax(batch_size=8), **kw, backend="torch").fit(X, y, ids)
+
+
+def test_reservoir_features_pass_the_resolved_backend_to_their_blocks():
+    torch = pytest.importorskip("torch")
+    from algos.continual import BiRC2DFeatures, BiReservoir2D
+
+    X = np.random.default_rng(0).uniform(size=(2, 16))
+    for backend in ("auto", "numba"):
+        f = BiRC2DFeatures(image_shape=(1, 4, 4), units=2, random_state=0, backend=backend).fit(X)
+        assert [b.backend_ for b in f.blocks_] == ["numpy"] * len(f.blocks_)
+    # a torch tensor given to fit under "auto" selects the torch scans, with the same features
+    f = BiRC2DFeatures(image_shape=(1, 4, 4), units=2, random_state=0, backend="auto", device="cpu",
+                       dtype=np.float64).fit(torch.from_numpy(X))
+    ref = BiRC2DFeatures(image_shape=(1, 4, 4), units=2, random_state=0, backend="numpy", dtype=np.float64).fit(X)
+    assert f.backend_ == "torch" and {b.backend_ for b in f.blocks_} == {"torch"}
+    np.testing.assert_allclose(f.transform(X), ref.transform(X), rtol=1e-9, atol=1e-12)
+    Xg = np.random.default_rng(1).uniform(size=(2, 4, 4, 3))
+    assert BiReservoir2D(units=4, random_state=0, backend="auto").fit(torch.from_numpy(Xg)).backend_ == "torch"
