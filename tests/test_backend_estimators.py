@@ -8,6 +8,9 @@ path; any other name is a ``ValueError`` naming ``backend``.
 import numpy as np
 import pytest
 
+# short fits: whether they converge is not what these tests check
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 
 def _hybrid_ranking():
     from algos.fair_matching import HybridRanking, random_instance
@@ -66,7 +69,22 @@ def _birc2d():
         lambda est: est.fit(X))
 
 
+def _pbvi():
+    from algos.pomdp import PBVI, tiger
+
+    return (lambda backend: PBVI(n_beliefs=5, max_iter=3, random_state=0, backend=backend)), (
+        lambda est: est.fit(tiger()))
+
+
+def _pbs():
+    from algos.pomdp import PointBasedSolver, tiger
+
+    return (lambda backend: PointBasedSolver(max_trials=2, backend=backend)), (lambda est: est.fit(tiger()))
+
+
 CASES = {
+    "PBVI": _pbvi,
+    "PointBasedSolver": _pbs,
     "BiReservoir2D": _reservoir,
     "BiRC2DFeatures": _birc2d,
     "PotaraClassifier": _potara,
@@ -165,3 +183,19 @@ def test_reservoir_features_pass_the_resolved_backend_to_their_blocks():
     np.testing.assert_allclose(f.transform(X), ref.transform(X), rtol=1e-9, atol=1e-12)
     Xg = np.random.default_rng(1).uniform(size=(2, 4, 4, 3))
     assert BiReservoir2D(units=4, random_state=0, backend="auto").fit(torch.from_numpy(Xg)).backend_ == "torch"
+
+
+def test_pomdp_solvers_auto_with_a_tensor_model_is_torch():
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from algos.pomdp import PBVI, PointBasedSolver, tiger
+
+    m = tiger()
+    tm = SimpleNamespace(T=torch.from_numpy(np.asarray(m.T, float)), Z=np.asarray(m.Z, float),
+                         r=np.asarray(m.r, float), discount=m.discount, b0=getattr(m, "b0", None))
+    a = PBVI(n_beliefs=5, max_iter=3, random_state=0, backend="auto", device="cpu").fit(tm)
+    ref = PBVI(n_beliefs=5, max_iter=3, random_state=0, backend="numpy").fit(m)
+    assert (a.backend_, ref.backend_) == ("torch", "numpy")
+    np.testing.assert_allclose(a.value_, ref.value_, rtol=1e-9)
+    assert PointBasedSolver(max_trials=2, backend="auto", device="cpu").fit(tm).backend_ == "torch"
