@@ -82,7 +82,20 @@ def _pbs():
     return (lambda backend: PointBasedSolver(max_trials=2, backend=backend)), (lambda est: est.fit(tiger()))
 
 
+def _vogcam_points():
+    return np.random.default_rng(0).uniform(size=(20, 2))
+
+
+def _vogcam():
+    from algos.point_process import VoGCAM
+
+    X = _vogcam_points()
+    kw = dict(window=(0, 1, 0, 1), n_dummy=25, max_iter=3, random_state=0, optimize_hyperparameters=())
+    return (lambda backend: VoGCAM(**kw, backend=backend)), (lambda est: est.fit(X))
+
+
 CASES = {
+    "VoGCAM": _vogcam,
     "PBVI": _pbvi,
     "PointBasedSolver": _pbs,
     "BiReservoir2D": _reservoir,
@@ -199,3 +212,15 @@ def test_pomdp_solvers_auto_with_a_tensor_model_is_torch():
     assert (a.backend_, ref.backend_) == ("torch", "numpy")
     np.testing.assert_allclose(a.value_, ref.value_, rtol=1e-9)
     assert PointBasedSolver(max_trials=2, backend="auto", device="cpu").fit(tm).backend_ == "torch"
+
+
+def test_vogcam_auto_keeps_the_cpu_path_for_the_sparse_solver():
+    torch = pytest.importorskip("torch")
+    from algos.point_process import VoGCAM
+
+    X = _vogcam_points()
+    kw = dict(window=(0, 1, 0, 1), n_dummy=25, max_iter=3, random_state=0, optimize_hyperparameters=())
+    assert VoGCAM(**kw, backend="auto", device="cpu").fit(torch.from_numpy(X)).backend_ == "torch"
+    assert VoGCAM(**kw, backend="auto", solver="sparse", device="cuda").fit(X).backend_ == "numpy"
+    with pytest.raises(ValueError, match="backend='torch'.*solver='sparse'"):
+        VoGCAM(**kw, backend="torch", solver="sparse").fit(X)
