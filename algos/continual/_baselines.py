@@ -606,7 +606,7 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
 
     The CIRCLE-feature baselines use one extractor with CIRCLE's defaults (random-conv stem, leaky
     ReLU, Kaiming init, 2x2 average pooling, spatial concatenation) and ``units`` units per direction;
-    ``backend`` is passed to the reservoir extractors (``"auto"`` imports torch to look for CUDA).
+    ``backend`` is passed to the reservoir extractors.
 
     Parameters
     ----------
@@ -622,8 +622,10 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
         Ridge penalty of the ridge baselines, positive.
     random_state : None, int, SeedSequence or Generator, default=0
         Seed of the random features.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Backend of the reservoir extractors.
+    backend : {"auto", "numpy", "torch", "numba"}, default="auto"
+        Backend of the reservoir extractors (``"numba"`` is ``"numpy"``). ``"auto"`` is resolved by each
+        extractor as in :class:`BiRC2DFeatures` (the CPU path for numpy images); see the "Backends: one
+        rule" section of the scaling page.
 
     Returns
     -------

@@ -34,12 +34,13 @@ kernel size, stride and width, the pooling factor and the projection's scale and
 from __future__ import annotations
 
 import numbers
-import sys
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from accel.backend import RESOLVE_OPTIONS, resolve
 
 from .._validation import (
     check_bool,
@@ -58,7 +59,7 @@ __all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "Spectra
 NEGATIVE_SLOPE = 0.01
 #: Order of the four directions in a block's output (each ``units`` wide).
 DIRECTIONS = ("row_forward", "row_backward", "col_forward", "col_backward")
-_BACKENDS = ("auto", "numpy", "torch")
+_BACKENDS = RESOLVE_OPTIONS
 _DTYPES = (np.float32, np.float64)
 
 
@@ -89,22 +90,6 @@ def _check_device(device):
         raise TypeError(
             f"'device' must be None, a str or a torch.device; got {device!r} of type {type(device).__name__}."
         )
-
-
-def _resolve_backend(backend):
-    """'numpy' or 'torch' for a validated ``backend`` option."""
-    if backend == "numpy":
-        return "numpy"
-    if backend == "torch":
-        from accel.backend import require_torch
-
-        require_torch()
-        return "torch"
-    # "auto": torch only when it is already imported (never imported here) and CUDA is usable
-    torch = sys.modules.get("torch")
-    if torch is None or not hasattr(torch, "cuda"):
-        return "numpy"
-    return "torch" if bool(torch.cuda.is_available()) else "numpy"
 
 
 def draw_reservoir_weights(rng, input_dim, units, *, spectral_radius=0.9, connectivity=0.1,
@@ -223,10 +208,11 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         Channels ``C`` of the grid; ``None``: taken from ``X.shape[-1]`` in :meth:`fit`.
     random_state : None, int, SeedSequence or Generator, default=None
         Seed of the weights; each direction gets its own child seed (``SeedSequence.spawn``).
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        ``"numpy"``: numba scan kernel on the CPU; ``"torch"``: the scan as batched torch matmuls
-        (:func:`accel.continual.reservoir_scan_batched`); ``"auto"``: torch when torch has already been
-        imported and CUDA is available, else numpy (``"auto"`` never imports torch itself).
+    backend : {"auto", "numpy", "torch", "numba"}, default="auto"
+        ``"numpy"`` (or ``"numba"``): numba scan kernel on the CPU; ``"torch"``: the scan as batched torch
+        matmuls (:func:`accel.continual.reservoir_scan_batched`). ``"auto"`` picks torch when ``X`` given to
+        :meth:`fit` is a torch tensor or ``device`` names an accelerator, and the CPU path otherwise; see
+        the "Backends: one rule" section of the scaling page.
     device : None, str or torch.device, default=None
         Device of the torch backend (``None``: CUDA if available, else CPU).
     dtype : numpy.float32 or numpy.float64, default=numpy.float32
@@ -240,6 +226,8 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
     W_ : ndarray, shape (4, units, units)
         Recurrent matrices.
     n_features_out_ : int
+    backend_ : {"numpy", "torch"}
+        The core that runs the scans (``backend`` resolved).
         ``4 * units``.
 
     Examples
@@ -307,6 +295,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         self
         """
         self._check_params()
+        arrays = () if X is None else (X,)
         if X is not None:
             X = np.asarray(X)
             if X.dtype.kind not in "iuf":
@@ -327,6 +316,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
             input_dim = np.shape(X)[-1]
         self.input_dim_ = check_scalar_int(input_dim, "input_dim", low=1)
         self._draw(spawn_generators(self.random_state, 4))
+        self.backend_ = resolve(self.backend, self.device, arrays)
         return self
 
     def _draw(self, gens):
@@ -346,7 +336,6 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
             )
         self.W_in_, self.W_ = W_in, W
         self.n_features_out_ = 4 * int(self.units)
-        self.backend_ = _resolve_backend(self.backend)
 
     def transform(self, X):
         """Run the four scans.
@@ -482,12 +471,17 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         As for :class:`BiReservoir2D`.
     random_state : None, int, SeedSequence or Generator, default=None
         One seed for everything: the stem, the projection and each block get their own child seed.
-    backend : {"auto", "numpy", "torch"}, default="auto"
+    backend : {"auto", "numpy", "torch", "numba"}, default="auto"
+        As for :class:`BiReservoir2D`: ``"auto"`` picks torch when ``X`` given to :meth:`fit` is a torch
+        tensor or ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one
+        rule" section of the scaling page. The resolved name is passed to every block.
     device : None, str or torch.device, default=None
     dtype : numpy.float32 or numpy.float64, default=numpy.float32
 
     Attributes
     ----------
+    backend_ : {"numpy", "torch"}
+        The core that runs the scans of every block (``backend`` resolved).
     blocks_ : list of BiReservoir2D
     stem_weights_ : ndarray, shape (C * stem_kernel**2, stem_channels) or None
     projection_ : ndarray, shape (pooled_dim, projection_dim) or None
@@ -574,13 +568,13 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         _check_dtype(self.dtype)
         return (C, H, W), P, (Nh, Nw)
 
-    def _block_params(self):
+    def _block_params(self, backend):
         return dict(units=self.units, leak=self.leak, spectral_radius=self.spectral_radius,
                     connectivity=self.connectivity, input_scaling=self.input_scaling,
                     activation=self.activation, init=self.init,
                     share_direction_weights=self.share_direction_weights,
-                    spectral_rescale=self.spectral_rescale, backend=self.backend, device=self.device,
-                    dtype=self.dtype)
+                    spectral_rescale=self.spectral_rescale, backend=backend,
+                    device=self.device, dtype=self.dtype)
 
     def fit(self, X=None, y=None):
         """Draw all weights; needs no data (``X``, if given, is only checked against ``image_shape``).
@@ -598,10 +592,13 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         """
         (C, H, W), P, (Nh, Nw) = self._check_params()
         dt = _check_dtype(self.dtype)
+        arrays = () if X is None else (X,)
         if X is not None:
             X = self._to_images(X, (C, H, W), dt)
         if y is not None:
             check_labels(y, "y", None if X is None else X.shape[0])
+        _check_device(self.device)
+        backend = resolve(self.backend, self.device, arrays)
         n_blocks = int(self.n_blocks)
         gens = spawn_generators(self.random_state, 2 + n_blocks)
         if self.stem == "random_conv":
@@ -614,7 +611,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             d_in = C * P * P
         self.blocks_ = []
         for b in range(n_blocks):
-            block = BiReservoir2D(input_dim=d_in, random_state=gens[2 + b], **self._block_params())
+            block = BiReservoir2D(input_dim=d_in, random_state=gens[2 + b], **self._block_params(backend))
             block.fit()
             self.blocks_.append(block)
             d_in = block.n_features_out_
@@ -634,6 +631,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             self.n_features_out_ = pooled
         self.grid_shape_ = (Nh, Nw)
         self.n_features_in_ = C * H * W
+        self.backend_ = backend
         return self
 
     @property

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from accel.backend import RESOLVE_OPTIONS, resolve
+
 from .._validation import check_option, check_scalar_float, check_scalar_int
 from ._base import _FairMatchingEstimator
 from ._ranking_kernels import (
@@ -34,8 +36,6 @@ __all__ = ["HybridRanking", "Ranking", "Greedy"]
 _KEYS_PER_CHUNK = 1 << 22
 # number of chunks a progress bar is split into (verbose >= 1)
 _PROGRESS_CHUNKS = 100
-# "auto" picks the torch backend only from this many runs on (and only with CUDA)
-_TORCH_MIN_RUNS = 10_000  # estimate: per-item dispatch of ~25 torch ops vs numba's ~45 us per 1000 runs
 
 
 def _check_verbose(verbose):
@@ -284,11 +284,11 @@ class HybridRanking(_IndivisibleMatcher):
         Independent Monte-Carlo replications run side by side (each with its own ranks and
         tie-breaking keys). ``allocation_`` averages them; :meth:`ex_ante_cef_ratio` and
         :meth:`ex_post_cef_ratio` evaluate the CEF guarantee on them.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        ``"numpy"``: the numba kernel (runs in parallel threads when ``n_runs >= 8``).
+    backend : {"auto", "numpy", "torch", "numba"}, default="auto"
+        ``"numpy"`` (or ``"numba"``): the numba kernel (runs in parallel threads when ``n_runs >= 8``).
         ``"torch"``: :func:`accel.fair_matching.hybrid_ranking_batched`, all runs as rows of
-        tensors (needs torch). ``"auto"``: ``"torch"`` only if torch is importable, CUDA is
-        available and ``n_runs >= 10000``; otherwise ``"numpy"``. Both give identical matches.
+        tensors (needs torch). Both give identical matches. ``"auto"`` picks torch when ``device`` names an
+        accelerator and the CPU path otherwise; see the "Backends: one rule" section of the scaling page.
     device : str or torch.device, optional
         Device of the torch backend (default: CUDA when available); ignored by ``"numpy"``.
     verbose : int, default=0
@@ -371,31 +371,16 @@ class HybridRanking(_IndivisibleMatcher):
         check_scalar_float(self.gamma, "gamma", low=0.0, high=1.0)
         check_option(self.fair_rule, "fair_rule", tuple(FAIR_RULES))
         self._check_common()
-        check_option(self.backend, "backend", ("auto", "numpy", "torch"))
+        check_option(self.backend, "backend", RESOLVE_OPTIONS)
         if self.device is not None and not isinstance(self.device, str) and type(self.device).__name__ != "device":
             raise TypeError(
                 f"'device' must be None, a str or a torch.device; got {self.device!r} of type "
                 f"{type(self.device).__name__}."
             )
 
-    def _resolve_backend(self):
-        if self.backend == "numpy":
-            return "numpy"
-        if self.backend == "torch":
-            from accel.backend import require_torch
-
-            require_torch()
-            return "torch"
-        # "auto": torch only where it pays off (many runs on a GPU); torch is imported only then
-        if self.n_runs < _TORCH_MIN_RUNS:
-            return "numpy"
-        from accel.backend import cuda_available
-
-        return "torch" if cuda_available() else "numpy"
-
     def _start(self, n_agents, agent_class, n_classes):
         super()._start(n_agents, agent_class, n_classes)
-        self.backend_ = self._resolve_backend()
+        self.backend_ = resolve(self.backend, self.device, (agent_class,))
         self._gamma = float(self.gamma)
         self._rule = FAIR_RULES[self.fair_rule]
 

@@ -491,15 +491,16 @@ class PotaraClassifier(FederatedClassifierBase):
     merge_rank : None or int, default=None
     random_state : None or int, default=None
     verbose : int, default=0
-    backend : {"auto", "numpy", "torch"}, default="numpy"
-        Where the clients' gradient steps run in :meth:`fit`. ``"torch"``: every FedAvg round and the
-        clients' fine-tuning run as one batched float64 tensor program over all clients
-        (:func:`accel.federated.train_clients_batched`, on ``device``); needs full-batch training
-        (``base_estimator.batch_size=None``) and the ``gpu`` extra; the fitted models equal the numpy
-        path's to round-off (tested at 1e-10 on CPU torch). The variance estimation and the merge stay
-        on numpy. ``"auto"``: ``"torch"`` when torch is already imported, CUDA is usable and training is
-        full batch, else ``"numpy"``. :meth:`personalize` (one client, e.g. a Flower client) always runs
-        the numpy path.
+    backend : {"auto", "numpy", "torch", "numba"}, default="numpy"
+        Where the clients' gradient steps run in :meth:`fit`. ``"numpy"`` (or ``"numba"``): the CPU path.
+        ``"torch"``: every FedAvg round and the clients' fine-tuning run as one batched float64 tensor
+        program over all clients (:func:`accel.federated.train_clients_batched`, on ``device``); needs
+        full-batch training (``base_estimator.batch_size=None``) and the ``gpu`` extra; the fitted models
+        equal the numpy path's to round-off (tested at 1e-10 on CPU torch). The variance estimation and
+        the merge stay on numpy. ``"auto"`` picks torch when ``X`` or ``y`` is a torch tensor or ``device``
+        names an accelerator (and training is full batch), and the CPU path otherwise; see the
+        "Backends: one rule" section of the scaling page. :meth:`personalize` (one client, e.g. a Flower
+        client) always runs the numpy path.
     device : None, str or torch.device, default=None
         torch device for ``backend="torch"`` (``None``: CUDA when available, else CPU).
 
@@ -513,6 +514,8 @@ class PotaraClassifier(FederatedClassifierBase):
     bound_ : dict client -> {"lam_star": U(lambda*), "federated": U(1), "local": U(0)}
     history_ : list of dicts (per round: clients, bytes_sent, cumulative_bytes, train_accuracy of the
         federated model)
+    backend_ : {"numpy", "torch"}
+        The core that ran the clients' gradient steps in :meth:`fit` (``backend`` resolved).
 
     Notes
     -----
@@ -584,28 +587,23 @@ class PotaraClassifier(FederatedClassifierBase):
         h["backend"] = self._resolve_backend(h)
         return h
 
-    def _resolve_backend(self, h):
-        """'numpy' or 'torch' for the validated ``backend`` / ``device`` options."""
-        import sys
+    def _resolve_backend(self, h, arrays=()):
+        """'numpy' or 'torch': ``accel.backend.resolve`` of ``backend`` / ``device`` on ``arrays``, then the
+        torch path's constraint (full-batch training)."""
+        from accel.backend import RESOLVE_OPTIONS, resolve
 
-        backend = check_option(getattr(self, "backend", "numpy"), "backend", ("auto", "numpy", "torch"))
+        backend = check_option(getattr(self, "backend", "numpy"), "backend", RESOLVE_OPTIONS)
         device = getattr(self, "device", None)
         if device is not None and not isinstance(device, str) and type(device).__name__ != "device":
             raise TypeError(f"'device' must be None, a str or a torch.device; got {device!r} of type "
                             f"{type(device).__name__}.")
-        if backend == "numpy":
-            return "numpy"
-        if backend == "auto":
-            torch = sys.modules.get("torch")
-            usable = torch is not None and hasattr(torch, "cuda") and torch.cuda.is_available()
-            return "torch" if usable and h["batch_size"] is None else "numpy"
-        from accel.backend import require_torch
-
-        require_torch()
-        if h["batch_size"] is not None:
+        resolved = resolve(backend, device, arrays)
+        if resolved == "torch" and h["batch_size"] is not None:
+            if backend == "auto":  # the torch core runs full batches only: keep the CPU path
+                return "numpy"
             raise ValueError("backend='torch' runs full-batch gradient descent: set the base estimator's "
                              f"'batch_size' to None (got {h['batch_size']}) or use backend='numpy'.")
-        return "torch"
+        return resolved
 
     def local_train_kwargs(self, n_classes):
         """Keyword arguments of :func:`algos.federated.local_train` / :func:`fedavg_round` for one FL
@@ -722,7 +720,9 @@ class PotaraClassifier(FederatedClassifierBase):
             The fitted estimator.
         """
         h = self._hparams()
+        h["backend"] = self._resolve_backend(h, (X, y))
         Xs, ys = self._split(X, y, client_ids)
+        self.backend_ = h["backend"]
         C = len(self.classes_)
         seed = self._seed()
         theta0 = self.initial_params(Xs[0].shape[1], C)

@@ -23,6 +23,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from accel.backend import RESOLVE_OPTIONS, resolve
+
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
@@ -70,7 +72,6 @@ SCALE_EXP = 60
 
 _INITS = ("ols", "zeros", "lad", "cmed")
 _SOLVERS = ("irls", "mm", "lbfgs")
-_BACKENDS = ("auto", "numpy", "torch")
 
 
 class ConvexRegimeWarning(UserWarning):
@@ -465,11 +466,12 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         every step a majorise-minimise step (what the torch core runs; slower: linear convergence).
         ``"lbfgs"``: :func:`scipy.optimize.minimize` (L-BFGS-B) with the analytic gradient; it rarely
         reaches ``tol=1e-10`` and then warns with a :class:`~sklearn.exceptions.ConvergenceWarning`.
-    backend : {"numpy", "torch", "auto"}, default="numpy"
-        ``"torch"`` runs plain IRLS (the ``"mm"`` iterations, also for ``solver="irls"``) on the torch
-        core (:func:`accel.hetero_regression.huber_irls_batched`; CUDA if available, else CPU;
-        ``solver="lbfgs"`` is refused). ``"auto"`` means ``"numpy"``: for one fit the numpy path is the faster;
-        the torch core pays off for many replicates at once.
+    backend : {"numpy", "torch", "auto", "numba"}, default="numpy"
+        ``"numpy"`` (or ``"numba"``): the CPU path. ``"torch"`` runs plain IRLS (the ``"mm"`` iterations,
+        also for ``solver="irls"``) on the torch core (:func:`accel.hetero_regression.huber_irls_batched`;
+        CUDA if available, else CPU); it needs ``solver="irls"`` or ``"mm"``. ``"auto"`` picks torch when
+        ``X`` or ``y`` is a torch tensor (and ``solver`` is not ``"lbfgs"``) and the CPU path otherwise;
+        see the "Backends: one rule" section of the scaling page.
     regime_cap : int >= 1 or None, default=50
         In the failure regime -- fewer than :math:`2\sqrt{np}` inliers and no accepted Newton step
         after ``regime_cap`` iterations -- stop there (``capped_`` is True) with a
@@ -484,6 +486,8 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         Estimated intercept; ``0.0`` when ``fit_intercept=False``.
     n_iter_ : int
         Iterations run (all stages).
+    backend_ : {"numpy", "torch"}
+        The core that ran (``backend`` resolved).
     delta_ : float
         The threshold used (``delta``, or its value resolved from ``"auto"``).
     capped_ : bool
@@ -619,7 +623,7 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
             "tol": check_scalar_float(self.tol, "tol", low=0.0),
             "continuation": check_bool(self.continuation, "continuation"),
             "solver": check_option(self.solver, "solver", _SOLVERS),
-            "backend": check_option(self.backend, "backend", _BACKENDS),
+            "backend": check_option(self.backend, "backend", RESOLVE_OPTIONS),
         }
 
     def fit(self, X, y, sample_weight=None):
@@ -638,12 +642,16 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self : HuberSoSRegressor
         """
         prm = self._check_params()
-        backend = "numpy" if prm["backend"] == "auto" else prm["backend"]
+        backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":
-            raise ValueError(f"'backend'='torch' needs solver='irls' or 'mm'; got solver={prm['solver']!r}.")
+            if prm["backend"] == "auto":  # the torch core has no L-BFGS: "auto" keeps the CPU path
+                backend = "numpy"
+            else:
+                raise ValueError(f"'backend'='torch' needs solver='irls' or 'mm'; got solver={prm['solver']!r}.")
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
+        self.backend_ = backend
         n, d = X.shape
         # power-of-two rescaling of extreme columns (and of y, with delta): exact, undone at the end
         col_scale = _pow2_scale(np.max(np.abs(X), axis=0) if n else np.ones(d))

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from accel.backend import RESOLVE_OPTIONS, resolve
 from theory import networked_learning as _th
 
 from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
@@ -23,7 +24,6 @@ __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 _PROTOCOLS = ("full", "sketch", "subsample")
 _SKETCHES = ("gaussian", "srht", "countsketch")
 _ENGINES = ("auto", "messages", "coef")
-_BACKENDS = ("auto", "numpy", "torch")
 SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (networked_learning reconstruction notes, section 1.3, T6)
 
 
@@ -189,12 +189,14 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         round-off (the reduction is exact for every linear sketch). ``"auto"``: ``"coef"`` for
         ``"sketch"``, ``"messages"`` otherwise (the faster exact engine of each protocol); the engine
         used is stored in ``engine_``.
-    backend : {"auto", "numpy", "torch"}, default="numpy"
-        Where the Gaussian sketch is applied (the heavy step of ``protocol="sketch"``): ``"numpy"``
-        uses the chunked numba kernel; ``"torch"`` draws the same blocks and multiplies them on
-        ``device`` (:func:`accel.networked_learning.gaussian_sketch_apply_torch`; equal to 1e-12);
-        ``"auto"`` picks torch only when CUDA is available and ``k * n_samples >= 1e8``. SRHT and
-        CountSketch always run their numba kernels (they cost O(m log m) and O(m) per column).
+    backend : {"auto", "numpy", "torch", "numba"}, default="numpy"
+        Where the Gaussian sketch is applied (the heavy step of ``protocol="sketch"``): ``"numpy"`` (or
+        ``"numba"``) uses the chunked numba kernel; ``"torch"`` draws the same blocks and multiplies them on
+        ``device`` (:func:`accel.networked_learning.gaussian_sketch_apply_torch`; equal to 1e-12) and
+        needs ``protocol="sketch"`` with ``sketch="gaussian"``. ``"auto"`` picks torch when ``X`` or ``y`` is
+        a torch tensor or ``device`` names an accelerator (and the sketch is Gaussian), and the CPU path
+        otherwise; see the "Backends: one rule" section of the scaling page. SRHT and CountSketch always
+        run their numba kernels (they cost O(m log m) and O(m) per column).
     device : str or torch.device, optional
         Device of the torch backend (default: CUDA when available).
     random_state : None, int, SeedSequence or Generator, default=None
@@ -224,6 +226,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     k_ : int or None
     engine_ : {"messages", "coef"}
         The engine used (``"auto"`` resolved).
+    backend_ : {"numpy", "torch"}
+        The core that applied the sketch (``backend`` resolved).
     sketch_seed_ : int or None
         The shared seed: ``make_sketch(sketch, k_, m, sketch_seed_)`` regenerates ``S``.
     rows_ : ndarray of int or None
@@ -289,25 +293,24 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
             "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
             "rcond": None if self.rcond is None else check_scalar_float(self.rcond, "rcond", low=0.0),
             "engine": check_option(self.engine, "engine", _ENGINES),
-            "backend": check_option(self.backend, "backend", _BACKENDS),
+            "backend": check_option(self.backend, "backend", RESOLVE_OPTIONS),
         }
         if not isinstance(self.random_state, np.random.RandomState):  # (drawing from one would consume it)
             check_random_state(self.random_state)
-        if prm["backend"] == "torch":
-            from accel.backend import require_torch
-
-            require_torch()
         return prm
 
-    @staticmethod
-    def _use_torch(backend, k, m):
-        if backend == "torch":
-            return True
-        if backend == "numpy" or k * m < 1e8:
-            return False
-        from accel.backend import cuda_available
-
-        return cuda_available()
+    def _resolve_backend(self, prm, X, y):
+        """The core that applies the sketch: ``accel.backend.resolve``, then the torch path's constraint."""
+        backend = resolve(prm["backend"], self.device, (X, y))
+        if backend == "torch" and (prm["protocol"], prm["sketch"]) != ("sketch", "gaussian"):
+            if prm["backend"] == "auto":  # only the Gaussian sketch has a torch core: keep the CPU path
+                return "numpy"
+            raise ValueError(
+                "'backend'='torch' applies the Gaussian sketch on torch: it needs protocol='sketch' and "
+                f"sketch='gaussian'; got protocol={prm['protocol']!r} and sketch={prm['sketch']!r} "
+                "(use backend='numpy' or 'auto')."
+            )
+        return backend
 
     def _resolve_graph(self, d):
         graph = self.graph
@@ -339,6 +342,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self : NetworkedDAGRegressor
         """
         prm = self._check_params()
+        backend = self._resolve_backend(prm, X, y)
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
@@ -401,9 +405,9 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
                 from ._sketch import make_sketch
 
                 sketch_obj = make_sketch(prm["sketch"], k, m, seed)
-                if prm["sketch"] == "gaussian" and self._use_torch(prm["backend"], k, m):
+                if backend == "torch":
                     sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
-        self.backend_ = "torch" if isinstance(sketch_obj, _TorchGaussianSketch) else "numpy"
+        self.backend_ = backend
         engine = prm["engine"]
         if engine == "auto":
             engine = "coef" if protocol == "sketch" else "messages"

@@ -46,6 +46,8 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from accel.backend import RESOLVE_OPTIONS, resolve
+
 from .._validation import (
     check_array,
     check_option,
@@ -254,10 +256,13 @@ class VoGCAM(BaseEstimator):
         NNGP node ordering.
     solver : {"auto", "dense", "sparse"}, default="auto"
         Linear algebra: dense LAPACK (``N <= 200`` under "auto") or the numba supernodal sparse Cholesky.
-    backend : {"auto", "numpy", "torch"}, default="numpy"
-        ``"torch"``: the dense linear algebra (Cholesky, solves, the inverse) runs in torch float64 on
-        ``device`` (:class:`accel.point_process.DenseTorchFactor`), for moderate ``N`` (up to
-        ``TORCH_MAX_NODES``); the sparse solver is numpy/numba only. ``"auto"`` is ``"numpy"``.
+    backend : {"auto", "numpy", "torch", "numba"}, default="numpy"
+        ``"numpy"`` (or ``"numba"``): the CPU path. ``"torch"``: the dense linear algebra (Cholesky,
+        solves, the inverse) runs in torch float64 on ``device`` (:class:`accel.point_process.DenseTorchFactor`),
+        for moderate ``N`` (up to ``TORCH_MAX_NODES``); the sparse solver is numpy/numba only. ``"auto"``
+        picks torch when ``X`` or ``covariates`` is a torch tensor or ``device`` names an accelerator (and
+        the dense torch path applies), and the CPU path otherwise; see the "Backends: one rule" section of
+        the scaling page.
     device : None, str or torch.device
         torch device (``None``: CUDA when available, else CPU).
     random_state : None, int or Generator
@@ -305,6 +310,8 @@ class VoGCAM(BaseEstimator):
         The maximised Laplace log evidence (``hyperparameters="laplace"``).
     hyperparameter_method_ : str
         The method ``hyperparameters`` resolved to ("min_contrast", "elbo" or "laplace").
+    backend_ : {"numpy", "torch"}
+        The core that ran the linear algebra (``backend`` resolved).
 
     Examples
     --------
@@ -366,7 +373,7 @@ class VoGCAM(BaseEstimator):
         check_scalar_int(self.fixed_point_max_iter, "fixed_point_max_iter", low=1)
         check_option(self.ordering, "ordering", ("coord", "maxmin", "random"))
         check_option(self.solver, "solver", ("auto", "dense", "sparse"))
-        check_option(self.backend, "backend", ("auto", "numpy", "torch"))
+        check_option(self.backend, "backend", RESOLVE_OPTIONS)
         if self.backend == "torch" and self.solver == "sparse":
             raise ValueError("backend='torch' runs the dense solver only; got solver='sparse' (use solver='auto' "
                              "or 'dense', or backend='numpy' for the sparse path).")
@@ -411,6 +418,9 @@ class VoGCAM(BaseEstimator):
             The fitted estimator.
         """
         self._validate()
+        backend = resolve(self.backend, self.device, (X, covariates))
+        if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only
+            backend = "numpy"
         if self.window is None:
             Xa = check_array(X, "X", allow_empty=True, finite=False)
             if len(Xa) < 2:
@@ -481,14 +491,16 @@ class VoGCAM(BaseEstimator):
         k = N - 1 if self.prior == "dense" else min(int(self.n_neighbors), N - 1)
         st = NNGPStructure(U, nu=self.nu, n_neighbors=k, ordering=self.ordering, random_state=rng)
         solver = self.solver
-        if self.backend == "torch":
+        if backend == "torch" and N > TORCH_MAX_NODES and self.backend == "auto":
+            backend = "numpy"  # the torch core is dense: "auto" keeps the CPU path
+        if backend == "torch":
             if N > TORCH_MAX_NODES:
                 raise ValueError(f"backend='torch' is dense: {N} quadrature nodes exceed TORCH_MAX_NODES = "
                                  f"{TORCH_MAX_NODES}; lower 'n_dummy' or use backend='numpy'.")
             solver = "dense"
         elif solver == "auto":
             solver = "dense" if (N <= DENSE_MAX_NODES or self.prior == "dense") else "sparse"
-        if self.backend == "torch":
+        if backend == "torch":
             from accel.point_process import DenseTorchFactor
 
             base = DenseTorchFactor(st.Q_indptr, st.Q_indices, N, device=self.device)
@@ -508,6 +520,7 @@ class VoGCAM(BaseEstimator):
                     f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
                     f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")
         self._st, self._base, self._solver = st, base, solver
+        self._backend = backend
         self._U, self._w, self._y, self._Z = U, w, y, Z
         self._quad, self.window_ = quad, win
         self._phi_bounds = (lo_b, hi_b)
@@ -1057,6 +1070,7 @@ class VoGCAM(BaseEstimator):
         self.converged_ = converged
         self.n_nodes_ = N
         self.solver_ = self._solver
+        self.backend_ = self._backend
         self.grad_norm_ = float(np.max(np.abs(y - w * np.exp(m + 0.5 * st8["s"]) - prior.Q @ (m - Z @ beta))))
         self._tree = cKDTree(self._U)
         if not converged:

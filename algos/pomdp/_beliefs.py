@@ -68,6 +68,11 @@ def _arrays(pomdp):
     return T, Z, r, discount
 
 
+def _model_arrays(pomdp):
+    """The model's ``(T, Z, r)`` as given (``None`` where missing), for ``accel.backend.resolve``."""
+    return tuple(getattr(pomdp, name, None) for name in ("T", "Z", "r"))
+
+
 def _b0(pomdp, b0, S):
     if b0 is None:
         b0 = getattr(pomdp, "b0", None)

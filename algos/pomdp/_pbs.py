@@ -52,9 +52,11 @@ import warnings
 
 import numpy as np
 
+from accel.backend import resolve
+
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _pbs_kernels as _k
-from ._beliefs import _arrays, _b0, _need_discount_below_one, blind_policy_values, check_belief
+from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
 __all__ = ["PointBasedSolver"]
 
@@ -109,19 +111,23 @@ class PointBasedSolver:
         Accepted for the estimator contract; the search is deterministic (ties: lowest index).
     verbose : int, default=0
         ``>= 1`` prints one line per 10 % of the time budget.
-    backend : {"numba", "torch"}, default="numba"
-        Where the per-belief work runs: ``"numba"`` is the sparse numba kernels on the CPU;
+    backend : {"numba", "numpy", "torch", "auto"}, default="numba"
+        Where the per-belief work runs: ``"numba"`` (or ``"numpy"``) is the sparse numba kernels on the CPU;
         ``"torch"`` forms every ``(a, o)`` successor of a belief at once and scores it against all
         vectors and sawtooth points in batched tensor algebra
         (:class:`accel.pomdp.PBSTorchBackup`, float64; the same trials and backups, values equal to
         round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
         and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
-        ``gpu`` extra).
+        ``gpu`` extra). ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
+        ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one rule"
+        section of the scaling page.
     device : None, str or torch.device, default=None
-        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by ``"numba"``.
+        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by the CPU path.
 
     Attributes
     ----------
+    backend_ : {"numpy", "torch"}
+        The core that ran the search (``backend`` resolved; the numba kernels are ``"numpy"``).
     alphas_ : ndarray (n_alpha, S)
         Lower-bound vectors; ``L(b) = max_i alphas_[i] . b <= V*(b)``.
     actions_ : ndarray (n_alpha,)
@@ -241,11 +247,7 @@ class PointBasedSolver:
             raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_random_state(self.random_state)
-        check_option(self.backend, "backend", ("numba", "numpy", "torch"))
-        if self.backend == "torch":
-            from accel.backend import require_torch
-
-            require_torch()
+        backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
         t_start = now()
         T, Z, r, discount = _arrays(pomdp)
@@ -260,7 +262,7 @@ class PointBasedSolver:
         blind = blind_policy_values(pomdp, b0=b0)
         Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount)
         c = Q.max(axis=0)
-        if self.backend == "torch":
+        if backend == "torch":
             eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
         else:
             eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
@@ -313,6 +315,7 @@ class PointBasedSolver:
         self.history_ = np.asarray(history)
         self.n_backups_ = int(n_backups)
         self.n_trials_ = int(n_trials)
+        self.backend_ = backend
         self.converged_ = bool(up - lo <= target)
         if out_of_time and not self.converged_:
             from sklearn.exceptions import ConvergenceWarning

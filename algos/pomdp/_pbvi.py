@@ -28,9 +28,11 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from accel.backend import resolve
+
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _kernels
-from ._beliefs import _arrays, _b0, _need_discount_below_one, blind_policy_values, check_belief
+from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
 __all__ = ["PBVI", "fib_upper_bound"]
 
@@ -136,12 +138,14 @@ class PBVI:
         ``>= 1`` shows a tqdm progress bar over sweeps.
     target_gap : float or None, default=None
         If given, ``converged_`` also requires ``upper_bound_ - value_ <= target_gap``.
-    backend : {"numpy", "torch"}, default="numpy"
-        Where the point backups run: ``"numpy"`` is the numba kernel on the CPU; ``"torch"`` is the
-        batched torch core :func:`accel.pomdp.pbvi_backup_torch` (float64, same semantics; pays off
-        on large models or a GPU). Needs PyTorch (extra ``gpu``).
+    backend : {"numpy", "torch", "auto", "numba"}, default="numpy"
+        Where the point backups run: ``"numpy"`` (or ``"numba"``) is the numba kernel on the CPU;
+        ``"torch"`` is the batched torch core :func:`accel.pomdp.pbvi_backup_torch` (float64, same
+        semantics; pays off on large models or a GPU). Needs PyTorch (extra ``gpu``). ``"auto"`` picks
+        torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or ``device`` names an accelerator,
+        and the CPU path otherwise; see the "Backends: one rule" section of the scaling page.
     device : None, str or torch.device, default=None
-        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by ``"numpy"``.
+        Device of the torch backend (``None``: CUDA when available, else CPU); ignored by the CPU path.
 
     Attributes
     ----------
@@ -169,6 +173,8 @@ class PBVI:
         Bellman residual on the belief set at the last sweep.
     converged_ : bool
         Whether the convergence test of ``tol`` (and ``target_gap``) passed.
+    backend_ : {"numpy", "torch"}
+        The core that ran the point backups (``backend`` resolved).
     """
 
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
@@ -201,13 +207,10 @@ class PBVI:
                 ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
                  "device", "target_gap")}
 
-    def _backup_fn(self, T, Z, r, discount):
-        """The point-backup function ``(B, alphas) -> (new, actions, values)`` of ``backend``."""
-        if self.backend == "numpy":
+    def _backup_fn(self, backend, T, Z, r, discount):
+        """The point-backup function ``(B, alphas) -> (new, actions, values)`` of the resolved ``backend``."""
+        if backend == "numpy":
             return lambda B, alphas: _kernels.pbvi_backup(B, alphas, T, Z, r, discount)
-        from accel.backend import require_torch
-
-        require_torch()
         from accel.pomdp import PBVITorchBackup
 
         return PBVITorchBackup(T, Z, r, discount, device=self.device)
@@ -264,7 +267,7 @@ class PBVI:
         tol = check_scalar_float(self.tol, "tol", low=0.0)
         check_option(self.expand, "expand", ("ssea", "random"))
         check_option(self.upper, "upper", ("sawtooth", "fib"))
-        check_option(self.backend, "backend", ("numpy", "torch"))
+        backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
         rng = check_random_state(self.random_state)
@@ -278,7 +281,7 @@ class PBVI:
         Z = np.ascontiguousarray(Z)
         r = np.ascontiguousarray(r)
         b0 = _b0(pomdp, None, S)
-        backup = self._backup_fn(T, Z, r, discount)
+        backup = self._backup_fn(backend, T, Z, r, discount)
 
         blind = blind_policy_values(pomdp, b0=b0)
         alphas = np.ascontiguousarray(blind.vectors)
@@ -365,6 +368,7 @@ class PBVI:
         self.n_iter_ = it
         self.value_history_ = np.asarray(history)
         self.converged_ = converged
+        self.backend_ = backend
         self.residual_ = residual
         return self
 

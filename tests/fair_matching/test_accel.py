@@ -117,9 +117,13 @@ def test_fair_rule_names_and_bad_device():
 
 
 def test_backend_auto_rule():
+    # "auto" follows accel.backend.resolve: numpy input and no accelerator device -> the CPU path,
+    # whatever the number of runs and whether CUDA is present; device="cuda" -> torch
     inst = random_instance(5, 6, n_classes=2, p=0.5, random_state=0)
     est = HybridRanking(n_runs=1000, random_state=0).fit(inst)
-    assert est.backend_ == ("torch" if torch.cuda.is_available() else "numpy")
+    assert est.backend_ == "numpy"
+    if torch.cuda.is_available():
+        assert HybridRanking(n_runs=10, device="cuda", random_state=0).fit(inst).backend_ == "torch"
 
 
 @pytest.mark.gpu

@@ -66,7 +66,7 @@ def test_backend_errors():
     X = np.random.default_rng(0).normal(size=(20, 3))
     y = np.arange(20) % 2
     ids = np.arange(20) % 2
-    with pytest.raises(ValueError, match=r"^'backend' must be one of \{'auto', 'numpy', 'torch'\}; got 'cuda'\.$"):
+    with pytest.raises(ValueError, match=r"^'backend' must be one of \{'auto', 'numpy', 'torch', 'numba'\}; got 'cuda'\.$"):
         PotaraClassifier(backend="cuda").fit(X, y, ids)
     with pytest.raises(TypeError, match=r"^'device' must be None, a str or a torch\.device; got 0 of type int\.$"):
         PotaraClassifier(backend="torch", device=0).fit(X, y, ids)
