@@ -13,12 +13,14 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_bool, check_option, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_residual
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
@@ -37,6 +39,9 @@ Z_RECOVERY = 3.0
 MAX_ROUNDS = 100
 #: IRLS-for-L1 steps of the rough LAD start (``HuberSoSRegressor(init="lad")`` uses the same).
 LAD_STEPS = 20
+#: A window fit is a fixed point (``converged_``) when its window-condition residual
+#: (:func:`window_residual`, relative) is below this: least squares on its own window, to round-off.
+WINDOW_TOL = 1e-8
 
 
 class NoRecoveryWarning(UserWarning):
@@ -50,12 +55,15 @@ class NoRecoveryWarning(UserWarning):
     """
 
 
-def _window_refine(X, y, b, w_min, max_rounds, halving=0.5):
+def _window_refine(X, y, b, w_min, max_rounds, halving=0.5, polish=True):
     r"""Shrinking-window least squares from ``b`` (hetero_regression reconstruction notes, M3): returns ``(b, n_rounds, widths)``.
 
     :math:`w_0 = \operatorname{median}|r|`; round :math:`t` refits least squares on
     :math:`\{i : |r_i| \le w_t\}` (at least :math:`\max(2p, p+1)` rows: the smallest residuals
     otherwise) and halves the width down to ``w_min``; stops at a fixed point of the final width.
+    After the schedule's ``T`` rounds, ``polish=True`` goes on at ``w_min`` until the window keeps
+    the same rows (a fixed point: least squares on its own window, the window problem solved) or
+    ``max_rounds`` rounds in all.
     """
     n, p = X.shape
     n_min = min(n, max(2 * p, p + 1))
@@ -66,13 +74,15 @@ def _window_refine(X, y, b, w_min, max_rounds, halving=0.5):
         T += int(math.ceil(math.log(w / w_min) / math.log(1.0 / halving) - 1e-12))
     T = min(T, max_rounds)
     keep, widths = None, []
-    for _ in range(T):
+    for t in range(max_rounds):
         a = np.abs(r)
         new = a <= w
         if np.count_nonzero(new) < n_min:
             new = np.zeros(n, dtype=bool)
             new[np.argpartition(a, n_min - 1)[:n_min]] = True
         if keep is not None and w == w_min and np.array_equal(new, keep):
+            break
+        if t >= T and not polish:
             break
         widths.append(w)
         keep = new
@@ -122,7 +132,7 @@ def _variance_window(r, w):
     return float(np.mean(np.where(a <= w, r * r, 0.0))) / den**2
 
 
-class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
+class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, BaseEstimator):
     r"""Linear regression under heteroskedastic noise with few reliable sources: the front door.
 
     With ``method="auto"`` (default) it combines the module's estimators by a data-driven rule:
@@ -195,6 +205,22 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         Iterations behind the returned fit (Huber IRLS iterations plus window rounds; 1 for OLS/LAD).
     delta_ : float
         The threshold used (resolved from ``"auto"``).
+    coef_se_ : ndarray of shape (n_features,) or (n_features + 1,)
+        Standard errors of ``coef_`` (then of ``intercept_``, last, with ``fit_intercept=True``):
+        the sandwich of the returned fit's M-estimator at its residuals (see Notes). NaN where the
+        returned fit shows no reliable subset (``recovered_`` False, ``auto``), for ``"lad"`` and
+        ``"cmed"`` (no sandwich implemented), or when the curvature matrix is not positive definite.
+    cov_params_ : ndarray of shape (p, p)
+        The covariance matrix behind ``coef_se_``.
+    optimality_residual_ : float
+        The certificate of the returned fit: for ``"huber"`` the relative gradient norm
+        :math:`\|\nabla L\| / (\delta \|X\|_F)` of the Huber objective at the solution; for a window
+        fit the window condition :math:`\|X_S^\top r_S\| / (\delta \|X\|_F)` on its own window
+        :math:`S = \{|r_i| \le \delta\}` (zero at a fixed point); 0 for the closed-form fits
+        (OLS, LAD's LP, the coordinate median), which are exact solutions.
+    converged_ : bool
+        Whether the returned fit solved its problem: Huber reached ``tol`` (1e-10) within
+        ``max_iter``; a window fit is a fixed point (residual below 1e-8).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -208,7 +234,11 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     Warns
     -----
     NoRecoveryWarning
-        When the returned fit shows no reliable subset (``recovered_`` is False).
+        When the returned fit shows no reliable subset (``recovered_`` is False); the intervals are
+        then NaN.
+    sklearn.exceptions.ConvergenceWarning
+        When the returned fit did not solve its problem (``converged_`` False): the message names
+        ``max_iter`` (Huber) or the window round cap.
 
     See Also
     --------
@@ -222,6 +252,20 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     :class:`HuberSoSRegressor` alone. Where no estimator recovers :math:`\beta^*` (e.g. m = 0.5
     sqrt(nd) reliable sources with noise 1e4 elsewhere), ``auto`` returns the better of OLS and the
     robust fit by the variance rule and warns.
+
+    **Inference.** ``conf_int(alpha)`` gives Wald intervals :math:`\hat b_j \pm z_{1-\alpha/2}
+    \mathrm{se}_j` and ``summary()`` a table in the style of statsmodels. The standard errors are
+    the sandwich :math:`A^{-1} B A^{-1}` (Huber 1967; White 1980) of the returned fit's
+    M-estimator on all rows, with :math:`A = \sum_i \psi'(r_i) x_i x_i^\top` and :math:`B =
+    \sum_i \psi(r_i)^2 x_i x_i^\top`, times :math:`n/(n-p)` (HC1, MacKinnon & White 1985); HC3 for
+    OLS. It is the matrix form of the variance factor the rule above compares (details in
+    :mod:`algos.hetero_regression._inference`). For the window estimator :math:`\psi'` holds the
+    edge term :math:`-2\delta f(\delta)`, estimated from the residual counts around
+    :math:`\pm\delta`; this estimate and the choice of the formula for the window's curvature are
+    the project's own (reconstructed), checked by simulation (coverage in
+    ``benchmarks/bench_hetero_regression.py``, section ``inference``). The intervals treat the
+    method chosen by the rule, and the window's rows, as fixed in advance: the selection by the data
+    is not accounted for.
 
     Examples
     --------
@@ -337,6 +381,24 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         self.n_inliers_ = n_in
         self.excess_inliers_ = float(n_in - p - bg)
         self.recovered_ = _recovered(n_in, bg, p)
+        r = ys - Xa @ b
+        if chosen == "huber":
+            self.optimality_residual_ = float(h.gradient_norm_)
+            self.converged_ = bool(h.converged_)
+            kind = "huber"
+        elif chosen.startswith("window"):
+            self.optimality_residual_ = window_residual(Xa, ys, b, delta)
+            self.converged_ = bool(self.optimality_residual_ <= WINDOW_TOL)
+            kind = "window"
+        else:  # closed-form solutions
+            self.optimality_residual_ = 0.0
+            self.converged_ = True
+            kind = "ols" if chosen == "ols" else None
+        if kind is None or (method == "auto" and not self.recovered_):
+            cov = np.full((p, p), np.nan)
+        else:
+            cov = sandwich_cov(Xa, r, kind, delta)
+        self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept))
         b = b / y_scale
         if fit_intercept:
             self.coef_ = np.ascontiguousarray(b[:d] * col_scale)
@@ -355,4 +417,21 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
                 NoRecoveryWarning,
                 stacklevel=2,
             )
+        if not self.converged_:
+            if chosen == "huber":
+                why = (f"the Huber fit stopped at relative gradient {self.optimality_residual_:.2e} > tol=1e-10 "
+                       f"after {self.n_iter_} iterations; increase max_iter (now {max_iter})")
+            else:
+                why = (f"the window refinement ({chosen}) reached no fixed point within its cap of {MAX_ROUNDS} "
+                       f"rounds (window-condition residual {self.optimality_residual_:.2e} > {WINDOW_TOL:g}); "
+                       "its row subset still changes, so the fit is not a solution of the window problem "
+                       "(method='huber' gives a convex fit with a certificate)")
+            warnings.warn(f"SubsetOfSignalsRegressor did not converge: {why}.", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _summary_info(self):
+        n_sig = self.n_inliers_
+        return [("Method", self.method_), ("Sources treated as signals", f"{n_sig} (|r| <= delta)"),
+                ("delta", f"{self.delta_:g}"), ("Reliable subset found", str(self.recovered_)),
+                ("Converged", str(self.converged_)), ("Optimality residual", f"{self.optimality_residual_:.2e}"),
+                ("Covariance", "HC3 (OLS)" if self.method_ == "ols" else "sandwich, HC1 factor n/(n-p)")]

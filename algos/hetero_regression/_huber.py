@@ -26,6 +26,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
@@ -410,7 +411,7 @@ def _init_cmed(X, y, sw, G_upper):
 # --------------------------------------------------------------------------------------------------
 # the estimator
 # --------------------------------------------------------------------------------------------------
-class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
+class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, BaseEstimator):
     r"""Huber regression with a fixed threshold, for heteroskedastic noise with few reliable sources.
 
     Minimises the Huber objective with a **fixed** threshold :math:`\delta` (the noise scale of the
@@ -501,6 +502,17 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         Whether the relative gradient norm fell below ``tol``.
     gradient_norm_ : float
         The final relative gradient norm.
+    optimality_residual_ : float
+        The certificate of the fit: the relative gradient norm :math:`\|\nabla L(\hat\beta)\| /
+        (\delta \|\operatorname{diag}(\sqrt{s}) X\|_F)` at the returned solution (as
+        ``gradient_norm_``); :math:`L` is convex, so a small value certifies a global minimiser.
+    coef_se_ : ndarray of shape (n_features,) or (n_features + 1,)
+        Sandwich standard errors of ``coef_`` (then of ``intercept_``, last): :math:`A^{-1} B
+        A^{-1}` with :math:`A = \sum_i s_i 1\{|r_i| \le \delta\} x_i x_i^\top`, :math:`B = \sum_i
+        s_i^2 \min(r_i^2, \delta^2) x_i x_i^\top` (Huber 1967; White 1980), times :math:`n/(n-p)`
+        (HC1, MacKinnon & White 1985). NaN when fewer than ``p`` rows are inliers.
+    cov_params_ : ndarray of shape (p, p)
+        The covariance matrix behind ``coef_se_``; ``conf_int(alpha)`` and ``summary()`` use it.
     n_backtracks_ : int
         Number of step halvings IRLS needed (an IRLS step raises :math:`L` only through round-off).
     n_newton_steps_ : int
@@ -723,6 +735,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self.n_newton_steps_ = int(stage.n_newton)
         self.n_extrapolations_ = int(stage.n_extrapolations)
         self.capped_ = bool(stage.capped)
+        self.optimality_residual_ = self.gradient_norm_
+        r_fit = y - Xa @ np.asarray(b, dtype=np.float64)
+        self._set_cov(_scale_cov(sandwich_cov(Xa, r_fit, "huber", prm["delta"], sw if sw.shape[0] else None),
+                                 col_scale, y_scale, prm["fit_intercept"]))
         if y_scale != 1.0:
             b = b / y_scale
             with np.errstate(over="ignore"):  # y_scale**2 can underflow; L itself may exceed float64
@@ -764,6 +780,12 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         return self
+
+    def _summary_info(self):
+        return [("Method", "huber"), ("Sources treated as signals", f"{self.n_inliers_} (|r| <= delta)"),
+                ("delta", f"{self.delta_:g}"), ("Converged", str(self.converged_)),
+                ("Optimality residual", f"{self.optimality_residual_:.2e}"),
+                ("Covariance", "sandwich, HC1 factor n/(n-p)")]
 
     @staticmethod
     def _start(init, X, y, sw, G0):
