@@ -16,15 +16,16 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_bool, check_option, check_scalar_int
+from .._validation import check_bool, check_option, check_random_state, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
-from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_residual
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
 _METHODS = ("auto", "huber", "window", "lad", "cmed", "ols")
+_INFERENCE = ("auto", "sandwich")
 #: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3, T = log2(w0/w_min) + 5).
 EXTRA_ROUNDS = 5
 #: The OLS fallback is kept when OLS's estimated variance is no larger than the robust fit's with a
@@ -184,6 +185,16 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     max_iter : int >= 1, default=500
         Iteration cap of the Huber fit (see :class:`HuberSoSRegressor`); the window rounds are capped
         at 100.
+    inference : {"auto", "sandwich"}, default="auto"
+        How ``coef_se_`` is computed. ``"sandwich"``: the sandwich of the returned fit (cheap).
+        ``"auto"``: the sandwich for Huber and OLS fits, and a pairs bootstrap of the window
+        refinement (``n_bootstrap`` replicates, each rerun from 8 ``delta`` down to its fixed point
+        at ``delta``) for window fits, whose sandwich is unreliable at a few hundred reliable rows
+        (see Notes). Costs about ``n_bootstrap / 20`` times a plain fit when a window fit is returned.
+    n_bootstrap : int >= 10, default=200
+        Bootstrap replicates (``inference="auto"``, window fits).
+    random_state : None, int or numpy Generator, default=0
+        Seed of the bootstrap (fixed by default, so refits give the same standard errors).
 
     Attributes
     ----------
@@ -212,6 +223,8 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         ``"cmed"`` (no sandwich implemented), or when the curvature matrix is not positive definite.
     cov_params_ : ndarray of shape (p, p)
         The covariance matrix behind ``coef_se_``.
+    inference_ : str
+        ``"sandwich"``, ``"bootstrap"`` or ``"none"`` (NaN standard errors).
     optimality_residual_ : float
         The certificate of the returned fit: for ``"huber"`` the relative gradient norm
         :math:`\|\nabla L\| / (\delta \|X\|_F)` of the Huber objective at the solution; for a window
@@ -254,18 +267,22 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     robust fit by the variance rule and warns.
 
     **Inference.** ``conf_int(alpha)`` gives Wald intervals :math:`\hat b_j \pm z_{1-\alpha/2}
-    \mathrm{se}_j` and ``summary()`` a table in the style of statsmodels. The standard errors are
-    the sandwich :math:`A^{-1} B A^{-1}` (Huber 1967; White 1980) of the returned fit's
-    M-estimator on all rows, with :math:`A = \sum_i \psi'(r_i) x_i x_i^\top` and :math:`B =
-    \sum_i \psi(r_i)^2 x_i x_i^\top`, times :math:`n/(n-p)` (HC1, MacKinnon & White 1985); HC3 for
-    OLS. It is the matrix form of the variance factor the rule above compares (details in
-    :mod:`algos.hetero_regression._inference`). For the window estimator :math:`\psi'` holds the
-    edge term :math:`-2\delta f(\delta)`, estimated from the residual counts around
-    :math:`\pm\delta`; this estimate and the choice of the formula for the window's curvature are
-    the project's own (reconstructed), checked by simulation (coverage in
-    ``benchmarks/bench_hetero_regression.py``, section ``inference``). The intervals treat the
-    method chosen by the rule, and the window's rows, as fixed in advance: the selection by the data
-    is not accounted for.
+    \mathrm{se}_j` and ``summary()`` a table in the style of statsmodels. For Huber and OLS fits
+    the standard errors are the sandwich :math:`A^{-1} B A^{-1}` (Huber 1967; White 1980) of the
+    fit's M-estimator on all rows, :math:`A = \sum_i \psi'(r_i) x_i x_i^\top`, :math:`B = \sum_i
+    \psi(r_i)^2 x_i x_i^\top`, times :math:`n/(n-p)` (HC1, MacKinnon & White 1985); HC3 for OLS.
+    It is the matrix form of the variance factor the rule above compares (details in
+    :mod:`algos.hetero_regression._inference`). For a window fit the sandwich's curvature holds
+    the edge term :math:`-2\delta f(\delta)`, a density that a few hundred reliable rows estimate
+    with a 20-50 % error (measured: standard errors with a heavy right tail, some too small), so
+    ``inference="auto"`` replaces it by a pairs bootstrap of the window refinement (each replicate
+    reruns the shrinking window from :math:`8\delta` on resampled rows, so the variability of the
+    window's row subset is included). The choice of this bootstrap is the project's own
+    (reconstructed), checked by simulation: coverage of nominal 95 % intervals 0.90-0.99 per
+    coordinate over 200 replications at n = 2000, d = 5, m = 200
+    (``benchmarks/bench_hetero_regression.py``, section ``inference``). The choice of the *method*
+    by the rule is not accounted for: the intervals are those of the returned fit as if its method
+    had been fixed in advance.
 
     Examples
     --------
@@ -277,11 +294,15 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     ('window', True, True)
     """
 
-    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500):
+    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
+                 n_bootstrap=200, random_state=0):
         self.method = method
         self.delta = delta
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
+        self.inference = inference
+        self.n_bootstrap = n_bootstrap
+        self.random_state = random_state
 
     def fit(self, X, y):
         """Fit the model.
@@ -300,6 +321,9 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
             resolve_delta(self.delta, "delta", None, None)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
+        inference = check_option(self.inference, "inference", _INFERENCE)
+        n_bootstrap = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=10)
+        rng = check_random_state(self.random_state)
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
@@ -394,10 +418,17 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
             self.optimality_residual_ = 0.0
             self.converged_ = True
             kind = "ols" if chosen == "ols" else None
+        self.inference_ = "none"
         if kind is None or (method == "auto" and not self.recovered_):
             cov = np.full((p, p), np.nan)
+        elif kind == "window" and inference == "auto":
+            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, n_bootstrap, rng)
+            self.inference_ = "bootstrap"
         else:
             cov = sandwich_cov(Xa, r, kind, delta)
+            self.inference_ = "sandwich"
+        if not np.all(np.isfinite(cov)):
+            self.inference_ = "none"
         self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept))
         b = b / y_scale
         if fit_intercept:
@@ -434,4 +465,6 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         return [("Method", self.method_), ("Sources treated as signals", f"{n_sig} (|r| <= delta)"),
                 ("delta", f"{self.delta_:g}"), ("Reliable subset found", str(self.recovered_)),
                 ("Converged", str(self.converged_)), ("Optimality residual", f"{self.optimality_residual_:.2e}"),
-                ("Covariance", "HC3 (OLS)" if self.method_ == "ols" else "sandwich, HC1 factor n/(n-p)")]
+                ("Covariance", {"bootstrap": f"pairs bootstrap, {self.n_bootstrap} replicates",
+                                "none": "none"}.get(self.inference_, "HC3 (OLS)" if self.method_ == "ols"
+                                                    else "sandwich, HC1 factor n/(n-p)"))]

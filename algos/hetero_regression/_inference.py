@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["sandwich_cov", "window_residual", "Summary"]
+__all__ = ["sandwich_cov", "window_residual", "window_bootstrap_cov", "Summary"]
 
 
 def window_residual(X, y, b, w):
@@ -276,3 +276,48 @@ def normal_quantile(alpha):
     """:math:`z_{1-\\alpha/2}` (a helper for tests and benchmarks)."""
     return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0))
 
+
+
+def window_bootstrap_cov(X, y, b, w, n_boot, rng, max_rounds=30, start=8.0):
+    r"""Pairs-bootstrap covariance of the window (skipped-mean) fit ``b`` at width ``w``.
+
+    Each replicate resamples the rows with replacement and runs the window iteration at width ``w``
+    from ``b`` (least squares on :math:`\{i : |r_i| \le w\}`, repeated) to its fixed point, at most
+    ``max_rounds`` rounds; the covariance of the replicates estimates that of the estimator,
+    including the variability of the window's row subset (Efron & Tibshirani 1993, ch. 9, bootstrap
+    of pairs; a k-step bootstrap from the full-sample solution in the sense of Davidson & MacKinnon
+    1999, "Bootstrap testing in nonlinear models", Int. Econ. Rev. 40). The sandwich's curvature for
+    this :math:`\psi` holds the density of the residuals at :math:`\pm w`, which a few hundred reliable
+    rows estimate with a 20-50 % error; the bootstrap avoids that estimate.
+
+    Returns ``(cov, n_valid)``; replicates whose window holds fewer than ``2p`` rows are dropped
+    (NaN covariance when fewer than half remain).
+    """
+    n, p = X.shape
+    reps = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, n, size=n)
+        Xb, yb = X[idx], y[idx]
+        bb = b
+        keep = None
+        wt = start * w
+        for _ in range(max_rounds):
+            S = np.abs(yb - Xb @ bb) <= wt
+            if np.count_nonzero(S) < 2 * p:
+                bb = None
+                break
+            if keep is not None and wt == w and np.array_equal(S, keep):
+                break
+            wt = max(0.5 * wt, w)
+            keep = S
+            XS = Xb[S]
+            try:
+                bb = np.linalg.solve(XS.T @ XS, XS.T @ yb[S])
+            except np.linalg.LinAlgError:
+                bb = None
+                break
+        if bb is not None:
+            reps.append(bb)
+    if len(reps) < max(2, n_boot // 2):
+        return np.full((p, p), np.nan), len(reps)
+    return np.atleast_2d(np.cov(np.asarray(reps), rowvar=False)), len(reps)

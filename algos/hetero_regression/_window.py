@@ -186,7 +186,8 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         T = EXTRA_ROUNDS
         if w > w_min:
             T += int(math.ceil(math.log(w / w_min) / math.log(1.0 / halving) - 1e-12))
-        if T > max_iter:
+        schedule_capped = T > max_iter
+        if schedule_capped:
             warnings.warn(
                 f"IterativeWindowRegressor: the window schedule needs T = {T} rounds but max_iter = "
                 f"{max_iter}; stopped at width {max(w * halving ** (max_iter - 1), w_min):.3g} > "
@@ -242,7 +243,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
             order = np.r_[np.arange(1, Xa.shape[1]), 0]
             cov = cov[np.ix_(order, order)]
         self._set_cov(cov)
-        if not self.converged_ and T <= max_iter:
+        if not self.converged_ and not schedule_capped:
             warnings.warn(
                 f"IterativeWindowRegressor reached no fixed point: the schedule's T = {T} rounds "
                 f"(max_iter={max_iter} not binding) ended at width {w_last:g} with optimality residual "
