@@ -781,6 +781,88 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
             )
         return self
 
+    def fit_chunks(self, chunks):
+        r"""Fit from chunks of rows, for data beyond memory: O(chunk rows x d + d^2) working memory.
+
+        The same problem as :meth:`fit` (fixed ``delta``), solved by the same iteration (semismooth
+        Newton steps over the inliers with an Armijo test, else the monotone majorise-minimise
+        step) with every sum -- objective, gradient, the two Gram matrices -- accumulated chunk by
+        chunk; one iteration reads the data two or three times. It stops on the same relative
+        gradient ``tol``, so it returns the minimiser that :meth:`fit` returns (to ``tol``).
+
+        Parameters
+        ----------
+        chunks : callable
+            ``chunks()`` returns a fresh iterable of ``(X_chunk, y_chunk)`` pairs covering the data
+            once (e.g. reading a file block by block); it is called once per pass.
+
+        Returns
+        -------
+        self : HuberSoSRegressor
+            With ``coef_``, ``intercept_``, ``n_iter_``, ``converged_``, ``gradient_norm_``,
+            ``optimality_residual_``, ``n_inliers_``, ``objective_``, ``delta_``, ``coef_se_`` and
+            ``cov_params_`` (sandwich, as :meth:`fit`).
+
+        Notes
+        -----
+        Supported: a numeric ``delta`` (not ``"auto"``, which needs all residuals at once), no
+        sample weights, ``continuation=False``; ``init``, ``solver``, ``backend`` and ``regime_cap``
+        are not used (OLS start, the iteration above). Entries are not rescaled: keep ``X`` and
+        ``y`` within about ``1e150``.
+        """
+        from ._chunked import huber_fit_chunks
+
+        if not callable(chunks):
+            raise TypeError(f"'chunks' must be a callable returning an iterable of (X, y) pairs; got "
+                            f"{type(chunks).__name__}.")
+        if isinstance(self.delta, str):
+            raise ValueError(f"fit_chunks needs a numeric 'delta'; got {self.delta!r} ('auto' needs all residuals "
+                             "at once: fit a sample first and pass its delta_).")
+        delta = resolve_delta(self.delta, "delta", None, None)
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
+        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        out = huber_fit_chunks(chunks, float(delta), fit_intercept, tol, max_iter)
+        b, d = out["coef"], out["d"]
+        self.n_features_in_ = d
+        if fit_intercept:
+            self.coef_, self.intercept_ = np.ascontiguousarray(b[:d]), float(b[d])
+        else:
+            self.coef_, self.intercept_ = np.ascontiguousarray(b), 0.0
+        self.delta_ = float(delta)
+        self.n_iter_ = int(out["n_iter"])
+        self.converged_ = bool(out["converged"])
+        self.gradient_norm_ = self.optimality_residual_ = float(out["grad_rel"])
+        self.n_inliers_ = int(out["n_inliers"])
+        self.objective_ = float(out["objective"])
+        self.capped_ = False
+        n, p = out["n"], b.shape[0]
+        try:
+            np.linalg.cholesky(out["A"])
+            Ainv = np.linalg.inv(out["A"])
+            cov = Ainv @ out["B"] @ Ainv * (n / max(n - p, 1))
+            cov = 0.5 * (cov + cov.T)
+        except np.linalg.LinAlgError:
+            cov = np.full((p, p), np.nan)
+        self._set_cov(cov)
+        if not self.converged_:
+            warnings.warn(
+                f"HuberSoSRegressor.fit_chunks did not converge: relative gradient norm {self.gradient_norm_:.2e} "
+                f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={max_iter}). Increase max_iter, or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        threshold = 2.0 * math.sqrt(n * p)
+        if self.n_inliers_ < threshold:
+            warnings.warn(
+                f"Only {self.n_inliers_} of {n} samples are inliers (|r_i| <= delta={delta:g}), fewer than "
+                f"2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see Compton & "
+                "Schramm 2026. Check that delta matches the noise scale of the reliable sources.",
+                ConvexRegimeWarning,
+                stacklevel=2,
+            )
+        return self
+
     def _summary_info(self):
         return [("Method", "huber"), ("Sources treated as signals", f"{self.n_inliers_} (|r| <= delta)"),
                 ("delta", f"{self.delta_:g}"), ("Converged", str(self.converged_)),

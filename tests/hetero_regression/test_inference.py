@@ -290,3 +290,54 @@ def test_five_point_location_front_door_converges_or_says_why():
     if not est.recovered_:
         assert any(issubclass(w.category, NoRecoveryWarning) for w in rec)
         assert np.all(np.isnan(est.conf_int()))
+
+
+# ------------------------------------------------------------------------------ chunked fit
+def _chunker(X, y, size):
+    def chunks():
+        for i in range(0, len(y), size):
+            yield X[i:i + size], y[i:i + size]
+    return chunks
+
+
+@pytest.mark.parametrize("size", [1, 777, 5000, 100_000])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_fit_chunks_equals_in_memory_fit(size, fit_intercept):
+    n = 5000 if size > 1 else 600
+    data = make_subset_of_signals(n, 4, n // 4, random_state=11)
+    y = data.y + (1.5 if fit_intercept else 0.0)
+    a = HuberSoSRegressor(fit_intercept=fit_intercept).fit(data.X, y)
+    b = HuberSoSRegressor(fit_intercept=fit_intercept).fit_chunks(_chunker(data.X, y, size))
+    assert b.converged_ and b.optimality_residual_ < b.tol
+    assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-10)
+    assert b.intercept_ == pytest.approx(a.intercept_, rel=1e-8, abs=1e-10)
+    assert_allclose(b.coef_se_, a.coef_se_, rtol=1e-6)
+    assert b.n_inliers_ == a.n_inliers_
+    assert_allclose(b.predict(data.X[:5]), a.predict(data.X[:5]), rtol=1e-8, atol=1e-10)
+
+
+def test_fit_chunks_bad_input():
+    data = make_subset_of_signals(500, 3, 200, random_state=0)
+    with pytest.raises(TypeError, match="chunks"):
+        HuberSoSRegressor().fit_chunks([(data.X, data.y)])
+    with pytest.raises(ValueError, match="delta"):
+        HuberSoSRegressor(delta="auto").fit_chunks(_chunker(data.X, data.y, 100))
+    X = data.X.copy()
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        HuberSoSRegressor().fit_chunks(_chunker(X, data.y, 100))
+
+    def ragged():
+        yield data.X[:100], data.y[:100]
+        yield data.X[100:, :2], data.y[100:]
+    with pytest.raises(ValueError, match="columns"):
+        HuberSoSRegressor().fit_chunks(ragged)
+    with pytest.raises(ValueError, match="no rows"):
+        HuberSoSRegressor().fit_chunks(lambda: iter(()))
+
+
+def test_fit_chunks_warns_naming_max_iter():
+    data = make_subset_of_signals(3000, 4, 300, noisy_sigma=1e3, random_state=6)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est = HuberSoSRegressor(max_iter=1).fit_chunks(_chunker(data.X, data.y, 1000))
+    assert not est.converged_
