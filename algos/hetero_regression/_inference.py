@@ -156,11 +156,16 @@ class Summary:
             rows.append(name.ljust(wn) + "".join(c.rjust(11) for c in cells))
         head = " " * wn + "".join(c.rjust(11) for c in cols)
         width = max(len(head), 60)
-        half = [f"{k + ':':<26}{v:>{width // 2 - 26}}" if len(v) < width // 2 - 26 else f"{k}: {v}"
-                for k, v in self.info]
+        half_w = (width - 3) // 2
+        half = []
+        for k, v in self.info:
+            k = k + ":"
+            pad = max(half_w - len(k), len(v) + 1)
+            half.append(f"{k}{v:>{pad}}")
         lines = [self.title.center(width), "=" * width]
         for i in range(0, len(half), 2):
-            lines.append("   ".join(half[i:i + 2]))
+            pair = half[i:i + 2]
+            lines.append(pair[0].ljust(half_w) + ("   " + pair[1] if len(pair) > 1 else ""))
         lines += ["=" * width, head, "-" * width, *rows, "=" * width]
         lines += [f"Notes: {n}" for n in self.notes]
         return "\n".join(lines)
@@ -256,8 +261,12 @@ class _InferenceMixin:
         if b.shape[0] == d + 1:
             names.append("const")
         table = np.column_stack([b, se, z, pv, ci])
-        notes = ["Standard errors: sandwich (Huber 1967, White 1980) at the fitted residuals; the choice "
-                 "of method and of the row subset by the data is not accounted for."]
+        if getattr(self, "inference_", "sandwich") == "bootstrap":
+            notes = ["Standard errors: pairs bootstrap of the window refinement (the window's row subset is "
+                     "re-chosen in every replicate); the choice of the method by the data is not accounted for."]
+        else:
+            notes = ["Standard errors: sandwich (Huber 1967, White 1980) at the fitted residuals; the choice "
+                     "of method and of the row subset by the data is not accounted for."]
         if not np.all(np.isfinite(se)):
             notes.append("No valid standard errors: the fit shows no reliable subset (or its curvature "
                          "matrix is not positive definite); the intervals are NaN.")

@@ -102,7 +102,10 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         :math:`-2wf(w)`, estimated from the residual counts around :math:`\pm w`) or Huber at
         :math:`\delta = w`, times :math:`n/(n-p)`; see :class:`SubsetOfSignalsRegressor`. The
         choice of the window by the data is not accounted for. NaN when the curvature matrix is not
-        positive definite (a spurious window).
+        positive definite (a spurious window). With a few hundred rows in the window the edge
+        density is estimated with a 20-50 % error and these standard errors are unreliable (a heavy
+        tail; often NaN at d = 20): for intervals use :class:`SubsetOfSignalsRegressor`, which
+        bootstraps its window fits.
     cov_params_ : ndarray of shape (p, p)
     n_features_in_ : int
 
