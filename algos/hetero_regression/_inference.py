@@ -36,6 +36,7 @@ sample properties", J. Econometrics 29, 1985.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -287,46 +288,48 @@ def normal_quantile(alpha):
 
 
 
-def window_bootstrap_cov(X, y, b, w, n_boot, rng, max_rounds=30, start=8.0):
-    r"""Pairs-bootstrap covariance of the window (skipped-mean) fit ``b`` at width ``w``.
+def window_bootstrap_cov(X, y, b, w, n_boot, rng, start=8.0, extra_rounds=5):
+    r"""Pairs-bootstrap covariance of the window (skipped-mean) fit ``b`` at final width ``w``.
 
-    Each replicate resamples the rows with replacement and runs the window iteration at width ``w``
-    from ``b`` (least squares on :math:`\{i : |r_i| \le w\}`, repeated) to its fixed point, at most
-    ``max_rounds`` rounds; the covariance of the replicates estimates that of the estimator,
-    including the variability of the window's row subset (Efron & Tibshirani 1993, ch. 9, bootstrap
-    of pairs; a k-step bootstrap from the full-sample solution in the sense of Davidson & MacKinnon
-    1999, "Bootstrap testing in nonlinear models", Int. Econ. Rev. 40). The sandwich's curvature for
-    this :math:`\psi` holds the density of the residuals at :math:`\pm w`, which a few hundred reliable
-    rows estimate with a 20-50 % error; the bootstrap avoids that estimate.
+    Each replicate reweights the rows by multinomial counts (the pairs bootstrap: resampling ``n``
+    rows with replacement; Efron & Tibshirani 1993, ch. 9) and reruns the shrinking-window schedule
+    from width ``start * w`` down to ``w`` (halving) plus ``extra_rounds`` rounds at ``w``, from
+    ``b``: the window's row subset is re-chosen in every replicate, so its variability is included.
+    (Started at ``w`` itself, a replicate keeps the full-sample window's rows and the intervals
+    under-cover: measured 0.77-0.82 for nominal 0.95.) All replicates run together (batched
+    least squares); memory about ``2e7`` floats per block of replicates.
 
-    Returns ``(cov, n_valid)``; replicates whose window holds fewer than ``2p`` rows are dropped
+    Returns ``(cov, n_valid)``: replicates whose window holds fewer than ``2p`` rows are dropped
     (NaN covariance when fewer than half remain).
     """
     n, p = X.shape
+    T = int(math.ceil(math.log2(start))) + extra_rounds if start > 1 else extra_rounds
+    kb_max = max(1, min(n_boot, int(2e7 // max(n * (p + 1), 1))))
+    nb = max(1, int(1e7 // (p * p)))  # row block for the Gram products
+    Xy = X * y[:, None]
     reps = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, n, size=n)
-        Xb, yb = X[idx], y[idx]
-        bb = b
-        keep = None
+    done = 0
+    while done < n_boot:
+        kb = min(kb_max, n_boot - done)
+        done += kb
+        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=kb).astype(np.float64)
+        B = np.tile(b, (kb, 1))
         wt = start * w
-        for _ in range(max_rounds):
-            S = np.abs(yb - Xb @ bb) <= wt
-            if np.count_nonzero(S) < 2 * p:
-                bb = None
-                break
-            if keep is not None and wt == w and np.array_equal(S, keep):
-                break
+        ok = np.ones(kb, dtype=bool)
+        for _ in range(T):
+            M = counts * (np.abs(y[None, :] - B @ X.T) <= wt)
+            ok = np.count_nonzero(M, axis=1) >= 2 * p
+            G = np.zeros((kb, p * p))
+            for i0 in range(0, n, nb):
+                Xi = X[i0:i0 + nb]
+                G += M[:, i0:i0 + nb] @ (Xi[:, :, None] * Xi[:, None, :]).reshape(-1, p * p)
+            G = G.reshape(kb, p, p)
+            tr = np.trace(G, axis1=1, axis2=2)
+            G += (1e-12 * np.maximum(tr, 1e-300) / p)[:, None, None] * np.eye(p)[None]
+            B = np.linalg.solve(G, (M @ Xy)[:, :, None])[:, :, 0]
             wt = max(0.5 * wt, w)
-            keep = S
-            XS = Xb[S]
-            try:
-                bb = np.linalg.solve(XS.T @ XS, XS.T @ yb[S])
-            except np.linalg.LinAlgError:
-                bb = None
-                break
-        if bb is not None:
-            reps.append(bb)
-    if len(reps) < max(2, n_boot // 2):
-        return np.full((p, p), np.nan), len(reps)
-    return np.atleast_2d(np.cov(np.asarray(reps), rowvar=False)), len(reps)
+        reps.append(B[ok & np.all(np.isfinite(B), axis=1)])
+    reps = np.concatenate(reps, axis=0)
+    if reps.shape[0] < max(2, n_boot // 2):
+        return np.full((p, p), np.nan), int(reps.shape[0])
+    return np.atleast_2d(np.cov(reps, rowvar=False)), int(reps.shape[0])
