@@ -312,7 +312,8 @@ def window_bootstrap_cov(X, y, b, w, n_boot, rng, start=8.0, extra_rounds=5):
     while done < n_boot:
         kb = min(kb_max, n_boot - done)
         done += kb
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=kb).astype(np.float64)
+        idx = rng.integers(0, n, size=(kb, n)) + n * np.arange(kb)[:, None]  # n draws per replicate
+        counts = np.bincount(idx.ravel(), minlength=kb * n).reshape(kb, n).astype(np.float64)
         B = np.tile(b, (kb, 1))
         wt = start * w
         ok = np.ones(kb, dtype=bool)
