@@ -13,16 +13,19 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_bool, check_option, check_scalar_int
+from .._validation import check_bool, check_option, check_random_state, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
 _METHODS = ("auto", "huber", "window", "lad", "cmed", "ols")
+_INFERENCE = ("auto", "sandwich")
 #: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3, T = log2(w0/w_min) + 5).
 EXTRA_ROUNDS = 5
 #: The OLS fallback is kept when OLS's estimated variance is no larger than the robust fit's with a
@@ -37,6 +40,12 @@ Z_RECOVERY = 3.0
 MAX_ROUNDS = 100
 #: IRLS-for-L1 steps of the rough LAD start (``HuberSoSRegressor(init="lad")`` uses the same).
 LAD_STEPS = 20
+#: A window fit is a fixed point (``converged_``) when its window-condition residual
+#: (:func:`window_residual`, relative) is below this: least squares on its own window, to round-off.
+WINDOW_TOL = 1e-8
+#: ``inference="auto"`` bootstraps a window fit only while ``n * p^2 <= BOOTSTRAP_BUDGET`` (the
+#: replicates cost about ``8 n_bootstrap n p^2`` flops: ~0.1 s at the budget); beyond, the sandwich.
+BOOTSTRAP_BUDGET = 2e6
 
 
 class NoRecoveryWarning(UserWarning):
@@ -50,12 +59,17 @@ class NoRecoveryWarning(UserWarning):
     """
 
 
-def _window_refine(X, y, b, w_min, max_rounds, halving=0.5):
+def _window_refine(X, y, b, w_min, max_rounds, halving=0.5, polish=False):
     r"""Shrinking-window least squares from ``b`` (hetero_regression reconstruction notes, M3): returns ``(b, n_rounds, widths)``.
 
     :math:`w_0 = \operatorname{median}|r|`; round :math:`t` refits least squares on
     :math:`\{i : |r_i| \le w_t\}` (at least :math:`\max(2p, p+1)` rows: the smallest residuals
     otherwise) and halves the width down to ``w_min``; stops at a fixed point of the final width.
+    ``polish=True`` goes on after the schedule's ``T`` rounds at ``w_min`` until the window keeps
+    the same rows (an exact fixed point) or ``max_rounds`` rounds in all; the front door does not
+    use it: measured over 40 seeds per cell (n = 2000, d = 5, m / sqrt(nd) in {1, 2, 4}, three noise
+    laws) the exact fixed point was 0-14 % less accurate (median error) than the schedule's
+    ``T``-th round.
     """
     n, p = X.shape
     n_min = min(n, max(2 * p, p + 1))
@@ -66,13 +80,15 @@ def _window_refine(X, y, b, w_min, max_rounds, halving=0.5):
         T += int(math.ceil(math.log(w / w_min) / math.log(1.0 / halving) - 1e-12))
     T = min(T, max_rounds)
     keep, widths = None, []
-    for _ in range(T):
+    for t in range(max_rounds):
         a = np.abs(r)
         new = a <= w
         if np.count_nonzero(new) < n_min:
             new = np.zeros(n, dtype=bool)
             new[np.argpartition(a, n_min - 1)[:n_min]] = True
         if keep is not None and w == w_min and np.array_equal(new, keep):
+            break
+        if t >= T and not polish:
             break
         widths.append(w)
         keep = new
@@ -122,7 +138,7 @@ def _variance_window(r, w):
     return float(np.mean(np.where(a <= w, r * r, 0.0))) / den**2
 
 
-class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
+class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, BaseEstimator):
     r"""Linear regression under heteroskedastic noise with few reliable sources: the front door.
 
     With ``method="auto"`` (default) it combines the module's estimators by a data-driven rule:
@@ -174,6 +190,17 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     max_iter : int >= 1, default=500
         Iteration cap of the Huber fit (see :class:`HuberSoSRegressor`); the window rounds are capped
         at 100.
+    inference : {"auto", "sandwich"}, default="auto"
+        How ``coef_se_`` is computed. ``"sandwich"``: the sandwich of the returned fit (cheap).
+        ``"auto"``: the sandwich for Huber and OLS fits, and a pairs bootstrap of the window
+        refinement (``n_bootstrap`` replicates, each rerunning the window schedule from 8 ``delta``)
+        for window fits, whose sandwich is unreliable at a few hundred reliable rows (see Notes),
+        while :math:`n p^2 \le 2 \cdot 10^6` (``p`` coefficients); beyond, the sandwich (the
+        bootstrap's cost grows as :math:`n p^2`; ``inference_`` says which was used).
+    n_bootstrap : int >= 10, default=200
+        Bootstrap replicates (``inference="auto"``, window fits).
+    random_state : None, int or numpy Generator, default=0
+        Seed of the bootstrap (fixed by default, so refits give the same standard errors).
 
     Attributes
     ----------
@@ -195,6 +222,30 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         Iterations behind the returned fit (Huber IRLS iterations plus window rounds; 1 for OLS/LAD).
     delta_ : float
         The threshold used (resolved from ``"auto"``).
+    coef_se_ : ndarray of shape (n_features,) or (n_features + 1,)
+        Standard errors of ``coef_`` (then of ``intercept_``, last, with ``fit_intercept=True``):
+        the sandwich of the returned fit's M-estimator at its residuals (see Notes). NaN where the
+        returned fit shows no reliable subset (``recovered_`` False, ``auto``), for ``"lad"`` and
+        ``"cmed"`` (no sandwich implemented), or when the curvature matrix is not positive definite.
+    cov_params_ : ndarray of shape (p, p)
+        The covariance matrix behind ``coef_se_``.
+    inference_ : str
+        ``"sandwich"``, ``"bootstrap"`` or ``"none"`` (NaN standard errors).
+    optimality_residual_ : float
+        The certificate of the returned fit: for ``"huber"`` the relative gradient norm
+        :math:`\|\nabla L\| / (\delta \|X\|_F)` of the Huber objective at the solution; for a window
+        fit the window condition :math:`\|X_S^\top r_S\| / (\delta \|X\|_F)` on its own window
+        :math:`S = \{|r_i| \le \delta\}` (zero at a fixed point); 0 for the closed-form fits
+        (OLS, LAD's LP, the coordinate median), which are exact solutions.
+    converged_ : bool
+        Whether the returned fit completed its algorithm: Huber reached ``tol`` (1e-10) within
+        ``max_iter``; a window fit ran its schedule down to the width ``delta`` (its 5 rounds at
+        ``delta`` need not end at an exact fixed point: the window estimator is defined by the
+        schedule, and its ``T``-th round was measured 0-14 % more accurate than the exact fixed
+        point).
+    fixed_point_ : bool
+        Whether the returned fit solves its estimating equation exactly (Huber: ``converged_``;
+        window: window-condition residual below 1e-8; closed-form fits: True).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -208,7 +259,11 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     Warns
     -----
     NoRecoveryWarning
-        When the returned fit shows no reliable subset (``recovered_`` is False).
+        When the returned fit shows no reliable subset (``recovered_`` is False); the intervals are
+        then NaN.
+    sklearn.exceptions.ConvergenceWarning
+        When the returned fit did not solve its problem (``converged_`` False): the message names
+        ``max_iter`` (Huber) or the window round cap.
 
     See Also
     --------
@@ -223,6 +278,24 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     sqrt(nd) reliable sources with noise 1e4 elsewhere), ``auto`` returns the better of OLS and the
     robust fit by the variance rule and warns.
 
+    **Inference.** ``conf_int(alpha)`` gives Wald intervals :math:`\hat b_j \pm z_{1-\alpha/2}
+    \mathrm{se}_j` and ``summary()`` a table in the style of statsmodels. For Huber and OLS fits
+    the standard errors are the sandwich :math:`A^{-1} B A^{-1}` (Huber 1967; White 1980) of the
+    fit's M-estimator on all rows, :math:`A = \sum_i \psi'(r_i) x_i x_i^\top`, :math:`B = \sum_i
+    \psi(r_i)^2 x_i x_i^\top`, times :math:`n/(n-p)` (HC1, MacKinnon & White 1985); HC3 for OLS.
+    It is the matrix form of the variance factor the rule above compares (details in
+    :mod:`algos.hetero_regression._inference`). For a window fit the sandwich's curvature holds
+    the edge term :math:`-2\delta f(\delta)`, a density that a few hundred reliable rows estimate
+    with a 20-50 % error (measured: standard errors with a heavy right tail, some too small), so
+    ``inference="auto"`` replaces it by a pairs bootstrap of the window refinement (each replicate
+    reruns the shrinking window from :math:`8\delta` on resampled rows, so the variability of the
+    window's row subset is included). The choice of this bootstrap is the project's own
+    (reconstructed), checked by simulation: coverage of nominal 95 % intervals 0.92-0.985 per
+    coordinate (mean 0.944-0.965) over 200 replications at n = 2000, d in {5, 20}, m = 2 sqrt(nd)
+    (``benchmarks/bench_hetero_regression.py``, section ``inference``). The choice of the *method*
+    by the rule is not accounted for: the intervals are those of the returned fit as if its method
+    had been fixed in advance.
+
     Examples
     --------
     >>> import numpy as np
@@ -233,11 +306,15 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
     ('window', True, True)
     """
 
-    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500):
+    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
+                 n_bootstrap=200, random_state=0):
         self.method = method
         self.delta = delta
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
+        self.inference = inference
+        self.n_bootstrap = n_bootstrap
+        self.random_state = random_state
 
     def fit(self, X, y):
         """Fit the model.
@@ -256,6 +333,9 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
             resolve_delta(self.delta, "delta", None, None)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
+        inference = check_option(self.inference, "inference", _INFERENCE)
+        n_bootstrap = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=10)
+        rng = check_random_state(self.random_state)
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
@@ -274,7 +354,7 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
             delta = float(self.delta) * y_scale
         self.delta_ = delta / y_scale
 
-        cands, iters = {}, {}
+        cands, iters, widths = {}, {}, {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvexRegimeWarning)
             warnings.simplefilter("ignore", UserWarning)
@@ -283,11 +363,11 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
                 b_h = np.r_[h.coef_, h.intercept_] if fit_intercept else h.coef_.copy()
                 cands["huber"], iters["huber"] = b_h, h.n_iter_
             if method in ("auto", "window"):
-                cands["window"], k, _ = _window_refine(Xa, ys, b_h, delta, MAX_ROUNDS)
+                cands["window"], k, widths["window"] = _window_refine(Xa, ys, b_h, delta, MAX_ROUNDS)
                 iters["window"] = h.n_iter_ + k
             if method == "auto":
                 b_ols = _lstsq(Xa, ys)
-                cands["window_lad"], k, _ = _window_refine(Xa, ys, _init_lad(Xa, ys, np.empty(0), b_ols), delta,
+                cands["window_lad"], k, widths["window_lad"] = _window_refine(Xa, ys, _init_lad(Xa, ys, np.empty(0), b_ols), delta,
                                                            MAX_ROUNDS)
                 iters["window_lad"] = LAD_STEPS + k
                 cands["ols"] = b_ols
@@ -337,6 +417,35 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
         self.n_inliers_ = n_in
         self.excess_inliers_ = float(n_in - p - bg)
         self.recovered_ = _recovered(n_in, bg, p)
+        r = ys - Xa @ b
+        if chosen == "huber":
+            self.fixed_point_ = bool(h.converged_)
+            self.optimality_residual_ = float(h.gradient_norm_)
+            self.converged_ = bool(h.converged_)
+            kind = "huber"
+        elif chosen.startswith("window"):
+            self.optimality_residual_ = window_residual(Xa, ys, b, delta)
+            w_path = widths[chosen]
+            self.converged_ = bool(len(w_path) and w_path[-1] == delta)  # the schedule reached delta
+            self.fixed_point_ = bool(self.optimality_residual_ <= WINDOW_TOL)
+            kind = "window"
+        else:  # closed-form solutions
+            self.fixed_point_ = True
+            self.optimality_residual_ = 0.0
+            self.converged_ = True
+            kind = "ols" if chosen == "ols" else None
+        self.inference_ = "none"
+        if kind is None or (method == "auto" and not self.recovered_):
+            cov = np.full((p, p), np.nan)
+        elif kind == "window" and inference == "auto" and n * p * p <= BOOTSTRAP_BUDGET:
+            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, n_bootstrap, rng)
+            self.inference_ = "bootstrap"
+        else:
+            cov = sandwich_cov(Xa, r, kind, delta)
+            self.inference_ = "sandwich"
+        if not np.all(np.isfinite(cov)):
+            self.inference_ = "none"
+        self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept))
         b = b / y_scale
         if fit_intercept:
             self.coef_ = np.ascontiguousarray(b[:d] * col_scale)
@@ -355,4 +464,23 @@ class SubsetOfSignalsRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimato
                 NoRecoveryWarning,
                 stacklevel=2,
             )
+        if not self.converged_:
+            if chosen == "huber":
+                why = (f"the Huber fit stopped at relative gradient {self.optimality_residual_:.2e} > tol=1e-10 "
+                       f"after {self.n_iter_} iterations; increase max_iter (now {max_iter})")
+            else:
+                why = (f"the window refinement ({chosen}) was stopped by its cap of {MAX_ROUNDS} rounds before "
+                       f"its width reached delta={self.delta_:g} (window-condition residual "
+                       f"{self.optimality_residual_:.2e}); check delta, or use method='huber' (a convex fit "
+                       "certified by its gradient)")
+            warnings.warn(f"SubsetOfSignalsRegressor did not converge: {why}.", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _summary_info(self):
+        n_sig = self.n_inliers_
+        return [("Method", self.method_), ("Sources treated as signals", f"{n_sig} (|r| <= delta)"),
+                ("delta", f"{self.delta_:g}"), ("Reliable subset found", str(self.recovered_)),
+                ("Converged", str(self.converged_)), ("Optimality residual", f"{self.optimality_residual_:.2e}"),
+                ("Covariance", {"bootstrap": f"pairs bootstrap, {self.n_bootstrap} replicates",
+                                "none": "none"}.get(self.inference_, "HC3 (OLS)" if self.method_ == "ols"
+                                                    else "sandwich, HC1 factor n/(n-p)"))]

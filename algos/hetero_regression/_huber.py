@@ -28,6 +28,7 @@ from accel.backend import RESOLVE_OPTIONS, resolve
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
@@ -411,7 +412,7 @@ def _init_cmed(X, y, sw, G_upper):
 # --------------------------------------------------------------------------------------------------
 # the estimator
 # --------------------------------------------------------------------------------------------------
-class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
+class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, BaseEstimator):
     r"""Huber regression with a fixed threshold, for heteroskedastic noise with few reliable sources.
 
     Minimises the Huber objective with a **fixed** threshold :math:`\delta` (the noise scale of the
@@ -505,6 +506,17 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         Whether the relative gradient norm fell below ``tol``.
     gradient_norm_ : float
         The final relative gradient norm.
+    optimality_residual_ : float
+        The certificate of the fit: the relative gradient norm :math:`\|\nabla L(\hat\beta)\| /
+        (\delta \|\operatorname{diag}(\sqrt{s}) X\|_F)` at the returned solution (as
+        ``gradient_norm_``); :math:`L` is convex, so a small value certifies a global minimiser.
+    coef_se_ : ndarray of shape (n_features,) or (n_features + 1,)
+        Sandwich standard errors of ``coef_`` (then of ``intercept_``, last): :math:`A^{-1} B
+        A^{-1}` with :math:`A = \sum_i s_i 1\{|r_i| \le \delta\} x_i x_i^\top`, :math:`B = \sum_i
+        s_i^2 \min(r_i^2, \delta^2) x_i x_i^\top` (Huber 1967; White 1980), times :math:`n/(n-p)`
+        (HC1, MacKinnon & White 1985). NaN when fewer than ``p`` rows are inliers.
+    cov_params_ : ndarray of shape (p, p)
+        The covariance matrix behind ``coef_se_``; ``conf_int(alpha)`` and ``summary()`` use it.
     n_backtracks_ : int
         Number of step halvings IRLS needed (an IRLS step raises :math:`L` only through round-off).
     n_newton_steps_ : int
@@ -731,6 +743,10 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self.n_newton_steps_ = int(stage.n_newton)
         self.n_extrapolations_ = int(stage.n_extrapolations)
         self.capped_ = bool(stage.capped)
+        self.optimality_residual_ = self.gradient_norm_
+        r_fit = y - Xa @ np.asarray(b, dtype=np.float64)
+        self._set_cov(_scale_cov(sandwich_cov(Xa, r_fit, "huber", prm["delta"], sw if sw.shape[0] else None),
+                                 col_scale, y_scale, prm["fit_intercept"]))
         if y_scale != 1.0:
             b = b / y_scale
             with np.errstate(over="ignore"):  # y_scale**2 can underflow; L itself may exceed float64
@@ -772,6 +788,94 @@ class HuberSoSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         return self
+
+    def fit_chunks(self, chunks):
+        r"""Fit from chunks of rows, for data beyond memory: O(chunk rows x d + d^2) working memory.
+
+        The same problem as :meth:`fit` (fixed ``delta``), solved by the same iteration (semismooth
+        Newton steps over the inliers with an Armijo test, else the monotone majorise-minimise
+        step) with every sum -- objective, gradient, the two Gram matrices -- accumulated chunk by
+        chunk; one iteration reads the data two or three times. It stops on the same relative
+        gradient ``tol``, so it returns the minimiser that :meth:`fit` returns (to ``tol``).
+
+        Parameters
+        ----------
+        chunks : callable
+            ``chunks()`` returns a fresh iterable of ``(X_chunk, y_chunk)`` pairs covering the data
+            once (e.g. reading a file block by block); it is called once per pass.
+
+        Returns
+        -------
+        self : HuberSoSRegressor
+            With ``coef_``, ``intercept_``, ``n_iter_``, ``converged_``, ``gradient_norm_``,
+            ``optimality_residual_``, ``n_inliers_``, ``objective_``, ``delta_``, ``coef_se_`` and
+            ``cov_params_`` (sandwich, as :meth:`fit`).
+
+        Notes
+        -----
+        Supported: a numeric ``delta`` (not ``"auto"``, which needs all residuals at once), no
+        sample weights, ``continuation=False``; ``init``, ``solver``, ``backend`` and ``regime_cap``
+        are not used (OLS start, the iteration above). Entries are not rescaled: keep ``X`` and
+        ``y`` within about ``1e150``.
+        """
+        from ._chunked import huber_fit_chunks
+
+        if not callable(chunks):
+            raise TypeError(f"'chunks' must be a callable returning an iterable of (X, y) pairs; got "
+                            f"{type(chunks).__name__}.")
+        if isinstance(self.delta, str):
+            raise ValueError(f"fit_chunks needs a numeric 'delta'; got {self.delta!r} ('auto' needs all residuals "
+                             "at once: fit a sample first and pass its delta_).")
+        delta = resolve_delta(self.delta, "delta", None, None)
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
+        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        out = huber_fit_chunks(chunks, float(delta), fit_intercept, tol, max_iter)
+        b, d = out["coef"], out["d"]
+        self.n_features_in_ = d
+        if fit_intercept:
+            self.coef_, self.intercept_ = np.ascontiguousarray(b[:d]), float(b[d])
+        else:
+            self.coef_, self.intercept_ = np.ascontiguousarray(b), 0.0
+        self.delta_ = float(delta)
+        self.n_iter_ = int(out["n_iter"])
+        self.converged_ = bool(out["converged"])
+        self.gradient_norm_ = self.optimality_residual_ = float(out["grad_rel"])
+        self.n_inliers_ = int(out["n_inliers"])
+        self.objective_ = float(out["objective"])
+        self.capped_ = False
+        n, p = out["n"], b.shape[0]
+        try:
+            np.linalg.cholesky(out["A"])
+            Ainv = np.linalg.inv(out["A"])
+            cov = Ainv @ out["B"] @ Ainv * (n / max(n - p, 1))
+            cov = 0.5 * (cov + cov.T)
+        except np.linalg.LinAlgError:
+            cov = np.full((p, p), np.nan)
+        self._set_cov(cov)
+        if not self.converged_:
+            warnings.warn(
+                f"HuberSoSRegressor.fit_chunks did not converge: relative gradient norm {self.gradient_norm_:.2e} "
+                f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={max_iter}). Increase max_iter, or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        threshold = 2.0 * math.sqrt(n * p)
+        if self.n_inliers_ < threshold:
+            warnings.warn(
+                f"Only {self.n_inliers_} of {n} samples are inliers (|r_i| <= delta={delta:g}), fewer than "
+                f"2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see Compton & "
+                "Schramm 2026. Check that delta matches the noise scale of the reliable sources.",
+                ConvexRegimeWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _summary_info(self):
+        return [("Method", "huber"), ("Sources treated as signals", f"{self.n_inliers_} (|r| <= delta)"),
+                ("delta", f"{self.delta_:g}"), ("Converged", str(self.converged_)),
+                ("Optimality residual", f"{self.optimality_residual_:.2e}"),
+                ("Covariance", "sandwich, HC1 factor n/(n-p)")]
 
     @staticmethod
     def _start(init, X, y, sw, G0):
