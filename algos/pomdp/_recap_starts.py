@@ -136,15 +136,19 @@ def _apply_merges(C, tab, pairs):
     return C[keep], out
 
 
-def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25):
+def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None):
     """Merge the controller ``(C, tab)`` down to ``K`` nodes; returns ``(C, tab, value)``.
 
     Each round solves the current controller once for its node values and adjoint occupancy and
     ranks the merges by :func:`merge_gains`. While more than ``2 K`` nodes remain, a round merges
     the best disjoint pairs (a share ``batch`` of the excess nodes, at least one) at once; below
     that, the ``n_candidates`` best single merges are solved exactly (``evaluate(tab)``) and the
-    best one is kept. A controller with at most ``K`` nodes is returned as it is."""
+    best one is kept. A controller with at most ``K`` nodes is returned as it is. ``expired()``
+    (optional) is asked before each round: when it says True the compression stops and None is
+    returned (the tables in between have more than ``K`` nodes)."""
     while len(C) > K:
+        if expired is not None and expired():
+            return None
         N = len(C)
         W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
@@ -179,19 +183,26 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25):
 COMPRESSIONS = ((0.25, 3, False), (0.1, 8, False), (0.1, 8, True))
 
 
-def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS):
+def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS, expired=None):
     """Best K-node compression of ``(C, tab)`` over ``schedules``: ``(C, tab, value)``.
 
     Each schedule runs :func:`compress` (staged: down to ``2 K``, then ``K`` nodes,
     with ``polish(C, tab, value) -> (tab, value)`` after each stage; otherwise straight to ``K``,
-    then polished); the result of highest exact value is kept (ties to the earlier schedule)."""
+    then polished); the result of highest exact value is kept (ties to the earlier schedule).
+    With ``expired()`` given, the schedules stop once it says True: the best K-node result of the
+    completed schedules is returned, or None when none completed."""
     best = None
     for batch, n_cand, staged in schedules:
+        if expired is not None and expired():
+            break
         Cs, ts, v = C, tab, evaluate(tab)
         ran = False
         for stage in ((2 * K, K) if staged else (K,)):
             if len(Cs) > stage:
-                Cs, ts, v = compress(ev, Cs, ts, stage, evaluate, n_cand, batch)
+                out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired)
+                if out is None:
+                    return best
+                Cs, ts, v = out
                 ran = True
                 if polish is not None:
                     ts, v = polish(Cs, ts, v)
@@ -213,14 +224,16 @@ def reachable_beliefs(pomdp, alphas, labels, rng, n_traj, horizon):
     return Bu, np.bincount(inv.ravel(), weights=w, minlength=len(Bu))
 
 
-def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_seeds=3, n_lloyd=10):
+def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_seeds=3, n_lloyd=10,
+                   expired=None):
     """Best controller from a K-codeword quantisation of the weighted beliefs ``(B, w)``:
     ``(C, tab, value)``.
 
     For each of ``n_seeds`` weighted k-means clusterings, Lloyd steps under the decision distortion
     (cells by :func:`_quantize_decision`, codewords moved to their cells' weighted means), each
     codebook with and without ``b0`` in place of its nearest codeword, built with every quantiser
-    of ``distances`` (``build_all(C)``) and evaluated exactly (``evaluate(tab)``)."""
+    of ``distances`` (``build_all(C)``) and evaluated exactly (``evaluate(tab)``). With
+    ``expired()`` given, no further seed starts once it says True (None when none ran)."""
     from ._recap import _quantize_decision, _weighted_kmeans
 
     k = min(K, len(B))
@@ -235,6 +248,8 @@ def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_s
                 best = (C, tab, v)
 
     for _ in range(n_seeds):
+        if expired is not None and expired():
+            break
         C = _weighted_kmeans(B, w, k, rng)
         C = np.clip(C, 0.0, None)
         C /= C.sum(axis=1, keepdims=True)
