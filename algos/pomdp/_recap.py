@@ -962,11 +962,17 @@ class RECAPController(_CodebookController):
         K = self.n_memory
         ev = self._system(pomdp)
         best, name = grown, "growth"
-        C, tab = st.policy_graph(ev, G, labels)
+        cache = getattr(self, "_graph_cache", None)  # shared with the smaller fit (_smaller_fit)
+        if not (cache is not None and cache[0] is pomdp and np.array_equal(cache[1], G)
+                and np.array_equal(cache[2], labels)):
+            C, tab = st.policy_graph(ev, G, labels)
+            cache = self._graph_cache = (pomdp, G, labels, C, tab, {})
+        C, tab, trajectories = cache[3], cache[4], cache[5]
         self.policy_graph_size_ = len(C)
         polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
         out = None if self._expired() else st.best_compression(
-            ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired)
+            ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired,
+            trajectories=trajectories)
         if out is not None:
             C, tab, v = out
             self.start_values_["policy_graph"] = v
@@ -1013,9 +1019,15 @@ class RECAPController(_CodebookController):
         sub = clone(self).set_params(n_memory=P, verbose=0)
         if self._deadline is not None:
             sub.set_params(time_limit=max(self._deadline - time.perf_counter(), 1e-9))
+        # the model's system, the policy graph and its batch compressions are shared (the same
+        # numbers as the sub-fit would compute itself)
+        sub._nested = True
+        sub._model_cache = getattr(self, "_model_cache", None)
+        sub._graph_cache = getattr(self, "_graph_cache", None)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             sub.fit(pomdp, alphas=alphas)
+        self._model_cache, self._graph_cache = sub._model_cache, sub._graph_cache
         if any(issubclass(c.category, ConvergenceWarning) for c in caught):
             self._ran_out = True
         return sub
@@ -1123,6 +1135,8 @@ class RECAPController(_CodebookController):
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
         self._succ_cache = self._values_cache = None
+        if not getattr(self, "_nested", False):
+            self._graph_cache = None
         if self._ran_out:
             warnings.warn(f"RECAPController: time_limit={time_limit:g} s ran out before the search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "
