@@ -31,7 +31,7 @@ def _table_cell(model, K):
     return float(re.match(r"-?\d+(\.\d+)?", cell.replace("**", "")).group(0))
 
 
-@pytest.mark.parametrize("name, K", [("4x3.95", 4), ("cheese.95", 4), ("shuttle.95", 8)])
+@pytest.mark.parametrize("name, K", [("4x3.95", 4), ("cheese.95", 4)])
 def test_documented_recap_value_reproduces(name, K):
     documented = _table_cell(name, K)
     model = load_pomdp(name)
