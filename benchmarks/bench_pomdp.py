@@ -781,7 +781,7 @@ def section_recap(args, quick):
         sol = PointBasedSolver(time_limit=limit, target_gap=1e-3).fit(model)
         t_sol = time.process_time() - t0
         lb = sol.lower_bound_
-        row = [name, model.n_states, f"{_fmt_v(lb)} ({t_sol:.0f} s)"]
+        row = [name, model.n_states, f"{_fmt_v(lb)} / {_fmt_v(sol.upper_bound_)} ({t_sol:.0f} s)"]
         skip = False
         for K in ks:
             if skip:
@@ -803,7 +803,7 @@ def section_recap(args, quick):
         rows.append(row)
         print(f"(recap) {name} done: {' | '.join(map(str, row))}", file=sys.stderr, flush=True)
     print_table(f"(recap) RECAP vs the solver's L(b0) (solver time limit {limit:g} s, median over {len(seeds)} seeds)",
-                ["model", "S", "L(b0) (solver CPU)"] + [f"K = {K}" for K in ks], rows,
+                ["model", "S", "L(b0) / U(b0) (solver CPU)"] + [f"K = {K}" for K in ks], rows,
                 ["cell: median V^F(b0), ratio to L(b0), the constructions returned over the seeds "
                  "(construction_, [n] when fewer than K nodes), median fit CPU s (one thread)."])
 

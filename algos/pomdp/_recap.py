@@ -52,8 +52,12 @@ Because of the safeguard, ``eta_`` may differ from the plain quantiser table for
 
 from __future__ import annotations
 
+import time
+import warnings
+
 import numpy as np
 import scipy.linalg
+from sklearn.exceptions import ConvergenceWarning
 
 from theory import pomdp as _th
 
@@ -255,8 +259,12 @@ class RECAPController(_CodebookController):
         alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
         node merges guided by first-order gains and exact solves (the controller compression of
         Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
-        quantisation of the beliefs reached by the solver's greedy policy; each is polished, and the
-        controller returned is the one of highest exact value among them and the grown one
+        quantisation of the beliefs reached by the solver's greedy policy; each is polished. With
+        ``n_memory >= 3`` the fit at the largest power of two ``P < n_memory`` (same parameters and
+        ``random_state``) is run first and its controller is a candidate too (a ``P``-node
+        controller is an ``n_memory``-node one whose extra nodes are unreachable), so on the same
+        vectors the value at ``n_memory`` is at least the value at every smaller power of two.
+        The controller returned is the one of highest exact value among these and the grown one
         (``construction_``).
     n_samples : int, default=2000
         Size of the restart sample.
@@ -270,6 +278,22 @@ class RECAPController(_CodebookController):
         the target gap, as it does on small models) or :class:`PBVI` (with ``pbvi_params``).
     solver_params : dict or None, default=None
         Keyword arguments of :class:`PointBasedSolver`.
+    time_limit : float or None, default=None
+        Wall-clock budget in seconds of the search (after the alpha vectors are obtained; a solver
+        run by ``fit`` keeps its own ``time_limit``); must be > 0. Checked between growth steps,
+        polish sweeps and nodes, refinement steps, compression rounds and codebook seeds: when it
+        runs out the best controller found so far is returned (its value exact) with a
+        :class:`~sklearn.exceptions.ConvergenceWarning`. The check is between steps, so a fit may
+        overrun the budget by one step.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``time_limit`` ran out before the search ended.
+    UserWarning
+        When ``n_memory`` is more than the model needs: the grown codebook closed, or the solver's
+        policy reaches fewer distinct beliefs (``n_reachable_``) or has a smaller policy graph
+        (``policy_graph_size_``) than ``n_memory``, and the controller returned has fewer nodes.
 
     Attributes
     ----------
@@ -278,13 +302,16 @@ class RECAPController(_CodebookController):
         Exact value of the accepted controller for K = 1..n_memory (constant after closure).
     objective_history_ : ndarray (n_memory,)
         The pomdp reconstruction notes §1.4 objective ``L(C)`` (decision + closure + initial terms, lambdas = 1) per K.
-    construction_ : {"growth", "policy_graph", "codebook"}
-        Which candidate was returned (ties to the earlier in this order); ``"growth"`` when
-        ``starts=False``.
+    construction_ : {"growth", "policy_graph", "codebook", "smaller"}
+        Which candidate was returned (ties to the earlier in this order; ``"smaller"``: the fit at
+        the largest power of two below ``n_memory``); ``"growth"`` when ``starts=False``.
     start_values_ : dict
         Exact value of each candidate, by construction.
-    policy_graph_size_ : int
+    policy_graph_size_ : int or None
         Nodes of the uncompressed policy graph (with ``starts``).
+    n_reachable_ : int or None
+        Distinct beliefs reached by the solver's greedy policy from ``b0`` in the simulated sample
+        of the codebook start (with ``starts``).
     closed_ : bool
         Whether growth stopped because every successor is already a codeword (rho_pi = 0).
     bound_ : dict
@@ -299,7 +326,8 @@ class RECAPController(_CodebookController):
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
-                 solver_params=None, merge=True, schedule="doubling", starts=True):
+                 solver_params=None, merge=True, schedule="doubling", starts=True, time_limit=None):
+        self.time_limit = time_limit
         self.starts = starts
         self.schedule = schedule
         self.merge = merge
@@ -556,6 +584,8 @@ class RECAPController(_CodebookController):
         Bu, inv = _unique_rows(B)
         vB = _v_gamma(alphas, Bu)
         for _ in range(n_refine):
+            if self._expired():
+                break
             assign = _quantize_decision(Bu, vB, C_try, alphas)[inv]
             if prev_assign is not None and np.array_equal(assign, prev_assign):
                 break
@@ -640,6 +670,8 @@ class RECAPController(_CodebookController):
         for _ in range(n_sweeps):
             improved = False
             for k in visit:
+                if self._expired():
+                    break
                 for a in range(A):
                     if a == tab["action"][k]:
                         continue
@@ -692,7 +724,7 @@ class RECAPController(_CodebookController):
                         tab, v, W, y = attempt(tab, trial, k, value)
                         improved |= tab is trial
                         value = v
-            if not improved:
+            if not improved or self._expired():
                 break
         if tab is not start[0]:  # the value reported: a direct solve of the final tables
             if upd is not None and K * S >= SPARSE_FROM:  # (the same sparse solve as _evaluate)
@@ -856,6 +888,8 @@ class RECAPController(_CodebookController):
         merge = merge and self.n_memory >= 2
         last = self.n_memory + 1 if merge else self.n_memory
         for K in range(2, last + 1):
+            if self._expired():  # anytime: the best controller so far (``fit`` warns)
+                break
             if K == self.n_memory:
                 checked = True
                 yield kept[2]
@@ -892,7 +926,7 @@ class RECAPController(_CodebookController):
                     grown = True
             if merge:
                 # the (K-1)-node candidate merged from the grown K-node controller settles K - 1
-                if grown and self._full_step(K - 1):
+                if grown and self._full_step(K - 1) and not self._expired():
                     mg = self._merge(pomdp, C, tab, G)
                     if mg is not None and mg[2] > kept[2] + _tie(kept[2]):
                         kept = mg
@@ -902,7 +936,7 @@ class RECAPController(_CodebookController):
             if grown:
                 if value > kept[2] + _tie(kept[2]):
                     kept = (C, tab, value)
-                if restarts is not None and self._full_step(K):
+                if restarts is not None and self._full_step(K) and not self._expired():
                     # the restart candidate competes with the kept controller only; growth
                     # continues from the grown codebook (so it can still close early)
                     alt = self._restart_candidates(pomdp, K, G, restarts)
@@ -921,23 +955,35 @@ class RECAPController(_CodebookController):
     def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
         """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
         compressed policy graph, polished; the reachable-belief codebook, polished), by exact
-        value (ties to the earlier); sets ``construction_`` and ``start_values_``."""
+        value (ties to the earlier); sets ``construction_``, ``start_values_`` and
+        ``n_reachable_``. A start the time budget cut short is left out."""
         from . import _recap_starts as st
 
         K = self.n_memory
         ev = self._system(pomdp)
         best, name = grown, "growth"
-        C, tab = st.policy_graph(ev, G, labels)
+        cache = getattr(self, "_graph_cache", None)  # shared with the smaller fit (_smaller_fit)
+        if not (cache is not None and cache[0] is pomdp and np.array_equal(cache[1], G)
+                and np.array_equal(cache[2], labels)):
+            C, tab = st.policy_graph(ev, G, labels)
+            cache = self._graph_cache = (pomdp, G, labels, C, tab, {})
+        C, tab, trajectories = cache[3], cache[4], cache[5]
         self.policy_graph_size_ = len(C)
         polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
-        C, tab, v = st.best_compression(ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish)
-        self.start_values_["policy_graph"] = v
-        if v > best[2] + _tie(best[2]):
-            best, name = (C, tab, v), "policy_graph"
+        out = None if self._expired() else st.best_compression(
+            ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired,
+            trajectories=trajectories)
+        if out is not None:
+            C, tab, v = out
+            self.start_values_["policy_graph"] = v
+            if v > best[2] + _tie(best[2]):
+                best, name = (C, tab, v), "policy_graph"
         (crng,) = spawn_generators(rng, 1)
         B, w = st.reachable_beliefs(pomdp, G, labels, crng, self.n_traj, _default_horizon(discount))
-        cb = st.codebook_start(B, w, K, G, crng, lambda C_: self._build_all(pomdp, C_, G, DISTANCES),
-                               lambda t: self._evaluate(pomdp, t), DISTANCES, b0)
+        self.n_reachable_ = len(B)
+        cb = None if self._expired() else st.codebook_start(
+            B, w, K, G, crng, lambda C_: self._build_all(pomdp, C_, G, DISTANCES),
+            lambda t: self._evaluate(pomdp, t), DISTANCES, b0, expired=self._expired)
         if cb is not None:
             C, tab, v = cb
             if self.polish:
@@ -948,6 +994,43 @@ class RECAPController(_CodebookController):
         self.construction_ = name
         self._values_cache = None
         return best
+
+    def _expired(self):
+        """Whether the ``time_limit`` budget of the current fit ran out (remembered in ``_ran_out``)."""
+        deadline = getattr(self, "_deadline", None)  # (None outside fit)
+        if deadline is None:
+            return False
+        if not self._ran_out and time.perf_counter() >= deadline:
+            self._ran_out = True
+        return self._ran_out
+
+    def _smaller_fit(self, pomdp, alphas):
+        """The fit of this estimator at the largest power of two ``P < n_memory`` (``P >= 2``), with
+        the same parameters and ``random_state`` (the remaining time budget), or None. Its
+        controller is a candidate at ``n_memory`` (a ``P``-node controller is a ``K``-node one
+        with unreachable nodes: the same value), so the value at ``n_memory`` is at least the
+        value a fit at ``P`` returns, and by induction at every power of two below ``n_memory``."""
+        K = self.n_memory
+        P = 1 << ((K - 1).bit_length() - 1) if K >= 3 else 0
+        if P < 2 or self._expired():
+            return None
+        from sklearn.base import clone
+
+        sub = clone(self).set_params(n_memory=P, verbose=0)
+        if self._deadline is not None:
+            sub.set_params(time_limit=max(self._deadline - time.perf_counter(), 1e-9))
+        # the model's system, the policy graph and its batch compressions are shared (the same
+        # numbers as the sub-fit would compute itself)
+        sub._nested = True
+        sub._model_cache = getattr(self, "_model_cache", None)
+        sub._graph_cache = getattr(self, "_graph_cache", None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sub.fit(pomdp, alphas=alphas)
+        self._model_cache, self._graph_cache = sub._model_cache, sub._graph_cache
+        if any(issubclass(c.category, ConvergenceWarning) for c in caught):
+            self._ran_out = True
+        return sub
 
     def fit(self, pomdp, alphas=None):
         """Grow the codebook for K = 1..n_memory and build the RECAP controller.
@@ -982,8 +1065,15 @@ class RECAPController(_CodebookController):
         check_option(self.solver, "solver", ("pbs", "pbvi"))
         if self.solver_params is not None and not isinstance(self.solver_params, dict):
             raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
+        time_limit = None if self.time_limit is None else check_scalar_float(
+            self.time_limit, "time_limit", low=0.0, closed="neither")
         rng = check_random_state(self.random_state)
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
+        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self._ran_out = False
+        self.policy_graph_size_ = self.n_reachable_ = None
+        smaller = self._smaller_fit(pomdp, alphas if alphas is not None else (pbvi if pbvi is not None else G)) \
+            if starts else None
         self.pbvi_ = pbvi
         self._alpha_labels = labels
         self._succ_cache = self._values_cache = None
@@ -1028,8 +1118,16 @@ class RECAPController(_CodebookController):
         self.start_values_ = {"growth": value}
         if starts:
             C, tab, value = self._select_start(pomdp, G, labels, b0, rng, discount, (C, tab, value))
-            if values:
-                values[-1] = max(values[-1], value)
+            if smaller is not None:
+                self.start_values_["smaller"] = smaller.value_
+                if smaller.value_ > value + _tie(value):
+                    C, value, self.construction_ = smaller.codebook_, smaller.value_, "smaller"
+                    tab = dict(action=smaller.action_, eta=smaller.eta_, eta_full=smaller.eta_full_,
+                               m0=smaller.m0_, P=None, Bn=None)
+                    tab["P"], tab["Bn"], _ = self._successors(self._system(pomdp), C, G)[:3]
+        values = list(values) + [values[-1] if values else value] * (self.n_memory - len(values))
+        if values:
+            values[-1] = max(values[-1], value)
         self._set_tables(pomdp, C, tab, G)
         objectives.append(self._objective(pomdp, C, tab, self.W_, G, discount, b0))
         self.value_history_ = np.asarray(values)
@@ -1037,4 +1135,18 @@ class RECAPController(_CodebookController):
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
         self._succ_cache = self._values_cache = None
+        if not getattr(self, "_nested", False):
+            self._graph_cache = None
+        if self._ran_out:
+            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ran out before the search ended; "
+                          f"returning the best controller found so far ({self.n_memory_} nodes, "
+                          f"construction_={self.construction_!r}, value {self.value_:.6g}).",
+                          ConvergenceWarning, stacklevel=2)
+        reach = [n for n in (self.policy_graph_size_, self.n_reachable_) if n is not None]
+        if self.n_memory_ < self.n_memory and (closed or (reach and min(reach) < self.n_memory)):
+            why = "the grown codebook closed" if closed else (
+                f"the solver's policy reaches {self.n_reachable_} distinct beliefs and its policy graph has "
+                f"{self.policy_graph_size_} nodes")
+            warnings.warn(f"RECAPController: n_memory={self.n_memory} is more than this model needs ({why}); "
+                          f"returning a {self.n_memory_}-node controller.", UserWarning, stacklevel=2)
         return self

@@ -136,33 +136,60 @@ def _apply_merges(C, tab, pairs):
     return C[keep], out
 
 
-def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25):
+def _batch_round(ev, C, tab, m):
+    """Merge the ``m`` best disjoint pairs (by :func:`merge_gains`) of ``(C, tab)`` at once."""
+    N = len(C)
+    W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+    gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
+    order = np.argsort(-gain, axis=None, kind="stable")
+    pairs, used_src, used_dst = [], set(), set()
+    for flat in order:
+        j, i = divmod(int(flat), N)
+        if i == j or j in used_src or j in used_dst or i in used_src:
+            continue
+        pairs.append((j, i))
+        used_src.add(j)
+        used_dst.add(i)
+        if len(pairs) == m:
+            break
+    return _apply_merges(C, tab, pairs)
+
+
+def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, trajectory=None):
     """Merge the controller ``(C, tab)`` down to ``K`` nodes; returns ``(C, tab, value)``.
 
-    Each round solves the current controller once for its node values and adjoint occupancy and
-    ranks the merges by :func:`merge_gains`. While more than ``2 K`` nodes remain, a round merges
-    the best disjoint pairs (a share ``batch`` of the excess nodes, at least one) at once; below
-    that, the ``n_candidates`` best single merges are solved exactly (``evaluate(tab)``) and the
-    best one is kept. A controller with at most ``K`` nodes is returned as it is."""
+    While more than ``2 K`` nodes remain, a round solves the current controller once for its node
+    values and adjoint occupancy, ranks the merges by :func:`merge_gains` and merges the best
+    disjoint pairs at once: a share ``batch`` of the nodes (at least one; fewer when that would
+    go below ``2 K``). Below ``2 K`` nodes, the ``n_candidates`` best single merges are solved
+    exactly (``evaluate(tab)``) and the best one is kept. A controller with at most ``K`` nodes is
+    returned as it is. The batch rounds do not depend on ``K`` until the last one, so with
+    ``trajectory`` (a list, empty at first, kept by the caller for this ``(C, tab)`` and ``batch``)
+    the controllers after each unclipped round are stored and reused by later calls with another
+    ``K``. ``expired()`` (optional) is asked before each round: when it says True the compression
+    stops and None is returned (the tables in between have more than ``K`` nodes)."""
+    if trajectory is not None:
+        if not trajectory:
+            trajectory.append((C, tab))
+        for Ct, tt in trajectory:  # the last stored controller with at least 2 K nodes
+            if len(Ct) >= 2 * K:
+                C, tab = Ct, tt
     while len(C) > K:
+        if expired is not None and expired():
+            return None
         N = len(C)
+        if N > 2 * K:
+            m = max(1, int(batch * N))
+            clipped = N - m < 2 * K
+            if trajectory is not None and not clipped and trajectory[-1][0] is C:
+                C, tab = _batch_round(ev, C, tab, m)
+                trajectory.append((C, tab))
+            else:
+                C, tab = _batch_round(ev, C, tab, N - 2 * K if clipped else m)
+            continue
         W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
-        if N > 2 * K:
-            m = max(1, int(batch * (N - K)))
-            pairs, used_src, used_dst = [], set(), set()
-            for flat in order:
-                j, i = divmod(int(flat), N)
-                if i == j or j in used_src or j in used_dst or i in used_src:
-                    continue
-                pairs.append((j, i))
-                used_src.add(j)
-                used_dst.add(i)
-                if len(pairs) == m:
-                    break
-            C, tab = _apply_merges(C, tab, pairs)
-            continue
         best = None
         for flat in order[:n_candidates]:
             j, i = divmod(int(flat), N)
@@ -179,26 +206,37 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25):
 COMPRESSIONS = ((0.25, 3, False), (0.1, 8, False), (0.1, 8, True))
 
 
-def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS):
+def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSIONS, expired=None,
+                     trajectories=None):
     """Best K-node compression of ``(C, tab)`` over ``schedules``: ``(C, tab, value)``.
 
     Each schedule runs :func:`compress` (staged: down to ``2 K``, then ``K`` nodes,
     with ``polish(C, tab, value) -> (tab, value)`` after each stage; otherwise straight to ``K``,
-    then polished); the result of highest exact value is kept (ties to the earlier schedule)."""
+    then polished); the result of highest exact value is kept (ties to the earlier schedule).
+    ``trajectories`` (a dict, optional): the batch rounds of :func:`compress` per batch share,
+    shared by the schedules and by later calls on the same ``(C, tab)`` with another ``K``.
+    With ``expired()`` given, the schedules stop once it says True: the best K-node result of the
+    completed schedules is returned, or None when none completed."""
+    if len(C) <= K:  # the graph has at most K nodes: polished as it is
+        v = evaluate(tab)
+        if polish is not None:
+            tab, v = polish(C, tab, v)
+        return C, tab, v
+    trajectories = {} if trajectories is None else trajectories
     best = None
     for batch, n_cand, staged in schedules:
-        Cs, ts, v = C, tab, evaluate(tab)
-        ran = False
+        if expired is not None and expired():
+            break
+        Cs, ts = C, tab
         for stage in ((2 * K, K) if staged else (K,)):
             if len(Cs) > stage:
-                Cs, ts, v = compress(ev, Cs, ts, stage, evaluate, n_cand, batch)
-                ran = True
+                out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired,
+                               trajectory=trajectories.setdefault(batch, []) if Cs is C else None)
+                if out is None:
+                    return best
+                Cs, ts, v = out
                 if polish is not None:
                     ts, v = polish(Cs, ts, v)
-        if not ran:  # the graph has at most K nodes: polished as it is, the same for every schedule
-            if polish is not None:
-                ts, v = polish(Cs, ts, v)
-            return Cs, ts, v
         if best is None or v > best[2]:
             best = (Cs, ts, v)
     return best
@@ -213,14 +251,16 @@ def reachable_beliefs(pomdp, alphas, labels, rng, n_traj, horizon):
     return Bu, np.bincount(inv.ravel(), weights=w, minlength=len(Bu))
 
 
-def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_seeds=3, n_lloyd=10):
+def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_seeds=3, n_lloyd=10,
+                   expired=None):
     """Best controller from a K-codeword quantisation of the weighted beliefs ``(B, w)``:
     ``(C, tab, value)``.
 
     For each of ``n_seeds`` weighted k-means clusterings, Lloyd steps under the decision distortion
     (cells by :func:`_quantize_decision`, codewords moved to their cells' weighted means), each
     codebook with and without ``b0`` in place of its nearest codeword, built with every quantiser
-    of ``distances`` (``build_all(C)``) and evaluated exactly (``evaluate(tab)``)."""
+    of ``distances`` (``build_all(C)``) and evaluated exactly (``evaluate(tab)``). With
+    ``expired()`` given, no further seed starts once it says True (None when none ran)."""
     from ._recap import _quantize_decision, _weighted_kmeans
 
     k = min(K, len(B))
@@ -235,6 +275,8 @@ def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_s
                 best = (C, tab, v)
 
     for _ in range(n_seeds):
+        if expired is not None and expired():
+            break
         C = _weighted_kmeans(B, w, k, rng)
         C = np.clip(C, 0.0, None)
         C /= C.sum(axis=1, keepdims=True)

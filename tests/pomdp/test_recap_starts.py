@@ -113,7 +113,8 @@ def test_compress_keeps_a_small_controller(four_by_three):
 def test_selection_is_the_best_candidate_and_above_blind(four_by_three, K):
     model, solver = four_by_three
     rc = RECAPController(n_memory=K, random_state=0).fit(model, alphas=solver)
-    assert set(rc.start_values_) == {"growth", "policy_graph", "codebook"}
+    # the fit at the largest power of two below K is a candidate too (K = 4: the fit at 2)
+    assert set(rc.start_values_) == {"growth", "policy_graph", "codebook"} | ({"smaller"} if K >= 3 else set())
     assert rc.value_ == pytest.approx(max(rc.start_values_.values()), abs=1e-9)
     assert rc.start_values_[rc.construction_] == pytest.approx(rc.value_, abs=1e-9)
     assert rc.value_ == pytest.approx(_independent_value(model, rc.action_, rc.eta_, rc.m0_), abs=1e-9)
@@ -158,3 +159,95 @@ def test_best_compression_exact_and_no_worse_than_each_schedule(four_by_three):
     assert v == pytest.approx(_independent_value(model, tk["action"], tk["eta"], tk["m0"]), abs=1e-9)
     for batch, n_cand, _ in st.COMPRESSIONS:
         assert v >= st.compress(ev, C, tab, 3, value, n_cand, batch)[2] - 1e-9
+
+
+# ---------------------------------------------------------------- bad input and the time budget
+@pytest.fixture(scope="module")
+def tiger95():
+    from algos.datasets import load_pomdp
+
+    model = load_pomdp("tiger.95")
+    return model, PointBasedSolver(time_limit=600.0, random_state=0).fit(model)
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, -1.0])
+def test_time_limit_not_positive_is_rejected(four_by_three, bad):
+    model, solver = four_by_three
+    with pytest.raises(ValueError, match="time_limit"):
+        RECAPController(n_memory=3, time_limit=bad).fit(model, alphas=solver)
+
+
+def test_time_limit_wrong_type_is_rejected(four_by_three):
+    model, solver = four_by_three
+    with pytest.raises(TypeError, match="time_limit"):
+        RECAPController(n_memory=3, time_limit="10").fit(model, alphas=solver)
+
+
+def test_time_limit_returns_the_best_so_far_with_a_warning(four_by_three):
+    from sklearn.exceptions import ConvergenceWarning
+
+    model, solver = four_by_three
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        rc = RECAPController(n_memory=8, random_state=0, time_limit=1e-6).fit(model, alphas=solver)
+    # a valid controller whose reported value is its exact value, at least the blind policy's
+    assert 1 <= rc.n_memory_ <= 8 and rc.eta_.max() < rc.n_memory_
+    assert rc.value_ == pytest.approx(_independent_value(model, rc.action_, rc.eta_, rc.m0_), abs=1e-9)
+    assert rc.value_ >= _blind_value(model) - 1e-9
+
+
+def test_no_time_warning_without_a_limit(four_by_three):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    model, solver = four_by_three
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        RECAPController(n_memory=3, random_state=0, time_limit=600.0).fit(model, alphas=solver)
+
+
+def test_n_memory_above_reachable_beliefs_warns_and_returns_fewer_nodes(tiger95):
+    model, solver = tiger95
+    with pytest.warns(UserWarning, match="n_memory=16"):
+        rc = RECAPController(n_memory=16, random_state=0).fit(model, alphas=solver)
+    assert rc.n_memory_ < 16
+    assert rc.n_memory_ <= max(rc.policy_graph_size_, rc.n_reachable_)
+    assert rc.value_ >= solver.lower_bound_ - 1e-6
+
+
+def test_alphas_from_another_model_are_rejected(tiger95):
+    model, _ = tiger95
+    other = read_pomdp(f"{DATA}/4x3.95.POMDP")
+    solver = PointBasedSolver(time_limit=600.0, max_trials=5, random_state=0).fit(other)
+    with pytest.raises(ValueError, match="alphas"):
+        RECAPController(n_memory=2).fit(model, alphas=solver)  # a fitted solver
+    with pytest.raises(ValueError, match="alphas"):
+        RECAPController(n_memory=2).fit(model, alphas=solver.alphas_)  # its vectors
+
+
+# ---------------------------------------------------------------- guarantees
+def test_value_non_decreasing_in_K_on_the_same_vectors(four_by_three):
+    model, solver = four_by_three
+    blind = _blind_value(model)
+    prev = -np.inf
+    for K in (2, 4, 8):
+        rc = RECAPController(n_memory=K, random_state=0).fit(model, alphas=solver)
+        assert rc.value_ == pytest.approx(_independent_value(model, rc.action_, rc.eta_, rc.m0_), abs=1e-9)
+        assert rc.value_ >= blind - 1e-9
+        assert rc.value_ >= prev - 1e-9  # at least the fit at every smaller power of two
+        # at least every K-node candidate it evaluated
+        assert rc.value_ >= max(rc.start_values_.values()) - 1e-9
+        prev = rc.value_
+
+
+def test_tiger95_K4_reaches_the_best_deterministic_four_node_controller(tiger95):
+    # listen; on one observation listen again and open on a confirmation, on the other go to a
+    # second listening node that opens after two agreeing observations. An exhaustive search over
+    # the 81 * 4**8 deterministic 4-node controllers (m0 = 0) finds no better value than this one.
+    model, solver = tiger95
+    action = np.array([0, 0, 1, 0])
+    eta = np.array([[1, 3], [1, 1], [0, 0], [0, 2]])
+    target = _independent_value(model, action, eta, 0)
+    rc = RECAPController(n_memory=4, random_state=0).fit(model, alphas=solver)
+    assert rc.n_memory_ <= 4
+    assert rc.value_ >= target - 1e-9
