@@ -604,10 +604,12 @@ def _rect_fraction_one(x0, y0, r, xmin, xmax, ymin, ymax):
     :func:`rectangle_circle_fraction`)."""
     half_pi = 0.5 * math.pi
     # left, bottom, right, top: consecutive ones are adjacent edges
-    aL = _cut_half_angle((x0 - xmin) / r)
-    aB = _cut_half_angle((y0 - ymin) / r)
-    aR = _cut_half_angle((xmax - x0) / r)
-    aT = _cut_half_angle((ymax - y0) / r)
+    # an edge at distance >= r cuts nothing (the quotient would be >= 1: no division needed)
+    dL, dB, dR, dT = x0 - xmin, y0 - ymin, xmax - x0, ymax - y0
+    aL = _cut_half_angle(dL / r) if dL < r else 0.0
+    aB = _cut_half_angle(dB / r) if dB < r else 0.0
+    aR = _cut_half_angle(dR / r) if dR < r else 0.0
+    aT = _cut_half_angle(dT / r) if dT < r else 0.0
     outside = 2.0 * (aL + aB + aR + aT)
     outside -= max(aL + aB - half_pi, 0.0) + max(aB + aR - half_pi, 0.0)
     outside -= max(aR + aT - half_pi, 0.0) + max(aT + aL - half_pi, 0.0)

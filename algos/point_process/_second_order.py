@@ -341,7 +341,7 @@ def _pair_histogram_blocks(X, win, r, correction, w, b=None):
     return acc
 
 
-def _pair_histogram(X, win, r, correction, w, b=None, reach=2):
+def _pair_histogram(X, win, r, correction, w, b=None, reach=4):
     """``acc`` of length ``len(r) + 1`` over the bins ``searchsorted(r, d_ij, "left")`` of the ordered
     pairs with ``d_ij <= r[-1]``: the sum of ``w_i w_j e_ij`` (``e_ij`` the edge weight of
     ``correction``), or for ``"border"`` the difference array of ``w_i w_j 1{d_ij <= r <= b_i}``.
@@ -379,9 +379,13 @@ def _pair_histogram(X, win, r, correction, w, b=None, reach=2):
         b = np.ascontiguousarray(b, dtype=np.float64)
         bin_b = np.searchsorted(r, b, side="right").astype(np.int64)
     bnd = np.array([xmin, xmax, ymin, ymax])
-    return grid_pair_histogram(X, order, starts, gx, gy, float(csx), float(csy), xmin, ymin, int(reach), rmax,
-                               rq * rq, r, float(r[0]), float(inv_dr), mode, bnd, float(win.area),
-                               MAX_ISOTROPIC_WEIGHT, np.ascontiguousarray(w, dtype=np.float64), b, bin_b)
+    # the points relabelled in cell order: a cell's points are then contiguous in memory
+    w = np.asarray(w, dtype=np.float64)
+    return grid_pair_histogram(np.ascontiguousarray(X[order]), np.arange(n, dtype=np.int64), starts, gx, gy,
+                               float(csx), float(csy), xmin, ymin, int(reach), rmax, rq * rq, r, float(r[0]),
+                               float(inv_dr), mode, bnd, float(win.area), MAX_ISOTROPIC_WEIGHT,
+                               np.ascontiguousarray(w[order]), np.ascontiguousarray(b[order]),
+                               np.ascontiguousarray(bin_b[order]))
 
 
 # ============================================================================ K, L, g
@@ -398,9 +402,10 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
         Increasing distances (default: 513 values up to a quarter of the shorter side).
     correction : {"isotropic", "translation", "border", "none"} or None, default=None
         Also accepted: "ripley", "translate". None: "isotropic" up to ``N_LARGE`` (3000) points, "border"
-        above (spatstat's ``Kest`` rule). Every correction runs in memory O(n + len(r)) (pairs are
-        handled in blocks of ``PAIR_BLOCK``); the isotropic and translation ones cost time in proportion
-        to the number of pairs closer than ``r[-1]``.
+        above (spatstat's ``Kest`` rule). Every correction runs in memory O(n + len(r)): on a rectangle
+        the pairs are found, weighted and binned in one compiled pass, on a polygon the isotropic and
+        translation weights go through blocks of ``PAIR_BLOCK`` pairs; the time is in proportion to
+        the number of pairs closer than ``r[-1]``.
     intensity : None, array (n,), callable or fitted model, optional
         Given: the inhomogeneous K with these intensities at the points.
     renormalise : bool, default=True
