@@ -684,7 +684,7 @@ def _pair_weight(mode, x0, y0, d, dx, dy, bnd, area, maxw):
 
 @numba.njit(cache=True)
 def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rmax, r2, r, r0, inv_dr, mode,
-                        bnd, area, maxw, w, b, bin_b):
+                        bnd, area, maxw, w, b, bin_b, h=0.0):
     """Every ordered pair ``(i, j)``, ``i != j``, with ``d_ij <= rmax`` accumulated straight into the
     histogram ``acc`` (length ``len(r) + 1``) over the bins ``k = searchsorted(r, d_ij, "left")``, so that
     ``cumsum(acc)[m]`` sums over the pairs with ``d_ij <= r[m]``.
@@ -698,7 +698,10 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
     Per ordered pair the term is ``w[i] w[j] e_ij`` with ``e_ij`` from :func:`_pair_weight` for modes
     0 (none), 1 (isotropic, rectangle ``bnd`` = (xmin, xmax, ymin, ymax)), 2 (translation, same); mode 3
     (border) adds ``w[i] w[j]`` at the pair's bin and subtracts it at ``bin_b[i]`` (the first ``k`` with
-    ``r[k] > b[i]``) when ``d_ij <= b[i]``."""
+    ``r[k] > b[i]``) when ``d_ij <= b[i]``.
+
+    ``h > 0`` (modes 0-2): the term is instead spread over ``r`` with the Epanechnikov kernel of
+    half-width ``h``, ``acc[k] += term * k_h(r[k] - d_ij)`` (as :func:`epanechnikov_pair_sum`)."""
     R = r.shape[0]
     acc = np.zeros(R + 1)
     for c in range(gx * gy):
@@ -759,10 +762,21 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
                             if d <= b[j]:
                                 acc[k] += ww
                                 acc[bin_b[j]] -= ww
-                        elif mode == 0:
-                            acc[k] += 2.0 * ww
+                            continue
+                        if mode == 0:
+                            val = 2.0 * ww
                         else:
                             eij = _pair_weight(mode, xi, yi, d, dx, dy, bnd, area, maxw)
                             eji = _pair_weight(mode, X[j, 0], X[j, 1], d, -dx, -dy, bnd, area, maxw)
-                            acc[k] += ww * (eij + eji)
+                            val = ww * (eij + eji)
+                        if h > 0.0:
+                            ck = val * 0.75 / h
+                            for kk in range(_bin_left(r, d - h, r0, inv_dr), R):
+                                uu = (r[kk] - d) / h
+                                if uu > 1.0:
+                                    break
+                                if uu >= -1.0:
+                                    acc[kk] += ck * (1.0 - uu * uu)
+                        else:
+                            acc[k] += val
     return acc

@@ -323,14 +323,17 @@ def _pair_weights(X, win, i, j, d, correction):
     return np.ones(len(d))
 
 
-def _pair_histogram_blocks(X, win, r, correction, w, b=None):
+def _pair_histogram_blocks(X, win, r, correction, w, b=None, h=0.0):
     """The pair histogram of :func:`_pair_histogram` from blocks of pairs (numpy; any window): the
     readable twin of the fused kernel, and the path for isotropic and translation weights on polygons."""
     R = len(r)
     acc = np.zeros(R + 1)
-    for i, j, d in _PairBlocks(X, win, float(r[-1])):
+    for i, j, d in _PairBlocks(X, win, float(r[-1]) + h):
         wpair = w[i] * w[j]
-        if correction == "border":
+        if h > 0:
+            e = _pair_weights(X, win, i, j, d, correction) * wpair
+            acc[:R] += epanechnikov_pair_sum(np.ascontiguousarray(d), e, np.ascontiguousarray(r), float(h))
+        elif correction == "border":
             bi = b[i]
             keep = d <= bi
             acc += np.bincount(np.searchsorted(r, d[keep], side="left"), wpair[keep], minlength=R + 1)
@@ -341,7 +344,7 @@ def _pair_histogram_blocks(X, win, r, correction, w, b=None):
     return acc
 
 
-def _pair_histogram(X, win, r, correction, w, b=None, reach=4):
+def _pair_histogram(X, win, r, correction, w, b=None, reach=4, h=0.0):
     """``acc`` of length ``len(r) + 1`` over the bins ``searchsorted(r, d_ij, "left")`` of the ordered
     pairs with ``d_ij <= r[-1]``: the sum of ``w_i w_j e_ij`` (``e_ij`` the edge weight of
     ``correction``), or for ``"border"`` the difference array of ``w_i w_j 1{d_ij <= r <= b_i}``.
@@ -350,11 +353,11 @@ def _pair_histogram(X, win, r, correction, w, b=None, reach=4):
     is stored, memory O(n + len(r))) unless the correction needs the polygon of a non-rectangular window
     (isotropic, translation), which goes through :func:`_pair_histogram_blocks`."""
     if correction in ("isotropic", "translation") and not win.is_rectangle:
-        return _pair_histogram_blocks(X, win, r, correction, w, b)
+        return _pair_histogram_blocks(X, win, r, correction, w, b, h)
     n = len(X)
     X = np.ascontiguousarray(X, dtype=np.float64)
     r = np.ascontiguousarray(r, dtype=np.float64)
-    rmax = float(r[-1])
+    rmax = float(r[-1]) + h
     xmin, xmax, ymin, ymax = (float(t) for t in win.bounds)
     rq = rmax * (1.0 + 1e-9) + 1e-300
     cs = max(rq / reach, math.sqrt((xmax - xmin) * (ymax - ymin) / max(n, 1)))
@@ -385,7 +388,7 @@ def _pair_histogram(X, win, r, correction, w, b=None, reach=4):
                                float(csx), float(csy), xmin, ymin, int(reach), rmax, rq * rq, r, float(r[0]),
                                float(inv_dr), mode, bnd, float(win.area), MAX_ISOTROPIC_WEIGHT,
                                np.ascontiguousarray(w[order]), np.ascontiguousarray(b[order]),
-                               np.ascontiguousarray(bin_b[order]))
+                               np.ascontiguousarray(bin_b[order]), float(h))
 
 
 # ============================================================================ K, L, g
@@ -530,17 +533,13 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
         h = check_scalar_float(bandwidth, "bandwidth", low=0.0, closed="neither")
     inhom = intensity is not None
     lam = _intensity_at(intensity, X) if inhom else None
-    S = np.zeros(len(r))
-    rc = np.ascontiguousarray(r)
-    for i, j, d in _PairBlocks(X, win, float(r[-1]) + h):
-        e = _pair_weights(X, win, i, j, d, correction)
-        if inhom:
-            e = e / (lam[i] * lam[j]) / win.area
-            if renormalise:
-                e = e * (win.area / np.sum(1.0 / lam))
-        else:
-            e = e * win.area / (n * (n - 1))
-        S += epanechnikov_pair_sum(np.ascontiguousarray(d), np.ascontiguousarray(e), rc, float(h))
+    S = _pair_histogram(X, win, r, correction, 1.0 / lam if inhom else np.ones(n), h=float(h))[:len(r)]
+    if inhom:
+        S = S / win.area
+        if renormalise:
+            S = S * (win.area / np.sum(1.0 / lam))
+    else:
+        S = S * (win.area / (n * (n - 1)))
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(r > 0, S / (2.0 * np.pi * np.where(r > 0, r, 1.0)), np.nan)
     return SummaryFunction("g_inhom" if inhom else "g", r, g, np.ones_like(r), correction, n)

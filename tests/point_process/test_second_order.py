@@ -445,6 +445,13 @@ def test_compiled_pair_histogram_matches_the_numpy_twin(monkeypatch, seed):
                 a = k_function(X, box, r=r, correction=corr, intensity=intensity).value
                 b = _with_blocks(monkeypatch, k_function, X, box, r=r, correction=corr, intensity=intensity).value
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=f"{corr} {intensity is None}")
+                if corr == "border":
+                    continue
+                for bw in (None, 0.05 * side):
+                    a = pair_correlation(X, box, r=r, correction=corr, intensity=intensity, bandwidth=bw).value
+                    b = _with_blocks(monkeypatch, pair_correlation, X, box, r=r, correction=corr,
+                                     intensity=intensity, bandwidth=bw).value
+                    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=f"g {corr}")
     # the grid's reach (cells of side r_max / reach) changes nothing but the speed
     w = np.ones(n)
     r = grids[0]
@@ -463,6 +470,10 @@ def test_polygon_windows_keep_the_block_path_for_polygon_weights(monkeypatch):
         a = k_function(X, L_SHAPE, r=r, correction=corr).value
         b = _with_blocks(monkeypatch, k_function, X, L_SHAPE, r=r, correction=corr).value
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=corr)
+        if corr != "border":
+            a = pair_correlation(X, L_SHAPE, r=r, correction=corr).value
+            b = _with_blocks(monkeypatch, pair_correlation, X, L_SHAPE, r=r, correction=corr).value
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=corr)
 
 
 def test_default_correction_follows_the_large_n_rule():
