@@ -20,6 +20,10 @@ together):
 * :func:`circle_fraction_inside`, :func:`polygon_overlap_area`, :func:`epanechnikov_pair_sum` -- the
   isotropic (Ripley) and translation edge weights and the kernel sum of :mod:`._second_order`.
 
+* :func:`grid_pair_histogram` -- the second-order summaries' pass on a grid of cells: each unordered
+  pair closer than ``r_max`` visited once, its edge weights in closed form (rectangles), added straight
+  into the histogram over ``r`` or smoothed over it (twin: the numpy blocks of :mod:`._second_order`).
+
 The sparse Cholesky and the selected inverse are in :mod:`._sparse`.
 """
 
