@@ -20,6 +20,10 @@ together):
 * :func:`circle_fraction_inside`, :func:`polygon_overlap_area`, :func:`epanechnikov_pair_sum` -- the
   isotropic (Ripley) and translation edge weights and the kernel sum of :mod:`._second_order`.
 
+* :func:`grid_pair_histogram` -- the second-order summaries' pass on a grid of cells: each unordered
+  pair closer than ``r_max`` visited once, its edge weights in closed form (rectangles), added straight
+  into the histogram over ``r`` or smoothed over it (twin: the numpy blocks of :mod:`._second_order`).
+
 The sparse Cholesky and the selected inverse are in :mod:`._sparse`.
 """
 
@@ -46,6 +50,7 @@ __all__ = [
     "grid_pair_counts",
     "grid_pairs_fill",
     "rectangle_circle_fraction",
+    "grid_pair_histogram",
 ]
 
 
@@ -598,6 +603,25 @@ def _cut_half_angle(q):
 
 
 @numba.njit(cache=True)
+def _rect_fraction_one(x0, y0, r, xmin, xmax, ymin, ymax):
+    """Fraction of the circle ``(x0, y0, r)``, ``r > 0``, inside the rectangle (see
+    :func:`rectangle_circle_fraction`)."""
+    half_pi = 0.5 * math.pi
+    # left, bottom, right, top: consecutive ones are adjacent edges
+    # an edge at distance >= r cuts nothing (the quotient would be >= 1: no division needed)
+    dL, dB, dR, dT = x0 - xmin, y0 - ymin, xmax - x0, ymax - y0
+    aL = _cut_half_angle(dL / r) if dL < r else 0.0
+    aB = _cut_half_angle(dB / r) if dB < r else 0.0
+    aR = _cut_half_angle(dR / r) if dR < r else 0.0
+    aT = _cut_half_angle(dT / r) if dT < r else 0.0
+    outside = 2.0 * (aL + aB + aR + aT)
+    outside -= max(aL + aB - half_pi, 0.0) + max(aB + aR - half_pi, 0.0)
+    outside -= max(aR + aT - half_pi, 0.0) + max(aT + aL - half_pi, 0.0)
+    f = 1.0 - outside / (2.0 * math.pi)
+    return min(max(f, 0.0), 1.0)
+
+
+@numba.njit(cache=True)
 def rectangle_circle_fraction(cx, cy, rad, xmin, xmax, ymin, ymax):
     """:func:`circle_fraction_inside` for the rectangle ``[xmin, xmax] x [ymin, ymax]`` and centres inside it,
     in closed form: an edge at distance ``d < r`` from the centre cuts off an arc of angle
@@ -607,21 +631,156 @@ def rectangle_circle_fraction(cx, cy, rad, xmin, xmax, ymin, ymax):
     the four edges and four corners is exact."""
     P = cx.shape[0]
     out = np.empty(P)
-    half_pi = 0.5 * math.pi
     for p in range(P):
         r = rad[p]
         if r <= 0.0:
             out[p] = 1.0
             continue
-        x0, y0 = cx[p], cy[p]
-        # left, bottom, right, top: consecutive ones are adjacent edges
-        aL = _cut_half_angle((x0 - xmin) / r)
-        aB = _cut_half_angle((y0 - ymin) / r)
-        aR = _cut_half_angle((xmax - x0) / r)
-        aT = _cut_half_angle((ymax - y0) / r)
-        outside = 2.0 * (aL + aB + aR + aT)
-        outside -= max(aL + aB - half_pi, 0.0) + max(aB + aR - half_pi, 0.0)
-        outside -= max(aR + aT - half_pi, 0.0) + max(aT + aL - half_pi, 0.0)
-        f = 1.0 - outside / (2.0 * math.pi)
-        out[p] = min(max(f, 0.0), 1.0)
+        out[p] = _rect_fraction_one(cx[p], cy[p], r, xmin, xmax, ymin, ymax)
     return out
+
+
+# ============================================================================ fused pair histogram
+@numba.njit(cache=True)
+def _bin_left(r, d, r0, inv_dr):
+    """``np.searchsorted(r, d, side="left")``: the first ``k`` with ``r[k] >= d`` (``len(r)`` if none).
+    ``inv_dr > 0``: start from the guess ``ceil((d - r0) * inv_dr)`` of an evenly spaced grid and walk
+    to the exact index; otherwise bisect."""
+    R = r.shape[0]
+    if inv_dr > 0.0:
+        g = (d - r0) * inv_dr
+        k = 0 if g <= 0.0 else (R if g >= R else int(math.ceil(g)))
+        while k > 0 and r[k - 1] >= d:
+            k -= 1
+        while k < R and r[k] < d:
+            k += 1
+        return k
+    lo, hi = 0, R
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if r[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
+def _pair_weight(mode, x0, y0, d, dx, dy, bnd, area, maxw):
+    """Edge weight of the pair seen from the centre ``(x0, y0)`` at distance ``d``, shift ``(dx, dy)``:
+    mode 1 isotropic (capped at ``maxw``), 2 translation, anything else 1."""
+    xmin, xmax, ymin, ymax = bnd[0], bnd[1], bnd[2], bnd[3]
+    if mode == 1:
+        if d <= 0.0:
+            return 1.0
+        # a circle within every edge's distance lies inside: fraction 1 exactly
+        if (d <= x0 - xmin and d <= y0 - ymin and d <= xmax - x0 and d <= ymax - y0):
+            return 1.0
+        f = _rect_fraction_one(x0, y0, d, xmin, xmax, ymin, ymax)
+        return min(1.0 / max(f, 1e-300), maxw)
+    if mode == 2:
+        ov = max(xmax - xmin - abs(dx), 0.0) * max(ymax - ymin - abs(dy), 0.0)
+        if ov > 0.0:
+            return area / max(ov, 1e-300)
+        return np.inf
+    return 1.0
+
+
+@numba.njit(cache=True)
+def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rmax, r2, r, r0, inv_dr, mode,
+                        bnd, area, maxw, w, b, bin_b, h=0.0):
+    """Every ordered pair ``(i, j)``, ``i != j``, with ``d_ij <= rmax`` accumulated straight into the
+    histogram ``acc`` (length ``len(r) + 1``) over the bins ``k = searchsorted(r, d_ij, "left")``, so that
+    ``cumsum(acc)[m]`` sums over the pairs with ``d_ij <= r[m]``.
+
+    Points are binned in a ``gx x gy`` grid of cells of sides ``csx, csy`` (at least ``rmax / reach``)
+    anchored at ``(x0g, y0g)``; cell ``c`` holds ``order[starts[c]:starts[c + 1]]``. Each unordered pair
+    is visited once (its own cell with the later points, then half of the ``(2 reach + 1)^2`` stencil);
+    cells farther than ``rmax`` from the point are skipped; candidates with squared distance ``> r2`` or
+    distance ``> rmax`` (``math.hypot``) are dropped.
+
+    Per ordered pair the term is ``w[i] w[j] e_ij`` with ``e_ij`` from :func:`_pair_weight` for modes
+    0 (none), 1 (isotropic, rectangle ``bnd`` = (xmin, xmax, ymin, ymax)), 2 (translation, same); mode 3
+    (border) adds ``w[i] w[j]`` at the pair's bin and subtracts it at ``bin_b[i]`` (the first ``k`` with
+    ``r[k] > b[i]``) when ``d_ij <= b[i]``.
+
+    ``h > 0`` (modes 0-2): the term is instead spread over ``r`` with the Epanechnikov kernel of
+    half-width ``h``, ``acc[k] += term * k_h(r[k] - d_ij)`` (as :func:`epanechnikov_pair_sum`)."""
+    R = r.shape[0]
+    acc = np.zeros(R + 1)
+    for c in range(gx * gy):
+        cx = c % gx
+        cy = c // gx
+        for t in range(starts[c], starts[c + 1]):
+            i = order[t]
+            xi = X[i, 0]
+            yi = X[i, 1]
+            wi = w[i]
+            for oy in range(0, reach + 1):
+                qy = cy + oy
+                if qy >= gy:
+                    break
+                # distance in y from the point to the row of cells qy
+                if oy == 0:
+                    ry = 0.0
+                else:
+                    ry = y0g + qy * csy - yi
+                if ry * ry > r2:
+                    break
+                oxlo = 0 if oy == 0 else -reach
+                for ox in range(oxlo, reach + 1):
+                    qx = cx + ox
+                    if qx < 0:
+                        continue
+                    if qx >= gx:
+                        break
+                    if ox > 0:
+                        rx = x0g + qx * csx - xi
+                    elif ox < 0:
+                        rx = xi - (x0g + (qx + 1) * csx)
+                    else:
+                        rx = 0.0
+                    if rx < 0.0:
+                        rx = 0.0
+                    if rx * rx + ry * ry > r2:
+                        continue
+                    q = qx + gx * qy
+                    u0 = starts[q]
+                    if ox == 0 and oy == 0:
+                        u0 = t + 1
+                    for u in range(u0, starts[q + 1]):
+                        j = order[u]
+                        dx = xi - X[j, 0]
+                        dy = yi - X[j, 1]
+                        if dx * dx + dy * dy > r2:
+                            continue
+                        d = math.hypot(dx, dy)
+                        if d > rmax:
+                            continue
+                        k = _bin_left(r, d, r0, inv_dr)
+                        ww = wi * w[j]
+                        if mode == 3:
+                            if d <= b[i]:
+                                acc[k] += ww
+                                acc[bin_b[i]] -= ww
+                            if d <= b[j]:
+                                acc[k] += ww
+                                acc[bin_b[j]] -= ww
+                            continue
+                        if mode == 0:
+                            val = 2.0 * ww
+                        else:
+                            eij = _pair_weight(mode, xi, yi, d, dx, dy, bnd, area, maxw)
+                            eji = _pair_weight(mode, X[j, 0], X[j, 1], d, -dx, -dy, bnd, area, maxw)
+                            val = ww * (eij + eji)
+                        if h > 0.0:
+                            ck = val * 0.75 / h
+                            for kk in range(_bin_left(r, d - h, r0, inv_dr), R):
+                                uu = (r[kk] - d) / h
+                                if uu > 1.0:
+                                    break
+                                if uu >= -1.0:
+                                    acc[kk] += ck * (1.0 - uu * uu)
+                        else:
+                            acc[k] += val
+    return acc

@@ -33,7 +33,7 @@ from ._kernels import clip_areas
 from ._window import Window
 
 __all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size",
-           "warn_duplicates"]
+           "auto_grid_size", "warn_duplicates"]
 
 #: Far bounding points sit this many (unit-scaled) window diameters from the centre.
 FAR_FACTOR = 10.0
@@ -81,8 +81,25 @@ def duplicates_reported():
 
 
 def default_grid_size(n):
-    """The default dummy grid side ``g = max(16, ceil(2 sqrt(n)))`` [reconstructed default]."""
+    """The default dummy grid side ``g = max(16, ceil(2 sqrt(n)))`` [reconstructed default], before the
+    node budget of :func:`auto_grid_size`."""
     return max(16, int(math.ceil(2.0 * math.sqrt(max(n, 0)))))
+
+
+#: ``n_dummy="auto"`` keeps the number of quadrature nodes (points plus dummies) at most this, or
+#: ``n + 16^2`` when the pattern alone has more points: about ``4n`` dummies grow the factorisations
+#: and the selected inverse of the fit five-fold for little gain once the points themselves are dense.
+AUTO_NODE_BUDGET = 50_000
+
+
+def auto_grid_size(n, budget=AUTO_NODE_BUDGET):
+    """Side ``g`` of the ``n_dummy="auto"`` grid: :func:`default_grid_size`, lowered (to at least 16)
+    so that ``n + g^2 <= max(budget, n + 256)``."""
+    g = default_grid_size(n)
+    n = max(int(n), 0)
+    if n + g * g > budget:
+        g = max(16, int(math.isqrt(max(int(budget) - n, 0))))
+    return g
 
 
 def voronoi_weights(nodes, window, method="auto"):
@@ -200,7 +217,7 @@ def _dummy_points(win, n_dummy, n, dummy, rng):
     xmin, xmax, ymin, ymax = win.bounds
     if isinstance(n_dummy, str):
         check_option(n_dummy, "n_dummy", ("auto",))
-        g = default_grid_size(n)  # a g x g grid over the bounding box (polygons: the part inside)
+        g = auto_grid_size(n)  # a g x g grid over the bounding box (polygons: the part inside)
         total = g * g
     else:
         if isinstance(n_dummy, (bool, np.bool_)) or not isinstance(n_dummy, numbers.Integral):
@@ -247,8 +264,9 @@ def build_quadrature(X, window, n_dummy="auto", dummy="grid", random_state=None)
         Points inside the window (boundary allowed); ``n = 0`` is allowed.
     window : tuple, (V, 2) polygon or Window
     n_dummy : "auto" or int, default="auto"
-        ``"auto"``: a ``g x g`` grid with ``g = max(16, ceil(2 sqrt(n)))`` [reconstructed default];
-        an int: about that many dummies.
+        ``"auto"``: a ``g x g`` grid with ``g = max(16, ceil(2 sqrt(n)))`` [reconstructed default],
+        lowered so that the nodes number at most ``AUTO_NODE_BUDGET`` (50,000) or ``n + 256`` when
+        the pattern alone is larger (:func:`auto_grid_size`); an int: about that many dummies.
     dummy : {"grid", "random"}, default="grid"
     random_state : None, int or Generator
         Used only for ``dummy="random"``.

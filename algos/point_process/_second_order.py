@@ -51,6 +51,7 @@ from ._kernels import (
     circle_fraction_inside,
     epanechnikov_pair_sum,
     grid_pair_counts,
+    grid_pair_histogram,
     grid_pairs_fill,
     polygon_overlap_area,
     rectangle_circle_fraction,
@@ -322,6 +323,74 @@ def _pair_weights(X, win, i, j, d, correction):
     return np.ones(len(d))
 
 
+def _pair_histogram_blocks(X, win, r, correction, w, b=None, h=0.0):
+    """The pair histogram of :func:`_pair_histogram` from blocks of pairs (numpy; any window): the
+    readable twin of the fused kernel, and the path for isotropic and translation weights on polygons."""
+    R = len(r)
+    acc = np.zeros(R + 1)
+    for i, j, d in _PairBlocks(X, win, float(r[-1]) + h):
+        wpair = w[i] * w[j]
+        if h > 0:
+            e = _pair_weights(X, win, i, j, d, correction) * wpair
+            acc[:R] += epanechnikov_pair_sum(np.ascontiguousarray(d), e, np.ascontiguousarray(r), float(h))
+        elif correction == "border":
+            bi = b[i]
+            keep = d <= bi
+            acc += np.bincount(np.searchsorted(r, d[keep], side="left"), wpair[keep], minlength=R + 1)
+            acc -= np.bincount(np.searchsorted(r, bi[keep], side="right"), wpair[keep], minlength=R + 1)
+        else:
+            e = _pair_weights(X, win, i, j, d, correction) * wpair
+            acc += np.bincount(np.searchsorted(r, d, side="left"), e, minlength=R + 1)
+    return acc
+
+
+def _pair_histogram(X, win, r, correction, w, b=None, reach=4, h=0.0):
+    """``acc`` of length ``len(r) + 1`` over the bins ``searchsorted(r, d_ij, "left")`` of the ordered
+    pairs with ``d_ij <= r[-1]``: the sum of ``w_i w_j e_ij`` (``e_ij`` the edge weight of
+    ``correction``), or for ``"border"`` the difference array of ``w_i w_j 1{d_ij <= r <= b_i}``.
+
+    One pass of a compiled kernel over a grid of cells (:func:`._kernels.grid_pair_histogram`: no pair
+    is stored, memory O(n + len(r))) unless the correction needs the polygon of a non-rectangular window
+    (isotropic, translation), which goes through :func:`_pair_histogram_blocks`."""
+    if correction in ("isotropic", "translation") and not win.is_rectangle:
+        return _pair_histogram_blocks(X, win, r, correction, w, b, h)
+    n = len(X)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    rmax = float(r[-1]) + h
+    xmin, xmax, ymin, ymax = (float(t) for t in win.bounds)
+    rq = rmax * (1.0 + 1e-9) + 1e-300
+    cs = max(rq / reach, math.sqrt((xmax - xmin) * (ymax - ymin) / max(n, 1)))
+    gx = max(1, min(int(math.ceil((xmax - xmin) / cs)), 1 << 15))
+    gy = max(1, min(int(math.ceil((ymax - ymin) / cs)), 1 << 15))
+    csx, csy = max(cs, (xmax - xmin) / gx), max(cs, (ymax - ymin) / gy)
+    cx = np.clip(((X[:, 0] - xmin) / csx).astype(np.int64), 0, gx - 1)
+    cy = np.clip(((X[:, 1] - ymin) / csy).astype(np.int64), 0, gy - 1)
+    cell = cx + gx * cy
+    order = np.argsort(cell, kind="stable").astype(np.int64)
+    starts = np.searchsorted(cell[order], np.arange(gx * gy + 1)).astype(np.int64)
+    R = len(r)
+    # an evenly spaced r (the usual case) lets the kernel find a bin by arithmetic
+    step = (r[-1] - r[0]) / (R - 1) if R > 1 else 0.0
+    even = R > 2 and step > 0 and np.allclose(np.diff(r), step, rtol=1e-6, atol=0.0)
+    inv_dr = 1.0 / step if even else 0.0
+    mode = {"none": 0, "isotropic": 1, "translation": 2, "border": 3}[correction]
+    if b is None:
+        b = np.zeros(n)
+        bin_b = np.zeros(n, dtype=np.int64)
+    else:
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        bin_b = np.searchsorted(r, b, side="right").astype(np.int64)
+    bnd = np.array([xmin, xmax, ymin, ymax])
+    # the points relabelled in cell order: a cell's points are then contiguous in memory
+    w = np.asarray(w, dtype=np.float64)
+    return grid_pair_histogram(np.ascontiguousarray(X[order]), np.arange(n, dtype=np.int64), starts, gx, gy,
+                               float(csx), float(csy), xmin, ymin, int(reach), rmax, rq * rq, r, float(r[0]),
+                               float(inv_dr), mode, bnd, float(win.area), MAX_ISOTROPIC_WEIGHT,
+                               np.ascontiguousarray(w[order]), np.ascontiguousarray(b[order]),
+                               np.ascontiguousarray(bin_b[order]), float(h))
+
+
 # ============================================================================ K, L, g
 def k_function(X, window=None, r=None, correction=None, intensity=None, renormalise=True):
     r"""Ripley's K function (module docstring for the estimators), homogeneous or inhomogeneous.
@@ -336,9 +405,10 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
         Increasing distances (default: 513 values up to a quarter of the shorter side).
     correction : {"isotropic", "translation", "border", "none"} or None, default=None
         Also accepted: "ripley", "translate". None: "isotropic" up to ``N_LARGE`` (3000) points, "border"
-        above (spatstat's ``Kest`` rule). Every correction runs in memory O(n + len(r)) (pairs are
-        handled in blocks of ``PAIR_BLOCK``); the isotropic and translation ones cost time in proportion
-        to the number of pairs closer than ``r[-1]``.
+        above (spatstat's ``Kest`` rule). Every correction runs in memory O(n + len(r)): on a rectangle
+        the pairs are found, weighted and binned in one compiled pass, on a polygon the isotropic and
+        translation weights go through blocks of ``PAIR_BLOCK`` pairs; the time is in proportion to
+        the number of pairs closer than ``r[-1]``.
     intensity : None, array (n,), callable or fitted model, optional
         Given: the inhomogeneous K with these intensities at the points.
     renormalise : bool, default=True
@@ -364,39 +434,30 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
     if n < 2:
         raise ValueError(f"'X' needs at least 2 points for a second-order summary; got {n}.")
     inhom = intensity is not None
-    lam = _intensity_at(intensity, X) if inhom else np.full(n, n / win.area)
+    lam = _intensity_at(intensity, X) if inhom else None
     R = len(r)
-    acc = np.zeros(R + 1)
+    w = 1.0 / lam if inhom else np.ones(n)
     if correction == "border":
         b = boundary_distance(X, win)
-        inv = 1.0 / lam
-        wpt = inv if inhom else np.ones(n)
         # numerator(r) = sum over pairs with d_ij <= r <= b_i (a difference array over the r grid);
-        # denominator(r) = sum_i 1{b_i >= r} wpt_i
-        for i, j, d in _PairBlocks(X, win, float(r[-1])):
-            wpair = inv[i] * inv[j] if inhom else np.full(len(d), win.area / n)
-            bi = b[i]
-            keep = d <= bi
-            acc += np.bincount(np.searchsorted(r, d[keep], side="left"), wpair[keep], minlength=R + 1)
-            acc -= np.bincount(np.searchsorted(r, bi[keep], side="right"), wpair[keep], minlength=R + 1)
-        num = np.cumsum(acc)[:R]
+        # denominator(r) = sum_i 1{b_i >= r} w_i
+        num = np.cumsum(_pair_histogram(X, win, r, correction, w, b))[:R]
+        if not inhom:
+            num = num * (win.area / n)
         ob = np.argsort(b)
-        tail = np.concatenate([np.cumsum(wpt[ob][::-1])[::-1], [0.0]])
+        tail = np.concatenate([np.cumsum(w[ob][::-1])[::-1], [0.0]])
         den = tail[np.searchsorted(b[ob], r, side="left")]
         with np.errstate(divide="ignore", invalid="ignore"):
             K = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     else:
-        for i, j, d in _PairBlocks(X, win, float(r[-1])):
-            e = _pair_weights(X, win, i, j, d, correction)
-            if inhom:
-                e = e / (lam[i] * lam[j]) / win.area
-            else:
-                e = e * win.area / (n * (n - 1))
-            # a pair at distance d counts at every r_k >= d
-            acc += np.bincount(np.searchsorted(r, d, side="left"), e, minlength=R + 1)
-        K = np.cumsum(acc)[:R]
-        if inhom and renormalise:
-            K = K * (win.area / np.sum(1.0 / lam))
+        # a pair at distance d counts at every r_k >= d
+        K = np.cumsum(_pair_histogram(X, win, r, correction, w))[:R]
+        if inhom:
+            K = K / win.area
+            if renormalise:
+                K = K * (win.area / np.sum(1.0 / lam))
+        else:
+            K = K * (win.area / (n * (n - 1)))
     name = "K_inhom" if inhom else "K"
     return SummaryFunction(name, r, K, poisson_k_function(r), correction, n)
 
@@ -472,17 +533,13 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
         h = check_scalar_float(bandwidth, "bandwidth", low=0.0, closed="neither")
     inhom = intensity is not None
     lam = _intensity_at(intensity, X) if inhom else None
-    S = np.zeros(len(r))
-    rc = np.ascontiguousarray(r)
-    for i, j, d in _PairBlocks(X, win, float(r[-1]) + h):
-        e = _pair_weights(X, win, i, j, d, correction)
-        if inhom:
-            e = e / (lam[i] * lam[j]) / win.area
-            if renormalise:
-                e = e * (win.area / np.sum(1.0 / lam))
-        else:
-            e = e * win.area / (n * (n - 1))
-        S += epanechnikov_pair_sum(np.ascontiguousarray(d), np.ascontiguousarray(e), rc, float(h))
+    S = _pair_histogram(X, win, r, correction, 1.0 / lam if inhom else np.ones(n), h=float(h))[:len(r)]
+    if inhom:
+        S = S / win.area
+        if renormalise:
+            S = S * (win.area / np.sum(1.0 / lam))
+    else:
+        S = S * (win.area / (n * (n - 1)))
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(r > 0, S / (2.0 * np.pi * np.where(r > 0, r, 1.0)), np.nan)
     return SummaryFunction("g_inhom" if inhom else "g", r, g, np.ones_like(r), correction, n)

@@ -242,7 +242,8 @@ class VoGCAM(BaseEstimator):
     covariance : {"full", "diag"}, default="full"
         Full ``S`` (sparse precision form) or mean field.
     n_dummy : "auto" or int, default="auto"
-        Dummy points: ``"auto"`` is a ``g x g`` grid, ``g = max(16, ceil(2 sqrt(n)))``.
+        Dummy points: ``"auto"`` is a ``g x g`` grid, ``g = max(16, ceil(2 sqrt(n)))``, lowered so that
+        the nodes number at most 50,000 (``AUTO_NODE_BUDGET``) or ``n + 256`` for larger patterns.
     optimize_hyperparameters : tuple, default=("mean", "variance", "length_scale")
         Which of :math:`\beta`, :math:`\sigma^2`, :math:`\phi` are updated; ``()`` freezes all.
     length_scale_bounds : "auto" or (low, high), default="auto"

@@ -181,3 +181,25 @@ def test_window_contains_boundary():
     w = Window.from_any(L_SHAPE)
     inside = w.contains([[1.0, 1.5], [2.0, 0.0], [1.5, 1.5], [0.5, 0.5]])
     assert inside.tolist() == [True, True, False, True]
+
+
+def test_auto_dummy_grid_keeps_the_node_budget():
+    from algos.point_process._quadrature import AUTO_NODE_BUDGET, auto_grid_size, default_grid_size
+
+    # below the budget the grid is the uncapped g = max(16, ceil(2 sqrt n)); above it the nodes stay
+    # within max(budget, n + 256), never fewer than a 16 x 16 grid
+    for n in (0, 10, 1000, 5000, 9000):
+        assert auto_grid_size(n) == default_grid_size(n)
+        assert n + auto_grid_size(n) ** 2 <= AUTO_NODE_BUDGET
+    for n in (12_000, 20_000, 33_000, 49_000, 49_900, 100_000, 10**6):
+        g = auto_grid_size(n)
+        assert g >= 16 and g < default_grid_size(n)
+        assert n + g * g <= max(AUTO_NODE_BUDGET, n + 256)
+        if n + 256 < AUTO_NODE_BUDGET:  # the largest grid that fits
+            assert n + (g + 1) ** 2 > AUTO_NODE_BUDGET
+    # the quadrature built with n_dummy="auto" follows it (a grid over the unit square)
+    X = np.random.default_rng(0).uniform(size=(30_000, 2))
+    q = build_quadrature(X, (0, 1, 0, 1))
+    assert q.nodes.shape[0] <= AUTO_NODE_BUDGET
+    assert q.nodes.shape[0] >= 30_000 + 0.95 * (AUTO_NODE_BUDGET - 30_000)
+    assert abs(q.weights.sum() - 1.0) < 1e-9

@@ -399,15 +399,81 @@ def test_isotropic_k_memory_is_linear_in_n_not_in_pairs():
     assert peak < 48 * 2**20, peak / 2**20
     # still the estimator: unbiased for pi r^2 under CSR (sd of K(0.06) at this n is about 1e-4)
     assert abs(K[-1] - np.pi * 0.06**2) < 1e-3
-    # blocks of any size give the same numbers
-    small = so.PAIR_BLOCK
+    # the numpy twin in blocks of any size gives the same numbers as the compiled kernel
+    small, fused = so.PAIR_BLOCK, so._pair_histogram
     try:
         so.PAIR_BLOCK = 1000
+        so._pair_histogram = so._pair_histogram_blocks
         K2 = k_function(X[:3000], (0, 1, 0, 1), r=r, correction="isotropic").value
     finally:
-        so.PAIR_BLOCK = small
+        so.PAIR_BLOCK, so._pair_histogram = small, fused
     K3 = k_function(X[:3000], (0, 1, 0, 1), r=r, correction="isotropic").value
     np.testing.assert_allclose(K2, K3, rtol=1e-12, atol=1e-15)
+
+
+def _with_blocks(monkeypatch, fn, *args, **kw):
+    """``fn`` computed with the numpy block twin in place of the compiled pair histogram."""
+    from algos.point_process import _second_order as so
+
+    with monkeypatch.context() as m:
+        m.setattr(so, "_pair_histogram", so._pair_histogram_blocks)
+        return fn(*args, **kw)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_pair_histogram_matches_the_numpy_twin(monkeypatch, seed):
+    # random rectangles, pattern sizes, r grids (even, uneven, beyond the window) and intensities: the
+    # fused kernel (pairs found, weighted and binned in one pass) gives the blocks' numbers to 1e-12
+    from algos.point_process import _second_order as so
+
+    rng = np.random.default_rng(100 + seed)
+    box = (float(rng.uniform(-1, 1)), 0.0, float(rng.uniform(-1, 1)), 0.0)
+    box = (box[0], box[0] + float(rng.uniform(0.5, 2.0)), box[2], box[2] + float(rng.uniform(0.5, 2.0)))
+    n = int(rng.integers(30, 600))
+    X = np.column_stack([rng.uniform(box[0], box[1], n), rng.uniform(box[2], box[3], n)])
+    if seed == 0:  # points on the edges and at the corners, the r grid hitting pair distances exactly
+        X[:4] = [[box[0], box[2]], [box[1], box[3]], [box[0], box[3]], [box[1], box[2]]]
+    lam = rng.uniform(0.5, 2.0, n) * n / ((box[1] - box[0]) * (box[3] - box[2]))
+    side = min(box[1] - box[0], box[3] - box[2])
+    grids = [np.linspace(0.0, 0.3 * side, 97), np.sort(rng.uniform(0.0, 0.4 * side, 41)),
+             np.linspace(0.0, 3.0 * side, 30)]
+    if seed == 0:
+        grids.append(np.unique(np.hypot(*(X[:40, None, :] - X[None, :40, :]).transpose(2, 0, 1)).ravel()))
+    for r in grids:
+        for corr in ("isotropic", "translation", "border", "none"):
+            for intensity in (None, lam):
+                a = k_function(X, box, r=r, correction=corr, intensity=intensity).value
+                b = _with_blocks(monkeypatch, k_function, X, box, r=r, correction=corr, intensity=intensity).value
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=f"{corr} {intensity is None}")
+                if corr == "border":
+                    continue
+                for bw in (None, 0.05 * side):
+                    a = pair_correlation(X, box, r=r, correction=corr, intensity=intensity, bandwidth=bw).value
+                    b = _with_blocks(monkeypatch, pair_correlation, X, box, r=r, correction=corr,
+                                     intensity=intensity, bandwidth=bw).value
+                    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=f"g {corr}")
+    # the grid's reach (cells of side r_max / reach) changes nothing but the speed
+    w = np.ones(n)
+    r = grids[0]
+    for corr in ("isotropic", "translation", "none"):
+        h = [np.cumsum(so._pair_histogram(X, Window.from_any(box), r, corr, w, reach=k)) for k in (1, 2, 4)]
+        np.testing.assert_allclose(h[0], h[1], rtol=1e-12)
+        np.testing.assert_allclose(h[0], h[2], rtol=1e-12)
+
+
+def test_polygon_windows_keep_the_block_path_for_polygon_weights(monkeypatch):
+    # isotropic and translation on a polygon need its edges (the numpy blocks); border needs only b_i
+    # and runs in the kernel: same numbers as the blocks for all four
+    X = simulate_poisson(L_SHAPE, 60.0, random_state=7)
+    r = np.linspace(0.0, 0.5, 51)
+    for corr in ("isotropic", "translation", "border", "none"):
+        a = k_function(X, L_SHAPE, r=r, correction=corr).value
+        b = _with_blocks(monkeypatch, k_function, X, L_SHAPE, r=r, correction=corr).value
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=corr)
+        if corr != "border":
+            a = pair_correlation(X, L_SHAPE, r=r, correction=corr).value
+            b = _with_blocks(monkeypatch, pair_correlation, X, L_SHAPE, r=r, correction=corr).value
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=corr)
 
 
 def test_default_correction_follows_the_large_n_rule():
