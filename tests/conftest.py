@@ -16,7 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hypothesis import HealthCheck, settings
+
+from tests._data import missing_data
 
 settings.register_profile(
     "ci",
@@ -56,11 +59,12 @@ def pytest_collection_modifyitems(config, items):
 def shared_data_dir():
     """The shared data folder: ``$ALGOS_SHARED_DATA`` or ``<repo>/../shared/data``.
 
-    Tests that need it skip (with the reason) only when the folder does not exist; CI has it.
+    Tests that need it skip (with the reason) only when the folder does not exist, and fail instead
+    under ``CI=true``: CI has the folder, so a missing one there is an error, not a skip.
     """
     path = Path(os.environ.get("ALGOS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
     if not path.is_dir():
-        pytest.skip(f"shared data folder not found at {path} (set ALGOS_SHARED_DATA)")
+        missing_data(f"shared data folder {path}")
     return path
 
 

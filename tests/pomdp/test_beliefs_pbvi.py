@@ -3,7 +3,6 @@
 Spec ``pomdp.md`` §1.1-1.2, §2 items 1 and 3, §3 (blind policy), §8.1 (Tiger anchors).
 """
 
-import time
 
 import numpy as np
 import pytest
@@ -189,9 +188,7 @@ def test_tiger_blind_policy_is_listen_forever():
 
 def test_pbvi_on_tiger():
     m = tiger()
-    t0 = time.perf_counter()
     est = PBVI(n_beliefs=200, max_iter=200, random_state=0).fit(m)
-    elapsed = time.perf_counter() - t0
     # SARSOP's value at b0 is 19.371 (spec §8.1). PBVI is a lower bound (<= V* ~ 19.371 up to the
     # truncation by max_iter) and after 200 sweeps at discount 0.95 it is within ~1e-2 of V*; the
     # window [18.5, 19.5] allows for that and for the belief set found by SSEA.
@@ -215,7 +212,6 @@ def test_pbvi_on_tiger():
     assert est.alphas_.shape[1] == 2 and len(est.actions_) == len(est.alphas_)
     assert est.policy([0.5, 0.5]) == 0          # listen at the uniform belief
     assert est.policy([0.999, 0.001]) == 2      # tiger surely left: open right
-    assert elapsed < 20
 
 
 @settings(max_examples=10)

@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
+from tests._data import missing_data
+
 from algos.pomdp import PointBasedSolver
 from algos.pomdp._builtin import rock_sample, rock_sample_map, tag
 
@@ -15,7 +17,7 @@ from algos.pomdp._builtin import rock_sample, rock_sample_map, tag
 def _pomdpx(shared_data_dir, name):
     path = shared_data_dir / "pomdp" / "pomdpx" / name
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        missing_data(path)
     return path
 
 

@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+
+from tests._data import missing_data
 from hypothesis import given, note, settings, target
 from sklearn.exceptions import ConvergenceWarning
 
@@ -22,7 +24,7 @@ GAP = 1e-3  # the target gap the solver is asked for
 def _data(shared_data_dir, name):
     path = shared_data_dir / "pomdp" / name
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        missing_data(path)
     return path
 
 

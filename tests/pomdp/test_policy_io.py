@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pytest
 
+from tests._data import missing_data
+
 from algos.pomdp import (
     PointBasedSolver,
     evaluate_fsc,
@@ -21,7 +23,7 @@ from algos.pomdp import (
 def _data(shared_data_dir, name):
     path = shared_data_dir / "pomdp" / name
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        missing_data(path)
     return path
 
 
