@@ -99,7 +99,7 @@ try:  # run as a module (python -m benchmarks.bench_hetero_regression) or as a s
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_s, make_parser, print_table, selected_sections, timeit_median
 
-SECTIONS = ("a", "b", "inference")
+SECTIONS = ("a", "b", "inference", "chunks")
 SEED = 20260601
 NOISY_LOGUNIFORM = ("loguniform", 10.0, 1e3)
 NOISY_SIGN_ONLY = 1e5
@@ -513,6 +513,52 @@ def run_inference(quick, have_sm, reps, ns):
     return rows, verdicts
 
 
+# ============================================================================ section chunks
+def run_chunks(n, d, chunk):
+    """``HuberSoSRegressor.fit_chunks`` on ``n`` rows generated chunk by chunk (never all in memory).
+
+    Chunk ``i`` is ``make_subset_of_signals(chunk, d, m_i, beta=beta, random_state=SEED + i)`` with
+    ``m_i`` its share of ``m = round(2 sqrt(nd))`` reliable rows, noisy sigma log-uniform on
+    [10, 1e3]; every pass regenerates the same chunks. Returns one table row and the peak RSS.
+    """
+    import resource
+
+    from algos.hetero_regression import HuberSoSRegressor, make_subset_of_signals
+
+    m = int(round(2 * math.sqrt(n * d)))
+    n_chunks = -(-n // chunk)
+    sizes = [min(chunk, n - i * chunk) for i in range(n_chunks)]
+    ms = np.diff(np.round(np.cumsum([0] + sizes) * (m / n)).astype(int))
+    beta = np.random.default_rng(SEED).standard_normal(d)
+    beta /= np.linalg.norm(beta)
+    passes = [0]
+    gram = np.zeros((d, d))
+    first = [True]
+
+    def chunks():
+        passes[0] += 1
+        for i, (size, mi) in enumerate(zip(sizes, ms)):
+            data = make_subset_of_signals(size, d, int(mi), beta=beta, random_state=SEED + i)
+            if first[0]:  # the oracle WLS information, accumulated on the first pass only
+                Xw = data.X / data.sigma[:, None]
+                gram[:] += Xw.T @ Xw
+            yield data.X, data.y
+        first[0] = False
+
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HuberSoSRegressor(delta=1.0, fit_intercept=False).fit_chunks(chunks)
+    cpu = time.process_time() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    se_or = np.sqrt(np.diag(np.linalg.inv(gram)))
+    err = float(np.linalg.norm(est.coef_ - beta))
+    row = [f"{n:.0e}", d, m, chunk, passes[0], f"{cpu:.0f}", f"{rss:.0f}", f"{rss0:.0f}", f"{err:.3g}",
+           f"{float(np.mean(est.coef_se_ / se_or)):.2f}", f"{est.optimality_residual_:.1e}", est.converged_]
+    return row, rss
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n\n")[0], SECTIONS)
     parser.add_argument("--peer", default=None, metavar="PATH",
@@ -526,6 +572,10 @@ def main(argv=None):
                         help="section inference: replications per cell (default 500; --quick 40)")
     parser.add_argument("--inference-n", default="2000,20000", metavar="N,N",
                         help="section inference: the sample sizes (default 2000,20000)")
+    parser.add_argument("--chunks-n", type=float, default=1e7, metavar="N",
+                        help="section chunks: rows generated chunk by chunk (default 1e7; --quick 1e5)")
+    parser.add_argument("--chunk-size", type=int, default=200_000, metavar="C",
+                        help="section chunks: rows per chunk (default 200000)")
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
     chosen = selected_sections(args, SECTIONS)
@@ -567,6 +617,15 @@ def main(argv=None):
                     ["targets (front door): coverage in [0.93, 0.97] per coordinate; width <= 1.5x oracle WLS",
                      *[f"n={c[0]} d={c[1]} {c[2]}: coverage {'met' if ok_c else 'NOT met'}; width "
                        f"{'met' if ok_w else 'NOT met'}" for c, ok_c, ok_w in verdicts_i]])
+    if "chunks" in chosen:
+        n_c = int(1e5 if args.quick else args.chunks_n)
+        print(f"## Section chunks: HuberSoSRegressor.fit_chunks at n = {n_c:.0e}, d = 20\n", flush=True)
+        row_c, rss_c = run_chunks(n_c, 20, min(args.chunk_size, n_c))
+        print_table("Chunked fit (data regenerated chunk by chunk on every pass; CPU s of the fit, peak RSS of "
+                    "the process in MB)",
+                    ["n", "d", "m", "chunk", "passes", "CPU s", "peak RSS MB", "RSS before MB", "||b - b*||",
+                     "se / oracle se", "optimality residual", "converged"], [row_c],
+                    [f"target: completes under 2 GB peak -> {'met' if rss_c < 2048 else 'NOT met'}"])
     if "b" in chosen:
         if args.peer:
             import os
