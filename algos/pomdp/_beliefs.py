@@ -82,6 +82,12 @@ def _model_arrays(pomdp):
     return tuple(getattr(pomdp, name, None) for name in ("T", "Z", "r"))
 
 
+def _n_states(pomdp):
+    """``S`` of a model without converting its ``T`` (``n_states`` when present)."""
+    n = getattr(pomdp, "n_states", None)
+    return int(n) if n is not None else int(np.asarray(pomdp.T).shape[1])
+
+
 def _is_sparse(pomdp):
     return bool(getattr(pomdp, "is_sparse", False))
 
