@@ -121,7 +121,8 @@ class PointBasedSolver:
         (:class:`accel.pomdp.PBSTorchBackup`, float64; the same trials and backups, values equal to
         round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
         and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
-        ``gpu`` extra). ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
+        ``gpu`` extra) and dense transitions: a sparse model is converted with ``to_dense()``
+        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
         ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one rule"
         section of the scaling page.
     device : None, str or torch.device, default=None
