@@ -3,6 +3,10 @@ r"""Belief updates, blind policies and deterministic finite-state controllers (F
 Every function takes a POMDP as any object with attributes ``T`` (A, S, S), ``Z`` (A, S, O),
 ``r`` (S, A), ``discount`` and ``b0`` (None means uniform), the pomdp reconstruction notes §1.1:
 ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``, ``r[s, a]`` expected reward.
+A :class:`~algos.pomdp.POMDP` with sparse ``T`` (``is_sparse``) is used sparse by the belief updates
+(:func:`update`, :func:`successors`) and :func:`blind_policy_values`; the other functions work on
+dense arrays and convert it with :meth:`~algos.pomdp.POMDP.to_dense` (refused, with the estimate,
+above the package's memory limit).
 
 A deterministic FSC with K nodes is ``(action, eta, m0)``: node ``m`` plays ``action[m]`` and moves
 to ``eta[m, o]`` after observation ``o`` (``eta`` may also be given as (K, A, O); then
@@ -42,11 +46,16 @@ __all__ = [
 
 SIMPLEX_TOL = 1e-6
 DENSE_LIMIT = 5000  # K*S above which the FSC system is solved sparse
+BLIND_DENSE_BYTES = 256 * 2**20  # a sparse model's blind-policy system is solved dense up to this (S*S*8)
 
 
 # --------------------------------------------------------------------------- model access
 def _arrays(pomdp):
-    """``(T, Z, r, discount)`` as float64 arrays, with shapes checked against each other."""
+    """``(T, Z, r, discount)`` as float64 arrays, with shapes checked against each other.
+
+    A sparse model is converted with ``to_dense()`` (a ``ValueError`` with the estimate when too large)."""
+    if getattr(pomdp, "is_sparse", False):
+        pomdp = pomdp.to_dense()
     try:
         T = np.asarray(pomdp.T, dtype=float)
         Z = np.asarray(pomdp.Z, dtype=float)
@@ -71,6 +80,32 @@ def _arrays(pomdp):
 def _model_arrays(pomdp):
     """The model's ``(T, Z, r)`` as given (``None`` where missing), for ``accel.backend.resolve``."""
     return tuple(getattr(pomdp, name, None) for name in ("T", "Z", "r"))
+
+
+def _n_states(pomdp):
+    """``S`` of a model without converting its ``T`` (``n_states`` when present)."""
+    n = getattr(pomdp, "n_states", None)
+    return int(n) if n is not None else int(np.asarray(pomdp.T).shape[1])
+
+
+def _is_sparse(pomdp):
+    return bool(getattr(pomdp, "is_sparse", False))
+
+
+def _sparse_parts(pomdp):
+    """``(Z, r, discount, A, S)`` of a sparse model (its ``T`` stays in ``pomdp.transition_csr``)."""
+    Z = np.asarray(pomdp.Z, dtype=float)
+    r = np.asarray(pomdp.r, dtype=float)
+    discount = check_scalar_float(pomdp.discount, "discount", low=0.0, high=1.0)
+    return Z, r, discount, pomdp.n_actions, pomdp.n_states
+
+
+def _predicted_and_posteriors(pomdp, T, Z, a, B2):
+    """``belief_successors`` for action ``a``: dense kernel, or a CSR product then the observation kernel."""
+    if T is None:
+        Pred = np.ascontiguousarray(np.asarray(pomdp.transition_csr(a).T @ B2.T).T)
+        return _kernels.posteriors_from_predicted(Pred, np.ascontiguousarray(Z[a]))
+    return _kernels.belief_successors(np.ascontiguousarray(B2), np.ascontiguousarray(T[a]), np.ascontiguousarray(Z[a]))
 
 
 def _b0(pomdp, b0, S):
@@ -162,8 +197,12 @@ def successors(pomdp, B, a):
     zero : ndarray of bool, shape (N, O)
         Zero-probability observations.
     """
-    T, Z, _, _ = _arrays(pomdp)
-    A, S, _ = T.shape
+    if _is_sparse(pomdp):
+        T = None
+        Z, _, _, A, S = _sparse_parts(pomdp)
+    else:
+        T, Z, _, _ = _arrays(pomdp)
+        A, S, _ = T.shape
     a = _check_action(a, A)
     B = _real_array(B, "B")
     single = B.ndim == 1
@@ -171,9 +210,7 @@ def successors(pomdp, B, a):
     if B2.ndim != 2 or B2.shape[1] != S:
         raise ValueError(f"'B' must have shape (N, {S}); got {B.shape}.")
     B2 = np.stack([check_belief(b, S, name=f"B[{i}]") for i, b in enumerate(B2)]) if len(B2) else B2
-    P, Bn, zero = _kernels.belief_successors(
-        np.ascontiguousarray(B2), np.ascontiguousarray(T[a]), np.ascontiguousarray(Z[a])
-    )
+    P, Bn, zero = _predicted_and_posteriors(pomdp, T, Z, a, B2)
     if single:
         return P[0], Bn[0], zero[0]
     return P, Bn, zero
@@ -202,15 +239,17 @@ def update(pomdp, b, a, o):
     p_o : float
         ``P(o | b, a)``.
     """
-    T, Z, _, _ = _arrays(pomdp)
-    A, S, _ = T.shape
+    if _is_sparse(pomdp):
+        T = None
+        Z, _, _, A, S = _sparse_parts(pomdp)
+    else:
+        T, Z, _, _ = _arrays(pomdp)
+        A, S, _ = T.shape
     O = Z.shape[2]
     a = _check_action(a, A)
     o = check_scalar_int(o, "o", low=0, high=O - 1)
     b = check_belief(b, S)
-    P, Bn, zero = _kernels.belief_successors(
-        b[None, :], np.ascontiguousarray(T[a]), np.ascontiguousarray(Z[a])
-    )
+    P, Bn, zero = _predicted_and_posteriors(pomdp, T, Z, a, b[None, :])
     if zero[0, o]:
         raise ValueError(
             f"observation o={o} has probability 0 after action a={a} from this belief "
@@ -552,6 +591,20 @@ def blind_policy_values(pomdp, b0=None):
     BlindPolicies
         The values ``b0 . v_a``, the vectors ``v_a``, the best action and its value.
     """
+    if _is_sparse(pomdp):
+        _, r, discount, A, S = _sparse_parts(pomdp)
+        _need_discount_below_one(discount, "blind policy evaluation")
+        b0 = _b0(pomdp, b0, S)
+        vectors = np.empty((A, S))
+        for a in range(A):
+            if S * S * 8 <= BLIND_DENSE_BYTES:  # small: the dense solve, as for a dense model
+                vectors[a] = scipy.linalg.solve(np.eye(S) - discount * pomdp.transition_csr(a).toarray(), r[:, a])
+            else:
+                M = scipy.sparse.identity(S, format="csc") - discount * pomdp.transition_csr(a).tocsc()
+                vectors[a] = scipy.sparse.linalg.spsolve(M, r[:, a])
+        values = vectors @ b0
+        best = int(np.argmax(values))
+        return BlindPolicies(values, vectors, best, float(values[best]))
     T, Z, r, discount = _arrays(pomdp)
     A, S, _ = T.shape
     _need_discount_below_one(discount, "blind policy evaluation")

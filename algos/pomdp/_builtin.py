@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import scipy.sparse
+
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
-from ._model import POMDP
+from ._model import DENSE_LIMIT_BYTES, POMDP, SPARSE_AUTO_BYTES
 
 __all__ = ["tiger", "rock_sample", "rock_sample_map", "tag"]
 
@@ -42,7 +44,7 @@ def tiger(discount=0.95):
     )
 
 
-_MAX_DENSE_ELEMS = 2**29  # 4 GiB of float64 for T
+_MAX_DENSE_ELEMS = DENSE_LIMIT_BYTES // 8  # 4 GiB of float64 for T
 
 # The published RockSample maps: rover start cell, rock cells (x, y) in rock order, and the sensor's
 # half-efficiency distance d0 (efficiency 2 ** (-d / d0)) used by the file each map comes from.
@@ -116,8 +118,9 @@ def rock_sample_map(n, k):
     return start, np.array(rocks, dtype=np.int64).reshape(k, 2), d0
 
 
-def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_efficiency_distance=None):
-    """RockSample(n, k) of Smith & Simmons (2004), as a dense :class:`POMDP`.
+def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_efficiency_distance=None,
+                storage="auto"):
+    """RockSample(n, k) of Smith & Simmons (2004), as a :class:`POMDP` (dense ``T`` or per-action CSR).
 
     * Grid ``n x n``, cells ``(x, y)`` with ``x`` growing east and ``y`` growing north; the rover
       starts at ``(0, n // 2)`` with each rock independently good or bad with probability 1/2.
@@ -146,9 +149,12 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     this changes the optimal value (those actions are never worth taking, and a deterministic
     observation carries no information), so ``V*(b0)`` is comparable with published figures.
 
-    Dense ``T`` has ``(5 + k) * S**2`` entries; sizes beyond 4 GiB are refused with a
-    ``ValueError`` that gives the size (RockSample(7, 8) has S = 12545, RockSample(11, 11)
-    S = 247 809).
+    Every action is deterministic, so ``T`` has one entry per row. A dense ``T`` has
+    ``(5 + k) * S**2`` entries: with ``storage="auto"`` the model is built sparse (per-action CSR,
+    from index arrays, no dense ``S x S`` array) when the dense ``T`` would exceed
+    :data:`algos.pomdp._model.SPARSE_AUTO_BYTES` (256 MiB; RockSample(5, 7) and larger), dense
+    otherwise; ``storage="dense"`` beyond 4 GiB is refused with a ``ValueError`` that gives the size
+    (RockSample(7, 8) has S = 12545, 15.2 GiB dense; RockSample(11, 11) S = 247 809).
 
     Parameters
     ----------
@@ -165,11 +171,19 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     half_efficiency_distance : float or None, default=None
         Distance ``d0`` at which the sensor is right with probability 3/4 (efficiency
         ``2^(-d/d0)``); ``None``: the published file's value for a standard map, 20 otherwise.
+    storage : {"auto", "dense", "sparse"}, default="auto"
+        Storage of ``T`` (see :class:`POMDP`); ``"auto"`` is sparse above 256 MiB of dense ``T``.
 
     Returns
     -------
     POMDP
         The model.
+
+    Examples
+    --------
+    >>> m = rock_sample(7, 8)
+    >>> m.n_states, m.is_sparse
+    (12545, True)
     """
     n = check_scalar_int(n, "n", low=1)
     k = check_scalar_int(k, "k", low=0, high=n * n)
@@ -187,14 +201,16 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
         half_efficiency_distance = std_d0 if layout == "standard" else 20.0
     d0 = check_scalar_float(half_efficiency_distance, "half_efficiency_distance", low=0.0, closed="neither")
     rng = check_random_state(random_state)
+    storage = check_option(storage, "storage", ("auto", "dense", "sparse"))
     nb = 2**k
     S = n * n * nb + 1
     A = 5 + k
-    if A * S * S > _MAX_DENSE_ELEMS:
+    if storage == "dense" and A * S * S > _MAX_DENSE_ELEMS:
         raise ValueError(
             f"RockSample({n}, {k}) has S={S}, A={A}: a dense T would need {A * S * S * 8 / 2**30:.1f} GiB "
             f"(limit 4 GiB)."
         )
+    sparse = storage == "sparse" or (storage == "auto" and A * S * S * 8 > SPARSE_AUTO_BYTES)
     if layout == "standard":
         rocks = [(int(x), int(y)) for x, y in std_rocks]
     else:
@@ -202,7 +218,7 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
         rocks = [(int(c) // n, int(c) % n) for c in cells]  # (x, y)
     term = S - 1
 
-    T = np.zeros((A, S, S))
+    nxt = np.empty((A, S), dtype=np.int64)  # the (deterministic) successor of every (a, s)
     Z = np.zeros((A, S, 3))
     r = np.zeros((S, A))
     bits = np.arange(nb)
@@ -214,31 +230,39 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
             for a, (dx, dy) in enumerate(moves):
                 nx, ny = x + dx, y + dy
                 if nx >= n:  # exit east
-                    T[a, idx, term] = 1.0
+                    nxt[a, idx] = term
                     r[idx, a] = 10.0
                     continue
                 nx, ny = min(max(nx, 0), n - 1), min(max(ny, 0), n - 1)
-                T[a, idx, (nx * n + ny) * nb + bits] = 1.0
+                nxt[a, idx] = (nx * n + ny) * nb + bits
             # sample
             here = [i for i, (rx, ry) in enumerate(rocks) if (rx, ry) == (x, y)]
             if here:
                 i = here[0]
                 good = (bits >> i) & 1
-                T[4, idx, base + (bits & ~(1 << i))] = 1.0
+                nxt[4, idx] = base + (bits & ~(1 << i))
                 r[idx, 4] = np.where(good == 1, 10.0, -10.0)
             else:
-                T[4, idx, idx] = 1.0
+                nxt[4, idx] = idx
                 r[idx, 4] = -10.0
             # checks: state unchanged, observation depends on rock quality in s'
             for i, (rx, ry) in enumerate(rocks):
                 a = 5 + i
-                T[a, idx, idx] = 1.0
+                nxt[a, idx] = idx
                 eta = 2.0 ** (-np.hypot(x - rx, y - ry) / d0)
                 acc = 0.5 * (1.0 + eta)
                 good = ((bits >> i) & 1) == 1
                 Z[a, idx, 1] = np.where(good, acc, 1.0 - acc)
                 Z[a, idx, 2] = np.where(good, 1.0 - acc, acc)
-    T[:, term, term] = 1.0
+    nxt[:, term] = term
+    rows = np.arange(S)
+    if sparse:
+        ptr = np.arange(S + 1, dtype=np.int64)
+        T = [scipy.sparse.csr_array((np.ones(S), nxt[a].copy(), ptr), shape=(S, S)) for a in range(A)]
+    else:
+        T = np.zeros((A, S, S))
+        for a in range(A):
+            T[a, rows, nxt[a]] = 1.0
     Z[:5, :, 0] = 1.0
     Z[5:, term, 0] = 1.0
     b0 = np.zeros(S)
@@ -247,7 +271,8 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     states = [f"x{x}y{y}r{b:0{k}b}" if k else f"x{x}y{y}" for x in range(n) for y in range(n) for b in range(nb)]
     states.append("terminal")
     actions = ["north", "south", "east", "west", "sample"] + [f"check_{i + 1}" for i in range(k)]
-    model = POMDP(T, Z, r, discount, b0, states, actions, ["none", "good", "bad"])
+    model = POMDP(T, Z, r, discount, b0, states, actions, ["none", "good", "bad"],
+                  storage="sparse" if sparse else "dense")
     model.rock_positions = np.array(rocks, dtype=np.int64).reshape(k, 2)
     return model
 

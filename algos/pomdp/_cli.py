@@ -121,12 +121,17 @@ def load_model(spec, discount=None):
         model = POMDP.from_file(text)
     if discount is not None:
         model = POMDP(model.T, model.Z, model.r, discount, model.b0,
-                      model.states, model.actions, model.observations)
+                      model.states, model.actions, model.observations,
+                      storage="sparse" if model.is_sparse else "dense")
     return model
 
 
 def _info(model, spec):
-    T = np.asarray(model.T)
+    A, S = int(model.n_actions), int(model.n_states)
+    if getattr(model, "is_sparse", False):
+        nnz = sum(int(model.transition_csr(a).nnz) for a in range(A))
+    else:
+        nnz = int(np.count_nonzero(model.T))
     return {
         "model": spec,
         "states": int(model.n_states),
@@ -134,7 +139,7 @@ def _info(model, spec):
         "observations": int(model.n_observations),
         "discount": float(model.discount),
         "reward_range": [float(np.min(model.r)), float(np.max(model.r))],
-        "transition_density": float(np.count_nonzero(T) / T.size),
+        "transition_density": nnz / (A * S * S),
         "b0_support": int(np.count_nonzero(model.b0)),
         "action_names": list(model.actions),
         "observation_names": list(model.observations),

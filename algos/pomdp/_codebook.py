@@ -37,6 +37,7 @@ from ._beliefs import (
     SIMPLEX_TOL,
     _arrays,
     _b0,
+    _n_states,
     _real_array,
     _need_discount_below_one,
     blind_policy_values,
@@ -304,13 +305,13 @@ class _CodebookController(BaseEstimator):
             if not hasattr(alphas, "alphas_"):
                 raise ValueError(f"'alphas' is a {type(alphas).__name__} instance that is not fitted; call its "
                                  "fit(pomdp) first.")
-            S = np.asarray(pomdp.T).shape[1]
+            S = _n_states(pomdp)
             if alphas.alphas_.shape[1] != S:
                 raise ValueError(f"'alphas' was fitted on a model with {alphas.alphas_.shape[1]} states; this "
                                  f"model has {S}.")
             return np.ascontiguousarray(alphas.alphas_), np.asarray(alphas.actions_), alphas
         G = np.asarray(alphas, dtype=float)
-        S = np.asarray(pomdp.T).shape[1]
+        S = _n_states(pomdp)
         if G.ndim != 2 or G.shape[1] != S or G.shape[0] == 0:
             raise ValueError(f"'alphas' must have shape (n_alpha, {S}); got {G.shape}.")
         if not np.all(np.isfinite(G)):

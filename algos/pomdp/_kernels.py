@@ -50,6 +50,35 @@ def belief_successors(B, T_a, Z_a):
 
 
 @numba.njit(cache=True)
+def posteriors_from_predicted(Pred, Z_a):
+    """The observation step of :func:`belief_successors` from the predicted beliefs ``Pred`` (N, S)
+    (``Pred[n] = B[n] @ T_a``, computed by the caller, e.g. as a sparse product): the same ``P``,
+    ``Bn`` and ``zero``, with the same operations in the same order."""
+    N, S = Pred.shape
+    O = Z_a.shape[1]
+    P = np.zeros((N, O))
+    Bn = np.zeros((N, O, S))
+    zero = np.zeros((N, O), dtype=np.bool_)
+    for n in range(N):
+        tot = 0.0
+        for t in range(S):
+            tot += Pred[n, t]
+        for o in range(O):
+            p = 0.0
+            for t in range(S):
+                p += Pred[n, t] * Z_a[t, o]
+            P[n, o] = p
+            if p > 0.0:
+                for t in range(S):
+                    Bn[n, o, t] = Pred[n, t] * Z_a[t, o] / p
+            else:
+                zero[n, o] = True
+                for t in range(S):
+                    Bn[n, o, t] = Pred[n, t] / tot if tot > 0.0 else Pred[n, t]
+    return P, Bn, zero
+
+
+@numba.njit(cache=True)
 def project_alphas(alphas, T, Z):
     """``G[a, o, i, s] = sum_{s'} T[a, s, s'] Z[a, s', o] alphas[i, s']`` (the back-projections)."""
     A, S, _ = T.shape

@@ -603,6 +603,7 @@ def write_pomdp(pomdp, path=None):
     """
     if not isinstance(pomdp, POMDP):
         raise TypeError(f"'pomdp' must be a POMDP; got {type(pomdp).__name__}.")
+    pomdp = pomdp.to_dense()  # rows are written dense; a sparse model beyond the memory limit is refused
     lines = [
         "# written by algos.pomdp.write_pomdp",
         f"discount: {_fmt(pomdp.discount)}",

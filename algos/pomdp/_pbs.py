@@ -32,7 +32,8 @@ shallow trials while the root gap is large, Kurniawati, Hsu & Lee 2008 §4), whi
 trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, so the stopping
 rule is the paper's.
 
-The model is held sparse: transitions in CSR per action, observations dense ``(A, S, O)``,
+The model is held sparse: transitions in CSR per action (built from a sparse
+:class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S, O)``,
 belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
 ratios are screened by support bitmasks (kernels and layout in :mod:`._pbs_kernels`).
 
@@ -56,7 +57,9 @@ from accel.backend import resolve
 
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _pbs_kernels as _k
-from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
+from ._beliefs import (
+    _arrays, _b0, _model_arrays, _need_discount_below_one, _sparse_parts, blind_policy_values, check_belief,
+)
 
 __all__ = ["PointBasedSolver"]
 
@@ -118,7 +121,8 @@ class PointBasedSolver:
         (:class:`accel.pomdp.PBSTorchBackup`, float64; the same trials and backups, values equal to
         round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
         and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
-        ``gpu`` extra). ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
+        ``gpu`` extra) and dense transitions: a sparse model is converted with ``to_dense()``
+        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
         ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one rule"
         section of the scaling page.
     device : None, str or torch.device, default=None
@@ -250,13 +254,19 @@ class PointBasedSolver:
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
         t_start = now()
-        T, Z, r, discount = _arrays(pomdp)
+        if getattr(pomdp, "is_sparse", False) and backend != "torch":
+            # sparse model: the CSR layout straight from the per-action CSR (no dense S x S array)
+            T = None
+            Z, r, discount, A, S = _sparse_parts(pomdp)
+            Tptr, Tidx, Tval = _k.sparse_model_from_csr([pomdp.transition_csr(a) for a in range(A)])
+        else:
+            T, Z, r, discount = _arrays(pomdp)  # the torch path needs dense T (to_dense, budget-checked)
+            A, S, _ = T.shape
+            Tptr, Tidx, Tval = _k.sparse_model(T)
         _need_discount_below_one(discount, "PointBasedSolver")
-        A, S, _ = T.shape
         Z = np.ascontiguousarray(Z)
         r = np.ascontiguousarray(r)
         b0 = _b0(pomdp, None, S)
-        Tptr, Tidx, Tval = _k.sparse_model(T)
 
         # initial bounds: blind policies below, fast informed bound above (HSVI2 §3)
         blind = blind_policy_values(pomdp, b0=b0)

@@ -504,3 +504,24 @@ def sparse_model(T):
         val.append(T[a][rows, cols].astype(np.float64))
         off += int(counts.sum())
     return ptr, np.concatenate(idx), np.concatenate(val)
+
+
+def sparse_model_from_csr(mats):
+    """CSR layout ``(Tptr (A, S+1), Tidx, Tval)`` from per-action CSR matrices (S, S), without a
+    dense copy; the same layout as :func:`sparse_model` of the dense array (explicit zeros dropped,
+    columns in increasing order within a row)."""
+    A = len(mats)
+    S = mats[0].shape[0]
+    ptr = np.zeros((A, S + 1), dtype=np.int64)
+    idx, val = [], []
+    off = 0
+    for a, m in enumerate(mats):
+        m = m.tocsr(copy=True)
+        m.sum_duplicates()
+        m.eliminate_zeros()
+        m.sort_indices()
+        ptr[a] = off + m.indptr.astype(np.int64)
+        idx.append(m.indices.astype(np.int64))
+        val.append(m.data.astype(np.float64))
+        off += int(m.nnz)
+    return ptr, np.concatenate(idx), np.concatenate(val)

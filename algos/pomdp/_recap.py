@@ -69,7 +69,7 @@ from .._validation import (
     check_scalar_int,
     spawn_generators,
 )
-from ._beliefs import _arrays, _b0
+from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
@@ -1077,7 +1077,7 @@ class RECAPController(_CodebookController):
         self.pbvi_ = pbvi
         self._alpha_labels = labels
         self._succ_cache = self._values_cache = None
-        S = np.asarray(pomdp.T).shape[1]
+        S = _n_states(pomdp)
         b0 = _b0(pomdp, None, S)
         restarts = None
         if restart:

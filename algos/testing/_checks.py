@@ -320,8 +320,7 @@ def assert_controller_certificates(controller, pomdp, *, solver=None, tol=1e-7):
     else:
         action, eta, m0 = controller.action_, controller.eta_, controller.m0_
     action, eta = np.asarray(action), np.asarray(eta)
-    T = np.asarray(pomdp.T)
-    A, O = T.shape[0], np.asarray(pomdp.Z).shape[2]
+    A, O = np.asarray(pomdp.Z).shape[0], np.asarray(pomdp.Z).shape[2]
     cert = check_fsc(action, eta, A, O, m0)
     if not cert.ok:
         _fail("controller certificates", {"violations": cert.violations[:3]}, "the memory table is not total")

@@ -424,4 +424,4 @@ def test_rock_sample_sensor_decay_and_seed():
     with pytest.raises(ValueError, match=r"'k' must be an int in \[0, 4\]"):
         rock_sample(2, 5)
     with pytest.raises(ValueError, match=r"dense T would need"):
-        rock_sample(7, 8)
+        rock_sample(7, 8, storage="dense")
