@@ -367,3 +367,27 @@ def test_dense_fallback_refuses_large_models_with_the_memory(shared_data_dir):
     else:
         with pytest.raises(ValueError, match=r"S = 12800 states; a dense POMDP needs .*15\.9 GiB"):
             read_pomdpx(path)
+
+
+# ------------------------------------------------------------------------------------- writer
+def test_write_then_read_gives_the_model_back(shared_data_dir, tmp_path):
+    from algos.pomdp import write_pomdpx
+
+    for m in (tiger(), tag(), POMDP.from_file(_path(shared_data_dir, "hallway.POMDP"))):
+        path = tmp_path / "m.pomdpx"
+        text = write_pomdpx(m, path)
+        assert path.read_text(encoding="utf-8") == text
+        back = read_pomdpx(path)
+        assert (back.states, back.actions, back.observations) == (m.states, m.actions, m.observations)
+        _assert_same(back, m, atol=1e-15)
+
+
+def test_write_refuses_names_that_are_not_values():
+    from algos.pomdp import write_pomdpx
+
+    m = tiger()
+    bad = POMDP(m.T, m.Z, m.r, m.discount, m.b0, states=("tiger left", "tiger-right"))
+    with pytest.raises(ValueError, match=r"'states' names must be .*'tiger left'"):
+        write_pomdpx(bad)
+    with pytest.raises(TypeError, match=r"'pomdp' must be a POMDP; got dict"):
+        write_pomdpx({})
