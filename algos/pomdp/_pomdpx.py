@@ -323,7 +323,8 @@ class _Reader:
                 flat = flat * n + (a if v.kind == "action" else svals[v.pos])
             return flat
 
-        # initial belief
+        # initial belief: a product of conditionals, so the parents must form an acyclic graph
+        self.check_acyclic(svars)
         b0 = np.ones(S)
         for v in svars:
             key = v.name if v.name in self.init else self.vars_curr(v)
@@ -409,6 +410,28 @@ class _Reader:
             "state_sizes": tuple(sizes),
             "fully_observable": tuple(v.name for v in svars if v.fully_obs),
         }
+
+    def check_acyclic(self, svars):
+        keys = {v.pos: (v.name if v.name in self.init else self.vars_curr(v)) for v in svars}
+        deps = {pos: [self.vars[p].pos for p in self.init[k][0]] for pos, k in keys.items() if k in self.init}
+        done, active = set(), set()
+
+        def visit(pos):
+            if pos in done:
+                return
+            if pos in active:
+                _, _, line = self.init[keys[pos]]
+                raise ValueError(f"{self.fname}: <CondProb> at line {line}: the parents in <InitialStateBelief> form "
+                                 f"a cycle through {keys[pos]!r}; the initial belief must be a product of "
+                                 f"conditionals over an acyclic graph.")
+            active.add(pos)
+            for q in deps.get(pos, ()):
+                visit(q)
+            active.discard(pos)
+            done.add(pos)
+
+        for pos in deps:
+            visit(pos)
 
     def vars_curr(self, prev_var):
         return next(n for n, v in self.vars.items() if v.kind == "curr" and v.pos == prev_var.pos)

@@ -391,3 +391,28 @@ def test_write_refuses_names_that_are_not_values():
         write_pomdpx(bad)
     with pytest.raises(TypeError, match=r"'pomdp' must be a POMDP; got dict"):
         write_pomdpx({})
+
+
+def test_initial_belief_parents_must_be_acyclic():
+    two = _TIGER.replace(
+        '<ObsVar vname="o">',
+        '<StateVar vnamePrev="k_0" vnameCurr="k_1"><ValueEnum>x y</ValueEnum></StateVar>\n<ObsVar vname="o">')
+    two = two.replace(
+        "</CondProb></InitialStateBelief>",
+        "</CondProb><CondProb><Var>k_0</Var><Parent>s_0</Parent><Parameter>"
+        "<Entry><Instance>* -</Instance><ProbTable>0.25 0.75</ProbTable></Entry></Parameter></CondProb>"
+        "</InitialStateBelief>")
+    two = two.replace("</StateTransitionFunction>",
+                      "<CondProb><Var>k_1</Var><Parent>k_0</Parent><Parameter>"
+                      "<Entry><Instance>- -</Instance><ProbTable>identity</ProbTable></Entry></Parameter></CondProb>"
+                      "</StateTransitionFunction>")
+    d = _read_pomdpx_arrays(io.StringIO(two))
+    assert d["states"] == ("s_0=tiger-left,k_0=x", "s_0=tiger-left,k_0=y", "s_0=tiger-right,k_0=x", "s_0=tiger-right,k_0=y")
+    np.testing.assert_allclose(d["b0"], [0.125, 0.375, 0.125, 0.375])
+    # the listen action keeps both variables: identity over the 4 joint states
+    np.testing.assert_array_equal(_dense_T(d)[0], np.eye(4))
+    cyc = two.replace("<Var>s_0</Var><Parent>null</Parent>\n<Parameter><Entry><Instance>-</Instance>",
+                      "<Var>s_0</Var><Parent>k_0</Parent>\n<Parameter><Entry><Instance>* -</Instance>")
+    assert cyc != two
+    with pytest.raises(ValueError, match=r"<CondProb> at line \d+: the parents in <InitialStateBelief> form a cycle"):
+        _read_pomdpx_arrays(io.StringIO(cyc))
