@@ -258,7 +258,8 @@ class _Reader:
             words = val.text.split()
             if words == ["identity"]:
                 if len(dash) != 2 or dshape[0] != dshape[1]:
-                    raise self.err(val, f"'identity' needs exactly two '-' positions of equal size; got shape {dshape}.")
+                    raise self.err(val, "'identity' needs exactly two '-' positions of equal size; "
+                                        f"got shape {dshape}.")
                 block = np.eye(dshape[0])
             elif words == ["uniform"]:
                 if not cond:
@@ -681,14 +682,16 @@ def write_pomdpx(pomdp, path=None):
     out = ['<?xml version="1.0" encoding="UTF-8"?>', '<pomdpx version="1.0" id="algos">',
            "<Description>written by algos.pomdp.write_pomdpx</Description>",
            f"<Discount>{float(pomdp.discount)!r}</Discount>", "<Variable>",
-           f'<StateVar vnamePrev="state_0" vnameCurr="state_1" fullyObs="false"><ValueEnum>{" ".join(st)}</ValueEnum></StateVar>',
+           '<StateVar vnamePrev="state_0" vnameCurr="state_1" fullyObs="false">'
+           f'<ValueEnum>{" ".join(st)}</ValueEnum></StateVar>',
            f'<ObsVar vname="obs"><ValueEnum>{" ".join(ob)}</ValueEnum></ObsVar>',
            f'<ActionVar vname="action"><ValueEnum>{" ".join(ac)}</ValueEnum></ActionVar>',
            '<RewardVar vname="reward"/>', "</Variable>",
            "<InitialStateBelief><CondProb><Var>state_0</Var><Parent>null</Parent><Parameter type=\"TBL\">",
            f"<Entry><Instance>-</Instance><ProbTable>{fmt(pomdp.b0)}</ProbTable></Entry>",
            "</Parameter></CondProb></InitialStateBelief>",
-           "<StateTransitionFunction><CondProb><Var>state_1</Var><Parent>action state_0</Parent><Parameter type=\"TBL\">"]
+           "<StateTransitionFunction><CondProb><Var>state_1</Var><Parent>action state_0</Parent>"
+           '<Parameter type="TBL">']
     for a in range(pomdp.n_actions):
         Ta = pomdp.T[a]
         coo = sp.coo_array(Ta) if sp.issparse(Ta) else None

@@ -171,10 +171,12 @@ def _random_factored(rng):
     svals = [[f"v{i}_{j}" for j in range(n)] for i, n in enumerate(sizes)]
     lines = ['<?xml version="1.0"?>', "<pomdpx>", "<Discount>0.9</Discount>", "<Variable>"]
     for i, vals in enumerate(svals):
-        lines.append(f'<StateVar vnamePrev="x{i}_0" vnameCurr="x{i}_1"><ValueEnum>{" ".join(vals)}</ValueEnum></StateVar>')
+        lines.append(f'<StateVar vnamePrev="x{i}_0" vnameCurr="x{i}_1">'
+                     f'<ValueEnum>{" ".join(vals)}</ValueEnum></StateVar>')
     for k, n in enumerate(osizes):
         lines.append(f'<ObsVar vname="o{k}"><NumValues>{n}</NumValues></ObsVar>')
-    lines += ['<ActionVar vname="act"><ValueEnum>go stay</ValueEnum></ActionVar>', '<RewardVar vname="rw"/>', "</Variable>"]
+    lines += ['<ActionVar vname="act"><ValueEnum>go stay</ValueEnum></ActionVar>', '<RewardVar vname="rw"/>',
+              "</Variable>"]
 
     def fmt(a):
         return " ".join(repr(float(x)) for x in np.ravel(a))
@@ -182,7 +184,8 @@ def _random_factored(rng):
     def cpt(var, parents, table):
         dashes = " ".join("-" for _ in range(table.ndim))
         return (f"<CondProb><Var>{var}</Var><Parent>{' '.join(parents) or 'null'}</Parent><Parameter type=\"TBL\">"
-                f"<Entry><Instance>{dashes}</Instance><ProbTable>{fmt(table)}</ProbTable></Entry></Parameter></CondProb>")
+                f"<Entry><Instance>{dashes}</Instance><ProbTable>{fmt(table)}</ProbTable></Entry>"
+                "</Parameter></CondProb>")
 
     def dist(shape):
         p = rng.random(shape) * (rng.random(shape) < 0.6) + 1e-3 * (rng.random(shape) < 0.2)
@@ -312,7 +315,8 @@ def test_inline_tiger_equals_builtin():
          r"<Instance> at line 24: expected 2 tokens \(a s_0\); got 3"),
         ("<Parameter><Entry><Instance>-</Instance>", '<Parameter type="DD"><Entry><Instance>-</Instance>',
          r"<Parameter> at line 11: only type='TBL'"),
-        ("<Discount>0.95</Discount>", "<Discount>ninety</Discount>", r"<Discount> at line 3: the discount must be a number"),
+        ("<Discount>0.95</Discount>", "<Discount>ninety</Discount>",
+         r"<Discount> at line 3: the discount must be a number"),
         ('<StateVar vnamePrev="s_0" vnameCurr="s_1" fullyObs="false"><ValueEnum>tiger-left tiger-right</ValueEnum>',
          '<StateVar vnamePrev="s_0" vnameCurr="s_1"><ValueEnum>tiger-left tiger-left</ValueEnum>',
          r"<ValueEnum> at line 5: value 'tiger-left' listed twice"),
@@ -407,7 +411,8 @@ def test_initial_belief_parents_must_be_acyclic():
                       "<Entry><Instance>- -</Instance><ProbTable>identity</ProbTable></Entry></Parameter></CondProb>"
                       "</StateTransitionFunction>")
     d = _read_pomdpx_arrays(io.StringIO(two))
-    assert d["states"] == ("s_0=tiger-left,k_0=x", "s_0=tiger-left,k_0=y", "s_0=tiger-right,k_0=x", "s_0=tiger-right,k_0=y")
+    assert d["states"] == ("s_0=tiger-left,k_0=x", "s_0=tiger-left,k_0=y",
+                           "s_0=tiger-right,k_0=x", "s_0=tiger-right,k_0=y")
     np.testing.assert_allclose(d["b0"], [0.125, 0.375, 0.125, 0.375])
     # the listen action keeps both variables: identity over the 4 joint states
     np.testing.assert_array_equal(_dense_T(d)[0], np.eye(4))
