@@ -19,7 +19,8 @@ Flattening rules (the factored model to the flat ``POMDP`` arrays):
   refused). The product is built sparsely, row by row, from each table's non-zero entries: a dense
   ``S x S`` table is never formed.
 * **Observations**: ``Z[a, s', o] = prod_k P(o_k | parents_k)``, parents among the action and the
-  next-slice state variables; ``Z`` is dense ``(A, S, O)``.
+  next-slice state variables; ``Z`` is dense ``(A, S, O)``. A file without ``<ObsVar>`` (an MDP)
+  gets the single observation ``"none"``.
 * **Rewards**: the sum of all ``<Func>`` tables; a table with next-slice parents enters through its
   expectation ``sum_{s'} T[a][s, s'] R(a, s, s')``.
 * **Fully observable state variables** (``fullyObs="true"``, the mixed-observability MOMDP of

@@ -97,6 +97,7 @@ def test_rocksample_7_8_sizes_rows_and_lean(rocksample):
     S, A = len(d["states"]), len(d["actions"])
     assert (S, A, d["Z"].shape[2]) == (12800, 13, 2)
     assert d["state_sizes"] == (50,) + (2,) * 8
+    assert d["fully_observable"] == ("robot_0",) and d["observations"] == ("ogood", "obad")
     for t in d["T"]:
         np.testing.assert_allclose(t.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(d["Z"].sum(axis=2), 1.0, atol=1e-12)
