@@ -427,3 +427,16 @@ def test_initial_belief_parents_must_be_acyclic():
     assert cyc != two
     with pytest.raises(ValueError, match=r"<CondProb> at line \d+: the parents in <InitialStateBelief> form a cycle"):
         _read_pomdpx_arrays(io.StringIO(cyc))
+
+
+def test_rows_within_tol_are_renormalised_and_mdp_files_read():
+    close = _TIGER.replace("0.85 0.15 0.15 0.85", "0.8500004 0.15 0.15 0.85")
+    m = read_pomdpx(io.StringIO(close))
+    np.testing.assert_allclose(m.Z[0, 0], [0.8500004 / 1.0000004, 0.15 / 1.0000004], rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"sums to 1\.0000004, not 1 \(tol=1e-07\)"):
+        read_pomdpx(io.StringIO(close), tol=1e-7)
+    mdp = _TIGER.split('<ObsVar vname="o">')[0] + _TIGER.split("</ObsVar>\n")[1]
+    mdp = mdp.split("<ObsFunction>")[0] + mdp.split("</ObsFunction>\n")[1]
+    m = read_pomdpx(io.StringIO(mdp))
+    assert m.observations == ("none",) and m.Z.shape == (3, 2, 1)
+    np.testing.assert_array_equal(m.r, tiger().r)
