@@ -1,7 +1,8 @@
 r"""RECAP finite-memory POMDP controllers from belief codebooks, and point-based POMDP solvers.
 
 The :class:`POMDP` model with a complete parser and writer of Cassandra's
-``.POMDP`` format (:func:`read_pomdp`, :func:`parse_pomdp`, :func:`write_pomdp`), the built-in
+``.POMDP`` format (:func:`read_pomdp`, :func:`parse_pomdp`, :func:`write_pomdp`), a reader of
+APPL's factored POMDPX files and a flat writer (:func:`read_pomdpx`, :func:`write_pomdpx`), the built-in
 models :func:`tiger`, :func:`rock_sample` (published maps: :func:`rock_sample_map`) and
 :func:`tag`, belief updates, exact and Monte-Carlo evaluation of
 finite-state controllers, blind policies, the heuristic-search solver :class:`PointBasedSolver`
@@ -30,6 +31,7 @@ from ._model import POMDP
 from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
 from ._pbs import PointBasedSolver
 from ._pbvi import PBVI, fib_upper_bound
+from ._pomdpx import read_pomdpx, write_pomdpx
 from ._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
 from ._recap import RECAPController
 from ._window import FiniteWindowController
@@ -40,6 +42,8 @@ __all__ = [
     "parse_pomdp",
     "read_pomdp",
     "write_pomdp",
+    "read_pomdpx",
+    "write_pomdpx",
     "tiger",
     "rock_sample",
     "rock_sample_map",

@@ -348,6 +348,8 @@ def _pomdp():
                               aliases={"text": ("line",)}),
         "read_pomdp": Recipe(P.read_pomdp, args=_fresh(lambda: {"path": _tiger_file()}), fixed=("path",)),
         "write_pomdp": Recipe(P.write_pomdp, args=model, fixed=("path",)),
+        "read_pomdpx": Recipe(P.read_pomdpx, args=_fresh(lambda: {"path": _tiger_pomdpx_file()}), fixed=("path",)),
+        "write_pomdpx": Recipe(P.write_pomdpx, args=model, fixed=("path",)),
         "tiger": Recipe(P.tiger, args=_fresh(lambda: {"discount": 0.95})),
         "rock_sample": Recipe(P.rock_sample, args=_fresh(lambda: {"n": 2, "k": 1, "discount": 0.95, "random_state": 0})),
         "rock_sample_map": Recipe(P.rock_sample_map, args=_fresh(lambda: {"n": 4, "k": 4})),
@@ -693,6 +695,15 @@ def _tiger_file():
 
     path = _tmpdir() + "/tiger.POMDP"
     write_pomdp(_tiger(), path)
+    return path
+
+
+@functools.lru_cache(None)
+def _tiger_pomdpx_file():
+    from algos.pomdp import write_pomdpx
+
+    path = _tmpdir() + "/tiger.pomdpx"
+    write_pomdpx(_tiger(), path)
     return path
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests._data import missing_data
 
-from algos.pomdp import PointBasedSolver
+from algos.pomdp import PointBasedSolver, read_pomdpx
 from algos.pomdp._builtin import rock_sample, rock_sample_map, tag
 
 
@@ -102,60 +102,20 @@ def test_rock_sample_4_4_value_matches_published():
 
 
 # ------------------------------------------------------------------------------------------- Tag
-def _read_factored_tables(path):
-    """A minimal reader for the explicit-entry tables of TagAvoid.pomdpx (every entry a single
-    number; ``*`` matches every value; later entries override earlier ones)."""
-    root = ET.parse(path).getroot()
-    values = {}
-    for var in root.find("Variable"):
-        names = var.find("ValueEnum")
-        if names is None:
-            continue
-        for key in ("vnamePrev", "vnameCurr", "vname"):
-            if key in var.attrib:
-                values[var.attrib[key]] = names.text.split()
-
-    def table(elem, tag_name):
-        var = elem.find("Var").text.strip()
-        parents = elem.find("Parent").text.split()
-        order = parents + ([var] if tag_name == "ProbTable" else [])
-        arr = np.zeros([len(values[v]) for v in order])
-        for entry in elem.iter("Entry"):
-            toks = entry.find("Instance").text.split()
-            idx = tuple(slice(None) if t == "*" else values[v].index(t) for t, v in zip(toks, order))
-            arr[idx] = float(entry.find(tag_name).text)
-        return var, parents, arr
-
-    cond = {}
-    for section in ("StateTransitionFunction", "ObsFunction"):
-        for cp in root.find(section).iter("CondProb"):
-            var, parents, arr = table(cp, "ProbTable")
-            cond[var] = (parents, arr)
-    _, rparents, rew = table(root.find("RewardFunction").find("Func"), "ValueTable")
-    return values, cond, (rparents, rew)
-
-
 def test_tag_equals_tagavoid_file_state_by_state(shared_data_dir):
+    """The built-in Tag against SARSOP's TagAvoid.pomdpx read by :func:`read_pomdpx` (the file's
+    cells Srv<v>rh<h> / Ttv<v>th<h> are our r<v><h> / t<v><h>, in the same order)."""
     path = _pomdpx(shared_data_dir, "TagAvoid.pomdpx")
-    values, cond, (rparents, rew) = _read_factored_tables(path)
+    f = read_pomdpx(path)
     m = tag()
-    # names: the file's cells in the same order as ours
-    robots, targets = values["robot_0"], values["target_0"]
-    assert [f"r{c[3]}{c[6]}" for c in robots] == list(m.observations[:29])
-    assert targets[-1] == "tagged" and values["obs_sensor"][-1] == "yes"
-    assert [a.lower() for a in values["action_robot"]] == list(m.actions)
-    assert cond["robot_1"][0] == ["action_robot", "robot_0", "target_0"]
-    assert cond["target_1"][0] == ["action_robot", "robot_0", "target_0"]
-    assert cond["obs_sensor"][0] == ["action_robot", "robot_1", "target_1"]
-    assert rparents == ["action_robot", "robot_0", "target_0"]
-    PR, PT, PO = cond["robot_1"][1], cond["target_1"][1], cond["obs_sensor"][1]
-    A, nr, nt = PR.shape[0], PR.shape[1], PT.shape[2]
-    T = np.einsum("abcd,abce->abcde", PR, PT).reshape(A, nr * nt, nr * nt)
-    Z = PO.reshape(A, nr * nt, -1)
-    R = rew.reshape(A, nr * nt).T
-    np.testing.assert_allclose(m.T, T, atol=1e-12)
-    np.testing.assert_allclose(m.Z, Z, atol=1e-12)
-    np.testing.assert_array_equal(m.r, R)
+    assert [f"r{c.split(',')[0][-4]}{c.split(',')[0][-1]}" for c in f.states[::30]] == list(m.observations[:29])
+    assert f.states[29].endswith("target_0=tagged") and f.observations[-1] == "yes"
+    assert [a.lower() for a in f.actions] == list(m.actions)
+    fT = f.T if isinstance(f.T, np.ndarray) else np.stack([t.toarray() for t in f.T])  # dense or sparse storage
+    np.testing.assert_allclose(m.T, fT, atol=1e-12)
+    np.testing.assert_allclose(m.Z, f.Z, atol=1e-12)
+    np.testing.assert_array_equal(m.r, f.r)
+    np.testing.assert_allclose(m.b0, f.b0, atol=1e-12)
 
 
 def test_tag_structure_and_rewards():
