@@ -262,7 +262,11 @@ class _InferenceMixin:
         if b.shape[0] == d + 1:
             names.append("const")
         table = np.column_stack([b, se, z, pv, ci])
-        if getattr(self, "inference_", "sandwich") == "bootstrap":
+        if getattr(self, "inference_", "sandwich") == "mixture":
+            notes = ["Standard errors: sandwich of the scale-mixture likelihood (the noise law estimated on a "
+                     "grid of scales, each row scored under the law of the other half of the rows); the "
+                     "choice of method by the data is not accounted for."]
+        elif getattr(self, "inference_", "sandwich") == "bootstrap":
             notes = ["Standard errors: pairs bootstrap of the window refinement (the window's row subset is "
                      "re-chosen in every replicate); the choice of the method by the data is not accounted for."]
         else:
