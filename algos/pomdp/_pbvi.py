@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._anytime import Interruptible
+
 from accel.backend import resolve
 
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
@@ -173,6 +175,9 @@ class PBVI:
         Bellman residual on the belief set at the last sweep.
     converged_ : bool
         Whether the convergence test of ``tol`` (and ``target_gap``) passed.
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C) stopped the sweeps; the fit then holds the state after the
+        last complete sweep and an ``InterruptedFitWarning`` says so.
     backend_ : {"numpy", "torch"}
         The core that ran the point backups (``backend`` resolved).
     """
@@ -304,47 +309,60 @@ class PBVI:
         full = False
         residual = math.inf
         it = 0
-        for it in range(1, max_iter + 1):
-            new, new_act, new_val = backup(B, alphas)
-            old_scores = B @ alphas.T
-            old_best = old_scores.argmax(axis=1)
-            old_val = old_scores[np.arange(len(B)), old_best]
-            residual = float(np.max(np.abs(new_val - old_val)))  # Bellman residual on the belief set
-            keep = new_val < old_val  # Perseus safeguard: never lower a point's value
-            new[keep] = alphas[old_best[keep]]
-            new_act[keep] = actions[old_best[keep]]
-            # prune: the vectors best at some point (lowest index on ties), deduplicated
-            scores = B @ new.T
-            winners = np.unique(scores.argmax(axis=1))
-            alphas = np.ascontiguousarray(new[winners])
-            actions = new_act[winners]
-            vals = (B @ alphas.T).max(axis=1)
-            rise = float(np.max(vals - old_val))
-            history.append(float(vals[0]))
-            if self.upper == "sawtooth":
-                vu, c = _upper_backup(B, vu, c, T, Z, r, discount)
-            upper_hist.append(min(upper_hist[-1], float(vu[0])))
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(value=history[-1], n_alpha=len(alphas), n_b=len(B))
-            full = len(B) >= n_beliefs
-            if not full:
-                n_before = len(B)
-                B = self._expand(B, T, Z, rng)
-                if len(B) > n_before:  # new points start at the current upper envelope
-                    fresh = np.minimum(_sawtooth(B[n_before:], B[:n_before], vu, c),
-                                       (B[n_before:] @ Q.T).max(axis=1))
-                    vu = np.concatenate([vu, fresh])
-                if len(B) == n_before:  # nothing new reachable: the set is complete
-                    self.n_beliefs_reached_ = len(B)
-                    full = True
-            gap_ok = target_gap is None or upper_hist[-1] - float(vals[0]) <= target_gap
-            if full and rise <= tol and residual <= tol and it >= min_sweeps and gap_ok:
-                converged = True
-                break
+        run = Interruptible("PBVI")
+        run.checkpoint(alphas=alphas, actions=actions, B=B, vu=vu, c=c, n_hist=len(history),
+                       n_upper=len(upper_hist), it=0, full=full)
+        with run:
+            for it in range(1, max_iter + 1):
+                run.checkpoint(alphas=alphas, actions=actions, B=B, vu=vu, c=c, n_hist=len(history),
+                               n_upper=len(upper_hist), it=it - 1, full=full)
+                new, new_act, new_val = backup(B, alphas)
+                old_scores = B @ alphas.T
+                old_best = old_scores.argmax(axis=1)
+                old_val = old_scores[np.arange(len(B)), old_best]
+                residual = float(np.max(np.abs(new_val - old_val)))  # Bellman residual on the belief set
+                keep = new_val < old_val  # Perseus safeguard: never lower a point's value
+                new[keep] = alphas[old_best[keep]]
+                new_act[keep] = actions[old_best[keep]]
+                # prune: the vectors best at some point (lowest index on ties), deduplicated
+                scores = B @ new.T
+                winners = np.unique(scores.argmax(axis=1))
+                alphas = np.ascontiguousarray(new[winners])
+                actions = new_act[winners]
+                vals = (B @ alphas.T).max(axis=1)
+                rise = float(np.max(vals - old_val))
+                history.append(float(vals[0]))
+                if self.upper == "sawtooth":
+                    vu, c = _upper_backup(B, vu, c, T, Z, r, discount)
+                upper_hist.append(min(upper_hist[-1], float(vu[0])))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(value=history[-1], n_alpha=len(alphas), n_b=len(B))
+                full = len(B) >= n_beliefs
+                if not full:
+                    n_before = len(B)
+                    B = self._expand(B, T, Z, rng)
+                    if len(B) > n_before:  # new points start at the current upper envelope
+                        fresh = np.minimum(_sawtooth(B[n_before:], B[:n_before], vu, c),
+                                           (B[n_before:] @ Q.T).max(axis=1))
+                        vu = np.concatenate([vu, fresh])
+                    if len(B) == n_before:  # nothing new reachable: the set is complete
+                        self.n_beliefs_reached_ = len(B)
+                        full = True
+                gap_ok = target_gap is None or upper_hist[-1] - float(vals[0]) <= target_gap
+                if full and rise <= tol and residual <= tol and it >= min_sweeps and gap_ok:
+                    converged = True
+                    break
+        if run.interrupted:  # back to the top of the interrupted sweep: a whole, consistent state
+            st = run.state
+            alphas, actions, B, vu, c, it, full = (st["alphas"], st["actions"], st["B"], st["vu"], st["c"],
+                                                   st["it"], st["full"])
+            del history[st["n_hist"]:], upper_hist[st["n_upper"]:]
+            converged = False
         if bar is not None:
             bar.close()
-        if not converged and max_iter > 0:
+        run.finish(self, f"after {it} sweeps")
+        if not converged and max_iter > 0 and not run.interrupted:
             gap = upper_hist[-1] - history[-1]
             if not full:
                 knob = (f"the belief set did not fill ({len(B)} of n_beliefs={n_beliefs} points) within "
