@@ -2,6 +2,9 @@
 of its last complete iteration, ``interrupted_ = True`` and an ``InterruptedFitWarning``; a second
 interrupt (during the finishing code) aborts."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -52,7 +55,8 @@ def test_pbvi_interrupted_in_sweep_k_equals_a_fit_of_k_minus_1_sweeps(monkeypatc
     model = tiger()
     kw = dict(n_beliefs=30, random_state=0, tol=0.0)
     ref = PBVI(max_iter=at - 1, **kw)
-    with pytest.warns(Warning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short fit does not converge
         ref.fit(model)
     bomb = _Bomb(PBVI._expand, at)
     monkeypatch.setattr(PBVI, "_expand", lambda self, *a: bomb(self, *a))
@@ -68,3 +72,48 @@ def test_pbvi_interrupted_in_sweep_k_equals_a_fit_of_k_minus_1_sweeps(monkeypatc
 def test_uninterrupted_fit_says_so():
     est = PBVI(n_beliefs=20, max_iter=400, random_state=0).fit(tiger())
     assert est.interrupted_ is False
+
+
+def test_vogcam_interrupted_in_sweep_k_keeps_the_state_after_sweep_k_minus_1(monkeypatch):
+    from algos.point_process import VoGCAM
+
+    from algos.point_process import simulate_lgcp
+
+    X = simulate_lgcp((0, 1, 0, 1), math.log(200) - 0.5, 1.0, 0.1, grid=64, random_state=0).points
+    kw = dict(window=(0, 1, 0, 1), n_dummy=121, max_iter=25, tol=1e-9, hyperparameters="elbo")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = VoGCAM(**kw).fit(X)
+    assert ref.n_iter_ >= 4
+    at = 4  # the 4th sweep's variance block raises: sweeps 1-3 are complete
+    bomb = _Bomb(VoGCAM._sigma_block, at)
+    monkeypatch.setattr(VoGCAM, "_sigma_block", lambda self, *a, **k: bomb(self, *a, **k))
+    est = VoGCAM(**kw)
+    with pytest.warns(InterruptedFitWarning, match="VoGCAM was interrupted after 3 sweeps"):
+        est.fit(X)
+    assert est.interrupted_ and not est.converged_ and est.n_iter_ == 3
+    # the state of the uninterrupted fit after its third sweep
+    np.testing.assert_array_equal(est.elbo_history_, ref.elbo_history_[:4])
+    assert est.elbo_ == ref.elbo_history_[3]
+    assert np.all(np.diff(est.elbo_blocks_) >= -1e-9 * abs(est.elbo_))
+    assert np.all(np.isfinite(est.predict_log_intensity(X[:5])))
+    assert ref.interrupted_ is False
+
+
+def test_cli_writes_the_interrupted_solver_policy_and_exits_130(monkeypatch, tmp_path, capsys):
+    import json
+
+    from algos.cli import main
+    from algos.pomdp import read_policy
+
+    bomb = _Bomb(PBVI._expand, 3)
+    monkeypatch.setattr(PBVI, "_expand", lambda self, *a: bomb(self, *a))
+    pol = tmp_path / "t.policy"
+    code = main(["pomdp", "solve", "tiger", "--memory", "2", "--baseline", "", "--solver", "pbvi",
+                 "--pbvi-beliefs", "30", "--policy-out", str(pol), "--json"])
+    captured = capsys.readouterr()
+    assert code == 130 and "interrupted" in captured.err
+    out = json.loads(captured.out)
+    assert out["interrupted"] is True
+    # the written policy is the interrupted fit's: its value at b0 is the reported lower bound
+    assert read_policy(pol, tiger()).value(tiger().b0) == pytest.approx(out["solver"]["lower"], abs=1e-12)

@@ -48,6 +48,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
+from .._anytime import Interruptible
 from .._validation import (
     check_array,
     check_option,
@@ -305,6 +306,9 @@ class VoGCAM(BaseEstimator):
         ELBO after every block update.
     n_iter_ : int
     converged_ : bool
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C) stopped the sweeps: the fit then keeps the state at the start
+        of the interrupted sweep (no final pass) and an ``InterruptedFitWarning`` says so.
     min_contrast_ : MinContrastFit or None
         The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
     laplace_log_evidence_ : float or None
@@ -962,94 +966,108 @@ class VoGCAM(BaseEstimator):
         moving = True  # the hyperparameters still move by more than THETA_MOVING_TOL (log scale) per sweep
         ctl = {}
         collapse_tried = np.inf  # the variance at the last rejected boundary trial
-        for it in range(1, int(self.max_iter) + 1):
-            fp = few if (rel > FULL_FIXED_POINT_RTOL or (hyper and moving)) else None
-            # Brent's tolerance: coarse while the ELBO still moves, fine once it is flat (a coarse range
-            # step jitters by its tolerance, which alone would keep the hyperparameters "moving"); the
-            # first bracket a few times the last change of log phi
-            ctl["xatol"] = PHI_XATOL if (fp is None or rel < FULL_FIXED_POINT_RTOL) else PHI_XATOL_MOVING
-            ctl["half"] = (float(np.clip(4.0 * abs(theta_hist[-1][1] - theta_hist[-2][1]), PHI_BRACKET_MIN, PHI_BRACKET))
-                           if len(theta_hist) >= 2 else PHI_BRACKET)
-            m, st8, prior, beta, sigma2, phi = sweep(m, st8, prior, beta, sigma2, phi, fp, blocks.append)
-            new = blocks[-1]
-            theta_hist.append(np.log([sigma2, phi]))
-            if len(theta_hist) >= 2:
-                moving = bool(np.max(np.abs(theta_hist[-1] - theta_hist[-2])) > THETA_MOVING_TOL)
-            # Aitken-type extrapolation of (log sigma^2, log phi) every third sweep while they move (the
-            # coordinate ascent on the hyperparameters converges linearly, with ratios near 0.9 on large
-            # patterns): tried on a copy and kept only if the ELBO after an inner (m, S) update is higher
-            # [project addition]
-            if (hyper and len(theta_hist) >= 3 and it % AITKEN_EVERY == 0
-                    and (moving or rel > FULL_FIXED_POINT_RTOL)):
-                d1 = theta_hist[-1] - theta_hist[-2]
-                d0 = theta_hist[-2] - theta_hist[-3]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    ratio = np.where(np.abs(d0) > 0, d1 / d0, 0.0)
-                ratio = np.clip(ratio, 0.0, 0.95)
-                jump = d1 * ratio / (1.0 - ratio)
-                if np.any(np.abs(jump) > 1e-6):
-                    jump = np.clip(jump, -1.0, 1.0)
-                    ls2, lphi = theta_hist[-1] + jump
-                    s2j = max(float(np.exp(ls2)), VARIANCE_FLOOR) if "variance" in opt else sigma2
-                    phj = float(np.clip(np.exp(lphi), *self._phi_bounds)) if "length_scale" in opt else phi
-                    trial = []
-                    pj = self._prior(s2j, phj)
-                    mj = self._m_block(m, st8, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
-                    sj, _ = self._s_block(mj, st8, pj, beta, max_steps=few)
+        run = Interruptible("VoGCAM")
+        run.checkpoint(m=m, st8=st8, prior=prior, beta=beta, sigma2=sigma2, phi=phi, elbo=elbo, rel=rel,
+                       n_hist=len(hist), n_blocks=len(blocks), n_theta=len(theta_hist), it=it)
+        with run:
+            for it in range(1, int(self.max_iter) + 1):
+                run.checkpoint(m=m, st8=st8, prior=prior, beta=beta, sigma2=sigma2, phi=phi, elbo=elbo,
+                               rel=rel, n_hist=len(hist), n_blocks=len(blocks), n_theta=len(theta_hist), it=it - 1)
+                fp = few if (rel > FULL_FIXED_POINT_RTOL or (hyper and moving)) else None
+                # Brent's tolerance: coarse while the ELBO still moves, fine once it is flat (a coarse range
+                # step jitters by its tolerance, which alone would keep the hyperparameters "moving"); the
+                # first bracket a few times the last change of log phi
+                ctl["xatol"] = PHI_XATOL if (fp is None or rel < FULL_FIXED_POINT_RTOL) else PHI_XATOL_MOVING
+                ctl["half"] = (float(np.clip(4.0 * abs(theta_hist[-1][1] - theta_hist[-2][1]), PHI_BRACKET_MIN, PHI_BRACKET))
+                               if len(theta_hist) >= 2 else PHI_BRACKET)
+                m, st8, prior, beta, sigma2, phi = sweep(m, st8, prior, beta, sigma2, phi, fp, blocks.append)
+                new = blocks[-1]
+                theta_hist.append(np.log([sigma2, phi]))
+                if len(theta_hist) >= 2:
+                    moving = bool(np.max(np.abs(theta_hist[-1] - theta_hist[-2])) > THETA_MOVING_TOL)
+                # Aitken-type extrapolation of (log sigma^2, log phi) every third sweep while they move (the
+                # coordinate ascent on the hyperparameters converges linearly, with ratios near 0.9 on large
+                # patterns): tried on a copy and kept only if the ELBO after an inner (m, S) update is higher
+                # [project addition]
+                if (hyper and len(theta_hist) >= 3 and it % AITKEN_EVERY == 0
+                        and (moving or rel > FULL_FIXED_POINT_RTOL)):
+                    d1 = theta_hist[-1] - theta_hist[-2]
+                    d0 = theta_hist[-2] - theta_hist[-3]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        ratio = np.where(np.abs(d0) > 0, d1 / d0, 0.0)
+                    ratio = np.clip(ratio, 0.0, 0.95)
+                    jump = d1 * ratio / (1.0 - ratio)
+                    if np.any(np.abs(jump) > 1e-6):
+                        jump = np.clip(jump, -1.0, 1.0)
+                        ls2, lphi = theta_hist[-1] + jump
+                        s2j = max(float(np.exp(ls2)), VARIANCE_FLOOR) if "variance" in opt else sigma2
+                        phj = float(np.clip(np.exp(lphi), *self._phi_bounds)) if "length_scale" in opt else phi
+                        trial = []
+                        pj = self._prior(s2j, phj)
+                        mj = self._m_block(m, st8, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
+                        sj, _ = self._s_block(mj, st8, pj, beta, max_steps=few)
+                        ej = self._elbo(mj, sj, pj, beta)
+                        if ej > new:
+                            m, st8, prior, sigma2, phi = mj, sj, pj, s2j, phj
+                            blocks.append(ej)
+                            new = ej
+                            theta_hist.append(np.log([sigma2, phi]))
+                # a collapsing variance (log sigma^2 falling two sweeps in a row below VARIANCE_COLLAPSE_TRY) is
+                # tried at the boundary: the state scaled non-centred to sigma^2 = VARIANCE_FLOOR, then an inner
+                # (m, S) update; kept only if the ELBO is higher (else retried once the variance has halved)
+                # [project addition]
+                if ("variance" in opt and len(theta_hist) >= 3 and VARIANCE_FLOOR < sigma2 < VARIANCE_COLLAPSE_TRY
+                        and sigma2 < 0.5 * collapse_tried
+                        and theta_hist[-1][0] < theta_hist[-2][0] < theta_hist[-3][0]):
+                    c = math.sqrt(VARIANCE_FLOOR / sigma2)
+                    mc, sc = self._scaled_state(m, st8, beta, c)
+                    pj = self._prior(VARIANCE_FLOOR, phi)
+                    mj = self._m_block(mc, sc, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
+                    sj, _ = self._s_block(mj, sc, pj, beta, max_steps=few)
                     ej = self._elbo(mj, sj, pj, beta)
                     if ej > new:
-                        m, st8, prior, sigma2, phi = mj, sj, pj, s2j, phj
+                        m, st8, prior, sigma2 = mj, sj, pj, VARIANCE_FLOOR
                         blocks.append(ej)
                         new = ej
                         theta_hist.append(np.log([sigma2, phi]))
-            # a collapsing variance (log sigma^2 falling two sweeps in a row below VARIANCE_COLLAPSE_TRY) is
-            # tried at the boundary: the state scaled non-centred to sigma^2 = VARIANCE_FLOOR, then an inner
-            # (m, S) update; kept only if the ELBO is higher (else retried once the variance has halved)
-            # [project addition]
-            if ("variance" in opt and len(theta_hist) >= 3 and VARIANCE_FLOOR < sigma2 < VARIANCE_COLLAPSE_TRY
-                    and sigma2 < 0.5 * collapse_tried
-                    and theta_hist[-1][0] < theta_hist[-2][0] < theta_hist[-3][0]):
-                c = math.sqrt(VARIANCE_FLOOR / sigma2)
-                mc, sc = self._scaled_state(m, st8, beta, c)
-                pj = self._prior(VARIANCE_FLOOR, phi)
-                mj = self._m_block(mc, sc, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
-                sj, _ = self._s_block(mj, sc, pj, beta, max_steps=few)
-                ej = self._elbo(mj, sj, pj, beta)
-                if ej > new:
-                    m, st8, prior, sigma2 = mj, sj, pj, VARIANCE_FLOOR
-                    blocks.append(ej)
-                    new = ej
-                    theta_hist.append(np.log([sigma2, phi]))
-                else:
-                    collapse_tried = sigma2
-            hist.append(new)
-            rel_prev, rel = rel, abs(new - elbo) / (1.0 + abs(new))
-            if self.verbose:
-                print(f"[VoGCAM] sweep {it}: ELBO {new:.10g}, sigma2 {sigma2:.6g}, phi {phi * self.scale_:.6g}, "
-                      f"relative change {rel:.2g}, hyperparameters moving: {moving}")
-            # converged: the ELBO is flat to tol, after a sweep whose S fixed point ran to full tolerance or
-            # for two sweeps in a row (the hyperparameters may still creep along a flat ridge; the final
-            # pass below brings (m, S, beta) to full tolerance either way)
-            if rel < self.tol and it > 1 and (fp is None or rel_prev < self.tol):
+                    else:
+                        collapse_tried = sigma2
+                hist.append(new)
+                rel_prev, rel = rel, abs(new - elbo) / (1.0 + abs(new))
+                if self.verbose:
+                    print(f"[VoGCAM] sweep {it}: ELBO {new:.10g}, sigma2 {sigma2:.6g}, phi {phi * self.scale_:.6g}, "
+                          f"relative change {rel:.2g}, hyperparameters moving: {moving}")
+                # converged: the ELBO is flat to tol, after a sweep whose S fixed point ran to full tolerance or
+                # for two sweeps in a row (the hyperparameters may still creep along a flat ridge; the final
+                # pass below brings (m, S, beta) to full tolerance either way)
+                if rel < self.tol and it > 1 and (fp is None or rel_prev < self.tol):
+                    elbo = new
+                    converged = True
+                    break
                 elbo = new
-                converged = True
-                break
-            elbo = new
+        if run.interrupted:  # back to the start of the interrupted sweep (a whole state)
+            st = run.state
+            m, st8, prior, beta, sigma2, phi, elbo, it = (st["m"], st["st8"], st["prior"], st["beta"],
+                                                          st["sigma2"], st["phi"], st["elbo"], st["it"])
+            del hist[st["n_hist"]:], blocks[st["n_blocks"]:], theta_hist[st["n_theta"]:]
+            converged = False
         # final pass at the last hyperparameters: m, S (to full tolerance) and beta, so the returned state
         # is stationary in (m, S, beta) (e.g. the expected count equals n) -- each block raises the ELBO
-        m = self._m_block(m, st8, prior, beta, None)
-        blocks.append(self._elbo(m, st8, prior, beta))
-        st8, _ = self._s_block(m, st8, prior, beta)
-        blocks.append(self._elbo(m, st8, prior, beta))
-        if "mean" in opt:
-            beta = self._beta_block(m, prior)
-            blocks.append(self._elbo(m, st8, prior, beta))
+        # (skipped after an interrupt: the fit keeps the state of its last complete sweep)
+        if not run.interrupted:
             m = self._m_block(m, st8, prior, beta, None)
             blocks.append(self._elbo(m, st8, prior, beta))
-            m, beta = self._shift_block(m, st8, beta)
+            st8, _ = self._s_block(m, st8, prior, beta)
             blocks.append(self._elbo(m, st8, prior, beta))
-        elbo = blocks[-1]
-        hist.append(elbo)
+            if "mean" in opt:
+                beta = self._beta_block(m, prior)
+                blocks.append(self._elbo(m, st8, prior, beta))
+                m = self._m_block(m, st8, prior, beta, None)
+                blocks.append(self._elbo(m, st8, prior, beta))
+                m, beta = self._shift_block(m, st8, beta)
+                blocks.append(self._elbo(m, st8, prior, beta))
+            elbo = blocks[-1]
+            hist.append(elbo)
         self._m, self._state, self._prior_fac, self._beta = m, st8, prior, beta
         self._sigma2, self._phi = sigma2, phi
         c = self.scale_
@@ -1074,7 +1092,8 @@ class VoGCAM(BaseEstimator):
         self.backend_ = self._backend
         self.grad_norm_ = float(np.max(np.abs(y - w * np.exp(m + 0.5 * st8["s"]) - prior.Q @ (m - Z @ beta))))
         self._tree = cKDTree(self._U)
-        if not converged:
+        run.finish(self, f"after {it} sweeps")
+        if not converged and not run.interrupted:
             warnings.warn(f"VoGCAM did not converge in {self.max_iter} sweeps (last ELBO change "
                           f"{abs(hist[-1] - hist[-2]) if len(hist) > 1 else np.nan:.3g}); increase max_iter.",
                           ConvergenceWarning, stacklevel=3)

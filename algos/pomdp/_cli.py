@@ -210,9 +210,12 @@ def _solve(model, args):
                 from ._policy_io import write_policy_graph
 
                 write_policy_graph(args.graph_out, est, pomdp=model)
+        row["_est"] = est
         rows.append(row)
     blind = float(blind_policy_values(model).best_value)
+    fitted = [pbvi] + [r.pop("_est") for r in rows]
     return {
+        "interrupted": any(bool(getattr(e, "interrupted_", False)) for e in fitted),
         "model": args.model,
         "memory": args.memory,
         "solver": {"name": args.solver, "lower": float(pbvi.value_), "upper": float(pbvi.upper_bound_),
@@ -279,7 +282,7 @@ def run(args):
         return 2
     if args.json:
         print(json.dumps(out, indent=2))
-        return 0
+        return _exit_code(out)
     pb = out["solver"]
     print(f"{args.model}: K = {args.memory}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
           f"{pb['upper']:.4f}] (gap {pb['upper'] - pb['lower']:.3g}; {pb['n_alpha']} alpha vectors, "
@@ -309,4 +312,13 @@ def run(args):
         print(f"alpha vectors written to {args.policy_out}")
     if args.graph_out:
         print(f"controller graph written to {args.graph_out}")
+    return _exit_code(out)
+
+
+def _exit_code(out):
+    """130 (as for SIGINT) when an interrupt stopped a fit early: what it had was written first."""
+    if out.get("interrupted"):
+        print("algos pomdp: interrupted: the results and files above are those fitted before the interrupt",
+              file=sys.stderr)
+        return 130
     return 0
