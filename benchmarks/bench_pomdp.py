@@ -52,7 +52,16 @@ d  **Against SARSOP**. ``PointBasedSolver`` (HSVI2 search) and SARSOP's ``pomdps
    V^F(b0) / L(b0) on the first run's vectors (larger K skipped once a fit took longer than ``--recap-cap``).
    Each cell is the median of ``--repeat`` runs (default 3, ``--quick`` 1; each run is up to a minute per
    solver, ours and SARSOP alternating): per-checkpoint medians of L and U, median times; numba kernels are
-   compiled before timing.
+   compiled before timing. **Large models** (after the small ones; ``--large-only`` runs just these):
+   RockSample(7, 8) and Tag from ``<data>/pomdp/pomdpx/{RockSample_7_8,TagAvoid}.pomdpx``, solved by
+   SARSOP (``pomdpsol --timeout T file.pomdpx``) and by ``PointBasedSolver(time_limit=T, clock="cpu")`` on
+   ``read_pomdpx(file)`` (and, up to 60 s, on the built-in ``rock_sample(7, 8)``, unless
+   ``--no-large-builtin``; ``--large-models`` picks rocksample and/or tag), at the
+   CPU budgets ``--large-budgets`` (default 10, 60, 300): L and U at b0, CPU seconds used, start-up and load
+   time, and the peak RSS of each run (every run in a fresh child process, measured by ``os.wait4``);
+   ``--large-repeat`` runs (default 3, medians) at budgets <= 10 s, one above. A second table gives L(b0)
+   at CPU checkpoints 2, 5, 10, 30, 60, 120, 300 s of the longest run. Skipped with a printed reason when
+   the POMDPX folder is missing; the SARSOP rows are skipped without ``--sarsop``.
 e  **Certificates against the trivial bound.** On tiger.95, 4x3.95, shuttle.95, cheese.95 and network
    at K = 4 and 8: RECAP's U1/U2/U3 (``bound_``) next to ``(Rmax - Rmin)/(1 - discount)``, flagged
    vacuous at or above it, and the depth-1 converse lower bound, all on one PointBasedSolver run
@@ -72,7 +81,9 @@ Run::
     python benchmarks/bench_pomdp.py --sections a --models shuttle.95,cheese.95 --ks 8,16
     python benchmarks/bench_pomdp.py --sections c --pomdppy-path /tmp/pomdppy   # ~5 min (--quick ~1 min)
     python benchmarks/bench_pomdp.py --sections recap --solver-time 10   # ~15-25 min on one core
-    python benchmarks/bench_pomdp.py --sections d --sarsop /tmp/sarsop/src/pomdpsol   # ~25 min
+    python benchmarks/bench_pomdp.py --sections d --sarsop /tmp/sarsop/src/pomdpsol   # ~25 min (+ large models)
+    python benchmarks/bench_pomdp.py --sections d --large-only --sarsop /tmp/sarsop/src/pomdpsol \
+        --large-budgets 10,60,300                                                      # ~35 min
 
 Benchmarks are not tests: nothing here asserts a value or a time.
 """
@@ -625,6 +636,173 @@ def _median_pair(pairs):
     return float(np.median([p[0] for p in pairs])), float(np.median([p[1] for p in pairs]))
 
 
+#: (d, large models) the POMDPX files (in ``<data>/pomdpx``) and, for RockSample, the built-in twin
+D_LARGE = (("RockSample(7,8)", "RockSample_7_8.pomdpx", (7, 8)), ("Tag", "TagAvoid.pomdpx", None))
+D_LARGE_CHECKPOINTS = (2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+
+#: the child process of one of our large-model runs: load, fit, print one JSON line
+_LARGE_CHILD = r"""
+import json, sys, time, warnings
+kind, arg, budget = sys.argv[1], sys.argv[2], float(sys.argv[3])
+from algos.pomdp import PointBasedSolver, read_pomdpx, rock_sample
+from algos.pomdp._pbs import _warm_kernels
+_warm_kernels()
+c0, w0 = time.process_time(), time.perf_counter()
+model = read_pomdpx(arg) if kind == "pomdpx" else rock_sample(*map(int, arg.split(",")))
+load_cpu, load_wall = time.process_time() - c0, time.perf_counter() - w0
+c1 = time.process_time()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    s = PointBasedSolver(time_limit=budget, clock="cpu").fit(model)
+solve_cpu = time.process_time() - c1
+h = [[float(t), float(lo), float(up)] for t, lo, up in s.history_]
+print("RESULT " + json.dumps(dict(S=int(model.n_states), discount=float(model.discount), L=float(s.lower_bound_),
+      U=float(s.upper_bound_), load_cpu=load_cpu, load_wall=load_wall, solve_cpu=solve_cpu, startup=h[0][0],
+      trials=int(s.n_trials_), history=h)))
+"""
+
+
+def _run_child(cmd, limit, cwd=None, env=None):
+    """Run ``cmd`` to completion; ``(stdout, stderr, CPU s user+sys, peak RSS MiB)`` of that child alone."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, cwd=cwd, env=env)
+        t_end = time.monotonic() + limit
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > t_end:
+                proc.kill()
+                pid, status, ru = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = 0  # reaped here; keep Popen from waiting again
+        fo.seek(0)
+        fe.seek(0)
+        return fo.read(), fe.read(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+
+
+def _large_ours(kind, arg, budget):
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    out, err, cpu, rss = _run_child([sys.executable, "-c", _LARGE_CHILD, kind, arg, str(budget)],
+                                    budget * 4 + 600, env=env)
+    import json
+
+    line = next((ln for ln in out.splitlines() if ln.startswith("RESULT ")), None)
+    if line is None:
+        print(f"(d large) our run failed: {err[-2000:]}", file=sys.stderr)
+        return None
+    res = json.loads(line[7:])
+    res.update(cpu=cpu, rss=rss, hist=np.asarray(res["history"]).reshape(-1, 3))
+    return res
+
+
+def _large_sarsop(exe, path, budget):
+    import re
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err, cpu, rss = _run_child([exe, "--timeout", str(budget), "--output", os.path.join(tmp, "out.policy"),
+                                         str(path)], budget * 4 + 600, cwd=tmp)
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 6:
+            try:
+                rows.append((float(parts[0]), float(parts[3]), float(parts[4])))
+            except ValueError:
+                continue
+    m = re.search(r"loading time\s*:\s*([0-9.]+)", out)
+    if not rows:
+        print(f"(d large) SARSOP produced no progress rows: {out[-1000:]} {err[-1000:]}", file=sys.stderr)
+        return None
+    hist = np.asarray(rows)
+    return dict(L=float(hist[-1, 1]), U=float(hist[-1, 2]), load_cpu=float(m.group(1)) if m else None,
+                load_wall=None, solve_cpu=float(hist[-1, 0]), startup=float(hist[0, 0]), cpu=cpu, rss=rss, hist=hist,
+                S=None, trials=None)
+
+
+def section_d_large(args, quick, exe):
+    """(d) large models: RockSample(7, 8) and Tag from their POMDPX files, at CPU budgets."""
+    root = os.environ.get("ALGOS_SHARED_DATA")
+    root = Path(root) if root else Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    folder = root / "pomdp" / "pomdpx"
+    if not folder.is_dir():
+        print(f"(d large) POMDPX folder not found at {folder} (set ALGOS_SHARED_DATA): large models skipped\n")
+        return
+    try:
+        budgets = [float(b) for b in args.large_budgets.split(",") if b.strip()]
+    except ValueError:
+        raise SystemExit(f"--large-budgets must be comma-separated numbers; got {args.large_budgets!r}") from None
+    if not budgets:
+        return
+    rows, cps = [], []
+    med = lambda xs: None if not xs or any(x is None for x in xs) else float(np.median(xs))
+    f2 = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+    chosen = [m.strip().lower() for m in args.large_models.split(",")] if args.large_models else None
+    for name, fname, builtin in D_LARGE:
+        if chosen is not None and name.split("(")[0].lower() not in chosen:
+            continue
+        path = folder / fname
+        if not path.is_file():
+            print(f"(d large) {path} not found: {name} skipped\n")
+            continue
+        variants = [("ours, POMDPX file", lambda b, p=path: _large_ours("pomdpx", str(p), b))]
+        if builtin is not None and args.large_builtin:
+            variants.append((f"ours, built-in rock_sample{builtin}",
+                             lambda b, nk=builtin: _large_ours("builtin", f"{nk[0]},{nk[1]}", b)))
+        if exe:
+            variants.append(("SARSOP pomdpsol, POMDPX file", lambda b, p=path: _large_sarsop(exe, p, b)))
+        longest = {}
+        for budget in budgets:
+            n_rep = args.large_repeat if budget <= 10 else 1
+            for label, run in variants:
+                if label.startswith("ours, built-in") and budget > 60:
+                    continue  # the built-in twin only up to 60 s (it tracks the file's row)
+                res = [run(budget) for _ in range(n_rep)]
+                res = [r for r in res if r is not None]
+                if not res:
+                    rows.append([name, label, f"{budget:g}", "failed"] + [""] * 8)
+                    continue
+                longest[label] = (budget, res[0])
+                g = lambda k: med([r[k] for r in res])
+                rows.append([name, label, f"{budget:g}", len(res), res[0]["S"] or "-",
+                             f2(g("L"), 3), f2(g("U"), 3), f2(g("solve_cpu"), 1), f2(g("cpu"), 1),
+                             f2(g("startup"), 2), f2(g("load_cpu"), 2), f"{g('rss'):.0f}"])
+                print(f"(d large) {name} {label} {budget:g} s: {rows[-1]}", file=sys.stderr, flush=True)
+        for label, (b_run, r) in longest.items():
+            cp = []
+            for t in D_LARGE_CHECKPOINTS:
+                if t > max(budgets) * 1.01:
+                    continue
+                v = _at(r["hist"], t) if t <= b_run * 1.01 else None
+                cp.append("-" if v is None else f"{v[0]:.3f}")
+            cps.append([name, label, f"{b_run:g}"] + cp)
+    n10 = args.large_repeat
+    print_table(
+        f"(d) large models: PointBasedSolver vs SARSOP at CPU budgets (median of {n10} runs at budgets <= 10 s, "
+        f"one run per cell above)",
+        ["model", "solver", "budget (CPU s)", "runs", "S", "L(b0)", "U(b0)", "solve CPU s", "child CPU s",
+         "start-up s", "load s", "peak RSS MiB"], rows,
+        ["Both tools count CPU time of their own process (PointBasedSolver(clock='cpu'): time.process_time; "
+         "SARSOP --timeout: its CPTimer, times() user + system, its progress table starts after loading). Every run is a fresh child "
+         "process: 'child CPU s' (user + sys) and 'peak RSS' (ru_maxrss) come from os.wait4 on that child "
+         "(ours: interpreter, imports and numba cache load included). 'solve CPU s': ours, the CPU of fit(); "
+         "SARSOP, the time of its last progress row. 'start-up s': ours, the first history_ row (FIB + blind "
+         "bounds); SARSOP, its first progress row (initialisation). 'load s': ours, CPU of read_pomdpx / "
+         "rock_sample; SARSOP, its printed loading time. The discount is the file's for every row (the built-in "
+         "RockSample(7, 8) has the same 0.95; its S omits the terminal state's rock bits)."])
+    heads = ["model", "solver", "longest run (CPU s)"] + [f"L at {t:g} s" for t in D_LARGE_CHECKPOINTS
+                                                  if t <= max(budgets) * 1.01]
+    print_table("(d) large models: lower bound L(b0) at CPU checkpoints of the longest run (one run)", heads, cps,
+                ["Ours: history_ (last row at or before the checkpoint); SARSOP: its progress table likewise."])
+
+
 def section_d(args, quick):
     from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, rock_sample, tiger
 
@@ -640,6 +818,9 @@ def section_d(args, quick):
     if exe and not os.path.isfile(exe):
         print(f"(d) --sarsop {exe!r} is not a file: the SARSOP columns are skipped\n")
         exe = None
+    if args.large_only:
+        section_d_large(args, quick, exe)
+        return
     PointBasedSolver(time_limit=1.0, max_trials=5).fit(tiger())  # compile the kernels before timing
     bound_rows, time_rows, recap_rows = [], [], []
     import tempfile
@@ -727,6 +908,7 @@ def section_d(args, quick):
                  f"larger K skipped once a fit took more than --recap-cap = {args.recap_cap:g} s. 'x': V^F(b0) / "
                  "solver L(b0) (when L > 0); V^F(b0) is the exact (direct-solve) value of the fitted controller."])
     tmpdir.cleanup()
+    section_d_large(args, quick, exe)
 
 
 # ============================================================================ section e
@@ -837,6 +1019,17 @@ def main(argv=None):
     parser.add_argument("--sarsop", default=os.environ.get("ALGOS_SARSOP"),
                         help="(d) path of SARSOP's pomdpsol executable (default $ALGOS_SARSOP); without it the "
                              "SARSOP columns are skipped")
+    parser.add_argument("--large-budgets", default="10,60,300",
+                        help="(d) comma-separated CPU budgets (s) of the large-model runs (RockSample(7,8), Tag; "
+                             "default 10,60,300; empty: skip them)")
+    parser.add_argument("--large-repeat", type=int, default=3,
+                        help="(d) runs per large-model cell at budgets <= 10 s (medians; default 3)")
+    parser.add_argument("--no-large-builtin", dest="large_builtin", action="store_false",
+                        help="(d) skip the built-in rock_sample(7, 8) row of the large-model table")
+    parser.add_argument("--large-models", default=None,
+                        help="(d) comma-separated subset of rocksample,tag for the large-model tables (default both)")
+    parser.add_argument("--large-only", action="store_true",
+                        help="(d) run only the large-model tables (not the small-model rows)")
     parser.add_argument("--solver-time", type=float, default=None, help="(d) time limit per solver run (default 60)")
     parser.add_argument("--recap-ks", default=None,
                         help="(d, recap) RECAP memory budgets (default d: 4,8,16; recap: 4,8,16,32)")

@@ -460,6 +460,34 @@ def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, x, vb):
 
 
 @numba.njit(cache=True)
+def mdp_backup_sparse(Qm, Tptr, Tidx, Tval, r, discount):
+    """MDP (fully observable) backup on the sparse transitions, kept below ``Qm``:
+    ``Q'[a, s] = min(Qm[a, s], r[s, a] + discount * sum_{s'} T[a, s, s'] max_{a'} Qm[a', s'])``;
+    returns ``(Q', max |Q' - Qm|)``."""
+    A, S = Qm.shape
+    V = np.empty(S)
+    for s in range(S):
+        best = Qm[0, s]
+        for b in range(1, A):
+            if Qm[b, s] > best:
+                best = Qm[b, s]
+        V[s] = best
+    out = np.empty((A, S))
+    delta = 0.0
+    for a in range(A):
+        for s in range(S):
+            tot = 0.0
+            for k in range(Tptr[a, s], Tptr[a, s + 1]):
+                tot += Tval[k] * V[Tidx[k]]
+            v = min(r[s, a] + discount * tot, Qm[a, s])
+            d = Qm[a, s] - v
+            if d > delta:
+                delta = d
+            out[a, s] = v
+    return out, delta
+
+
+@numba.njit(cache=True)
 def fib_backup_sparse(Qm, Tptr, Tidx, Tval, Z, r, discount):
     """Fast-informed-bound backup (Hauskrecht 2000) on the sparse transitions:
     ``Q'[a, s] = r[s, a] + discount * sum_o max_{a'} sum_{s'} T[a, s, s'] Z[a, s', o] Q[a', s']``."""
