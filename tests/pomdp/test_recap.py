@@ -174,7 +174,7 @@ def test_rank_s_update_matches_direct_solve(case, K):
 def test_screened_polish_keeps_exact_acceptance(monkeypatch):
     """With the large-system path forced on (first-order screen, rank-S gain, product-form
     acceptance, a direct solve of the polished tables), values stay exact and non-decreasing in K."""
-    import algos.pomdp._recap as rc
+    import algos.pomdp._recap_search as rc
 
     monkeypatch.setattr(rc, "_SCREEN_SIZE", 0)
     p = tiger()

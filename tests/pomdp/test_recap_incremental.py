@@ -19,14 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import pomdps
-from algos.pomdp import _recap
+from algos.pomdp import _recap_search
 from algos.pomdp._beliefs import _arrays, _b0, _fsc_system, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._codebook import DISTANCES, build_codebook_fsc, quantize
 from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
 from algos.pomdp._parser import read_pomdp
 from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController, _quantize_decision
+from algos.pomdp._recap import RECAPController
+from algos.pomdp._recap_search import _quantize_decision
 
 DELTA_ATOL = 1e-10
 
@@ -168,7 +169,7 @@ def test_shared_successor_build_is_build_codebook_fsc(case, K):
     S = model.n_states
     alphas = rng.normal(size=(4, S))
     C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
-    tabs = RECAPController()._build_all(model, C, alphas, DISTANCES)
+    tabs = RECAPController()._search(model)._build_all(model, C, alphas, DISTANCES)
     for dist, tab in zip(DISTANCES, tabs):
         ref = build_codebook_fsc(model, C, alphas, distance=dist, action_rule="lookahead")
         for key in ("action", "eta", "eta_full", "P", "Bn"):
@@ -205,8 +206,8 @@ def small_models(shared_data_dir):
 @pytest.mark.parametrize("K", [4, 8])
 def test_fits_identical_to_the_direct_path(small_models, monkeypatch, K):
     fast = [_fit(model, sol, K) for model, sol in small_models]
-    monkeypatch.setattr(_recap, "RowUpdate", _DirectOnly)
-    monkeypatch.setattr(_recap, "_quantize_decision", lambda B, vB, C, alphas: quantize(B, C, "decision", alphas))
+    monkeypatch.setattr(_recap_search, "RowUpdate", _DirectOnly)
+    monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C, alphas: quantize(B, C, "decision", alphas))
     direct = [_fit(model, sol, K) for model, sol in small_models]
     for (model, _), f, d in zip(small_models, fast, direct):
         np.testing.assert_array_equal(f.action_, d.action_)

@@ -3,7 +3,8 @@
 * The sparse matrix of :class:`FSCSystem` is ``I - discount P`` of the dense construction (to
   round-off of the duplicate sums), and its sparse LU gives the dense solve's values and adjoint.
 * ``_unique_rows`` groups exactly the equal rows (``U[inv] == B``, the rows of ``U`` distinct).
-* ``_merge`` returns a controller with one node less whose reported value is its exact value.
+* ``_merge`` returns a controller with one node less whose reported value is its exact value; with
+  every pair a candidate and no polish it is the merge of highest exact value.
 * RockSample(3, 2): the 8-node controller with merging is within 10 % of the solver's lower bound
   (the optimal controller of this model needs 10 nodes, and nested growth alone stays at about
   83 % with 8), its value exact and its history non-decreasing; ``merge`` is validated.
@@ -21,7 +22,8 @@ from algos.pomdp._beliefs import _arrays, _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
 from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController, _unique_rows
+from algos.pomdp._recap import RECAPController
+from algos.pomdp._recap_search import _unique_rows
 
 ATOL = 1e-10
 
@@ -96,12 +98,42 @@ def test_merge_drops_one_node_with_exact_value():
 
     T, Z, _, _ = _arrays(p)
     tab["P"], tab["Bn"], _ = _node_successors(T, Z, est.codebook_)
-    out = est._merge(p, est.codebook_, tab, est.alphas_)
+    out = est._search(p)._merge(p, est.codebook_, tab, est.alphas_)
     assert out is not None
     C, new, v = out
     assert len(C) == len(new["action"]) == est.n_memory_ - 1
     assert new["eta"].max() < len(C) and 0 <= new["m0"] < len(C)
     assert abs(v - evaluate_fsc(p, new["action"], new["eta"], new["m0"])) <= 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(pomdps(max_states=4, max_actions=3, max_observations=3, with_rng=True), st.integers(3, 5))
+def test_merge_keeps_the_pair_of_highest_exact_value(case, K):
+    """Every ordered pair (j merged into i) a candidate, no polish: the merge returned is the one of
+    highest exact value among all of them, recomputed here by a direct solve of each merge."""
+    from algos.pomdp._codebook import _node_successors
+
+    model, rng = case
+    S, A = model.n_states, model.n_actions
+    action, eta, m0 = _random_fsc(model, rng, K)
+    C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
+    T, Z, _, _ = _arrays(model)
+    P, Bn, _ = _node_successors(T, Z, C)
+    tab = dict(action=action, eta=eta, eta_full=np.repeat(eta[:, None, :], A, axis=1), m0=m0, P=P, Bn=Bn)
+    search = RECAPController(n_candidates=K * (K - 1), polish=False)._search(model)
+    _, new, v = search._merge(model, C, tab, None)
+    values = []
+    for j in range(K):
+        for i in range(K):
+            if i != j:
+                keep = np.flatnonzero(np.arange(K) != j)
+                remap = np.empty(K, dtype=np.int64)
+                remap[keep] = np.arange(K - 1)
+                remap[j] = remap[i]
+                values.append(evaluate_fsc(model, action[keep], remap[eta[keep]], int(remap[m0])))
+    scale = max(1.0, max(abs(x) for x in values))
+    assert abs(v - evaluate_fsc(model, new["action"], new["eta"], new["m0"])) <= 1e-9 * scale
+    assert v >= max(values) - 1e-9 * scale, (v, max(values))
 
 
 @pytest.fixture(scope="module")

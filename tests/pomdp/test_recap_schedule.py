@@ -8,6 +8,8 @@
   tables of the grown codebook lose value, the incremental tables (the current ones plus the new
   node) are what it returns.
 * ``_polish(nodes=...)`` changes only the rows of the nodes it visits, and its value is exact.
+* Each growth step continues from the candidate successor whose grown controller has the highest
+  exact value (one growth path, no refinement or polish in between).
 * Fits under both schedules report exact values with non-decreasing histories; ``schedule`` is
   validated with a message naming it.
 """
@@ -18,27 +20,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import pomdps
+from algos.datasets import load_pomdp
 from algos.pomdp._beliefs import _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
+from algos.pomdp._recap_search import RecapSearch
 
 VALUE_ATOL = 1e-9  # exact solves of systems with at most 30 unknowns: round-off only
 
 
 def test_full_steps_of_each_schedule():
-    est = RECAPController(n_memory=12, schedule="doubling")
+    est = RecapSearch(RECAPController(n_memory=12, schedule="doubling"), None)
     assert [K for K in range(1, 15) if est._full_step(K)] == [1, 2, 4, 8, 12, 13, 14]
-    est = RECAPController(n_memory=12, schedule="every")
+    est = RecapSearch(RECAPController(n_memory=12, schedule="every"), None)
     assert all(est._full_step(K) for K in range(1, 15))
     assert est._local_variants() == ("touched",)
-    assert RECAPController(schedule="doubling")._local_variants() == ("parent", "touched")
+    assert RecapSearch(RECAPController(schedule="doubling"), None)._local_variants() == ("parent", "touched")
 
 
 def _codebook_case(model, rng, K, n_alphas):
     """Random alpha vectors, a K-word codebook starting at b0, its quantiser tables and their value."""
     S = model.n_states
-    est = RECAPController()
+    est = RECAPController()._search(model)
     alphas = rng.normal(size=(n_alphas, S))
     C = np.vstack([_b0(model, None, S), rng.dirichlet(np.ones(S), size=K - 1)])
     tab = est._build(model, C, alphas)
@@ -105,7 +109,7 @@ def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
         est = RECAPController(n_memory=K, random_state=0, merge=False).fit(p, alphas=pb)
         for q in np.linspace(0.05, 0.95, 19):
             b = np.array([q, 1.0 - q])
-            rebuilt = est._build(p, np.vstack([est.codebook_, b[None, :]]), est.alphas_)
+            rebuilt = est._search(p)._build(p, np.vstack([est.codebook_, b[None, :]]), est.alphas_)
             if evaluate_fsc(p, rebuilt["action"], rebuilt["eta"], rebuilt["m0"]) < est.value_ - 1e-6:
                 case = (est, b)  # the quantiser alone would lose value here
                 break
@@ -116,7 +120,7 @@ def test_grow_keeps_the_polished_tables_when_the_rebuild_loses():
     C = est.codebook_
     n = len(C)
     tab = dict(action=est.action_.copy(), eta=est.eta_.copy(), eta_full=est.eta_full_.copy(), m0=est.m0_)
-    C2, new, v = est._grow(p, C, tab, est.value_, (b, (0, 0)), est.alphas_)
+    C2, new, v = est._search(p)._grow(p, C, tab, est.value_, (b, (0, 0)), est.alphas_)
     assert v >= est.value_ - VALUE_ATOL
     np.testing.assert_array_equal(new["action"][:n], est.action_)
     assert np.all(new["eta"][:n] <= n)  # the fitted rows, possibly with an edge into the new node
@@ -150,3 +154,30 @@ def test_fits_under_both_schedules_are_exact_and_monotone(schedule):
 def test_schedule_is_validated():
     with pytest.raises(ValueError, match="schedule"):
         RECAPController(n_memory=2, schedule="sometimes").fit(tiger(), alphas=np.zeros((1, 2)))
+
+
+@pytest.mark.parametrize("name, K", [("4x3.95", 5), ("cheese.95", 6)])
+def test_growth_continues_from_the_candidate_of_highest_value(monkeypatch, name, K):
+    """One growth path (L1 candidates, ``schedule="every"``), nothing between the growth steps: the
+    value a step starts from is the highest exact value among the previous step's candidates."""
+    p = load_pomdp(name)
+    pb = PBVI(n_beliefs=60, random_state=0).fit(p)
+    calls = []
+    grow = RecapSearch._grow
+
+    def spy(self, pomdp, C, tab, value, cand, alphas, **kwargs):
+        out = grow(self, pomdp, C, tab, value, cand, alphas, **kwargs)
+        calls.append((len(C), value, out[2]))
+        return out
+
+    monkeypatch.setattr(RecapSearch, "_grow", spy)
+    RECAPController(n_memory=K, growth_metric="l1", schedule="every", refine=False, polish=False,
+                    restart=False, merge=False, starts=False, n_candidates=3, random_state=0).fit(p, alphas=pb)
+    sizes = sorted({n for n, _, _ in calls})
+    spread = 0.0
+    for n in sizes[:-1]:
+        outs = [v for m, _, v in calls if m == n]
+        (start,) = {v for m, v, _ in calls if m == n + 1}
+        assert start == max(outs), (n, outs, start)
+        spread = max(spread, max(outs) - min(outs))
+    assert spread > 1e-6  # some step had candidates of different value (the check is not vacuous)

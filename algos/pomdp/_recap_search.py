@@ -1,0 +1,778 @@
+r"""The search of :class:`RECAPController` (:mod:`._recap`): growth, refinement, polish, merge,
+restart candidates, the policy-graph and codebook starts and the selection among them by exact value.
+
+Everything here is a function of the model's :class:`FSCSystem` (``ev``), the solver's alpha vectors
+and the estimator's parameters; :class:`RecapSearch` holds those, the caches of one fit (the node
+successors of codewords, the node values of the last polished tables, the policy graph and its
+compressions) and the time budget. The estimator (:mod:`._recap`) checks the parameters, runs the
+growth paths and the starts through it and sets the fitted attributes. The algorithm is described in
+the docstring of :mod:`._recap`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ._codebook import (
+    DISTANCES,
+    _argmax_ties,
+    _default_horizon,
+    _nearest_with_l1_ties,
+    _node_successors,
+    _v_gamma,
+    build_codebook_fsc,
+    quantize,
+    simulate_beliefs,
+)
+from ._fsc_eval import SPARSE_FROM, RowUpdate
+from ._recap_starts import merge_gains
+from .._validation import spawn_generators
+
+_ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float round-off of the solve
+_SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
+_SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
+
+def _tie(value):
+    return _ACCEPT_RTOL * max(1.0, abs(value))
+
+
+def _weighted_kmeans(X, w, k, rng, n_iter=50):
+    """Weighted k-means (Euclidean; k-means++ seeding, Lloyd steps until the assignment repeats)."""
+    n = len(X)
+    p = w / w.sum()
+    centers = [X[rng.choice(n, p=p)]]
+    d2 = ((X - centers[0]) ** 2).sum(axis=1)
+    for _ in range(1, k):
+        q = w * d2
+        if q.sum() <= 0:
+            break
+        centers.append(X[rng.choice(n, p=q / q.sum())])
+        d2 = np.minimum(d2, ((X - centers[-1]) ** 2).sum(axis=1))
+    C = np.array(centers)
+    assign = None
+    for _ in range(n_iter):
+        D = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+        new = D.argmin(axis=1)
+        if assign is not None and np.array_equal(new, assign):
+            break
+        assign = new
+        for j in range(len(C)):
+            cell = assign == j
+            if cell.any():
+                C[j] = (w[cell, None] * X[cell]).sum(axis=0) / w[cell].sum()
+    return C
+
+
+def _unique_rows(B):
+    """``(U, inv)`` with ``U[inv] == B`` and the rows of ``U`` distinct, by a hash of the rows' bytes
+    (integer arithmetic, so equal rows hash alike) sorted once; a hash collision falls back to
+    :func:`numpy.unique`. The order of ``U`` is that of the hashes (callers use the grouping only)."""
+    B = np.ascontiguousarray(B, dtype=float)
+    n, S = B.shape
+    if n == 0:
+        return B.copy(), np.zeros(0, dtype=np.int64)
+    mult = (np.arange(1, S + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = (B.view(np.uint64) * mult[None, :]).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    first = np.concatenate([[True], hs[1:] != hs[:-1]])
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(first) - 1
+    U = B[order[first]]
+    if not np.array_equal(U[inv], B):
+        U, inv = np.unique(B, axis=0, return_inverse=True)
+        inv = inv.ravel()
+    return U, inv
+
+
+def _quantize_decision(B, vB, C, alphas):
+    """``quantize(B, C, "decision", alphas)`` with ``vB = V_Gamma(B)`` given (identical result): the
+    decision distortion ``d_V(b, c_k) = V_Gamma(b) - alpha_{c_k} . b`` (clipped at 0), nearest
+    codeword with the relative tie tolerance of :func:`quantize` and its L1 tie-break."""
+    alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]  # (K, S), lowest index on ties
+    return _nearest_with_l1_ties(np.maximum(vB[:, None] - B @ alpha_c.T, 0.0), B, C)
+
+
+def _table_key(tab):
+    """Hashable identity of an FSC's tables (action, eta, m0)."""
+    action, eta = np.asarray(tab["action"], dtype=np.int64), np.asarray(tab["eta"], dtype=np.int64)
+    return action.tobytes(), eta.shape, eta.tobytes(), int(tab["m0"])
+
+
+def _growth_rank(grown):
+    """Order of ``_grow`` results: the value, then (for an unreachable new node, whose value is the
+    current one) the best value its tables reached."""
+    return grown[2], grown[1].get("near", np.inf)
+
+
+def _occupancy(P, action, eta, m0, discount):
+    """Discounted node occupancy ``nu`` of the FSC run on the codeword beliefs from ``m0``."""
+    K = len(action)
+    Pa = P[np.arange(K), action]  # (K, O)
+    M = np.zeros((K, K))
+    for o in range(Pa.shape[1]):
+        np.add.at(M, (np.arange(K), eta[:, o]), Pa[:, o])
+    e = np.zeros(K)
+    e[m0] = 1.0
+    return np.linalg.solve(np.eye(K) - discount * M.T, e)
+
+
+class RecapSearch:
+    """The search state of one RECAP fit on one model.
+
+    Parameters
+    ----------
+    est : RECAPController
+        The estimator whose parameters (``n_memory``, ``action_rule``, ``tol``, ``n_candidates``,
+        ``growth_metric``, ``polish``, ``merge``, ``schedule``, ``n_traj``, ``n_restarts``) the
+        search uses.
+    ev : FSCSystem
+        The model's system (blocks ``T[a] * Z[a, :, o]``, reward, discount, ``b0``).
+    expired : callable or None, default=None
+        Returns whether the time budget ran out (checked between steps); never when None.
+    graph_cache : tuple or None, default=None
+        The policy graph and its compressions of an earlier search on the same model and vectors
+        (see ``_select_start``); updated in place of the attribute ``graph_cache``.
+    """
+
+    _PARAMS = ("n_memory", "action_rule", "tol", "n_candidates", "growth_metric", "polish", "merge",
+               "schedule", "n_traj", "n_restarts")
+
+    def __init__(self, est, ev, expired=None, graph_cache=None):
+        for name in self._PARAMS:
+            setattr(self, name, getattr(est, name))
+        self._distance = est._distance  # the quantiser of ``_build``
+        self.ev = ev
+        self._expired = expired if expired is not None else (lambda: False)
+        self.graph_cache = graph_cache
+        self._succ_cache = self._values_cache = None
+
+    def _system(self, pomdp):
+        """The model's :class:`FSCSystem` (``pomdp`` is the model the search was made for)."""
+        return self.ev
+
+    def _build(self, pomdp, C, alphas):
+        return self._build_all(pomdp, C, alphas, (self._distance,))[0]
+
+    def _successors(self, ev, C, alphas):
+        """``(P, Bn, zero, V_Gamma(Bn))`` of the codebook's node successors, each codeword's rows
+        cached by its bytes (the successors of a codeword do not depend on the rest of the
+        codebook: growth adds one row, refinement moves a few). The rows not cached are computed
+        together, as :func:`_node_successors` and :func:`_v_gamma` on them would."""
+        cache = getattr(self, "_succ_cache", None)
+        if cache is None or cache[0] is not alphas or cache[1] is not ev:
+            cache = self._succ_cache = (alphas, ev, {})
+        store = cache[2]
+        keys = [row.tobytes() for row in C]
+        if len(store) + len(keys) > _SUCC_CACHE:
+            store.clear()
+        miss, seen = [], set()
+        for i, key in enumerate(keys):
+            if key not in store and key not in seen:
+                seen.add(key)
+                miss.append(i)
+        if miss:
+            P, Bn, zero = _node_successors(ev.T, ev.Z, np.ascontiguousarray(C[miss]))
+            v = _v_gamma(alphas, Bn.reshape(-1, Bn.shape[-1])).reshape(P.shape)
+            for j, i in enumerate(miss):
+                store[keys[i]] = (P[j], Bn[j], zero[j], v[j])
+        rows = [store[key] for key in keys]
+        return tuple(np.stack([row[f] for row in rows]) for f in range(4))
+
+    def _build_all(self, pomdp, C, alphas, distances):
+        """``[build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=...) for d in distances]``
+        (the same tables) with the node successors and ``V_Gamma`` of them computed once."""
+        C = np.ascontiguousarray(np.asarray(C, dtype=float))
+        K = C.shape[0]
+        if self.action_rule != "lookahead" or K == 1:
+            return [build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
+                    for d in distances]
+        ev = self._system(pomdp)
+        S = ev.n_states
+        P, Bn, zero, v = self._successors(ev, C, alphas)
+        A, O = P.shape[1], P.shape[2]
+        flat = Bn.reshape(-1, S)
+        v_flat = v.reshape(-1)
+        Q = C @ ev.r + ev.discount * (P * v).sum(axis=2)
+        action = _argmax_ties(Q).astype(np.int64)
+        out = []
+        for d in distances:
+            if d == "decision":
+                q = _quantize_decision(flat, v_flat, C, alphas)
+                m0 = int(_quantize_decision(ev.b0[None, :], _v_gamma(alphas, ev.b0[None, :]), C, alphas)[0])
+            else:
+                q = quantize(flat, C, d)
+                m0 = int(quantize(ev.b0[None, :], C, d)[0])
+            eta_full = np.where(zero, np.arange(K)[:, None, None], q.reshape(K, A, O)).astype(np.int64)
+            out.append(dict(action=action.copy(), eta=eta_full[np.arange(K), action], eta_full=eta_full,
+                            m0=m0, P=P, Bn=Bn))
+        return out
+
+    def _node_values(self, pomdp, action, eta, m0):
+        """Node values ``W`` and the adjoint occupancy ``y`` of the FSC (both (K, S)); those of the
+        last polished tables are kept from the polish's final solve."""
+        cached = getattr(self, "_values_cache", None)
+        if cached is not None and cached[0] == _table_key(dict(action=action, eta=eta, m0=m0)):
+            return cached[1], cached[2]
+        W, y, _ = self._system(pomdp).values_and_adjoint(action, eta, int(m0))
+        return W, y
+
+    def _distortion(self, pomdp, C, alphas, action=None):
+        """:func:`decision_distortion` of the codebook's node successors (all actions, flattened
+        (K*A*O, K); or those of ``action`` (K,), (K*O, K)) with ``V_Gamma`` of them from the cache."""
+        C = np.ascontiguousarray(np.asarray(C, dtype=float))
+        ev = self._system(pomdp)
+        _, Bn, _, v = self._successors(ev, C, alphas)
+        if action is not None:
+            rows = np.arange(len(C))
+            Bn, v = Bn[rows, action], v[rows, action]
+        S = C.shape[1]
+        alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]
+        return np.maximum(v.reshape(-1)[:, None] - Bn.reshape(-1, S) @ alpha_c.T, 0.0)
+
+    def _evaluate(self, pomdp, tab):
+        """Exact value of the tables: the same dense solve as :func:`evaluate_fsc` (identical
+        numbers) without re-validating the model on every call, the system assembled from the
+        cached blocks; from ``K * S >= SPARSE_FROM`` a sparse LU (SuperLU) solve of the same system."""
+        ev = self._system(pomdp)
+        action = np.asarray(tab["action"], dtype=np.int64)
+        eta = np.asarray(tab["eta"], dtype=np.int64)
+        K, S = len(action), ev.n_states
+        if K * S >= SPARSE_FROM:
+            return ev.value(action, eta, tab["m0"])
+        discount = ev.discount
+        R, P = ev.transition(action, eta)
+        W = scipy.linalg.solve(np.eye(K * S) - discount * P, R).reshape(K, S)
+        return float(ev.b0 @ W[int(tab["m0"])])
+
+    def _candidates(self, pomdp, C, tab, alphas, discount, with_l1=True):
+        """Successors of the nodes under their actions, scored (pomdp reconstruction notes §1.4 step 3)."""
+        K = len(C)
+        P, Bn, action = tab["P"], tab["Bn"], tab["action"]
+        nu = _occupancy(P, action, tab["eta"], tab["m0"], discount)
+        Pa = P[np.arange(K), action]           # (K, O)
+        Ba = Bn[np.arange(K), action]          # (K, O, S)
+        S = C.shape[1]
+        flat = Ba.reshape(-1, S)
+        nu = np.maximum(nu, 0.0) / max(nu.sum(), 1e-300) + 1e-3  # unreachable nodes keep a small weight
+        w = (nu[:, None] * Pa).reshape(-1)
+        l1 = np.abs(flat[:, None, :] - C[None]).sum(axis=2).min(axis=1)
+        live = (Pa.reshape(-1) > 0) & (l1 > self.tol)
+        score_l1 = np.where(live, w * l1, 0.0)
+        def top(score):
+            order = np.argsort(-score, kind="stable")
+            return [int(i) for i in order if score[i] > self.tol][: self.n_candidates]
+
+        picked = top(score_l1)
+        if self.growth_metric == "decision":
+            score = np.where(live, w * self._distortion(pomdp, C, alphas, action).min(axis=1), 0.0)
+            if score.max() > self.tol:
+                lead = top(score)
+                # optionally followed by the L1 leaders (see ``fit``: two growth paths)
+                picked = lead + [i for i in picked if i not in lead] if with_l1 else lead
+        return [(flat[i], divmod(i, Pa.shape[1])) for i in picked]
+
+    def _grow(self, pomdp, C, tab, value, cand, alphas, full=True, current=None):
+        """Codebook ``C + [cand]`` and its safeguarded FSC tables (pomdp reconstruction notes §1.4 steps 3-4).
+
+        Up to three tables are solved exactly and the best kept: the quantiser tables of the new
+        codebook (pomdp reconstruction notes §1.4; on large systems, ``current`` given, only on ``full`` steps, see
+        ``_full_step``: between them it won 5 of 541 growth steps on hallway and tiger-grid at
+        K = 17-31), and two incremental ones
+        that keep the current (refined, polished) tables and give the new node its quantiser row:
+        every edge the new quantiser sends to the new node redirected to it, and only the edge
+        ``(k, o)`` whose successor became the codeword. The quantiser tables alone would discard
+        what polish found at smaller K. When none reaches the current value the new node is left
+        unreachable: the (K+1)-node controller has the current value exactly (node values do not
+        depend on unreachable nodes), so it is not solved again. With ``current = (W, y)`` (the
+        current tables' node values and adjoint occupancy) an incremental table is solved only when
+        its first-order gain ``sum_(k, o) discount y_k . blocks[a_k, o] (W_new - W_eta[k, o])`` is
+        positive (``W_new``: the new node's values with the others held), as polish screens its
+        trials on large systems. [R] the incremental tables and the screen are project additions."""
+        b, (k, o) = cand
+        C2 = np.vstack([C, b[None, :]])
+        K = len(C)
+        new = self._build(pomdp, C2, alphas)
+        # the current tables, the new node with its quantiser row
+        eta_full = new["eta_full"].copy()
+        eta_full[:K] = np.where(np.arange(eta_full.shape[1])[None, :, None] == tab["action"][:, None, None],
+                                tab["eta"][:, None, :], eta_full[:K])
+        base = dict(new, action=np.concatenate([tab["action"], new["action"][K:]]), m0=tab["m0"],
+                    eta=np.vstack([tab["eta"], new["eta"][K:]]), eta_full=eta_full)
+        rows = np.arange(K)
+        to_new = new["eta_full"][rows, tab["action"]] == K  # (K, O): edges the quantiser sends to node K
+        trials = [new] if full or current is None else []
+        edge_sets = [to_new] if to_new.any() else []
+        if not (to_new.sum() == 1 and to_new[k, o]):
+            one_edge = np.zeros_like(to_new)
+            one_edge[k, o] = True
+            edge_sets.append(one_edge)
+        if current is not None and edge_sets:
+            gains = self._redirect_gains(pomdp, tab, base, current, edge_sets)
+            edge_sets = [e for e, g in zip(edge_sets, gains) if g > _tie(value)]
+        for edges in edge_sets:
+            trial = dict(base, eta=base["eta"].copy(), eta_full=eta_full.copy())
+            trial["eta"][:K][edges] = K
+            trial["eta_full"][rows, tab["action"]] = trial["eta"][:K]
+            trials.append(trial)
+        best, near = None, -np.inf
+        for trial in trials:
+            v = self._evaluate(pomdp, trial)
+            near = max(near, v)
+            if v >= value - _tie(value) and (best is None or v > best[2] + _tie(best[2])):
+                best = (C2, trial, v)
+        if best is not None:
+            return best
+        # new node unreachable: the K-node controller's value; ``near`` (the best value the tables
+        # of this codeword reached) ranks such candidates in ``_grow_path``
+        return C2, dict(base, near=near), value
+
+    def _redirect_gains(self, pomdp, tab, base, current, edge_sets):
+        """First-order gains of redirecting each set of edges (boolean (K, O) masks) of the current
+        tables to the new node ``K`` of ``base``: ``sum discount y_k . blocks[a_k, o] (W_K - W_n)``
+        over the set, ``n = eta[k, o]``, with ``W_K`` solving the new node's rows of the grown
+        system with the current node values ``W`` held (an S x S solve)."""
+        ev = self._system(pomdp)
+        W, y = current
+        K, S = W.shape
+        g, T, Zm = ev.discount, ev.T, ev.Z
+        a = int(base["action"][K])
+        row = base["eta"][K]
+
+        def block(a_, o_):
+            return ev.blocks[a_, o_] if ev.blocks is not None else T[a_] * Zm[a_, :, o_][None, :]
+
+        lhs, rhs = np.eye(S), ev.r[:, a].copy()
+        for o_ in range(len(row)):
+            if row[o_] == K:
+                lhs -= g * block(a, o_)
+            else:
+                rhs += g * block(a, o_) @ W[row[o_]]
+        W_new = np.linalg.solve(lhs, rhs)
+        out = []
+        for edges in edge_sets:
+            gain = 0.0
+            for k_, o_ in zip(*np.nonzero(edges)):
+                gain += g * float(y[k_] @ (block(int(tab["action"][k_]), int(o_)) @ (W_new - W[tab["eta"][k_, o_]])))
+            out.append(gain)
+        return out
+
+    def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
+        """Bregman-Lloyd refinement with exact-value acceptance (pomdp reconstruction notes §1.4 step 4)."""
+        S = C.shape[1]
+        H = _default_horizon(discount)
+        B, w = simulate_beliefs(pomdp, self.n_traj, H, rng, policy=(tab["action"], tab["eta"], tab["m0"]))
+        K = len(C)
+        nu = _occupancy(tab["P"], tab["action"], tab["eta"], tab["m0"], discount)
+        Pa = tab["P"][np.arange(K), tab["action"]]
+        Ba = tab["Bn"][np.arange(K), tab["action"]].reshape(-1, S)
+        wa = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
+        B = np.vstack([B, Ba[wa > 0]])
+        w = np.concatenate([w / max(w.sum(), 1e-300), wa[wa > 0] / max(wa.sum(), 1e-300)])
+        cur_C, cur_tab, cur_v = C, tab, value
+        C_try = C.copy()
+        prev_assign = None
+        # the assignment depends on the distinct sample rows only, and V_Gamma of them not on the
+        # codebook: both computed once per refinement
+        Bu, inv = _unique_rows(B)
+        vB = _v_gamma(alphas, Bu)
+        for _ in range(n_refine):
+            if self._expired():
+                break
+            assign = _quantize_decision(Bu, vB, C_try, alphas)[inv]
+            if prev_assign is not None and np.array_equal(assign, prev_assign):
+                break
+            prev_assign = assign
+            C_new = C_try.copy()
+            for j in range(1, K):  # c_1 = b0 stays fixed
+                cell = assign == j
+                if cell.any() and w[cell].sum() > 0:
+                    C_new[j] = (w[cell, None] * B[cell]).sum(axis=0) / w[cell].sum()
+            C_new = np.clip(C_new, 0.0, None)
+            C_new /= C_new.sum(axis=1, keepdims=True)
+            C_try = C_new
+            new = self._build(pomdp, C_try, alphas)
+            v = self._evaluate(pomdp, new)
+            if v >= cur_v - _tie(cur_v):
+                cur_C, cur_tab, cur_v = C_try, new, v
+        return cur_C, cur_tab, cur_v
+
+    def _polish(self, pomdp, C, tab, value, alphas, n_alt=3, n_sweeps=2, rows=True, nodes=None):
+        """Coordinate ascent on the FSC tables with exact-value acceptance (decision-aware
+        assignment): each transition ``eta[k, o]`` may move to one of the ``n_alt`` codewords
+        nearest (in d_V, L1 tie-break) to its successor belief; each node's action may change to
+        another action (with that action's quantiser transitions); with ``rows``, each node's row
+        may change to ``(a, argmax_n y_k . blocks[a, o] W_n per o)`` for each action ``a`` (the
+        best row for the first-order gain ``y_k . delta_k``, exact when node k is not revisited).
+        A change is kept only when its exact value (the product-form update of
+        :meth:`RowUpdate.accept`, exact up to round-off) strictly rises, and the value returned is a
+        direct solve of the final tables, so the value never drops.
+        ``nodes``: the nodes visited (all when None). [R] project addition, see docs."""
+        K = len(C)
+        if K == 1:
+            return tab, value
+        S = C.shape[1]
+        tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
+        # Every trial is screened by its exact gain from the rank-S (Woodbury) update of the current
+        # factors (:class:`RowUpdate`, O(S^3) per trial); a trial the update says improves is applied
+        # in product form (``RowUpdate.accept``: no refactorisation, a fresh one every MAX_UPDATES
+        # changes) and kept when the value it gives rises by more than the tie; the value returned is
+        # a direct solve of the final tables. Large systems (``K * S >= _SCREEN_SIZE``) first skip
+        # trials whose first-order gain y_k . delta_k is not positive (delta_k: the Bellman residual
+        # of the changed node-k rows at the current W, y: the adjoint occupancy; y_k . delta_k is the
+        # first-order term of the exact gain, exact when node k is not revisited).
+        ev = self._system(pomdp)
+        T, Z, r, discount = ev.T, ev.Z, ev.r, ev.discount
+        first_order = K * S >= _SCREEN_SIZE
+        upd = RowUpdate(ev) if ev.blocks is not None else None
+        screen = first_order or upd is not None
+        start = (tab, value)
+
+        def refresh(tab):
+            if upd is not None:
+                return upd.reset(tab["action"], tab["eta"], tab["m0"])
+            W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+            return W, y
+
+        def attempt(tab, trial, k, value):
+            """``(tab, value, W, y)`` after trying ``trial`` (node k changed): with the update, the
+            trial is applied when its exact gain exceeds the tie and kept when the value it gives
+            does (reverted otherwise); without it, a direct solve decides."""
+            if upd is None:
+                v = self._evaluate(pomdp, trial)
+                if v > value + _tie(value):
+                    return (trial, v) + (refresh(trial) if screen else (None, None))
+                return tab, value, W, y
+            a_k, row_k = trial["action"][k], trial["eta"][k]
+            if upd.delta_value(k, a_k, row_k) <= _tie(value):
+                return tab, value, upd.W, upd.y
+            v = upd.accept(k, a_k, row_k)
+            if v > value + _tie(value):
+                return trial, v, upd.W, upd.y
+            return (tab, value) + refresh(tab)  # round-off at the tie: back to the kept tables
+
+        W = y = None
+        if screen:
+            W, y = refresh(tab)
+        A, O = tab["P"].shape[1], tab["P"].shape[2]
+        d = self._distortion(pomdp, C, alphas)
+        l1 = np.abs(tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
+        rank = np.argsort(d + 1e-9 * l1, axis=1, kind="stable")
+        rank = rank.reshape(K, A, O, K)[:, :, :, :n_alt]
+        visit = range(K) if nodes is None else sorted({int(k) for k in nodes if 0 <= k < K})
+        for _ in range(n_sweeps):
+            improved = False
+            for k in visit:
+                if self._expired():
+                    break
+                for a in range(A):
+                    if a == tab["action"][k]:
+                        continue
+                    if first_order:
+                        nxt = tab["eta_full"][k, a]
+                        delta = r[:, a] + discount * T[a] @ np.einsum("to,ot->t", Z[a], W[nxt]) - W[k]
+                        if float(y[k] @ delta) <= _tie(value):
+                            continue
+                    trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
+                    trial["action"][k] = a
+                    trial["eta"][k] = tab["eta_full"][k, a]
+                    tab, v, W, y = attempt(tab, trial, k, value)
+                    improved |= tab is trial
+                    value = v
+                if screen and rows:
+                    # row moves: for each action the transitions maximising the node's adjoint-
+                    # weighted backup y_k . (r_a + discount sum_o blocks[a, o] W[eta_o]) (per
+                    # observation over all nodes; the current node kept on ties)
+                    for a in range(A):
+                        G = Z[a].T * (T[a].T @ y[k])[None, :]          # (O, S): blocks[a, o]^T y_k
+                        score = G @ W.T                                 # (O, K)
+                        row = np.argmax(score, axis=1)
+                        cur = tab["eta_full"][k, a] if a != tab["action"][k] else tab["eta"][k]
+                        stay = score[np.arange(O), cur] >= score.max(axis=1) - _tie(value)
+                        row = np.where(stay, cur, row)
+                        if a == tab["action"][k] and np.array_equal(row, tab["eta"][k]):
+                            continue
+                        if first_order and float(y[k] @ (r[:, a] - W[k]) + discount * score[np.arange(O), row].sum()) \
+                                <= _tie(value):
+                            continue  # first-order gain y_k . delta_k of the row not positive
+                        trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
+                        trial["action"][k] = a
+                        trial["eta"][k] = row
+                        tab, v, W, y = attempt(tab, trial, k, value)
+                        improved |= tab is trial
+                        value = v
+                a = tab["action"][k]
+                for o in range(O):
+                    if tab["P"][k, a, o] <= 0:
+                        continue
+                    for n in rank[k, a, o]:
+                        if n == tab["eta"][k, o]:
+                            continue
+                        if first_order:
+                            delta = discount * T[a] @ (Z[a, :, o] * (W[n] - W[tab["eta"][k, o]]))
+                            if float(y[k] @ delta) <= _tie(value):
+                                continue
+                        trial = dict(tab, eta=tab["eta"].copy())
+                        trial["eta"][k, o] = n
+                        tab, v, W, y = attempt(tab, trial, k, value)
+                        improved |= tab is trial
+                        value = v
+            if not improved or self._expired():
+                break
+        if tab is not start[0]:  # the value reported: a direct solve of the final tables
+            if upd is not None and K * S >= SPARSE_FROM:  # (the same sparse solve as _evaluate)
+                if upd.pending:
+                    upd.reset(tab["action"], tab["eta"], tab["m0"])
+                value = upd.value
+                self._values_cache = (_table_key(tab), upd.W, upd.y)  # for _node_values
+            else:
+                value = self._evaluate(pomdp, tab)
+            if value < start[1]:  # (never seen: the product form's round-off is ~1e-13)
+                tab, value = start
+        tab["eta_full"] = tab["eta_full"].copy()
+        tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
+        return tab, value
+
+    def _merge(self, pomdp, C, tab, alphas):
+        """Best ``(K-1)``-node controller obtained from ``tab`` by merging one node into another:
+        ``(C, tab, value)`` (value exact, after polish) or None when ``K <= 2``.
+
+        Merging node ``j`` into ``i`` redirects every transition into ``j`` (and ``m0`` when it is
+        ``j``) to ``i`` and drops ``j``'s rows. Its first-order gain is ``g_j . (W_i - W_j)``
+        with ``g_j = b0 [m0 = j] + discount sum_{(k, o): eta[k, o] = j, k != j} Z[a_k, :, o] *
+        (T[a_k]^T y_k)`` (``y``: the adjoint occupancy, ``W``: the node values); the
+        ``n_candidates`` best pairs are solved exactly and the best is polished. A node-merging step
+        in the spirit of bounded policy iteration's pruning (Poupart & Boutilier 2003): a grown
+        ``K``-node controller often holds a redundant node whose merge keeps most of its value.
+        [R] project addition, see ``merge``."""
+        K = len(C)
+        if K <= 2:
+            return None
+        ev = self._system(pomdp)
+        action = np.asarray(tab["action"], dtype=np.int64)
+        eta = np.asarray(tab["eta"], dtype=np.int64)
+        m0 = int(tab["m0"])
+        W, y = self._node_values(pomdp, action, eta, m0)
+        gain = merge_gains(ev, action, eta, m0, W, y)                 # gain[j, i]
+        order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
+        best = None
+        for flat in order:
+            j, i = divmod(int(flat), K)
+            keep = np.flatnonzero(np.arange(K) != j)
+            remap = np.empty(K, dtype=np.int64)
+            remap[keep] = np.arange(K - 1)
+            remap[j] = remap[i]
+            new = dict(action=action[keep].copy(), eta=remap[eta[keep]], eta_full=remap[tab["eta_full"][keep]],
+                       m0=int(remap[m0]), P=tab["P"][keep], Bn=tab["Bn"][keep])
+            v = self._evaluate(pomdp, new)
+            if best is None or v > best[2] + _tie(best[2]):
+                best = (C[keep], new, v)
+        if best is None:
+            return None
+        if self.polish:
+            tab2, v2 = self._polish(pomdp, best[0], best[1], best[2], alphas)
+            best = (best[0], tab2, v2)
+        return best
+
+    def _restart_candidates(self, pomdp, K, alphas, cache):
+        """Best sample-clustering controller with at most ``K`` nodes: ``(C, tab, value)`` or None.
+
+        The sample (``cache["sample"]``) is drawn once per fit; results are cached per K so that
+        both growth paths see the same candidates. [R] project addition (see ``restart``)."""
+        if K in cache:
+            return cache[K]
+        Bu, wu, seed = cache["sample"]
+        best = None
+        k = min(K, len(Bu))
+        for rep in range(self.n_restarts if k >= 2 else 0):
+            C = _weighted_kmeans(Bu, wu, k, np.random.default_rng(seed + rep * 4096 + K))
+            C = np.clip(C, 0.0, None)
+            C /= C.sum(axis=1, keepdims=True)
+            b0 = cache["b0"]
+            C0 = C.copy()
+            j = int(np.argmin(np.abs(C0 - b0[None, :]).sum(axis=1)))
+            C0[j] = b0
+            C0[[0, j]] = C0[[j, 0]]  # b0 first, as in the grown codebooks
+            for cb in (C0, C):
+                for dist, tab in zip(DISTANCES, self._build_all(pomdp, cb, alphas, DISTANCES)):
+                    v = self._evaluate(pomdp, tab)
+                    if best is None or v > best[2] + _tie(best[2]):
+                        best = (cb, tab, v)
+        cache[K] = best
+        return best
+
+    def _objective(self, pomdp, C, tab, W, alphas, discount, b0, B=None, w=None):
+        """The pomdp reconstruction notes §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
+        S = C.shape[1]
+        K = len(C)
+        G = np.vstack([alphas, W])
+        nu = _occupancy(tab["P"], tab["action"], tab["eta"], tab["m0"], discount)
+        Pa = tab["P"][np.arange(K), tab["action"]]
+        Ba = tab["Bn"][np.arange(K), tab["action"]]
+        target = C[tab["eta"]]  # (K, O, S)
+        dG = np.abs(np.einsum("kos,ns->kon", Ba - target, G)).max(axis=2)
+        rho = (Pa * dG).sum(axis=1)
+        closure = discount / (1 - discount) * float(nu @ rho)
+        Bs = Ba.reshape(-1, S)
+        ws = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
+        dec = float(ws @ self._distortion(pomdp, C, alphas, tab["action"]).min(axis=1))
+        init = float(np.abs(G @ (b0 - C[tab["m0"]])).max())
+        return dec + closure + init
+
+    def _local_variants(self):
+        """The polish between full steps, one growth path each: of the new node and the node whose
+        successor it is (``"parent"``), and of the new node and every node with an edge into it
+        (``"touched"``). With ``schedule="every"`` there is no step between, so one path."""
+        return ("touched",) if self.schedule == "every" else ("parent", "touched")
+
+    def _full_step(self, K):
+        """Whether growth step ``K`` gets refinement, a polish of every node, restart candidates
+        and (at step K + 1) the merge candidate: every K with ``schedule="every"``; with
+        ``"doubling"`` K = 1, 2, 4, 8, ... and K >= n_memory."""
+        return self.schedule == "every" or K >= self.n_memory or (K & (K - 1)) == 0
+
+
+    def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1, restarts=None,
+                   local="touched"):
+        """One nested growth K = 1..n_memory, as a generator: it yields the best value so far once,
+        before step K = n_memory (the checkpoint where ``fit`` keeps the best paths), and returns
+        (C, tab, value, values, objectives, closed).
+
+        With ``merge``, the grown (K+1)-node controller is also merged down to K nodes (``_merge``)
+        as a K-node candidate, so the growth runs one step past ``n_memory`` (that step without
+        restart candidates); every K's accepted controller depends only on the steps up to K + 1.
+        The fits for different ``n_memory`` are not nested: the steps K >= n_memory are full steps
+        (``_full_step``) and the checkpoint selection depends on n_memory."""
+        C = b0[None, :].copy()
+        checked = False  # whether the checkpoint before the last steps was passed (see ``fit``)
+        tab = self._build(pomdp, C, G)
+        value = self._evaluate(pomdp, tab)
+        values, objectives = [], []
+        kept = (C, tab, value)  # best controller so far (growth, restart or merge candidate)
+        closed = False
+        merge = self.merge
+        bar = None
+        if verbose >= 1:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=self.n_memory, desc="RECAP", leave=False)
+
+        def settle(K):
+            values.append(kept[2])
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(value=kept[2], K=len(kept[0]))
+
+        if not merge:
+            settle(1)
+        merge = merge and self.n_memory >= 2
+        last = self.n_memory + 1 if merge else self.n_memory
+        for K in range(2, last + 1):
+            if self._expired():  # anytime: the best controller so far (``fit`` warns)
+                break
+            if K == self.n_memory:
+                checked = True
+                yield kept[2]
+            extra = K > self.n_memory  # the look-ahead step: its merge is an n_memory-node candidate
+            if not (extra and closed):
+                W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
+            if not extra:
+                objectives.append(self._objective(pomdp, C, tab, W, G, discount, b0))
+            grown = False
+            if not closed:
+                cands = self._candidates(pomdp, C, tab, G, discount, with_l1)
+                if not cands:
+                    closed = True
+                else:
+                    best = None
+                    full = self._full_step(K)
+                    current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
+                    for cand in cands:
+                        out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
+                        if best is None or _growth_rank(out) > _growth_rank(best):
+                            best, parent = out, cand[1][0]
+                    C, tab, value = best
+                    if refine and n_refine > 0 and full:
+                        C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
+                    if self.polish:
+                        # between full steps only the new node and its parent ("parent") or every
+                        # node with an edge into it ("touched")
+                        if local == "parent":
+                            touched = None if full else (K - 1, parent)
+                        else:
+                            touched = None if full else np.flatnonzero((tab["eta"] == K - 1).any(axis=1) |
+                                                                        (np.arange(K) == K - 1))
+                        tab, value = self._polish(pomdp, C, tab, value, G, nodes=touched)
+                    grown = True
+            if merge:
+                # the (K-1)-node candidate merged from the grown K-node controller settles K - 1
+                if grown and self._full_step(K - 1) and not self._expired():
+                    mg = self._merge(pomdp, C, tab, G)
+                    if mg is not None and mg[2] > kept[2] + _tie(kept[2]):
+                        kept = mg
+                settle(K - 1)
+            if extra:
+                break
+            if grown:
+                if value > kept[2] + _tie(kept[2]):
+                    kept = (C, tab, value)
+                if restarts is not None and self._full_step(K) and not self._expired():
+                    # the restart candidate competes with the kept controller only; growth
+                    # continues from the grown codebook (so it can still close early)
+                    alt = self._restart_candidates(pomdp, K, G, restarts)
+                    if alt is not None and alt[2] > kept[2] + _tie(kept[2]):
+                        kept = alt
+            if not merge:
+                settle(K)
+        if not checked:
+            yield kept[2]
+        if len(values) < self.n_memory:  # n_memory = 1 with merge: no step ran
+            settle(self.n_memory)
+        if bar is not None:
+            bar.close()
+        return kept[0], kept[1], kept[2], values, objectives, closed
+
+    def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
+        """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
+        compressed policy graph, polished; the reachable-belief codebook, polished), by exact
+        value (ties to the earlier): ``((C, tab, value), info)`` with ``info`` the ``construction``
+        name, the ``start_values`` of the starts, ``policy_graph_size`` and ``n_reachable`` (the
+        estimator's attributes of these names). A start the time budget cut short is left out."""
+        from . import _recap_starts as st
+
+        K = self.n_memory
+        ev = self._system(pomdp)
+        best, name = grown, "growth"
+        cache = self.graph_cache  # shared with the smaller fit (``RECAPController._smaller_fit``)
+        if not (cache is not None and cache[0] is pomdp and np.array_equal(cache[1], G)
+                and np.array_equal(cache[2], labels)):
+            C, tab = st.policy_graph(ev, G, labels)
+            cache = self.graph_cache = (pomdp, G, labels, C, tab, {})
+        C, tab, trajectories = cache[3], cache[4], cache[5]
+        info = dict(policy_graph_size=len(C), start_values={}, n_reachable=None, construction=None)
+        polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
+        out = None if self._expired() else st.best_compression(
+            ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired,
+            trajectories=trajectories)
+        if out is not None:
+            C, tab, v = out
+            info["start_values"]["policy_graph"] = v
+            if v > best[2] + _tie(best[2]):
+                best, name = (C, tab, v), "policy_graph"
+        (crng,) = spawn_generators(rng, 1)
+        B, w = st.reachable_beliefs(pomdp, G, labels, crng, self.n_traj, _default_horizon(discount))
+        info["n_reachable"] = len(B)
+        cb = None if self._expired() else st.codebook_start(
+            B, w, K, G, crng, lambda C_: self._build_all(pomdp, C_, G, DISTANCES),
+            lambda t: self._evaluate(pomdp, t), DISTANCES, b0, expired=self._expired)
+        if cb is not None:
+            C, tab, v = cb
+            if self.polish:
+                tab, v = self._polish(pomdp, C, tab, v, G)
+            info["start_values"]["codebook"] = v
+            if v > best[2] + _tie(best[2]):
+                best, name = (C, tab, v), "codebook"
+        info["construction"] = name
+        self._values_cache = None
+        return best, info
