@@ -77,3 +77,17 @@ def r2_score_checked(y, y_pred, sample_weight=None):
             "spread of 'y'; rescale the data."
         )
     return score
+
+
+def _random_state_constraints():
+    from numbers import Integral
+
+    from sklearn.utils._param_validation import Interval
+
+    return [None, Interval(Integral, 0, None, closed="left"), np.random.SeedSequence, np.random.Generator,
+            np.random.RandomState]
+
+
+#: ``_parameter_constraints`` entry for ``random_state`` (scikit-learn's format): what
+#: :func:`check_random_state` accepts (None, an int >= 0, a SeedSequence, a Generator, a RandomState).
+RANDOM_STATE_CONSTRAINTS = _random_state_constraints()

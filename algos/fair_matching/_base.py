@@ -152,6 +152,7 @@ class OnlineAllocatorMixin:
         -------
         self
         """
+        self._validate_params()
         instance = as_instance(instance)
         self._initialise(instance.n_agents, instance.agent_class)
         self._run(np.asarray(instance.indptr), np.asarray(instance.indices))
@@ -172,6 +173,7 @@ class OnlineAllocatorMixin:
         -------
         self
         """
+        self._validate_params()
         if not hasattr(self, "n_agents_"):
             if isinstance(item_neighbors, OnlineMatchingInstance):
                 agent_class = item_neighbors.agent_class if agent_class is None else agent_class

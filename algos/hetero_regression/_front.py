@@ -21,6 +21,9 @@ from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import RANDOM_STATE_CONSTRAINTS
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
@@ -306,6 +309,16 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     ('window', True, True)
     """
 
+    _parameter_constraints: dict = {
+        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "inference": [StrOptions({'auto', 'sandwich'})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions({'auto', 'cmed', 'huber', 'lad', 'ols', 'window'})],
+        "n_bootstrap": [Interval(Integral, 10, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
                  n_bootstrap=200, random_state=0):
         self.method = method
@@ -328,6 +341,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self : SubsetOfSignalsRegressor
         """
+        self._validate_params()
         method = check_option(self.method, "method", _METHODS)
         if not (isinstance(self.delta, str) and self.delta == "auto"):
             resolve_delta(self.delta, "delta", None, None)

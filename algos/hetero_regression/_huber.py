@@ -30,6 +30,8 @@ from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 
@@ -611,6 +613,18 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
     (True, True)
     """
 
+    _parameter_constraints: dict = {
+        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "continuation": ["boolean"],
+        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "init": [StrOptions({'cmed', 'lad', 'ols', 'zeros'})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "regime_cap": [Interval(Integral, 1, None, closed="left"), None],
+        "solver": [StrOptions({'irls', 'lbfgs', 'mm'})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
                  continuation=False, solver="irls", backend="numpy", regime_cap=REGIME_CAP):
         self.regime_cap = regime_cap
@@ -653,6 +667,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         -------
         self : HuberSoSRegressor
         """
+        self._validate_params()
         prm = self._check_params()
         backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":

@@ -13,6 +13,8 @@ from .._validation import check_bool, check_option, check_scalar_float, check_sc
 from ._baselines import _LinearPredictMixin, _lad_lp, _lstsq, _validate_fit, _with_ones
 from ._data import resolve_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -151,6 +153,14 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     True
     """
 
+    _parameter_constraints: dict = {
+        "delta_min": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "halving": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "refit": [StrOptions({'huber', 'ols'})],
+    }
+
     def __init__(self, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
         self.delta_min = delta_min
         self.halving = halving
@@ -170,6 +180,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self
         """
+        self._validate_params()
         if not (isinstance(self.delta_min, str) and self.delta_min == "auto"):
             resolve_delta(self.delta_min, "delta_min", None, None)
         halving = check_scalar_float(self.halving, "halving", low=0.0, high=1.0, closed="neither")

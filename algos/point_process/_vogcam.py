@@ -60,6 +60,9 @@ from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
 from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from .._validation import RANDOM_STATE_CONSTRAINTS
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -323,6 +326,32 @@ class VoGCAM(BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "covariance": [StrOptions({'diag', 'full'})],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "fixed_point_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "hyperparameter_start": [StrOptions({'given', 'min_contrast'})],
+        "hyperparameters": [StrOptions({'auto', 'elbo', 'laplace', 'min_contrast'})],
+        "kernel": [StrOptions({'matern'})],
+        "length_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "length_scale_bounds": [StrOptions({"auto"}), tuple, list],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_dummy": "no_validation",  # "auto" or an int: checked in fit
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "newton_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "nu": [Options(Real, {0.5, 1.5})],
+        "optimize_hyperparameters": [tuple, list],
+        "ordering": [StrOptions({'coord', 'maxmin', 'random'})],
+        "prior": [StrOptions({'dense', 'nngp'})],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "solver": [StrOptions({'auto', 'dense', 'sparse'})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
@@ -418,6 +447,7 @@ class VoGCAM(BaseEstimator):
         self
             The fitted estimator.
         """
+        self._validate_params()
         self._validate()
         backend = resolve(self.backend, self.device, (X, covariates))
         if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only

@@ -84,6 +84,9 @@ from ._codebook import (
 )
 from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
 from ._recap_starts import merge_gains
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import RANDOM_STATE_CONSTRAINTS
 
 __all__ = ["RECAPController"]
 
@@ -320,6 +323,30 @@ class RECAPController(_CodebookController):
         ``(Rmax - Rmin) / (1 - discount)`` on any loss) and ``vacuous`` (per U-bound: whether it is
         at or above ``trivial``, so that it says nothing on this model).
     """
+
+    _parameter_constraints: dict = {
+        "action_rule": [StrOptions({'lookahead', 'quantized_mdp'})],
+        "growth_metric": [StrOptions({'decision', 'l1'})],
+        "merge": ["boolean"],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "n_refine": [Interval(Integral, 0, None, closed="left")],
+        "n_restarts": [Interval(Integral, 0, 64, closed="both")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_traj": [Interval(Integral, 1, None, closed="left")],
+        "pbvi_params": [dict, None],
+        "polish": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "refine": ["boolean"],
+        "restart": ["boolean"],
+        "schedule": [StrOptions({'doubling', 'every'})],
+        "solver": [StrOptions({'pbs', 'pbvi'})],
+        "solver_params": [dict, None],
+        "starts": ["boolean"],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
 
     _distance = "decision"
 
@@ -1047,6 +1074,7 @@ class RECAPController(_CodebookController):
         self
             The fitted controller.
         """
+        self._validate_params()
         _, _, r, discount = self._check_common(pomdp)
         refine = check_bool(self.refine, "refine")
         n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
