@@ -91,3 +91,54 @@ def _random_state_constraints():
 #: ``_parameter_constraints`` entry for ``random_state`` (scikit-learn's format): what
 #: :func:`check_random_state` accepts (None, an int >= 0, a SeedSequence, a Generator, a RandomState).
 RANDOM_STATE_CONSTRAINTS = _random_state_constraints()
+
+
+def validate_params(estimator):
+    """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's format).
+
+    Called at the start of ``fit`` (and ``partial_fit``). A parameter whose constraint is one interval,
+    one set of options or ``"boolean"`` (each possibly ``or None``) is checked first with the package's
+    own checks, so the error keeps the package wording (``TypeError`` for a wrong type, ``ValueError``
+    naming the parameter, the rule and the value); every other violation raises scikit-learn's
+    ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``) from ``estimator._validate_params()``.
+
+    Examples
+    --------
+    >>> from algos.fair_matching import Ranking
+    >>> validate_params(Ranking(n_runs=0))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'n_runs' must be an int in [1, inf]; got 0.
+    """
+    from numbers import Integral
+
+    from sklearn.utils._param_validation import Interval, Options, StrOptions
+
+    params = estimator.get_params(deep=False)
+    for name, constraints in estimator._parameter_constraints.items():
+        if isinstance(constraints, str) or name not in params:
+            continue
+        value = params[name]
+        if constraints is RANDOM_STATE_CONSTRAINTS:
+            check_random_state(value, name)
+            continue
+        rest = [c for c in constraints if c is not None]
+        if len(rest) != 1 or (value is None and len(rest) < len(constraints)):
+            continue
+        (c,) = rest
+        if isinstance(c, Interval):
+            # an open end is written "inf" and shown closed, as the package's checks write it
+            left = c.left is None or c.closed in ("left", "both")
+            right = c.right is None or c.closed in ("right", "both")
+            closed = {(True, True): "both", (True, False): "left", (False, True): "right"}.get((left, right), "neither")
+            check = check_scalar_int if c.type is Integral else check_scalar_float
+            check(value, name, low=c.left, high=c.right, closed=closed)
+        elif isinstance(c, StrOptions):
+            check_option(value, name, tuple(sorted(c.options)))
+        elif isinstance(c, Options):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, c.type) or value not in c.options:
+                opts = ", ".join(repr(o) for o in sorted(c.options))
+                raise ValueError(f"'{name}' must be one of {{{opts}}}; got {_show(value)}.")
+        elif c == "boolean":
+            check_bool(value, name)
+    estimator._validate_params()

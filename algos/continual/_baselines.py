@@ -26,7 +26,7 @@ from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["StreamingRidge", "OfflineLDA", "RandomConvFeatures", "FeatureHead", "make_baseline", "BASELINES"]
 
@@ -89,7 +89,7 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("classes_", "gram_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, first=True, allow_empty=False)
@@ -111,7 +111,7 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         self
             The updated estimator.
         """
-        self._validate_params()
+        validate_params(self)
         return self._partial_fit(X, y, classes, first=not hasattr(self, "gram_"), allow_empty=True)
 
     def _partial_fit(self, X, y, classes, first, allow_empty):
@@ -263,7 +263,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("X_seen_", "n_features_in_", "classes_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, first=True, allow_empty=False)
@@ -285,7 +285,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         self
             The updated estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._partial_fit(X, y, first=not hasattr(self, "X_seen_"), allow_empty=True)
         if classes is not None:
             self._grow(self.y_seen_, classes)
@@ -415,7 +415,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         from ._circle import _image_shape_tuple, resolve_image_geometry
 
         if X is not None:
@@ -511,7 +511,7 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("features_", "head_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -533,7 +533,7 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The updated estimator.
         """
-        self._validate_params()
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):

@@ -15,7 +15,7 @@ from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 
@@ -190,7 +190,7 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("heads_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -212,7 +212,7 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The updated estimator.
         """
-        self._validate_params()
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):
@@ -569,7 +569,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : CIRCLEClassifier
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("extractors_", "ensemble_", "groups_", "classes_", "image_shape_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -591,7 +591,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : CIRCLEClassifier
         """
-        self._validate_params()
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):

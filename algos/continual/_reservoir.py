@@ -54,7 +54,7 @@ from ._checks import check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
 
@@ -314,7 +314,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         self._check_params()
         arrays = () if X is None else (X,)
         if X is not None:
@@ -639,7 +639,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         (C, H, W), P, (Nh, Nw) = self._check_params()
         dt = _check_dtype(self.dtype)
         arrays = () if X is None else (X,)

@@ -21,6 +21,7 @@ from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
 from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import validate_params
 
 __all__ = ["StreamingLDA"]
 
@@ -254,7 +255,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : StreamingLDA
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, classes=None, first=True, allow_empty=False)
@@ -275,7 +276,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : StreamingLDA
         """
-        self._validate_params()
+        validate_params(self)
         first = not hasattr(self, "classes_")
         return self._partial_fit(X, y, classes=classes, first=first, allow_empty=True)
 

@@ -33,7 +33,7 @@ from ._model import _train_clients, init_params, local_train, loss_grad
 from ._potara import FederatedClassifierBase, client_generator, merge_models
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 from ._model import LowRankSoftmax
 
 __all__ = [
@@ -144,7 +144,7 @@ class LocalOnlyClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
         epochs = check_scalar_int(self.epochs, "epochs", low=1)
         for m in range(len(Xs)):
@@ -205,7 +205,7 @@ class FedAvgClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng)
         self._final_broadcast(self.history_, theta0, self._trainable(theta0), len(Xs))
@@ -277,7 +277,7 @@ class FedAvgFTClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = dict(self.local_models_)
         return self
@@ -326,7 +326,7 @@ class FixedMixClassifier(FedAvgFTClassifier):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
@@ -395,7 +395,7 @@ class OracleGridClassifier(FedAvgFTClassifier):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         from ._model import predict_logits
 
         G = check_scalar_int(self.grid, "grid", low=2)
@@ -498,7 +498,7 @@ class APFLClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
         la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
@@ -585,7 +585,7 @@ class DittoClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         mu = check_scalar_float(self.mu, "mu", low=0.0)
         pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=1)
@@ -682,7 +682,7 @@ class PFedMeClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
         beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
@@ -783,7 +783,7 @@ class FedRepClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
         be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
@@ -863,7 +863,7 @@ class FedITClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         keys = self._keys()
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, trainable=keys, comm_keys=keys)
@@ -943,7 +943,7 @@ class FedSALoRAClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         local = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
 

@@ -43,7 +43,7 @@ from accel._federated_checks import (  # noqa: F401 - shared with the torch path
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "init_params",
@@ -615,7 +615,7 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         if y is None:
             raise ValueError("'y' is None: LowRankSoftmax requires y to be passed, but the target y is None.")
         X, y = self._check_input(X, y)

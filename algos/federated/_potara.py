@@ -32,7 +32,7 @@ from .merge import merge_lora, merge_params
 from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]
 
@@ -742,7 +742,7 @@ class PotaraClassifier(FederatedClassifierBase):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         h = self._hparams()
         h["backend"] = self._resolve_backend(h, (X, y))
         Xs, ys = self._split(X, y, client_ids)

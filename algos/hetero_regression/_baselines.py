@@ -26,6 +26,7 @@ from .._validation import check_not_strings as _check_real
 from .._validation import r2_score_checked
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
+from .._validation import validate_params
 
 __all__ = [
     "ols",
@@ -338,7 +339,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
@@ -482,7 +483,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         X, y = _validate_fit(self, X, y)
         groups = _check_groups(groups, X.shape[0])
@@ -632,7 +633,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         alpha = check_scalar_float(self.alpha, "alpha", low=0.0, high=1.0, closed="left")
         n_iter = None if self.n_iter is None else check_scalar_int(self.n_iter, "n_iter", low=1)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")

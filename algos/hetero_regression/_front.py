@@ -23,7 +23,7 @@ from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_sca
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
@@ -341,7 +341,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self : SubsetOfSignalsRegressor
         """
-        self._validate_params()
+        validate_params(self)
         method = check_option(self.method, "method", _METHODS)
         if not (isinstance(self.delta, str) and self.delta == "auto"):
             resolve_delta(self.delta, "delta", None, None)

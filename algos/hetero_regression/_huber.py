@@ -32,6 +32,7 @@ from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import validate_params
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 
@@ -667,7 +668,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         -------
         self : HuberSoSRegressor
         """
-        self._validate_params()
+        validate_params(self)
         prm = self._check_params()
         backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":

@@ -11,6 +11,7 @@ from ._baselines import _LinearPredictMixin, _lstsq, _validate_fit
 from ._kernels import masked_ratio_medians
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import validate_params
 
 __all__ = ["CoordinateMedianRegressor", "shorth"]
 
@@ -247,7 +248,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         n_rounds = check_scalar_int(self.n_rounds, "n_rounds", low=1)
         threshold = check_scalar_float(self.threshold, "threshold", low=0.0, closed="neither")
         whiten = check_bool(self.whiten, "whiten")

@@ -15,6 +15,7 @@ from ._data import resolve_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import validate_params
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -180,7 +181,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         if not (isinstance(self.delta_min, str) and self.delta_min == "auto"):
             resolve_delta(self.delta_min, "delta_min", None, None)
         halving = check_scalar_float(self.halving, "halving", low=0.0, high=1.0, closed="neither")

@@ -20,7 +20,7 @@ from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_
 from ._population import POPULATION_RCOND
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
@@ -359,7 +359,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         -------
         self : NetworkedDAGRegressor
         """
-        self._validate_params()
+        validate_params(self)
         prm = self._check_params()
         backend = self._resolve_backend(prm, X, y)
         _check_real(X, "X")

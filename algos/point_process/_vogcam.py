@@ -62,7 +62,7 @@ from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -447,7 +447,7 @@ class VoGCAM(BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._validate()
         backend = resolve(self.backend, self.device, (X, covariates))
         if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only

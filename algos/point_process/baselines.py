@@ -48,7 +48,7 @@ from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fractio
 from ._window import MAX_COORD, Window
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
@@ -465,7 +465,7 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         win, phi, diam = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -665,7 +665,7 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         win, phi, _ = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -877,7 +877,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         per = tuple(check_scalar_int(k, "basis_per_side", low=1) for k in self.basis_per_side)
@@ -1052,7 +1052,7 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         nu = _check_nu(self.nu)

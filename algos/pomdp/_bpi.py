@@ -46,7 +46,7 @@ from ._beliefs import (
 )
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "BPIController",
@@ -262,7 +262,7 @@ class BPIController(BaseEstimator):
         self
             The fitted controller.
         """
-        self._validate_params()
+        validate_params(self)
         K = check_scalar_int(self.n_memory, "n_memory", low=1)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)

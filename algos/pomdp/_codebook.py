@@ -47,7 +47,7 @@ from ._beliefs import (
 )
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridCodebook", "KMeansCodebook", "build_codebook_fsc", "quantize"]
 
@@ -339,7 +339,7 @@ class _CodebookController(BaseEstimator):
 
     def fit(self, pomdp, alphas=None):
         """Build the codebook and its FSC. ``alphas``: None (fit PBVI), a fitted PBVI, or (n, S)."""
-        self._validate_params()
+        validate_params(self)
         self._check_common(pomdp)
         rng = check_random_state(getattr(self, "random_state", None))
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)

@@ -86,7 +86,7 @@ from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
 from ._recap_starts import merge_gains
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["RECAPController"]
 
@@ -1074,7 +1074,7 @@ class RECAPController(_CodebookController):
         self
             The fitted controller.
         """
-        self._validate_params()
+        validate_params(self)
         _, _, r, discount = self._check_common(pomdp)
         refine = check_bool(self.refine, "refine")
         n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)

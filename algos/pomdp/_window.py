@@ -43,7 +43,7 @@ from ._beliefs import (
 )
 from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["FiniteWindowController", "window_length"]
 
@@ -171,7 +171,7 @@ class FiniteWindowController(BaseEstimator):
         self
             The fitted controller.
         """
-        self._validate_params()
+        validate_params(self)
         n_memory = check_scalar_int(self.n_memory, "n_memory", low=1)
         obs_only = check_bool(self.obs_only, "obs_only")
         check_option(self.action_rule, "action_rule", ("lookahead", "quantized_mdp"))
