@@ -127,9 +127,11 @@ def validate_params(estimator):
             continue
         (c,) = rest
         if isinstance(c, Interval):
-            # an open end is written "inf" and shown closed, as the package's checks write it
-            left = c.left is None or c.closed in ("left", "both")
-            right = c.right is None or c.closed in ("right", "both")
+            # an unbounded end is written "inf" with the bracket of the bounded end ("[1, inf]",
+            # "(0, inf)"), as the package's checks write it
+            left = c.closed in ("left", "both")
+            right = c.closed in ("right", "both")
+            left, right = (right if c.left is None else left), (left if c.right is None else right)
             closed = {(True, True): "both", (True, False): "left", (False, True): "right"}.get((left, right), "neither")
             check = check_scalar_int if c.type is Integral else check_scalar_float
             check(value, name, low=c.left, high=c.right, closed=closed)
