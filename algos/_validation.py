@@ -79,6 +79,30 @@ def r2_score_checked(y, y_pred, sample_weight=None):
     return score
 
 
+def _ordered_str_options():
+    from sklearn.utils._param_validation import StrOptions
+
+    class OrderedStrOptions(StrOptions):
+        """scikit-learn's ``StrOptions`` that also keeps the order of the options, for messages.
+
+        Parameters
+        ----------
+        options : sequence of str
+            The valid strings, in the order the error messages list them.
+        """
+
+        def __init__(self, options):
+            super().__init__(set(options))
+            self.ordered = tuple(options)
+
+    return OrderedStrOptions
+
+
+#: ``StrOptions`` keeping the options' order (``OrderedStrOptions(("ols", "zeros"))``), so that an error
+#: lists them as the package's checks do.
+OrderedStrOptions = _ordered_str_options()
+
+
 def _random_state_constraints():
     from numbers import Integral
 
@@ -136,7 +160,7 @@ def validate_params(estimator):
             check = check_scalar_int if c.type is Integral else check_scalar_float
             check(value, name, low=c.left, high=c.right, closed=closed)
         elif isinstance(c, StrOptions):
-            check_option(value, name, tuple(sorted(c.options)))
+            check_option(value, name, getattr(c, "ordered", None) or tuple(sorted(c.options)))
         elif isinstance(c, Options):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, c.type) or value not in c.options:
                 opts = ", ".join(repr(o) for o in sorted(c.options))

@@ -25,8 +25,8 @@ from .._validation import check_option, check_random_state, check_scalar_float, 
 from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["StreamingRidge", "OfflineLDA", "RandomConvFeatures", "FeatureHead", "make_baseline", "BASELINES"]
 
@@ -242,7 +242,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
     """
 
     _parameter_constraints: dict = {
-        "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"}), None],
+        "shrinkage": [Interval(Real, 0, 1, closed="both"), OrderedStrOptions(("auto",)), None],
     }
 
     def __init__(self, shrinkage="auto"):

@@ -15,7 +15,7 @@ from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 
@@ -149,7 +149,7 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "covariance": [StrOptions({'exact', 'fixed', 'hayes', 'identity'})],
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "group_sizes": ["array-like", None],
         "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
@@ -420,26 +420,26 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "activation": [StrOptions({'leaky_relu', 'relu', 'tanh'})],
-        "covariance": [StrOptions({'exact', 'fixed', 'hayes', 'identity'})],
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "feature_params": [dict, None],
         "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
-        "init": [StrOptions({'kaiming', 'uniform'})],
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "leak": [Interval(Real, 0, 1, closed="right")],
         "n_groups": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Interval(Integral, -1, None, closed="left")],
         "n_reservoirs": [Interval(Integral, 1, None, closed="left")],
         "patch": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "pixel_range": [StrOptions({'auto', 'byte', 'none', 'unit'})],
+        "pixel_range": [OrderedStrOptions(("auto", "unit", "byte", "none"))],
         "pool_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "pooling": [StrOptions({'avg', 'gap', 'none'})],
+        "pooling": [OrderedStrOptions(("gap", "avg", "none"))],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "spectral_radius": [Interval(Real, 0, None, closed="left")],
-        "stem": [StrOptions({'none', 'random_conv'})],
+        "stem": [OrderedStrOptions(("none", "random_conv"))],
         "temperature": [Interval(Real, 0, None, closed="neither")],
         "units": [Interval(Integral, 1, None, closed="left")],
     }

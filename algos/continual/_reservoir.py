@@ -53,8 +53,8 @@ from .._validation import (
 from ._checks import check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
 
@@ -242,12 +242,12 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "activation": [StrOptions({'leaky_relu', 'relu', 'tanh'})],
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
-        "init": [StrOptions({'kaiming', 'uniform'})],
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "input_dim": [Interval(Integral, 1, None, closed="left"), None],
         "input_scaling": [Interval(Real, 0, None, closed="neither")],
         "leak": [Interval(Real, 0, 1, closed="right")],
@@ -521,28 +521,28 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     """
 
     _parameter_constraints: dict = {
-        "activation": [StrOptions({'leaky_relu', 'relu', 'tanh'})],
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "image_shape": "no_validation",  # a (C, H, W) triple of positive ints: checked in fit
-        "init": [StrOptions({'kaiming', 'uniform'})],
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "input_scaling": [Interval(Real, 0, None, closed="neither")],
         "leak": [Interval(Real, 0, 1, closed="right")],
         "n_blocks": [Interval(Integral, 1, None, closed="left")],
         "patch": [Interval(Integral, 1, None, closed="left")],
-        "pixel_range": [StrOptions({'auto', 'byte', 'none', 'unit'})],
+        "pixel_range": [OrderedStrOptions(("auto", "unit", "byte", "none"))],
         "pool_size": [Interval(Integral, 1, None, closed="left")],
-        "pooling": [StrOptions({'avg', 'gap', 'none'})],
-        "projection_activation": [StrOptions({'none', 'relu'})],
+        "pooling": [OrderedStrOptions(("gap", "avg", "none"))],
+        "projection_activation": [OrderedStrOptions(("relu", "none"))],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "share_direction_weights": ["boolean"],
         "spectral_radius": [Interval(Real, 0, None, closed="left")],
         "spectral_rescale": ["boolean"],
-        "stem": [StrOptions({'none', 'random_conv'})],
+        "stem": [OrderedStrOptions(("none", "random_conv"))],
         "stem_channels": [Interval(Integral, 1, None, closed="left")],
         "stem_kernel": [Interval(Integral, 1, None, closed="left")],
         "units": [Interval(Integral, 1, None, closed="left")],

@@ -20,8 +20,8 @@ from .._validation import check_option, check_scalar_float
 from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["StreamingLDA"]
 
@@ -183,7 +183,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "covariance": [StrOptions({'exact', 'fixed', 'hayes', 'identity'})],
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],

@@ -8,8 +8,8 @@ from .._validation import check_bool, check_option, check_scalar_float, check_sc
 from ._base import _FairMatchingEstimator
 from ._pour_kernels import tef_discrete_kernel, tef_exact_kernel, water_filling_kernel
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from sklearn.utils._param_validation import Interval
+from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["ThresholdEqualFilling", "EqualFilling", "WaterFilling"]
 
@@ -166,11 +166,11 @@ class ThresholdEqualFilling(_DivisibleAllocator):
 
     _parameter_constraints: dict = {
         "exact": ["boolean"],
-        "fair_rule": [StrOptions({'equal_split', 'min_utility'})],
+        "fair_rule": [OrderedStrOptions(("equal_split", "min_utility"))],
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "steps": [Interval(Integral, 1, None, closed="left")],
-        "tie_break": [StrOptions({'index', 'random'})],
+        "tie_break": [OrderedStrOptions(("index", "random"))],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
@@ -234,10 +234,10 @@ class EqualFilling(ThresholdEqualFilling):
 
     _parameter_constraints: dict = {
         "exact": ["boolean"],
-        "fair_rule": [StrOptions({'equal_split', 'min_utility'})],
+        "fair_rule": [OrderedStrOptions(("equal_split", "min_utility"))],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "steps": [Interval(Integral, 1, None, closed="left")],
-        "tie_break": [StrOptions({'index', 'random'})],
+        "tie_break": [OrderedStrOptions(("index", "random"))],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 

@@ -29,8 +29,8 @@ from ._ranking_kernels import (
     ranking_batch,
 )
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS
+from sklearn.utils._param_validation import Interval
+from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["HybridRanking", "Ranking", "Greedy"]
 
@@ -361,9 +361,9 @@ class HybridRanking(_IndivisibleMatcher):
     """
 
     _parameter_constraints: dict = {
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
-        "fair_rule": [StrOptions({'min_utility', 'random_class'})],
+        "fair_rule": [OrderedStrOptions(("min_utility", "random_class"))],
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "n_runs": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
@@ -500,7 +500,7 @@ class Greedy(_IndivisibleMatcher):
     _parameter_constraints: dict = {
         "n_runs": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
-        "tie": [StrOptions({'first', 'random'})],
+        "tie": [OrderedStrOptions(("first", "random"))],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 

@@ -32,8 +32,8 @@ from .._validation import check_option, check_scalar_float, check_scalar_int
 from ._model import _train_clients, init_params, local_train, loss_grad
 from ._potara import FederatedClassifierBase, client_generator, merge_models
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 from ._model import LowRankSoftmax
 
 __all__ = [
@@ -641,7 +641,7 @@ class PFedMeClassifier(_FLBaseline):
 
     _parameter_constraints: dict = {
         "K": [Interval(Integral, 1, None, closed="left")],
-        "aggregation": [StrOptions({'samples', 'uniform'})],
+        "aggregation": [OrderedStrOptions(("uniform", "samples"))],
         "base_estimator": [LowRankSoftmax, None],
         "beta": [Interval(Real, 0, 1, closed="right")],
         "client_fraction": [Interval(Real, 0, 1, closed="right")],

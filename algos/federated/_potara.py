@@ -31,8 +31,8 @@ from ._model import (
 from .merge import merge_lora, merge_params
 from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]
 
@@ -541,22 +541,22 @@ class PotaraClassifier(FederatedClassifierBase):
     """
 
     _parameter_constraints: dict = {
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "base_estimator": [LowRankSoftmax, None],
         "client_fraction": [Interval(Real, 0, 1, closed="right")],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
         "fisher_floor": [Interval(Real, 0, None, closed="left")],
-        "granularity": [StrOptions({'coordinate', 'global', 'module'})],
+        "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
         "lam_clip": "no_validation",  # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
         "local_epochs": [Interval(Integral, 0, None, closed="left")],
         "mask_untouched": ["boolean"],
         "merge_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "merge_space": [StrOptions({'factors', 'product'})],
+        "merge_space": [OrderedStrOptions(("product", "factors"))],
         "n_bootstrap": [Interval(Integral, 2, None, closed="left")],
         "n_rounds": [Interval(Integral, 0, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
-        "variance_method": [StrOptions({'bootstrap', 'fisher', 'plugin_fisher', 'sandwich', 'swag'})],
+        "variance_method": [OrderedStrOptions(("plugin_fisher", "fisher", "sandwich", "bootstrap", "swag"))],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 

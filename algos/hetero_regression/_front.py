@@ -23,7 +23,7 @@ from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_sca
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
@@ -312,9 +312,9 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     _parameter_constraints: dict = {
         "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
-        "inference": [StrOptions({'auto', 'sandwich'})],
+        "inference": [OrderedStrOptions(("auto", "sandwich"))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "method": [StrOptions({'auto', 'cmed', 'huber', 'lad', 'ols', 'window'})],
+        "method": [OrderedStrOptions(("auto", "huber", "window", "lad", "cmed", "ols"))],
         "n_bootstrap": [Interval(Integral, 10, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }

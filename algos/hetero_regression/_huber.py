@@ -32,7 +32,7 @@ from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import validate_params
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 
@@ -615,14 +615,14 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
     """
 
     _parameter_constraints: dict = {
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "continuation": ["boolean"],
         "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
-        "init": [StrOptions({'cmed', 'lad', 'ols', 'zeros'})],
+        "init": [OrderedStrOptions(("ols", "zeros", "lad", "cmed"))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "regime_cap": [Interval(Integral, 1, None, closed="left"), None],
-        "solver": [StrOptions({'irls', 'lbfgs', 'mm'})],
+        "solver": [OrderedStrOptions(("irls", "mm", "lbfgs"))],
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 

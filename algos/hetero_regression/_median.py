@@ -10,8 +10,8 @@ from .._validation import check_bool, check_option, check_scalar_float, check_sc
 from ._baselines import _LinearPredictMixin, _lstsq, _validate_fit
 from ._kernels import masked_ratio_medians
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["CoordinateMedianRegressor", "shorth"]
 
@@ -220,7 +220,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
 
     _parameter_constraints: dict = {
         "fit_intercept": ["boolean"],
-        "location": [StrOptions({'median', 'shorth'})],
+        "location": [OrderedStrOptions(("median", "shorth"))],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "threshold": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],

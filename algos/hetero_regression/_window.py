@@ -15,7 +15,7 @@ from ._data import resolve_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import validate_params
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -159,7 +159,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         "fit_intercept": ["boolean"],
         "halving": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "refit": [StrOptions({'huber', 'ols'})],
+        "refit": [OrderedStrOptions(("ols", "huber"))],
     }
 
     def __init__(self, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):

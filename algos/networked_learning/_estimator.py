@@ -19,8 +19,8 @@ from .._validation import r2_score_checked
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 from ._population import POPULATION_RCOND
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
@@ -261,18 +261,18 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
-        "engine": [StrOptions({'auto', 'coef', 'messages'})],
+        "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
         "feature_sets": [dict, None],
         "fit_intercept": ["boolean"],
         "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "output_agent": "no_validation",  # any node label of the graph (or None): checked against the graph in fit
-        "protocol": [StrOptions({'full', 'sketch', 'subsample'})],
+        "protocol": [OrderedStrOptions(("full", "sketch", "subsample"))],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "rcond": [Interval(Real, 0, None, closed="left"), None],
-        "sketch": [StrOptions({'countsketch', 'gaussian', 'srht'})],
+        "sketch": [OrderedStrOptions(("gaussian", "srht", "countsketch"))],
     }
 
     def __init__(

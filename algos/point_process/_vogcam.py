@@ -62,7 +62,7 @@ from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -327,25 +327,25 @@ class VoGCAM(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "backend": [StrOptions({'auto', 'numba', 'numpy', 'torch'})],
-        "covariance": [StrOptions({'diag', 'full'})],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "covariance": [OrderedStrOptions(("full", "diag"))],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "fixed_point_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "hyperparameter_start": [StrOptions({'given', 'min_contrast'})],
-        "hyperparameters": [StrOptions({'auto', 'elbo', 'laplace', 'min_contrast'})],
-        "kernel": [StrOptions({'matern'})],
+        "hyperparameter_start": [OrderedStrOptions(("given", "min_contrast"))],
+        "hyperparameters": [OrderedStrOptions(("auto", "elbo", "laplace", "min_contrast"))],
+        "kernel": [OrderedStrOptions(("matern",))],
         "length_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "length_scale_bounds": [StrOptions({"auto"}), tuple, list],
+        "length_scale_bounds": [OrderedStrOptions(("auto",)), tuple, list],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_dummy": "no_validation",  # "auto" or an int: checked in fit
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "newton_max_iter": [Interval(Integral, 1, None, closed="left")],
         "nu": [Options(Real, {0.5, 1.5})],
         "optimize_hyperparameters": [tuple, list],
-        "ordering": [StrOptions({'coord', 'maxmin', 'random'})],
-        "prior": [StrOptions({'dense', 'nngp'})],
+        "ordering": [OrderedStrOptions(("coord", "maxmin", "random"))],
+        "prior": [OrderedStrOptions(("nngp", "dense"))],
         "random_state": RANDOM_STATE_CONSTRAINTS,
-        "solver": [StrOptions({'auto', 'dense', 'sparse'})],
+        "solver": [OrderedStrOptions(("auto", "dense", "sparse"))],
         "tol": [Interval(Real, 0, None, closed="left")],
         "variance": [Interval(Real, 0, None, closed="neither")],
         "verbose": [Interval(Integral, 0, None, closed="left")],

@@ -48,7 +48,7 @@ from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fractio
 from ._window import MAX_COORD, Window
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
@@ -374,7 +374,7 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         "nu": [Options(Real, {0.5, 1.5})],
         "optimize_hyperparameters": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINTS,
-        "solver": [StrOptions({"auto", "dense", "fft"})],
+        "solver": [OrderedStrOptions(("auto", "dense", "fft"))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "variance": [Interval(Real, 0, None, closed="neither")],
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built

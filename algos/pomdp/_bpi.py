@@ -45,8 +45,8 @@ from ._beliefs import (
     blind_policy_values,
 )
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "BPIController",
@@ -196,7 +196,7 @@ class BPIController(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "init": [StrOptions({'blind', 'random'})],
+        "init": [OrderedStrOptions(("blind", "random"))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,

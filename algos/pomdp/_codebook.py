@@ -46,8 +46,8 @@ from ._beliefs import (
     simulate_fsc,
 )
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridCodebook", "KMeansCodebook", "build_codebook_fsc", "quantize"]
 
@@ -424,8 +424,8 @@ class GridCodebook(_CodebookController):
 
     _parameter_constraints: dict = {
         "M": [Interval(Integral, 1, None, closed="left"), None],
-        "action_rule": [StrOptions({'lookahead', 'quantized_mdp'})],
-        "kind": [StrOptions({'random', 'regular'})],
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "kind": [OrderedStrOptions(("regular", "random"))],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "pbvi_params": [dict, None],
         "random_state": RANDOM_STATE_CONSTRAINTS,
@@ -488,7 +488,7 @@ class KMeansCodebook(_CodebookController):
     """
 
     _parameter_constraints: dict = {
-        "action_rule": [StrOptions({'lookahead', 'quantized_mdp'})],
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
         "explore": [Interval(Real, 0, 1, closed="both")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],

@@ -85,8 +85,8 @@ from ._codebook import (
 from ._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate
 from ._recap_starts import merge_gains
 from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["RECAPController"]
 
@@ -325,8 +325,8 @@ class RECAPController(_CodebookController):
     """
 
     _parameter_constraints: dict = {
-        "action_rule": [StrOptions({'lookahead', 'quantized_mdp'})],
-        "growth_metric": [StrOptions({'decision', 'l1'})],
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "growth_metric": [OrderedStrOptions(("decision", "l1"))],
         "merge": ["boolean"],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
@@ -339,8 +339,8 @@ class RECAPController(_CodebookController):
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "refine": ["boolean"],
         "restart": ["boolean"],
-        "schedule": [StrOptions({'doubling', 'every'})],
-        "solver": [StrOptions({'pbs', 'pbvi'})],
+        "schedule": [OrderedStrOptions(("doubling", "every"))],
+        "solver": [OrderedStrOptions(("pbs", "pbvi"))],
         "solver_params": [dict, None],
         "starts": ["boolean"],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],

@@ -42,8 +42,8 @@ from ._beliefs import (
     simulate_fsc,
 )
 from numbers import Integral
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["FiniteWindowController", "window_length"]
 
@@ -127,7 +127,7 @@ class FiniteWindowController(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "action_rule": [StrOptions({'lookahead', 'quantized_mdp'})],
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
         "improve": ["boolean"],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "n_beliefs": [Interval(Integral, 1, None, closed="left")],
