@@ -341,7 +341,6 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self : SubsetOfSignalsRegressor
         """
-        validate_params(self)
         method = check_option(self.method, "method", _METHODS)
         if not (isinstance(self.delta, str) and self.delta == "auto"):
             resolve_delta(self.delta, "delta", None, None)
@@ -350,6 +349,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         inference = check_option(self.inference, "inference", _INFERENCE)
         n_bootstrap = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=10)
         rng = check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)

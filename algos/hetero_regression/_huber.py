@@ -668,8 +668,8 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         -------
         self : HuberSoSRegressor
         """
-        validate_params(self)
         prm = self._check_params()
+        validate_params(self)  # after the checks above, whose messages are the package's
         backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":
             if prm["backend"] == "auto":  # the torch core has no L-BFGS: "auto" keeps the CPU path

@@ -181,13 +181,13 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self
         """
-        validate_params(self)
         if not (isinstance(self.delta_min, str) and self.delta_min == "auto"):
             resolve_delta(self.delta_min, "delta_min", None, None)
         halving = check_scalar_float(self.halving, "halving", low=0.0, high=1.0, closed="neither")
         refit = check_option(self.refit, "refit", _REFITS)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        validate_params(self)  # after the checks above, whose messages are the package's
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         w_min = resolve_delta(self.delta_min, "delta_min", Xa, y)
