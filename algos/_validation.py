@@ -7,7 +7,10 @@ that need scikit-learn.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from theory._checks import (  # noqa: F401 - re-exported: algos imports them from here
     _in_interval,
@@ -79,48 +82,32 @@ def r2_score_checked(y, y_pred, sample_weight=None):
     return score
 
 
-def _ordered_str_options():
-    from sklearn.utils._param_validation import StrOptions
+class OrderedStrOptions(StrOptions):
+    """scikit-learn's ``StrOptions`` that also keeps the order of the options, for messages.
 
-    class OrderedStrOptions(StrOptions):
-        """scikit-learn's ``StrOptions`` that also keeps the order of the options, for messages.
+    An error lists the options as the package's checks do (``OrderedStrOptions(("ols", "zeros"))``).
 
-        Parameters
-        ----------
-        options : sequence of str
-            The valid strings, in the order the error messages list them.
-        """
+    Parameters
+    ----------
+    options : sequence of str
+        The valid strings, in the order the error messages list them.
+    """
 
-        def __init__(self, options):
-            super().__init__(set(options))
-            self.ordered = tuple(options)
-
-    return OrderedStrOptions
-
-
-#: ``StrOptions`` keeping the options' order (``OrderedStrOptions(("ols", "zeros"))``), so that an error
-#: lists them as the package's checks do.
-OrderedStrOptions = _ordered_str_options()
-
-
-def _random_state_constraints():
-    from numbers import Integral
-
-    from sklearn.utils._param_validation import Interval
-
-    return [None, Interval(Integral, 0, None, closed="left"), np.random.SeedSequence, np.random.Generator,
-            np.random.RandomState]
+    def __init__(self, options):
+        super().__init__(set(options))
+        self.ordered = tuple(options)
 
 
 #: ``_parameter_constraints`` entry for ``random_state`` (scikit-learn's format): what
 #: :func:`check_random_state` accepts (None, an int >= 0, a SeedSequence, a Generator, a RandomState).
-RANDOM_STATE_CONSTRAINTS = _random_state_constraints()
+RANDOM_STATE_CONSTRAINTS = [None, Interval(Integral, 0, None, closed="left"), np.random.SeedSequence,
+                            np.random.Generator, np.random.RandomState]
 
 
 def validate_params(estimator):
     """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's format).
 
-    Called at the start of ``fit`` (and ``partial_fit``). A parameter whose constraint is one interval,
+    Called by ``fit`` (and ``partial_fit``) before it uses a parameter. A parameter whose constraint is one interval,
     one set of options or ``"boolean"`` (each possibly ``or None``) is checked first with the package's
     own checks, so the error keeps the package wording (``TypeError`` for a wrong type, ``ValueError``
     naming the parameter, the rule and the value); every other violation raises scikit-learn's
@@ -134,10 +121,6 @@ def validate_params(estimator):
     ...
     ValueError: 'n_runs' must be an int in [1, inf]; got 0.
     """
-    from numbers import Integral
-
-    from sklearn.utils._param_validation import Interval, Options, StrOptions
-
     params = estimator.get_params(deep=False)
     for name, constraints in estimator._parameter_constraints.items():
         if isinstance(constraints, str) or name not in params:
