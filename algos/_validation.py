@@ -107,11 +107,17 @@ RANDOM_STATE_CONSTRAINTS = [None, Interval(Integral, 0, None, closed="left"), np
 def validate_params(estimator):
     """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's format).
 
-    Called by ``fit`` (and ``partial_fit``) before it uses a parameter. A parameter whose constraint is one interval,
-    one set of options or ``"boolean"`` (each possibly ``or None``) is checked first with the package's
-    own checks, so the error keeps the package wording (``TypeError`` for a wrong type, ``ValueError``
-    naming the parameter, the rule and the value); every other violation raises scikit-learn's
-    ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``) from ``estimator._validate_params()``.
+    Called by ``fit`` (and ``partial_fit``) before it uses a parameter. A parameter whose constraint
+    is one interval, one set of options or ``"boolean"`` (each possibly ``or None``) is checked first
+    with the package's own checks, so the error keeps the package wording (``TypeError`` for a wrong
+    type, ``ValueError`` naming the parameter, the rule and the value); every other violation raises
+    scikit-learn's ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``) from
+    ``estimator._validate_params()``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        An estimator declaring ``_parameter_constraints``.
 
     Examples
     --------
