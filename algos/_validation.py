@@ -136,7 +136,14 @@ def validate_params(estimator):
             check_random_state(value, name)
             continue
         rest = [c for c in constraints if c is not None]
-        if len(rest) != 1 or (value is None and len(rest) < len(constraints)):
+        if value is None and len(rest) < len(constraints):
+            continue
+        if rest and all(isinstance(c, type) for c in rest):  # types only: "a dict or None"
+            if not isinstance(value, tuple(rest)):
+                kinds = " or ".join([f"a {c.__name__}" for c in rest] + (["None"] if len(rest) < len(constraints) else []))
+                raise TypeError(f"'{name}' must be {kinds}; got {type(value).__name__}.")
+            continue
+        if len(rest) != 1:
             continue
         (c,) = rest
         if isinstance(c, Interval):

@@ -264,7 +264,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
-        "feature_sets": [dict, None],
+        "feature_sets": "no_validation",  # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
         "fit_intercept": ["boolean"],
         "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
         "k": [Interval(Integral, 1, None, closed="left"), None],

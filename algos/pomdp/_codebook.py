@@ -427,7 +427,7 @@ class GridCodebook(_CodebookController):
         "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
         "kind": [OrderedStrOptions(("regular", "random"))],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": [dict, None],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
@@ -492,7 +492,7 @@ class KMeansCodebook(_CodebookController):
         "explore": [Interval(Real, 0, 1, closed="both")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": [dict, None],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 

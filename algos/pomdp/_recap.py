@@ -334,7 +334,7 @@ class RECAPController(_CodebookController):
         "n_restarts": [Interval(Integral, 0, 64, closed="both")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_traj": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": [dict, None],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
         "polish": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "refine": ["boolean"],
