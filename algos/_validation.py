@@ -7,7 +7,10 @@ that need scikit-learn.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from theory._checks import (  # noqa: F401 - re-exported: algos imports them from here
     _in_interval,
@@ -77,3 +80,87 @@ def r2_score_checked(y, y_pred, sample_weight=None):
             "spread of 'y'; rescale the data."
         )
     return score
+
+
+class OrderedStrOptions(StrOptions):
+    """scikit-learn's ``StrOptions`` that also keeps the order of the options, for messages.
+
+    An error lists the options as the package's checks do (``OrderedStrOptions(("ols", "zeros"))``).
+
+    Parameters
+    ----------
+    options : sequence of str
+        The valid strings, in the order the error messages list them.
+    """
+
+    def __init__(self, options):
+        super().__init__(set(options))
+        self.ordered = tuple(options)
+
+
+#: ``_parameter_constraints`` entry for ``random_state`` (scikit-learn's format): what
+#: :func:`check_random_state` accepts (None, an int >= 0, a SeedSequence, a Generator, a RandomState).
+RANDOM_STATE_CONSTRAINTS = [None, Interval(Integral, 0, None, closed="left"), np.random.SeedSequence,
+                            np.random.Generator, np.random.RandomState]
+
+
+def validate_params(estimator):
+    """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's format).
+
+    Called by ``fit`` (and ``partial_fit``) before it uses a parameter. A parameter whose constraint
+    is one interval, one set of options or ``"boolean"`` (each possibly ``or None``) is checked first
+    with the package's own checks, so the error keeps the package wording (``TypeError`` for a wrong
+    type, ``ValueError`` naming the parameter, the rule and the value); every other violation raises
+    scikit-learn's ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``) from
+    ``estimator._validate_params()``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        An estimator declaring ``_parameter_constraints``.
+
+    Examples
+    --------
+    >>> from algos.fair_matching import Ranking
+    >>> validate_params(Ranking(n_runs=0))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'n_runs' must be an int in [1, inf]; got 0.
+    """
+    params = estimator.get_params(deep=False)
+    for name, constraints in estimator._parameter_constraints.items():
+        if isinstance(constraints, str) or name not in params:
+            continue
+        value = params[name]
+        if constraints is RANDOM_STATE_CONSTRAINTS:
+            check_random_state(value, name)
+            continue
+        rest = [c for c in constraints if c is not None]
+        if value is None and len(rest) < len(constraints):
+            continue
+        if rest and all(isinstance(c, type) for c in rest):  # types only: "a dict or None"
+            if not isinstance(value, tuple(rest)):
+                kinds = " or ".join([f"a {c.__name__}" for c in rest] + (["None"] if len(rest) < len(constraints) else []))
+                raise TypeError(f"'{name}' must be {kinds}; got {type(value).__name__}.")
+            continue
+        if len(rest) != 1:
+            continue
+        (c,) = rest
+        if isinstance(c, Interval):
+            # an unbounded end is written "inf" with the bracket of the bounded end ("[1, inf]",
+            # "(0, inf)"), as the package's checks write it
+            left = c.closed in ("left", "both")
+            right = c.closed in ("right", "both")
+            left, right = (right if c.left is None else left), (left if c.right is None else right)
+            closed = {(True, True): "both", (True, False): "left", (False, True): "right"}.get((left, right), "neither")
+            check = check_scalar_int if c.type is Integral else check_scalar_float
+            check(value, name, low=c.left, high=c.right, closed=closed)
+        elif isinstance(c, StrOptions):
+            check_option(value, name, getattr(c, "ordered", None) or tuple(sorted(c.options)))
+        elif isinstance(c, Options):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, c.type) or value not in c.options:
+                opts = ", ".join(repr(o) for o in sorted(c.options))
+                raise ValueError(f"'{name}' must be one of {{{opts}}}; got {_show(value)}.")
+        elif c == "boolean":
+            check_bool(value, name)
+    estimator._validate_params()

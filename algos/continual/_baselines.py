@@ -24,6 +24,9 @@ import numbers
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int, spawn_generators
 from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["StreamingRidge", "OfflineLDA", "RandomConvFeatures", "FeatureHead", "make_baseline", "BASELINES"]
 
@@ -59,6 +62,11 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
     classes_, gram_ (d, d), cross_ (d, K), counts_ (K,), coef_ (d, K), n_features_in_
     """
 
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": "no_validation",  # used as a truth value; no check to keep (a stricter rule would reject values that work today)
+    }
+
     def __init__(self, alpha=1.0, fit_intercept=True):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -81,6 +89,7 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         self
             The fitted estimator.
         """
+        validate_params(self)
         for attr in ("classes_", "gram_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, first=True, allow_empty=False)
@@ -102,6 +111,7 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         self
             The updated estimator.
         """
+        validate_params(self)
         return self._partial_fit(X, y, classes, first=not hasattr(self, "gram_"), allow_empty=True)
 
     def _partial_fit(self, X, y, classes, first, allow_empty):
@@ -231,6 +241,10 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
     classes_, X_seen_, y_seen_, n_features_in_
     """
 
+    _parameter_constraints: dict = {
+        "shrinkage": [Interval(Real, 0, 1, closed="both"), OrderedStrOptions(("auto",)), None],
+    }
+
     def __init__(self, shrinkage="auto"):
         self.shrinkage = shrinkage
 
@@ -249,6 +263,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         self
             The fitted estimator.
         """
+        validate_params(self)
         for attr in ("X_seen_", "n_features_in_", "classes_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, first=True, allow_empty=False)
@@ -270,6 +285,7 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         self
             The updated estimator.
         """
+        validate_params(self)
         self._partial_fit(X, y, first=not hasattr(self, "X_seen_"), allow_empty=True)
         if classes is not None:
             self._grow(self.y_seen_, classes)
@@ -358,6 +374,15 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
     n_features_out_ : int
     """
 
+    _parameter_constraints: dict = {
+        "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
+        "kernel_size": [Interval(Integral, 1, None, closed="left")],
+        "n_filters": [Interval(Integral, 1, None, closed="left")],
+        "pool_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "stride": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, image_shape="auto", n_filters=32, kernel_size=3, stride=2, pool_size=2, random_state=None):
         self.image_shape = image_shape
         self.n_filters = n_filters
@@ -390,6 +415,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         from ._circle import _image_shape_tuple, resolve_image_geometry
 
         if X is not None:
@@ -461,6 +487,11 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     features_, head_, classes_, n_features_in_
     """
 
+    _parameter_constraints: dict = {
+        "features": "no_validation",  # any transformer (fitted or not) or None: its methods are checked when used
+        "head": "no_validation",  # any classifier with partial_fit, or None: its methods are checked when used
+    }
+
     def __init__(self, features=None, head=None):
         self.features = features
         self.head = head
@@ -480,6 +511,7 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         for attr in ("features_", "head_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -501,6 +533,7 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The updated estimator.
         """
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):

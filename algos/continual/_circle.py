@@ -13,6 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
 from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 
@@ -145,6 +148,14 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
+    _parameter_constraints: dict = {
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
+        "group_sizes": ["array-like", None],
+        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
         self.group_sizes = group_sizes
         self.temperature = temperature
@@ -179,6 +190,7 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         for attr in ("heads_", "classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -200,6 +212,7 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self
             The updated estimator.
         """
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):
@@ -406,6 +419,31 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
+        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "feature_params": [dict, None],
+        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
+        "leak": [Interval(Real, 0, 1, closed="right")],
+        "n_groups": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Interval(Integral, -1, None, closed="left")],
+        "n_reservoirs": [Interval(Integral, 1, None, closed="left")],
+        "patch": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "pixel_range": [OrderedStrOptions(("auto", "unit", "byte", "none"))],
+        "pool_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "pooling": [OrderedStrOptions(("gap", "avg", "none"))],
+        "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "spectral_radius": [Interval(Real, 0, None, closed="left")],
+        "stem": [OrderedStrOptions(("none", "random_conv"))],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+        "units": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
                  image_shape="auto", patch="auto", stem="random_conv", units=8, leak=0.5, spectral_radius=0.9,
                  activation="leaky_relu", init="kaiming", pooling="avg", pool_size="auto", projection_dim=None,
@@ -531,6 +569,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : CIRCLEClassifier
         """
+        validate_params(self)
         for attr in ("extractors_", "ensemble_", "groups_", "classes_", "image_shape_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, None, allow_empty=False)
@@ -552,6 +591,7 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : CIRCLEClassifier
         """
+        validate_params(self)
         return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):

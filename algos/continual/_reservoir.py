@@ -52,6 +52,9 @@ from .._validation import (
 )
 from ._checks import check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
 
@@ -238,6 +241,23 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
     (2, 5, 6, 16)
     """
 
+    _parameter_constraints: dict = {
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "connectivity": [Interval(Real, 0, 1, closed="right")],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
+        "input_dim": [Interval(Integral, 1, None, closed="left"), None],
+        "input_scaling": [Interval(Real, 0, None, closed="neither")],
+        "leak": [Interval(Real, 0, 1, closed="right")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "share_direction_weights": ["boolean"],
+        "spectral_radius": [Interval(Real, 0, None, closed="left")],
+        "spectral_rescale": ["boolean"],
+        "units": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
                  activation="tanh", init="uniform", share_direction_weights=False, spectral_rescale=True,
                  input_dim=None, random_state=None, backend="auto", device=None, dtype=np.float32):
@@ -294,6 +314,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        validate_params(self)
         self._check_params()
         arrays = () if X is None else (X,)
         if X is not None:
@@ -499,6 +520,34 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     (3, 64)
     """
 
+    _parameter_constraints: dict = {
+        "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "connectivity": [Interval(Real, 0, 1, closed="right")],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "image_shape": "no_validation",  # a (C, H, W) triple of positive ints: checked in fit
+        "init": [OrderedStrOptions(("uniform", "kaiming"))],
+        "input_scaling": [Interval(Real, 0, None, closed="neither")],
+        "leak": [Interval(Real, 0, 1, closed="right")],
+        "n_blocks": [Interval(Integral, 1, None, closed="left")],
+        "patch": [Interval(Integral, 1, None, closed="left")],
+        "pixel_range": [OrderedStrOptions(("auto", "unit", "byte", "none"))],
+        "pool_size": [Interval(Integral, 1, None, closed="left")],
+        "pooling": [OrderedStrOptions(("gap", "avg", "none"))],
+        "projection_activation": [OrderedStrOptions(("relu", "none"))],
+        "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "share_direction_weights": ["boolean"],
+        "spectral_radius": [Interval(Real, 0, None, closed="left")],
+        "spectral_rescale": ["boolean"],
+        "stem": [OrderedStrOptions(("none", "random_conv"))],
+        "stem_channels": [Interval(Integral, 1, None, closed="left")],
+        "stem_kernel": [Interval(Integral, 1, None, closed="left")],
+        "units": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
                  n_blocks=1, pooling="gap", pool_size=2, projection_dim=None, projection_activation="relu",
                  pixel_range="auto", batch_size=256, units=16, leak=0.5, spectral_radius=0.9,
@@ -590,6 +639,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         self
         """
+        validate_params(self)
         (C, H, W), P, (Nh, Nw) = self._check_params()
         dt = _check_dtype(self.dtype)
         arrays = () if X is None else (X,)

@@ -19,6 +19,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_option, check_scalar_float
 from ._checks import LabelScoreMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
+from numbers import Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["StreamingLDA"]
 
@@ -179,6 +182,13 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
+        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64):
         self.shrinkage = shrinkage
         self.covariance = covariance
@@ -245,6 +255,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : StreamingLDA
         """
+        validate_params(self)
         for attr in ("classes_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         return self._partial_fit(X, y, classes=None, first=True, allow_empty=False)
@@ -265,6 +276,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         -------
         self : StreamingLDA
         """
+        validate_params(self)
         first = not hasattr(self, "classes_")
         return self._partial_fit(X, y, classes=classes, first=first, allow_empty=True)
 

@@ -10,6 +10,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._validation import check_array_1d
 from ._instance import OnlineMatchingInstance, _canonical_classes, as_instance
+from .._validation import validate_params
 
 __all__ = ["OnlineAllocatorMixin", "as_item_batch"]
 
@@ -152,6 +153,7 @@ class OnlineAllocatorMixin:
         -------
         self
         """
+        validate_params(self)
         instance = as_instance(instance)
         self._initialise(instance.n_agents, instance.agent_class)
         self._run(np.asarray(instance.indptr), np.asarray(instance.indices))
@@ -172,6 +174,7 @@ class OnlineAllocatorMixin:
         -------
         self
         """
+        validate_params(self)
         if not hasattr(self, "n_agents_"):
             if isinstance(item_neighbors, OnlineMatchingInstance):
                 agent_class = item_neighbors.agent_class if agent_class is None else agent_class

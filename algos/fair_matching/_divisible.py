@@ -7,6 +7,9 @@ import numpy as np
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._base import _FairMatchingEstimator
 from ._pour_kernels import tef_discrete_kernel, tef_exact_kernel, water_filling_kernel
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["ThresholdEqualFilling", "EqualFilling", "WaterFilling"]
 
@@ -161,6 +164,16 @@ class ThresholdEqualFilling(_DivisibleAllocator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "exact": ["boolean"],
+        "fair_rule": [OrderedStrOptions(("equal_split", "min_utility"))],
+        "gamma": [Interval(Real, 0, 1, closed="both")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "steps": [Interval(Integral, 1, None, closed="left")],
+        "tie_break": [OrderedStrOptions(("index", "random"))],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, gamma=0.5, *, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
                  random_state=None, verbose=0):
         self.gamma = gamma
@@ -219,6 +232,15 @@ class EqualFilling(ThresholdEqualFilling):
     True
     """
 
+    _parameter_constraints: dict = {
+        "exact": ["boolean"],
+        "fair_rule": [OrderedStrOptions(("equal_split", "min_utility"))],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "steps": [Interval(Integral, 1, None, closed="left")],
+        "tie_break": [OrderedStrOptions(("index", "random"))],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     gamma = 1.0  # fixed; not a parameter
 
     def __init__(self, *, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
@@ -255,6 +277,10 @@ class WaterFilling(_DivisibleAllocator):
     >>> est.agent_load_.round(3).tolist()
     [0.333, 0.833, 1.0]
     """
+
+    _parameter_constraints: dict = {
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(self, *, verbose=0):
         self.verbose = verbose

@@ -28,6 +28,9 @@ from ._ranking_kernels import (
     hybrid_ranking_batch,
     ranking_batch,
 )
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["HybridRanking", "Ranking", "Greedy"]
 
@@ -357,6 +360,16 @@ class HybridRanking(_IndivisibleMatcher):
     True
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "fair_rule": [OrderedStrOptions(("min_utility", "random_class"))],
+        "gamma": [Interval(Real, 0, 1, closed="both")],
+        "n_runs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, gamma=0.5, fair_rule="min_utility", n_runs=1, backend="auto", device=None, verbose=0,
                  random_state=None):
         self.gamma = gamma
@@ -433,6 +446,12 @@ class Ranking(_IndivisibleMatcher):
     True
     """
 
+    _parameter_constraints: dict = {
+        "n_runs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, n_runs=1, verbose=0, random_state=None):
         self.n_runs = n_runs
         self.verbose = verbose
@@ -477,6 +496,13 @@ class Greedy(_IndivisibleMatcher):
     >>> Greedy(tie="first").fit(triangular_instance(4)).match_.tolist()
     [0, 1, 2, 3]
     """
+
+    _parameter_constraints: dict = {
+        "n_runs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "tie": [OrderedStrOptions(("first", "random"))],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
 
     _uses_ranks = False
 

@@ -31,6 +31,10 @@ import numpy as np
 from .._validation import check_option, check_scalar_float, check_scalar_int
 from ._model import _train_clients, init_params, local_train, loss_grad
 from ._potara import FederatedClassifierBase, client_generator, merge_models
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
+from ._model import LowRankSoftmax
 
 __all__ = [
     "LocalOnlyClassifier",
@@ -112,6 +116,12 @@ class LocalOnlyClassifier(_FLBaseline):
     True
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, base_estimator=None, epochs=100, random_state=None):
         self.base_estimator = base_estimator
         self.epochs = epochs
@@ -134,6 +144,7 @@ class LocalOnlyClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
         epochs = check_scalar_int(self.epochs, "epochs", low=1)
         for m in range(len(Xs)):
@@ -162,6 +173,14 @@ class FedAvgClassifier(_FLBaseline):
         Seed of the initial parameters, the client sampling and the mini-batches.
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
@@ -186,6 +205,7 @@ class FedAvgClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng)
         self._final_broadcast(self.history_, theta0, self._trainable(theta0), len(Xs))
@@ -212,6 +232,15 @@ class FedAvgFTClassifier(_FLBaseline):
     random_state : None, int, SeedSequence or Generator, default=None
         Seed of the initial parameters, the client sampling and the mini-batches.
     """
+
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
 
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  random_state=None):
@@ -248,6 +277,7 @@ class FedAvgFTClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = dict(self.local_models_)
         return self
@@ -263,6 +293,16 @@ class FixedMixClassifier(FedAvgFTClassifier):
     base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state
         As for :class:`FedAvgFTClassifier`.
     """
+
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, 1, closed="both")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
 
     def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
                  client_fraction=1.0, random_state=None):
@@ -286,6 +326,7 @@ class FixedMixClassifier(FedAvgFTClassifier):
         self
             The fitted estimator.
         """
+        validate_params(self)
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
@@ -312,6 +353,17 @@ class OracleGridClassifier(FedAvgFTClassifier):
     ----------
     mixing_weights_ : dict client -> chosen lambda
     """
+
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
+        "grid": [Interval(Integral, 2, None, closed="left"), "array-like"],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "val_fraction": [Interval(Real, 0, 1, closed="neither")],
+    }
 
     def __init__(self, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
                  finetune_epochs=10, client_fraction=1.0, random_state=None):
@@ -343,6 +395,7 @@ class OracleGridClassifier(FedAvgFTClassifier):
         self
             The fitted estimator.
         """
+        validate_params(self)
         from ._model import predict_logits
 
         G = check_scalar_int(self.grid, "grid", low=2)
@@ -408,6 +461,16 @@ class APFLClassifier(_FLBaseline):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "alpha0": [Interval(Real, 0, 1, closed="both")],
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "lr_alpha": [Interval(Real, 0, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None):
         self.alpha0 = alpha0
@@ -435,6 +498,7 @@ class APFLClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
         la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
@@ -484,6 +548,16 @@ class DittoClassifier(_FLBaseline):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "personal_epochs": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None):
         self.mu = mu
@@ -511,6 +585,7 @@ class DittoClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         mu = check_scalar_float(self.mu, "mu", low=0.0)
         pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=1)
@@ -564,6 +639,19 @@ class PFedMeClassifier(_FLBaseline):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "K": [Interval(Integral, 1, None, closed="left")],
+        "aggregation": [OrderedStrOptions(("uniform", "samples"))],
+        "base_estimator": [LowRankSoftmax, None],
+        "beta": [Interval(Real, 0, 1, closed="right")],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "personal_lr": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, aggregation="uniform", random_state=None):
         self.lam = lam
@@ -594,6 +682,7 @@ class PFedMeClassifier(_FLBaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
         beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
@@ -657,6 +746,16 @@ class FedRepClassifier(_LoRABaseline):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "body_epochs": [Interval(Integral, 0, None, closed="left")],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "head_epochs": [Interval(Integral, 0, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
                  random_state=None):
         self.head_epochs = head_epochs
@@ -684,6 +783,7 @@ class FedRepClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
         be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
@@ -725,6 +825,15 @@ class FedITClassifier(_LoRABaseline):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None):
         self.rank = rank
@@ -754,6 +863,7 @@ class FedITClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         keys = self._keys()
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, trainable=keys, comm_keys=keys)
@@ -773,6 +883,15 @@ class FFALoRAClassifier(FedITClassifier):
         As for :class:`FedAvgClassifier`.
     """
 
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def _keys(self):
         return ("b", "B")
 
@@ -788,6 +907,15 @@ class FedSALoRAClassifier(_LoRABaseline):
     base_estimator, n_rounds, local_epochs, client_fraction, random_state
         As for :class:`FedAvgClassifier`.
     """
+
+    _parameter_constraints: dict = {
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "local_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None):
@@ -815,6 +943,7 @@ class FedSALoRAClassifier(_LoRABaseline):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         local = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
 

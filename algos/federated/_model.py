@@ -41,6 +41,9 @@ from accel._federated_checks import (  # noqa: F401 - shared with the torch path
 )
 
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "init_params",
@@ -551,6 +554,16 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "base_features": [callable, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "l2": [Interval(Real, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rank": [Interval(Integral, 0, None, closed="left"), None],
+    }
+
     def __init__(self, rank=None, base_features=None, l2=1e-3, lr=0.5, max_iter=100, batch_size=None,
                  random_state=None):
         self.rank = rank
@@ -602,6 +615,7 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         if y is None:
             raise ValueError("'y' is None: LowRankSoftmax requires y to be passed, but the target y is None.")
         X, y = self._check_input(X, y)

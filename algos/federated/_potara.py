@@ -30,6 +30,9 @@ from ._model import (
 )
 from .merge import merge_lora, merge_params
 from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]
 
@@ -537,6 +540,26 @@ class PotaraClassifier(FederatedClassifierBase):
     True
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "base_estimator": [LowRankSoftmax, None],
+        "client_fraction": [Interval(Real, 0, 1, closed="right")],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
+        "fisher_floor": [Interval(Real, 0, None, closed="left")],
+        "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
+        "lam_clip": "no_validation",  # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        "local_epochs": [Interval(Integral, 0, None, closed="left")],
+        "mask_untouched": ["boolean"],
+        "merge_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "merge_space": [OrderedStrOptions(("product", "factors"))],
+        "n_bootstrap": [Interval(Integral, 2, None, closed="left")],
+        "n_rounds": [Interval(Integral, 0, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "variance_method": [OrderedStrOptions(("plugin_fisher", "fisher", "sandwich", "bootstrap", "swag"))],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
                  fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
@@ -719,6 +742,7 @@ class PotaraClassifier(FederatedClassifierBase):
         self
             The fitted estimator.
         """
+        validate_params(self)
         h = self._hparams()
         h["backend"] = self._resolve_backend(h, (X, y))
         Xs, ys = self._split(X, y, client_ids)

@@ -24,6 +24,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_bool, check_scalar_float, check_scalar_int
 from .._validation import check_not_strings as _check_real
 from .._validation import r2_score_checked
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import validate_params
 
 __all__ = [
     "ols",
@@ -317,6 +320,10 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     (array([ 1.,  0., -1.]), 3.0)
     """
 
+    _parameter_constraints: dict = {
+        "fit_intercept": ["boolean"],
+    }
+
     def __init__(self, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
@@ -332,6 +339,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        validate_params(self)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
@@ -454,6 +462,10 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "fit_intercept": ["boolean"],
+    }
+
     def __init__(self, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
@@ -471,6 +483,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        validate_params(self)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         X, y = _validate_fit(self, X, y)
         groups = _check_groups(groups, X.shape[0])
@@ -597,6 +610,12 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, 1, closed="left")],
+        "fit_intercept": ["boolean"],
+        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
     def __init__(self, alpha=0.5, n_iter=None, fit_intercept=False):
         self.alpha = alpha
         self.n_iter = n_iter
@@ -614,6 +633,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        validate_params(self)
         alpha = check_scalar_float(self.alpha, "alpha", low=0.0, high=1.0, closed="left")
         n_iter = None if self.n_iter is None else check_scalar_int(self.n_iter, "n_iter", low=1)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")

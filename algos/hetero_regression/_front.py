@@ -21,7 +21,13 @@ from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
+<<<<<<< HEAD
 from ._mixture import mixture_refine
+=======
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
+>>>>>>> constraints
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
@@ -323,6 +329,17 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     ('window', True, True)
     """
 
+    _parameter_constraints: dict = {
+        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "inference": [OrderedStrOptions(("auto", "sandwich"))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "method": [OrderedStrOptions(("auto", "huber", "window", "lad", "cmed", "ols"))],
+        "n_bootstrap": [Interval(Integral, 10, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "refine": [OrderedStrOptions(("none", "mixture"))],
+    }
+
     def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
                  n_bootstrap=200, random_state=0, refine="none"):
         self.method = method
@@ -355,6 +372,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         n_bootstrap = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=10)
         refine = check_option(self.refine, "refine", _REFINE)
         rng = check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)

@@ -30,6 +30,9 @@ from ._baselines import _LinearPredictMixin, _check_real
 from ._data import resolve_delta, suggest_delta
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._kernels import huber_pass, masked_ratio_medians
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 
@@ -611,6 +614,18 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
     (True, True)
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "continuation": ["boolean"],
+        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "init": [OrderedStrOptions(("ols", "zeros", "lad", "cmed"))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "regime_cap": [Interval(Integral, 1, None, closed="left"), None],
+        "solver": [OrderedStrOptions(("irls", "mm", "lbfgs"))],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
                  continuation=False, solver="irls", backend="numpy", regime_cap=REGIME_CAP):
         self.regime_cap = regime_cap
@@ -654,6 +669,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         self : HuberSoSRegressor
         """
         prm = self._check_params()
+        validate_params(self)  # after the checks above, whose messages are the package's
         backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":
             if prm["backend"] == "auto":  # the torch core has no L-BFGS: "auto" keeps the CPU path

@@ -9,6 +9,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
 from ._baselines import _LinearPredictMixin, _lstsq, _validate_fit
 from ._kernels import masked_ratio_medians
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["CoordinateMedianRegressor", "shorth"]
 
@@ -215,6 +218,15 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
     True
     """
 
+    _parameter_constraints: dict = {
+        "fit_intercept": ["boolean"],
+        "location": [OrderedStrOptions(("median", "shorth"))],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "threshold": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "whiten": ["boolean"],
+    }
+
     def __init__(self, n_rounds=30, threshold=1.0, whiten=True, location="median", fit_intercept=False,
                  tol=1e-10):
         self.n_rounds = n_rounds
@@ -236,6 +248,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
         -------
         self
         """
+        validate_params(self)
         n_rounds = check_scalar_int(self.n_rounds, "n_rounds", low=1)
         threshold = check_scalar_float(self.threshold, "threshold", low=0.0, closed="neither")
         whiten = check_bool(self.whiten, "whiten")

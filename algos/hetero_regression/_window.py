@@ -13,6 +13,9 @@ from .._validation import check_bool, check_option, check_scalar_float, check_sc
 from ._baselines import _LinearPredictMixin, _lad_lp, _lstsq, _validate_fit, _with_ones
 from ._data import resolve_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, StrOptions
+from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -151,6 +154,14 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     True
     """
 
+    _parameter_constraints: dict = {
+        "delta_min": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "fit_intercept": ["boolean"],
+        "halving": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "refit": [OrderedStrOptions(("ols", "huber"))],
+    }
+
     def __init__(self, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
         self.delta_min = delta_min
         self.halving = halving
@@ -176,6 +187,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         refit = check_option(self.refit, "refit", _REFITS)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        validate_params(self)  # after the checks above, whose messages are the package's
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         w_min = resolve_delta(self.delta_min, "delta_min", Xa, y)

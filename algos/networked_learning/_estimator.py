@@ -18,6 +18,9 @@ from .._validation import check_not_strings as _check_real
 from .._validation import r2_score_checked
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 from ._population import POPULATION_RCOND
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
@@ -257,6 +260,21 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     (6, 1000)
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
+        "feature_sets": "no_validation",  # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
+        "fit_intercept": ["boolean"],
+        "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "output_agent": "no_validation",  # any node label of the graph (or None): checked against the graph in fit
+        "protocol": [OrderedStrOptions(("full", "sketch", "subsample"))],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
+        "sketch": [OrderedStrOptions(("gaussian", "srht", "countsketch"))],
+    }
+
     def __init__(
         self,
         graph=None,
@@ -341,6 +359,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         -------
         self : NetworkedDAGRegressor
         """
+        validate_params(self)
         prm = self._check_params()
         backend = self._resolve_backend(prm, X, y)
         _check_real(X, "X")

@@ -61,6 +61,9 @@ from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
 from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._sparse import SparseCholesky
 from ._window import MAX_COORD, Window
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -327,6 +330,32 @@ class VoGCAM(BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "covariance": [OrderedStrOptions(("full", "diag"))],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "fixed_point_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "hyperparameter_start": [OrderedStrOptions(("given", "min_contrast"))],
+        "hyperparameters": [OrderedStrOptions(("auto", "elbo", "laplace", "min_contrast"))],
+        "kernel": [OrderedStrOptions(("matern",))],
+        "length_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "length_scale_bounds": [OrderedStrOptions(("auto",)), tuple, list],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_dummy": "no_validation",  # "auto" or an int: checked in fit
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "newton_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "nu": [Options(Real, {0.5, 1.5})],
+        "optimize_hyperparameters": [tuple, list],
+        "ordering": [OrderedStrOptions(("coord", "maxmin", "random"))],
+        "prior": [OrderedStrOptions(("nngp", "dense"))],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "solver": [OrderedStrOptions(("auto", "dense", "sparse"))],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
@@ -422,6 +451,7 @@ class VoGCAM(BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         self._validate()
         backend = resolve(self.backend, self.device, (X, covariates))
         if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only

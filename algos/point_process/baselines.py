@@ -46,6 +46,9 @@ from sklearn.base import BaseEstimator
 from .._validation import check_array, check_bool, check_random_state, check_scalar_float, check_scalar_int
 from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fraction, matern_covariance
 from ._window import MAX_COORD, Window
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridLaplaceLGCP", "FRKVariationalLGCP", "GridMALALGCP", "SVGPCoxProcess"]
 
@@ -363,6 +366,20 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
     n_iter_, converged_, xgrid_, ygrid_, cell_areas_ (ny, nx)
     """
 
+    _parameter_constraints: dict = {
+        "grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
+        "length_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_var_samples": [Interval(Integral, 2, None, closed="left")],
+        "nu": [Options(Real, {0.5, 1.5})],
+        "optimize_hyperparameters": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "solver": [OrderedStrOptions(("auto", "dense", "fft"))],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, grid=32, nu=0.5, variance=1.0, length_scale="auto",
                  optimize_hyperparameters=False, solver="auto", n_var_samples=64, max_iter=50, tol=1e-8,
                  random_state=None):
@@ -448,6 +465,7 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         win, phi, diam = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -608,6 +626,18 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
     length_scale_, n_iter_, converged_ (acceptance rate after burn-in in [0.4, 0.75])
     """
 
+    _parameter_constraints: dict = {
+        "burn_in": [Interval(Integral, 0, None, closed="left")],
+        "grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
+        "length_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "nu": [Options(Real, {0.5, 1.5})],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "thin": [Interval(Integral, 1, None, closed="left")],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, grid=16, nu=0.5, variance=1.0, length_scale="auto", n_samples=2000,
                  burn_in=1000, thin=1, random_state=None):
         self.window = window
@@ -635,6 +665,7 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         win, phi, _ = _window_and_length_scale(self.window, self.length_scale)
         X = _check_points(X, win)
         nx, ny = _grid_shape(self.grid)
@@ -816,6 +847,14 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
     variance_ (sigma_l^2 per resolution), elbo_, n_iter_, converged_
     """
 
+    _parameter_constraints: dict = {
+        "basis_per_side": [tuple, list],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "quad_grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, basis_per_side=(4, 12), quad_grid=64, max_iter=1000, tol=1e-9):
         self.window = window
         self.basis_per_side = basis_per_side
@@ -838,6 +877,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         per = tuple(check_scalar_int(k, "basis_per_side", low=1) for k in self.basis_per_side)
@@ -973,6 +1013,18 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
     coef_, variance_, length_scale_, elbo_, elbo_history_, n_iter_, converged_
     """
 
+    _parameter_constraints: dict = {
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_inducing": [Interval(Integral, 4, None, closed="left")],
+        "nu": [Options(Real, {0.5, 1.5})],
+        "quad_grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+    }
+
     def __init__(self, window=None, nu=0.5, n_inducing=256, quad_grid=64, max_iter=500, lr=0.05, tol=1e-7,
                  random_state=None, device="cpu"):
         self.window = window
@@ -1000,6 +1052,7 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        validate_params(self)
         win = Window.from_any(self.window)
         X = _check_points(X, win)
         nu = _check_nu(self.nu)

@@ -44,6 +44,9 @@ from ._beliefs import (
     _sample_rows,
     blind_policy_values,
 )
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "BPIController",
@@ -192,6 +195,15 @@ class BPIController(BaseEstimator):
     blind_value_.
     """
 
+    _parameter_constraints: dict = {
+        "init": [OrderedStrOptions(("blind", "random"))],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
         self.n_memory = n_memory
         self.time_limit = time_limit
@@ -250,6 +262,7 @@ class BPIController(BaseEstimator):
         self
             The fitted controller.
         """
+        validate_params(self)
         K = check_scalar_int(self.n_memory, "n_memory", low=1)
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
         tol = check_scalar_float(self.tol, "tol", low=0.0)

@@ -45,6 +45,9 @@ from ._beliefs import (
     evaluate_fsc,
     simulate_fsc,
 )
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridCodebook", "KMeansCodebook", "build_codebook_fsc", "quantize"]
 
@@ -336,6 +339,7 @@ class _CodebookController(BaseEstimator):
 
     def fit(self, pomdp, alphas=None):
         """Build the codebook and its FSC. ``alphas``: None (fit PBVI), a fitted PBVI, or (n, S)."""
+        validate_params(self)
         self._check_common(pomdp)
         rng = check_random_state(getattr(self, "random_state", None))
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
@@ -418,6 +422,15 @@ class GridCodebook(_CodebookController):
     random_state : None, int or Generator
     """
 
+    _parameter_constraints: dict = {
+        "M": [Interval(Integral, 1, None, closed="left"), None],
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "kind": [OrderedStrOptions(("regular", "random"))],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     _distance = "l1"
 
     def __init__(self, n_memory=8, M=None, kind="regular", action_rule="lookahead", pbvi_params=None,
@@ -473,6 +486,15 @@ class KMeansCodebook(_CodebookController):
     pbvi_params : dict or None
     random_state : None, int or Generator
     """
+
+    _parameter_constraints: dict = {
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "explore": [Interval(Real, 0, 1, closed="both")],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
 
     _distance = "l2"
 

@@ -78,6 +78,9 @@ from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
 from ._recap_search import RecapSearch, _tie
+from numbers import Integral, Real
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["RECAPController"]
 
@@ -226,6 +229,30 @@ class RECAPController(_CodebookController):
         at or above ``trivial``, so that it says nothing on this model).
     """
 
+    _parameter_constraints: dict = {
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "growth_metric": [OrderedStrOptions(("decision", "l1"))],
+        "merge": ["boolean"],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "n_refine": [Interval(Integral, 0, None, closed="left")],
+        "n_restarts": [Interval(Integral, 0, 64, closed="both")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_traj": [Interval(Integral, 1, None, closed="left")],
+        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "polish": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "refine": ["boolean"],
+        "restart": ["boolean"],
+        "schedule": [OrderedStrOptions(("doubling", "every"))],
+        "solver": [OrderedStrOptions(("pbs", "pbvi"))],
+        "solver_params": [dict, None],
+        "starts": ["boolean"],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     _distance = "decision"
 
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
@@ -336,6 +363,7 @@ class RECAPController(_CodebookController):
         self
             The fitted controller.
         """
+        validate_params(self)
         _, _, r, discount = self._check_common(pomdp)
         refine = check_bool(self.refine, "refine")
         n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)

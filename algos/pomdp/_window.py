@@ -41,6 +41,9 @@ from ._beliefs import (
     evaluate_fsc,
     simulate_fsc,
 )
+from numbers import Integral
+from sklearn.utils._param_validation import Interval
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["FiniteWindowController", "window_length"]
 
@@ -123,6 +126,16 @@ class FiniteWindowController(BaseEstimator):
     decays in ``N`` only under filter stability (asymptotic; no constant is asserted).
     """
 
+    _parameter_constraints: dict = {
+        "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
+        "improve": ["boolean"],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_beliefs": [Interval(Integral, 1, None, closed="left")],
+        "n_memory": [Interval(Integral, 1, None, closed="left")],
+        "obs_only": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+    }
+
     def __init__(self, n_memory, obs_only=False, action_rule="lookahead", improve=True, max_iter=20,
                  n_beliefs=200, random_state=None):
         self.n_memory = n_memory
@@ -158,6 +171,7 @@ class FiniteWindowController(BaseEstimator):
         self
             The fitted controller.
         """
+        validate_params(self)
         n_memory = check_scalar_int(self.n_memory, "n_memory", low=1)
         obs_only = check_bool(self.obs_only, "obs_only")
         check_option(self.action_rule, "action_rule", ("lookahead", "quantized_mdp"))
