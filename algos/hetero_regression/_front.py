@@ -21,13 +21,10 @@ from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
-<<<<<<< HEAD
 from ._mixture import mixture_refine
-=======
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
->>>>>>> constraints
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
