@@ -100,6 +100,15 @@ def _sparse_parts(pomdp):
     return Z, r, discount, pomdp.n_actions, pomdp.n_states
 
 
+def _transition_parts(pomdp):
+    """``(T, Z, A, S)`` with ``T = None`` for a sparse model (its CSR is read per action)."""
+    if _is_sparse(pomdp):
+        Z, _, _, A, S = _sparse_parts(pomdp)
+        return None, Z, A, S
+    T, Z, _, _ = _arrays(pomdp)
+    return T, Z, T.shape[0], T.shape[1]
+
+
 def _predicted_and_posteriors(pomdp, T, Z, a, B2):
     """``belief_successors`` for action ``a``: dense kernel, or a CSR product then the observation kernel."""
     if T is None:
@@ -197,12 +206,7 @@ def successors(pomdp, B, a):
     zero : ndarray of bool, shape (N, O)
         Zero-probability observations.
     """
-    if _is_sparse(pomdp):
-        T = None
-        Z, _, _, A, S = _sparse_parts(pomdp)
-    else:
-        T, Z, _, _ = _arrays(pomdp)
-        A, S, _ = T.shape
+    T, Z, A, S = _transition_parts(pomdp)
     a = _check_action(a, A)
     B = _real_array(B, "B")
     single = B.ndim == 1
@@ -239,12 +243,7 @@ def update(pomdp, b, a, o):
     p_o : float
         ``P(o | b, a)``.
     """
-    if _is_sparse(pomdp):
-        T = None
-        Z, _, _, A, S = _sparse_parts(pomdp)
-    else:
-        T, Z, _, _ = _arrays(pomdp)
-        A, S, _ = T.shape
+    T, Z, A, S = _transition_parts(pomdp)
     O = Z.shape[2]
     a = _check_action(a, A)
     o = check_scalar_int(o, "o", low=0, high=O - 1)
