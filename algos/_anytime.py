@@ -12,6 +12,10 @@ Every long loop of the package (``PBVI``, ``VoGCAM``, the federated rounds, ...)
         alphas, B = run.state["alphas"], run.state["beliefs"]   # the last consistent state
     run.finish(self, "after 12 sweeps")                 # sets interrupted_, warns
 
+Loops that update their state in place use ``Interruptible(name, defer=True)`` instead: SIGINT
+only sets ``run.requested`` and the loop stops at its next consistent point (``PointBasedSolver``
+checks it before every trial).
+
 A ``KeyboardInterrupt`` raised inside the ``with`` block (the default SIGINT handler raises it at
 the next bytecode; compiled kernels finish their call first) is caught at the block's end, the
 estimator rolls back to its last checkpoint, finishes its fit with that state, sets
@@ -23,6 +27,8 @@ is set.
 
 from __future__ import annotations
 
+import signal
+import threading
 import warnings
 
 __all__ = ["Interruptible", "InterruptedFitWarning"]
@@ -39,6 +45,12 @@ class Interruptible:
     ----------
     name : str
         The estimator's name, for the warning.
+    defer : bool, default=False
+        ``False``: a ``KeyboardInterrupt`` raised in the block is caught at its end and the loop
+        restores :attr:`state`. ``True`` (for loops whose state is updated in place, where no
+        checkpoint is cheap): while the block runs (main thread only) SIGINT sets
+        :attr:`requested`, which the loop checks at its consistent points and stops; a second
+        SIGINT raises ``KeyboardInterrupt`` and aborts.
 
     Attributes
     ----------
@@ -52,11 +64,24 @@ class Interruptible:
         checkpoints at the top of every iteration).
     """
 
-    def __init__(self, name):
+    def __init__(self, name, *, defer=False):
         self.name = str(name)
+        self.defer = bool(defer)
         self.interrupted = False
         self.state = {}
         self.n_checkpoints = 0
+        self._previous = None
+
+    @property
+    def requested(self):
+        """``defer=True``: whether a SIGINT arrived; the loop checks it where its state is whole."""
+        return self.interrupted
+
+    def _on_sigint(self, signum, frame):
+        if self.interrupted:  # the second interrupt aborts at once
+            signal.signal(signal.SIGINT, self._previous or signal.default_int_handler)
+            raise KeyboardInterrupt
+        self.interrupted = True
 
     def checkpoint(self, **state):
         """Record the loop's consistent state (called where the state is whole).
@@ -71,9 +96,17 @@ class Interruptible:
 
     def __enter__(self):
         self.interrupted = False
+        self._previous = None
+        if self.defer and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+        if self.defer:
+            return False  # a KeyboardInterrupt here is the second interrupt (or raised by code): abort
         if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
             self.interrupted = True
             return True  # swallowed: the fit finishes with the checkpointed state

@@ -117,3 +117,63 @@ def test_cli_writes_the_interrupted_solver_policy_and_exits_130(monkeypatch, tmp
     assert out["interrupted"] is True
     # the written policy is the interrupted fit's: its value at b0 is the reported lower bound
     assert read_policy(pol, tiger()).value(tiger().b0) == pytest.approx(out["solver"]["lower"], abs=1e-12)
+
+
+def test_point_based_solver_stops_at_a_sigint_and_keeps_valid_bounds(monkeypatch):
+    import os
+    import signal
+
+    from algos.pomdp import PointBasedSolver
+    from algos.pomdp._pbs import _NumbaEngine
+
+    model = tiger()
+    calls = {"n": 0}
+    trial = _NumbaEngine.trial
+
+    def trial_then_sigint(self, *a):
+        out = trial(self, *a)
+        if signal.getsignal(signal.SIGINT) is before:  # the compilation warm-up, before the loop
+            return out
+        calls["n"] += 1
+        if calls["n"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+        return out
+
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(_NumbaEngine, "trial", trial_then_sigint)
+    est = PointBasedSolver(time_limit=30, target_gap=1e-12, random_state=0)
+    with pytest.warns(InterruptedFitWarning, match="PointBasedSolver was interrupted after 3 trials"):
+        est.fit(model)
+    assert signal.getsignal(signal.SIGINT) is before  # the handler is restored
+    assert est.interrupted_ and est.n_trials_ == 3 and not est.converged_
+    # the same three trials uninterrupted: identical bounds and vectors
+    ref = PointBasedSolver(time_limit=30, target_gap=1e-12, max_trials=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(model)
+    assert (est.lower_bound_, est.upper_bound_) == (ref.lower_bound_, ref.upper_bound_)
+    np.testing.assert_array_equal(est.alphas_, ref.alphas_)
+
+
+def test_a_second_sigint_aborts_the_solver(monkeypatch):
+    import os
+    import signal
+
+    from algos.pomdp import PointBasedSolver
+    from algos.pomdp._pbs import _NumbaEngine
+
+    trial = _NumbaEngine.trial
+
+    def trial_then_two_sigints(self, *a):
+        out = trial(self, *a)
+        if signal.getsignal(signal.SIGINT) is before:  # the compilation warm-up, before the loop
+            return out
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(_NumbaEngine, "trial", trial_then_two_sigints)
+    with pytest.raises(KeyboardInterrupt):
+        PointBasedSolver(time_limit=30, target_gap=1e-12, random_state=0).fit(tiger())
+    assert signal.getsignal(signal.SIGINT) is before

@@ -55,6 +55,7 @@ import numpy as np
 
 from accel.backend import resolve
 
+from .._anytime import Interruptible
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from . import _pbs_kernels as _k
 from ._beliefs import (
@@ -165,6 +166,9 @@ class PointBasedSolver:
     n_trials_ : int
     converged_ : bool
         Whether ``gap_ <= target_gap``.
+    interrupted_ : bool
+        Whether a Ctrl-C (SIGINT) stopped the trials: the solver finishes the running trial, keeps
+        its bounds and vectors and warns with ``InterruptedFitWarning``; a second Ctrl-C aborts.
     upper_alphas_ : ndarray (A, S)
         Fast-informed-bound Q-vectors.
     upper_points_ : tuple (Bu (n, S), vu (n,), c (S,))
@@ -302,37 +306,41 @@ class PointBasedSolver:
         last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
         next_report = 0.1
         out_of_time = False
-        while up - lo > target and (max_trials is None or n_trials < max_trials):
-            if now() - t_start >= time_limit:
-                out_of_time = True
-                break
-            eps = max(target, KAPPA * (up - lo))
-            depth_cap = MAX_DEPTH
-            if span > 0 and eps > 0:
-                depth_cap = min(MAX_DEPTH, int(math.ceil(
-                    math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
-                depth_cap = max(depth_cap, 1)
-            depth, nb = eng.trial(eps, depth_cap)
-            n_backups += nb
-            n_trials += 1
-            if self.prune and eng.nA > PRUNE_GROWTH * last_prune_A:
-                eng.prune_lower()
-                last_prune_A = eng.nA
-            if self.prune and eng.nU > PRUNE_GROWTH * last_prune_U:
-                eng.prune_upper()
-                last_prune_U = max(eng.nU, 16)
-            lo_now, up_now = eng.bounds()
-            # L(b0) never drops (b0 is a witness; dominated vectors have a better one); an upper
-            # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
-            # reported U(b0) is the running minimum (each value is a valid bound of V*(b0))
-            lo, up = max(lo, lo_now), min(up, up_now)
-            history.append((now() - t_start, lo, up))
-            if depth == 0 and eps <= target:
-                break
-            if verbose and history[-1][0] >= next_report * time_limit:
-                next_report += 0.1
-                print(f"PointBasedSolver: t={history[-1][0]:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
-                      f"|alpha|={eng.nA} |points|={eng.nU}")
+        run = Interruptible("PointBasedSolver", defer=True)
+        with run:
+            while up - lo > target and (max_trials is None or n_trials < max_trials):
+                if now() - t_start >= time_limit:
+                    out_of_time = True
+                    break
+                if run.requested:  # Ctrl-C: stop before the next trial (the engine is whole here)
+                    break
+                eps = max(target, KAPPA * (up - lo))
+                depth_cap = MAX_DEPTH
+                if span > 0 and eps > 0:
+                    depth_cap = min(MAX_DEPTH, int(math.ceil(
+                        math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
+                    depth_cap = max(depth_cap, 1)
+                depth, nb = eng.trial(eps, depth_cap)
+                n_backups += nb
+                n_trials += 1
+                if self.prune and eng.nA > PRUNE_GROWTH * last_prune_A:
+                    eng.prune_lower()
+                    last_prune_A = eng.nA
+                if self.prune and eng.nU > PRUNE_GROWTH * last_prune_U:
+                    eng.prune_upper()
+                    last_prune_U = max(eng.nU, 16)
+                lo_now, up_now = eng.bounds()
+                # L(b0) never drops (b0 is a witness; dominated vectors have a better one); an upper
+                # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
+                # reported U(b0) is the running minimum (each value is a valid bound of V*(b0))
+                lo, up = max(lo, lo_now), min(up, up_now)
+                history.append((now() - t_start, lo, up))
+                if depth == 0 and eps <= target:
+                    break
+                if verbose and history[-1][0] >= next_report * time_limit:
+                    next_report += 0.1
+                    print(f"PointBasedSolver: t={history[-1][0]:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
+                          f"|alpha|={eng.nA} |points|={eng.nU}")
 
         alphas, actions, Bu, vu = eng.export()
         self.alphas_ = alphas
@@ -346,6 +354,7 @@ class PointBasedSolver:
         self.n_trials_ = int(n_trials)
         self.backend_ = backend
         self.converged_ = bool(up - lo <= target)
+        run.finish(self, f"after {n_trials} trials (bounds [{lo:.6g}, {up:.6g}])")
         if out_of_time and not self.converged_:
             from sklearn.exceptions import ConvergenceWarning
 
