@@ -444,8 +444,8 @@ def _noise_nodes(noisy_sigma, n_nodes):
 
 
 def _mixture_law(signal_fraction, noisy_sigma, signal_sigma, n_nodes):
-    p = float(signal_fraction)
-    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+    p = _pos(signal_fraction, "signal_fraction", allow_zero=True)
+    if p > 1.0:
         raise ValueError(f"'signal_fraction' must be in [0, 1]; got {signal_fraction!r}.")
     s0 = _pos(signal_sigma, "signal_sigma")
     scales, weights = _noise_nodes(noisy_sigma, n_nodes)
@@ -485,6 +485,11 @@ def scale_mixture_fisher_information(signal_fraction, noisy_sigma=("loguniform",
     >>> round(scale_mixture_fisher_information(1.0, 10.0), 6)   # a pure N(0, 1) law
     1.0
     """
+    n_nodes = _pos(n_nodes, "n_nodes", integer=True)
+    n_grid = _pos(n_grid, "n_grid", integer=True)
+    if n_nodes > 100_000 or n_grid < 101 or n_grid > 1_000_000:
+        raise ValueError(f"'n_nodes' must be in [1, 100000] and 'n_grid' in [101, 1000000]; got n_nodes={n_nodes}, "
+                         f"n_grid={n_grid}.")
     scales, q = _mixture_law(signal_fraction, noisy_sigma, signal_sigma, n_nodes)
     e = np.exp(np.linspace(math.log(1e-8 * scales.min()), math.log(40.0 * scales.max()), n_grid))
     z = e[:, None] / scales[None, :]

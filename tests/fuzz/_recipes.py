@@ -239,6 +239,12 @@ def _hetero_regression():
                                                          args=_fresh(lambda: {"n": 2000, "alpha": 0.5})),
         "theory.liang_yuan_mean_rate": Recipe(T.liang_yuan_mean_rate, args=_fresh(lambda: {"n": 1000, "m": 100})),
         "theory.rate_table": Recipe(T.rate_table, args=_fresh(lambda: {"n": 2000, "d": 5, "ms": [100, 200]})),
+        "theory.scale_mixture_fisher_information": Recipe(T.scale_mixture_fisher_information,
+                                                          args=_fresh(lambda: {"signal_fraction": 0.1,
+                                                                               "noisy_sigma": 10.0})),
+        "theory.scale_mixture_width_bound": Recipe(T.scale_mixture_width_bound,
+                                                   args=_fresh(lambda: {"signal_fraction": 0.1,
+                                                                        "noisy_sigma": 50.0})),
     }
 
 
