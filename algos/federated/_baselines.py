@@ -901,14 +901,7 @@ class FedSALoRAClassifier(_LoRABaseline):
         As for :class:`FedAvgClassifier`.
     """
 
-    _parameter_constraints: dict = {
-        "base_estimator": [LowRankSoftmax, None],
-        "client_fraction": [Interval(Real, 0, 1, closed="right")],
-        "local_epochs": [Interval(Integral, 1, None, closed="left")],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE_CONSTRAINTS,
-        "rank": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = dict(FedITClassifier._parameter_constraints)  # the same parameters
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None):
