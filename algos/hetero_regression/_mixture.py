@@ -57,6 +57,23 @@ def _posterior(r, scales, weights):
     return phi, top[:, 0], inv2
 
 
+def _row_laws(phi, fold, other, weights):
+    """Refit each fold's grid weights on that fold's rows; return the law each row is scored under.
+
+    ``phi`` holds the rows' (rescaled) normal densities at the grid scales, ``fold[i]`` the fold
+    whose rows estimate law ``k`` and ``other[i]`` the fold whose law scores row ``i`` (the other
+    fold under cross-fitting, so row ``i``'s own residual never shapes its weights). ``weights``
+    (n_folds, K) is updated in place by ``INNER_STEPS`` EM steps per fold.
+    """
+    for k in range(weights.shape[0]):
+        ph = phi[fold == k]
+        w = weights[k]
+        for _ in range(INNER_STEPS):
+            w = w * (ph.T @ (1.0 / np.maximum(ph @ w, _TINY))) / ph.shape[0]
+        weights[k] = w
+    return weights[other]
+
+
 def mixture_refine(X, y, b, delta, *, n_scales=None, max_iter=500, tol=1e-4, cross_fit=True):
     """Joint maximum likelihood of ``b`` and a Gaussian scale mixture of the noise, from ``b``.
 
@@ -112,14 +129,7 @@ def mixture_refine(X, y, b, delta, *, n_scales=None, max_iter=500, tol=1e-4, cro
 
     def fitted_law(r, weights):
         phi, top, _ = _posterior(r, scales, weights[0])
-        for k in range(n_folds):
-            rows = fold == k
-            ph = phi[rows]
-            w = weights[k]
-            for _ in range(INNER_STEPS):
-                w = w * (ph.T @ (1.0 / np.maximum(ph @ w, _TINY))) / ph.shape[0]
-            weights[k] = w
-        wr = weights[other]                      # (n, K): the law each row is scored under
+        wr = _row_laws(phi, fold, other, weights)   # (n, K): the law each row is scored under
         f = np.maximum(np.einsum("ik,ik->i", phi, wr), _TINY)
         post = phi * wr / f[:, None]
         return post, f, top
