@@ -139,6 +139,8 @@ def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
             continue
         if Uptr[i + 1] - Uptr[i] > n:
             continue  # supp(Bu_i) is not inside supp(x): the ratio is 0
+        if x[Uidx[Uptr[i]]] <= 0.0:
+            continue  # the first support state of Bu_i is outside supp(x) (x > 0 on sup): ratio 0
         inside = True
         for w in range(W):
             if Umask[i, w] & ~xm[w]:

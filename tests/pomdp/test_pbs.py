@@ -289,6 +289,65 @@ def test_sawtooth_dense_and_csr_paths_agree_with_the_formula(S):
         assert abs(dense - want) <= 1e-12 * max(1.0, abs(want))
 
 
+def test_sawtooth_first_state_screen_keeps_points_inside_the_support():
+    """Points on blocks of consecutive states (Tag's beliefs: one robot cell, several target cells)
+    whose first support state lies outside supp(x), inside it, or whose later states leave it:
+    upper_at (both paths) equals the sawtooth formula, so the first-state screen drops only
+    points whose ratio is 0."""
+    rng = np.random.default_rng(7)
+    S, n, block = 150, 60, 6
+    Bu = np.zeros((n, S))
+    for i in range(n):
+        start = int(rng.integers(0, S - 2 * block))
+        width = int(rng.integers(1, 2 * block))
+        Bu[i, start:start + width] = rng.uniform(0.1, 1.0, size=width)
+    Bu /= Bu.sum(axis=1, keepdims=True)
+    c = rng.uniform(1, 2, size=S)
+    Ud = np.minimum(rng.uniform(0.5, 1.0, size=n) - Bu @ c, 0.0)
+    Q = np.full((2, S), 10.0)
+    ptr, idx, val, inv, mask, inv_t = _points_csr(Bu)
+    vb = np.zeros(n)
+    n_inside = 0
+    for k in range(40):
+        i = int(rng.integers(n))
+        x = np.where(Bu[i] > 0, rng.uniform(0.1, 1.0, size=S), 0.0)
+        first = int(np.flatnonzero(Bu[i] > 0)[0])
+        if k % 3 == 1:
+            x[first] = 0.0  # first support state outside supp(x)
+        elif k % 3 == 2:
+            x[first + 1:first + block] = rng.uniform(0.1, 1.0, size=block - 1)  # a wider support
+        if x.sum() == 0:
+            x[first] = 1.0
+        x /= x.sum()
+        sup = np.flatnonzero(x > 0).astype(np.int64)
+        inside = [set(np.flatnonzero(Bu[j] > 0)) <= set(sup) for j in range(n)]
+        n_inside += sum(inside)
+        ratios = [min(x[s] / Bu[j, s] for s in np.flatnonzero(Bu[j] > 0)) for j in range(n)]
+        want = min(float(x @ c) + min(0.0, min(Ud[j] * ratios[j] for j in range(n))), float((Q @ x).max()))
+        dense = _k.upper_at(x, sup, len(sup), Q, c, ptr, idx, inv, Ud, mask, inv_t, n, -1, vb)
+        csr = _k.upper_at(x, sup, len(sup), Q, c, ptr, idx, inv, Ud, mask, np.zeros((0, 0)), n, -1, vb)
+        assert dense == csr
+        assert abs(dense - want) <= 1e-12 * max(1.0, abs(want))
+    assert n_inside > 20  # the screen was passed as well as failed
+
+
+def test_tag_trial_budget_bounds_builtin_and_pomdpx(shared_data_dir):
+    """100 trials on Tag give the same bracket from tag() (dense) and TagAvoid.pomdpx (sparse
+    storage), and the lower bound of the search since its CPU-clock version (L(b0) = -6.46682 after
+    100 trials): the search is deterministic, so a change here is a change of the search, not of
+    its speed."""
+    from algos.pomdp import read_pomdpx, tag
+
+    file_model = read_pomdpx(_data(shared_data_dir, "pomdpx/TagAvoid.pomdpx"))
+    runs = [PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=100).fit(m)
+            for m in (tag(), file_model)]
+    assert [s.n_trials_ for s in runs] == [100, 100]
+    assert runs[0].lower_bound_ == pytest.approx(-6.466824212107447, abs=1e-9)
+    assert runs[1].lower_bound_ == pytest.approx(runs[0].lower_bound_, abs=1e-9)
+    assert runs[1].upper_bound_ == pytest.approx(runs[0].upper_bound_, abs=1e-9)
+    assert len(runs[1].alphas_) == len(runs[0].alphas_)
+
+
 def test_witness_pruning_keeps_the_best_vector_at_every_witness():
     """prune_witness keeps, at b0 and at every witness belief, the vector attaining the max, so L
     there is unchanged; the initial vectors survive."""
