@@ -171,6 +171,20 @@ class FedAvgClassifier(_FLBaseline):
         Fraction of the clients sampled each round, in (0, 1].
     random_state : None, int, SeedSequence or Generator, default=None
         Seed of the initial parameters, the client sampling and the mini-batches.
+    warm_start : bool, default=False
+        Whether :meth:`fit` resumes the rounds of the previous fit (same clients, classes and features):
+        it starts from that fit's federated model, round generator and per-client state and runs up to
+        ``n_rounds`` rounds in all (``n_rounds_`` holds the rounds completed). With an int
+        ``random_state``, ``n_rounds=5`` then a warm ``n_rounds=10`` equals one fit of 10 rounds.
+
+    Attributes
+    ----------
+    n_rounds_ : int
+        Federated rounds completed (fewer than ``n_rounds`` after an interrupt).
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C, ``KeyboardInterrupt``) stopped the rounds: the estimator is then
+        fitted with the federated model of the last completed round and an ``InterruptedFitWarning``
+        says so; a second interrupt aborts the fit.
     """
 
     _parameter_constraints: dict = {
@@ -179,14 +193,16 @@ class FedAvgClassifier(_FLBaseline):
         "local_epochs": [Interval(Integral, 1, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None):
+    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None, warm_start=False):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -231,6 +247,20 @@ class FedAvgFTClassifier(_FLBaseline):
         Fraction of the clients sampled each round, in (0, 1].
     random_state : None, int, SeedSequence or Generator, default=None
         Seed of the initial parameters, the client sampling and the mini-batches.
+    warm_start : bool, default=False
+        Whether :meth:`fit` resumes the rounds of the previous fit (same clients, classes and features):
+        it starts from that fit's federated model, round generator and per-client state and runs up to
+        ``n_rounds`` rounds in all (``n_rounds_`` holds the rounds completed). With an int
+        ``random_state``, ``n_rounds=5`` then a warm ``n_rounds=10`` equals one fit of 10 rounds.
+
+    Attributes
+    ----------
+    n_rounds_ : int
+        Federated rounds completed (fewer than ``n_rounds`` after an interrupt).
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C, ``KeyboardInterrupt``) stopped the rounds: the estimator is then
+        fitted with the federated model of the last completed round and an ``InterruptedFitWarning``
+        says so; a second interrupt aborts the fit.
     """
 
     _parameter_constraints: dict = {
@@ -240,16 +270,18 @@ class FedAvgFTClassifier(_FLBaseline):
         "local_epochs": [Interval(Integral, 1, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
-                 random_state=None):
+                 random_state=None, warm_start=False):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
         self.finetune_epochs = finetune_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _fit_ft(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
@@ -290,7 +322,7 @@ class FixedMixClassifier(FedAvgFTClassifier):
     ----------
     lam : float, default=0.5
         Weight :math:`\lambda` of the federated model, in [0, 1].
-    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgFTClassifier`.
     """
 
@@ -302,12 +334,14 @@ class FixedMixClassifier(FedAvgFTClassifier):
         "local_epochs": [Interval(Integral, 1, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
-                 client_fraction=1.0, random_state=None):
+                 client_fraction=1.0, random_state=None, warm_start=False):
         self.lam = lam
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
+        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
+                         warm_start)
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -346,7 +380,7 @@ class OracleGridClassifier(FedAvgFTClassifier):
     val_fraction : float, default=0.3
         Fraction of each client's training rows held out for the choice when no validation data
         are passed to :meth:`fit`, in (0, 1).
-    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgFTClassifier`.
 
     Attributes
@@ -362,14 +396,16 @@ class OracleGridClassifier(FedAvgFTClassifier):
         "local_epochs": [Interval(Integral, 1, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
         "val_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
-                 finetune_epochs=10, client_fraction=1.0, random_state=None):
+                 finetune_epochs=10, client_fraction=1.0, random_state=None, warm_start=False):
         self.grid = grid
         self.val_fraction = val_fraction
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state)
+        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
+                         warm_start)
 
     def fit(self, X, y, client_ids, X_val=None, y_val=None, val_client_ids=None):
         r"""Train the federated model and every client's deployed model.
@@ -457,7 +493,7 @@ class APFLClassifier(_FLBaseline):
         Initial mixing weight :math:`\alpha_i` of every client, in [0, 1].
     lr_alpha : float, default=0.1
         Step size :math:`\eta_\alpha` of the mixing weights, positive.
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -469,10 +505,11 @@ class APFLClassifier(_FLBaseline):
         "lr_alpha": [Interval(Real, 0, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
-                 client_fraction=1.0, random_state=None):
+                 client_fraction=1.0, random_state=None, warm_start=False):
         self.alpha0 = alpha0
         self.lr_alpha = lr_alpha
         self.base_estimator = base_estimator
@@ -480,6 +517,7 @@ class APFLClassifier(_FLBaseline):
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -522,7 +560,8 @@ class APFLClassifier(_FLBaseline):
                 out.append(w)
             return out
 
-        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update)
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
+                                                                client_state=(v, alpha))
         self._final_broadcast(self.history_, theta0, keys, len(Xs))
         self.alphas_ = {}
         for m in range(len(Xs)):
@@ -544,7 +583,7 @@ class DittoClassifier(_FLBaseline):
         Proximal weight :math:`\mu`, at least 0.
     personal_epochs : int or None, default=None
         Epochs of the personal update per round (``None``: ``local_epochs``).
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -556,10 +595,11 @@ class DittoClassifier(_FLBaseline):
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "personal_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
-                 client_fraction=1.0, random_state=None):
+                 client_fraction=1.0, random_state=None, warm_start=False):
         self.mu = mu
         self.personal_epochs = personal_epochs
         self.base_estimator = base_estimator
@@ -567,6 +607,7 @@ class DittoClassifier(_FLBaseline):
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -601,7 +642,8 @@ class DittoClassifier(_FLBaseline):
                 v[i] = upd[j]
             return new
 
-        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, client_hook=hook)
+        self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, client_hook=hook,
+                                                                client_state=(v,))
         self._final_broadcast(self.history_, theta0, keys, len(Xs))
         self.personalized_models_ = {self._cid(m): v[m] for m in range(len(Xs))}
         return self
@@ -635,7 +677,7 @@ class PFedMeClassifier(_FLBaseline):
         Inner GD steps per local step.
     personal_lr : float > 0 or None, default=None
     aggregation : {"uniform", "samples"}, default="uniform"
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -650,10 +692,11 @@ class PFedMeClassifier(_FLBaseline):
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "personal_lr": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
-                 client_fraction=1.0, aggregation="uniform", random_state=None):
+                 client_fraction=1.0, aggregation="uniform", random_state=None, warm_start=False):
         self.lam = lam
         self.beta = beta
         self.K = K
@@ -664,6 +707,7 @@ class PFedMeClassifier(_FLBaseline):
         self.client_fraction = client_fraction
         self.aggregation = aggregation
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -742,7 +786,7 @@ class FedRepClassifier(_LoRABaseline):
         Epochs on the shared body per round, at least 1.
     rank : int, default=8
         Rank of the adapter, at least 1.
-    base_estimator, n_rounds, client_fraction, random_state
+    base_estimator, n_rounds, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -753,11 +797,12 @@ class FedRepClassifier(_LoRABaseline):
         "head_epochs": [Interval(Integral, 0, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
         "rank": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
-                 random_state=None):
+                 random_state=None, warm_start=False):
         self.head_epochs = head_epochs
         self.body_epochs = body_epochs
         self.rank = rank
@@ -765,6 +810,7 @@ class FedRepClassifier(_LoRABaseline):
         self.n_rounds = n_rounds
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -807,7 +853,8 @@ class FedRepClassifier(_LoRABaseline):
             return [{"W": theta_prev["W"], "A": p["A"], "B": theta_prev["B"], "b": theta_prev["b"]} for p in new]
 
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
-                                                                client_hook=keep_body_only, comm_keys=("A",))
+                                                                client_hook=keep_body_only, comm_keys=("A",),
+                                                                client_state=(heads,))
         self._final_broadcast(self.history_, theta0, ("A",), len(Xs))
         self.personalized_models_ = {self._cid(m): step(self.federated_model_, m, he) for m in range(len(Xs))}
         return self
@@ -821,7 +868,7 @@ class FedITClassifier(_LoRABaseline):
     ----------
     rank : int, default=8
         Rank of the adapter, at least 1.
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -831,17 +878,19 @@ class FedITClassifier(_LoRABaseline):
         "local_epochs": [Interval(Integral, 1, None, closed="left")],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
+        "warm_start": ["boolean"],
         "rank": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
-                 random_state=None):
+                 random_state=None, warm_start=False):
         self.rank = rank
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _keys(self):
         return ("b", "A", "B")
@@ -879,7 +928,7 @@ class FFALoRAClassifier(FedITClassifier):
     ----------
     rank : int, default=8
         Rank of the adapter, at least 1.
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
@@ -897,20 +946,21 @@ class FedSALoRAClassifier(_LoRABaseline):
     ----------
     rank : int, default=8
         Rank of the adapter, at least 1.
-    base_estimator, n_rounds, local_epochs, client_fraction, random_state
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
         As for :class:`FedAvgClassifier`.
     """
 
     _parameter_constraints: dict = dict(FedITClassifier._parameter_constraints)  # the same parameters
 
     def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
-                 random_state=None):
+                 random_state=None, warm_start=False):
         self.rank = rank
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
         self.client_fraction = client_fraction
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def fit(self, X, y, client_ids):
         r"""Train the federated model and every client's deployed model.
@@ -942,7 +992,7 @@ class FedSALoRAClassifier(_LoRABaseline):
             return [{"W": theta["W"], "A": p["A"], "B": theta["B"], "b": theta["b"]} for p in new]
 
         self.federated_model_, self.history_ = self._run_fedavg(h, Xs, ys, theta0, rng, local_update=update,
-                                                                comm_keys=("A",))
+                                                                comm_keys=("A",), client_state=(local,))
         self._final_broadcast(self.history_, theta0, ("A",), len(Xs))
         self.personalized_models_ = {self._cid(m): {"W": self.federated_model_["W"], "A": self.federated_model_["A"],
                                                     **local[m]} for m in range(len(Xs))}

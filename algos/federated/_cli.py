@@ -8,6 +8,7 @@ experiment on Flower's simulation engine), and prints mean per-client accuracy, 
 from __future__ import annotations
 
 import json
+import sys
 import time
 import warnings
 
@@ -190,7 +191,11 @@ def make_estimators(args, names):
 
 
 def run_experiment(X, y, ids, args, names):
-    """Fit everything; return (rows, per_client, potara, train mask, split data)."""
+    """Fit everything; return (rows, per_client, potara, train mask, split data).
+
+    An interrupt (Ctrl-C) during a fit's rounds leaves that estimator fitted with the rounds it
+    completed (its row has ``"interrupted": True``); the methods after it are not fitted.
+    """
     train = split_clients(ids, args.test_size, args.seed)
     Xs = standardize(np.asarray(X, dtype=np.float64), train)
     Xtr, ytr, itr, Xte, yte, ite = Xs[train], y[train], ids[train], Xs[~train], y[~train], ids[~train]
@@ -209,7 +214,10 @@ def run_experiment(X, y, ids, args, names):
         per_client[name] = acc
         rows.append({"method": name, "mean_client_accuracy": float(np.mean(list(acc.values()))) if acc else float("nan"),
                      "bytes": int(est.history_[-1]["cumulative_bytes"]) if est.history_ else 0,
-                     "seconds": secs, "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})})
+                     "seconds": secs, "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
+                     "interrupted": bool(getattr(est, "interrupted_", False))})
+        if rows[-1]["interrupted"]:
+            break
     return rows, per_client, ests["potara"], (Xtr, ytr, itr, Xte, yte, ite)
 
 
@@ -255,13 +263,14 @@ def run(args):
     X, y, ids, label = _load(args)
     rows, per_client, potara, split = run_experiment(X, y, ids, args, names)
     lam = {str(c): {k: float(np.mean(v)) for k, v in l.items()} for c, l in potara.mixing_weights_.items()}
-    flower = _flower(potara, split, per_client) if args.flower else None
+    interrupted = any(r["interrupted"] for r in rows)
+    flower = _flower(potara, split, per_client) if args.flower and not interrupted else None
     if args.json:
         print(json.dumps({"data": label, "clients": int(len(potara.clients_)), "results": rows,
                           "mean_lambda": potara.mean_lambda(), "lambda": lam, "flower": flower,
                           "per_client_accuracy": {m: {str(c): a for c, a in v.items()} for m, v in per_client.items()}},
                          indent=2))
-        return 0
+        return _exit_code(interrupted)
     print(f"{label}; {len(potara.clients_)} clients, test fraction {args.test_size:g}, "
           f"{args.rounds} rounds x {args.local_epochs} local steps, fine-tune {args.finetune_epochs} steps")
     head = f"{'method':<12} {'mean client acc':>15} {'MB sent':>9} {'seconds':>8}"
@@ -279,9 +288,19 @@ def run(args):
         for m, c in enumerate(potara.clients_):
             c = c.item() if hasattr(c, "item") else c
             lm = float(np.mean([np.mean(v) for v in potara.mixing_weights_[c].values()]))
-            accs = "".join(f" {per_client[n].get(c, float('nan')):>9.4f}" for n in names)
+            accs = "".join(f" {per_client.get(n, {}).get(c, float('nan')):>9.4f}" for n in names)
             print(f"{str(c):>8} {potara.n_samples_per_client_[m]:>7} {lm:>7.3f} {per_client['potara'].get(c, float('nan')):>7.4f}{accs}")
     if flower:
         print(f"Flower simulation: mean client acc {flower['mean_client_accuracy']:.4f}, max |diff| vs in-process "
               f"{flower['max_abs_diff_vs_in_process']:.2e}, {flower['bytes'] / 1e6:.3f} MB, {flower['seconds']:.1f} s")
+    return _exit_code(interrupted)
+
+
+def _exit_code(interrupted):
+    """130 (as for SIGINT) when an interrupt stopped a fit early: the results above were printed first."""
+    if interrupted:
+        print("algos potara: interrupted: the results above are those fitted before the interrupt (the "
+              "interrupted method with the rounds it completed; the methods after it were not run)",
+              file=sys.stderr)
+        return 130
     return 0

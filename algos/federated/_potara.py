@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._anytime import Interruptible
 from .._validation import check_finite, check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._model import (
     LowRankSoftmax,
@@ -87,6 +88,11 @@ def client_generator(random_state, client_id, stream=0):
 
 def _n_floats(params, keys):
     return int(sum(params[k].size for k in keys))
+
+
+def _copy_container(c):
+    """A copy of a per-client container (list: shallow, array: values) for the round checkpoints."""
+    return c.copy() if isinstance(c, np.ndarray) else list(c)
 
 
 def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
@@ -265,46 +271,101 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         return int(check_random_state(rs).integers(2**31))
 
     def _fedavg(self, theta0, Xs, ys, *, n_rounds, local_epochs, trainable, comm_keys=None, client_fraction=1.0,
-                lr, l2, batch_size, rng, client_hook=None, local_update=None, eval_fn=None, server_mix=1.0):
+                lr, l2, batch_size, rng, client_hook=None, local_update=None, eval_fn=None, server_mix=1.0,
+                client_state=()):
         """FedAvg rounds; returns (theta_R, history). ``local_update(round, theta, sel)`` replaces the
         clients' local GD (returns one dict per selected client); ``client_hook(round, theta_prev,
         new_list, sel)`` post-processes them; the server sets ``theta <- (1 - server_mix) theta +
-        server_mix * weighted mean``."""
+        server_mix * weighted mean``. ``client_state``: the per-client containers (lists or arrays indexed
+        by client) that ``local_update`` / ``client_hook`` update by item assignment.
+
+        Anytime: the state after every completed round (``theta``, the history, the rounds' generator and
+        copies of ``client_state``) is checkpointed; a ``KeyboardInterrupt`` during a round rolls back to
+        the last completed round (:class:`algos._anytime.Interruptible`), sets ``interrupted_`` and warns.
+        ``n_rounds_`` is the number of completed rounds. With ``warm_start=True`` a second fit resumes
+        from the previous fit's last completed round and runs up to ``n_rounds`` in all."""
         M = len(Xs)
         C = theta0["W"].shape[1]
         comm_keys = trainable if comm_keys is None else comm_keys
         n_comm = _n_floats(theta0, comm_keys)
         weights = np.array([len(y) for y in ys], dtype=np.float64)
         k = M if client_fraction >= 1.0 else max(1, int(round(client_fraction * M)))
-        theta = theta0
-        history, total = [], 0
-        for t in range(1, n_rounds + 1):
-            sel = np.arange(M) if k == M else np.sort(rng.choice(M, size=k, replace=False))
-            if local_update is not None:
-                new = local_update(t, theta, sel)
-            else:
-                rngs = None
-                if batch_size is not None:
-                    rngs = [np.random.default_rng(rng.integers(2**63)) for _ in sel]
-                new = _train_clients([theta] * len(sel), [Xs[i] for i in sel], [ys[i] for i in sel], n_classes=C,
-                                     epochs=local_epochs, lr=lr, l2=l2, trainable=trainable, batch_size=batch_size,
-                                     rngs=rngs)
-            if client_hook is not None:
-                new = client_hook(t, theta, new, sel)
-            avg = _weighted_mean(new, weights[sel])
-            if server_mix == 1.0:
-                theta = avg
-            else:
-                theta = {k: (1.0 - server_mix) * theta[k] + server_mix * avg[k] for k in theta}
-            sent = 2 * len(sel) * n_comm * BYTES_PER_FLOAT
-            total += sent
-            entry = {"round": t, "clients": int(len(sel)), "bytes_sent": int(sent), "cumulative_bytes": int(total)}
-            if eval_fn is not None:
-                entry["train_accuracy"] = float(eval_fn(theta))
-            history.append(entry)
+        theta, history, total, start = theta0, [], 0, 0
+        resume = self._warm_rounds(theta0, n_rounds)
+        if resume is not None:
+            theta, history, total, start = resume["theta"], list(resume["history"]), resume["total"], resume["round"]
+            rng.bit_generator.state = resume["rng"]
+            for c, saved in zip(client_state, resume["clients"]):
+                c[:] = saved
+        run = Interruptible(type(self).__name__)
+
+        def checkpoint(done):
+            run.checkpoint(round=done, theta=theta, n_history=len(history), total=total,
+                           rng=rng.bit_generator.state, clients=[_copy_container(c) for c in client_state])
+
+        checkpoint(start)
+        with run:
+            for t in range(start + 1, n_rounds + 1):
+                sel = np.arange(M) if k == M else np.sort(rng.choice(M, size=k, replace=False))
+                if local_update is not None:
+                    new = local_update(t, theta, sel)
+                else:
+                    rngs = None
+                    if batch_size is not None:
+                        rngs = [np.random.default_rng(rng.integers(2**63)) for _ in sel]
+                    new = _train_clients([theta] * len(sel), [Xs[i] for i in sel], [ys[i] for i in sel],
+                                         n_classes=C, epochs=local_epochs, lr=lr, l2=l2, trainable=trainable,
+                                         batch_size=batch_size, rngs=rngs)
+                if client_hook is not None:
+                    new = client_hook(t, theta, new, sel)
+                avg = _weighted_mean(new, weights[sel])
+                if server_mix == 1.0:
+                    theta_new = avg
+                else:
+                    theta_new = {k: (1.0 - server_mix) * theta[k] + server_mix * avg[k] for k in theta}
+                sent = 2 * len(sel) * n_comm * BYTES_PER_FLOAT
+                entry = {"round": t, "clients": int(len(sel)), "bytes_sent": int(sent),
+                         "cumulative_bytes": int(total + sent)}
+                if eval_fn is not None:
+                    entry["train_accuracy"] = float(eval_fn(theta_new))
+                theta, total = theta_new, total + sent
+                history.append(entry)
+                checkpoint(t)
+        state = run.state  # the last completed round (the end of the loop unless interrupted)
+        theta, total = state["theta"], state["total"]
+        del history[state["n_history"]:]
+        rng.bit_generator.state = state["rng"]
+        for c, saved in zip(client_state, state["clients"]):
+            c[:] = saved
+        self.n_rounds_ = int(state["round"])
+        self._rounds_state_ = {"round": self.n_rounds_, "theta": theta, "history": list(history), "total": total,
+                               "rng": state["rng"], "clients": state["clients"],
+                               "shapes": {k: np.shape(v) for k, v in theta0.items()}, "n_clients": M,
+                               "clients_": np.array(self.clients_, copy=True),
+                               "classes_": np.array(self.classes_, copy=True)}
+        run.finish(self, f"after {self.n_rounds_} of {n_rounds} rounds")
         if not all(np.all(np.isfinite(v)) for v in theta.values()):  # e.g. a custom local update diverged
             _check_diverged(list(theta.values()), lr, np.concatenate(Xs))
         return theta, history
+
+    def _warm_rounds(self, theta0, n_rounds):
+        """The previous fit's round state when ``warm_start`` is set and a previous fit exists, else None."""
+        warm = getattr(self, "warm_start", False)
+        if not isinstance(warm, (bool, np.bool_)):
+            raise TypeError(f"'warm_start' must be a bool; got {warm!r}.")
+        prev = getattr(self, "_rounds_state_", None)
+        if not warm or prev is None:
+            return None
+        same = (prev["shapes"] == {k: np.shape(v) for k, v in theta0.items()}
+                and np.array_equal(prev["clients_"], self.clients_) and np.array_equal(prev["classes_"], self.classes_))
+        if not same:
+            raise ValueError("warm_start=True resumes the previous fit's rounds: the clients, classes, features "
+                             "and adapter rank must be those of the previous fit; set warm_start=False to start "
+                             "afresh.")
+        if n_rounds < prev["round"]:
+            raise ValueError(f"'n_rounds' must be at least the {prev['round']} rounds already run when "
+                             f"warm_start=True (it counts all rounds); got {n_rounds}.")
+        return prev
 
     def _global_accuracy_fn(self, Xs, ys):
         X = np.concatenate(Xs)
@@ -506,6 +567,11 @@ class PotaraClassifier(FederatedClassifierBase):
         client) always runs the numpy path.
     device : None, str or torch.device, default=None
         torch device for ``backend="torch"`` (``None``: CUDA when available, else CPU).
+    warm_start : bool, default=False
+        Whether :meth:`fit` resumes the federated rounds of the previous fit (same clients, classes and
+        features): it starts from that fit's federated model and round generator, runs up to ``n_rounds``
+        rounds in all, then personalises every client afresh. With an int ``random_state``,
+        ``n_rounds=5`` then a warm ``n_rounds=10`` equals one fit of 10 rounds.
 
     Attributes
     ----------
@@ -519,6 +585,12 @@ class PotaraClassifier(FederatedClassifierBase):
         federated model)
     backend_ : {"numpy", "torch"}
         The core that ran the clients' gradient steps in :meth:`fit` (``backend`` resolved).
+    n_rounds_ : int
+        Federated rounds completed (fewer than ``n_rounds`` after an interrupt).
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C, ``KeyboardInterrupt``) stopped the rounds: the clients are then
+        personalised from the federated model of the last completed round and an
+        ``InterruptedFitWarning`` says so; a second interrupt aborts the fit.
 
     Notes
     -----
@@ -558,12 +630,13 @@ class PotaraClassifier(FederatedClassifierBase):
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "variance_method": [OrderedStrOptions(("plugin_fisher", "fisher", "sandwich", "bootstrap", "swag"))],
         "verbose": [Interval(Integral, 0, None, closed="left")],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
                  fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
-                 verbose=0, backend="numpy", device=None):
+                 verbose=0, backend="numpy", device=None, warm_start=False):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
         self.local_epochs = local_epochs
@@ -581,6 +654,7 @@ class PotaraClassifier(FederatedClassifierBase):
         self.verbose = verbose
         self.backend = backend
         self.device = device
+        self.warm_start = warm_start
 
     # ------------------------------------------------------------------ settings shared with Flower
     def _hparams(self):

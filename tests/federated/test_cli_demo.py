@@ -76,3 +76,25 @@ def test_demo_section_quick(tmp_path):
     failed = [c.name for c in sec.checks if not c.passed]
     assert not failed, failed
     assert all((tmp_path / f).is_file() for f in sec.figures)
+
+
+def test_cli_interrupted_fit_prints_what_it_has_and_exits_130(monkeypatch, capsys):
+    import algos.federated._potara as potara_module
+
+    calls = {"n": 0}
+    mean = potara_module._weighted_mean
+
+    def interrupt_in_round_2_of_the_second_method(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:  # potara runs rounds 1-3, then fedavg is interrupted in its round 2
+            raise KeyboardInterrupt
+        return mean(*args, **kwargs)
+
+    monkeypatch.setattr(potara_module, "_weighted_mean", interrupt_in_round_2_of_the_second_method)
+    args = _parse(["--dataset", "digits", "--alpha", "0.3", "--baselines", "fedavg,fedavg_ft", "--json", *SMALL])
+    assert args.func(args) == 130
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert [(r["method"], r["interrupted"]) for r in out["results"]] == [("potara", False), ("fedavg", True)]
+    assert any("InterruptedFitWarning" in w and "after 1 of 3 rounds" in w for w in out["results"][1]["warnings"])
+    assert "interrupted" in captured.err

@@ -113,6 +113,59 @@ def documented_ranges(obj):
     return out
 
 
+def _interval_range(c):
+    """``(low, high, low_closed, high_closed)`` of a scikit-learn ``Interval``; None without a finite end."""
+    if c.left is None and c.right is None:
+        return None
+    lo_closed = c.closed in ("left", "both") and c.left is not None
+    hi_closed = c.closed in ("right", "both") and c.right is not None
+    lo = None if c.left is None else float(c.left)
+    hi = None if c.right is None else float(c.right)
+    return (lo, hi, lo_closed, hi_closed)
+
+
+def constraint_ranges(obj):
+    """``{param: range or None}`` read from the ``_parameter_constraints`` of an estimator class.
+
+    A parameter constrained by exactly one ``Interval`` (besides ``None``, types and other non-numeric
+    constraints) gets that interval as ``(low, high, low_closed, high_closed)``; a parameter with
+    constraints but no single interval with a finite end (options, ``"boolean"``, a type, two
+    intervals) maps to None: no range. Parameters without a constraint (absent, or
+    ``"no_validation"``) are left out, so the caller falls back to :func:`documented_ranges`.
+    """
+    from sklearn.utils._param_validation import Interval
+
+    out = {}
+    for name, cons in (getattr(obj, "_parameter_constraints", None) or {}).items():
+        if isinstance(cons, str):  # "no_validation": checked by the estimator's own code
+            continue
+        intervals = [c for c in cons if isinstance(c, Interval)]
+        out[name] = _interval_range(intervals[0]) if len(intervals) == 1 else None
+    return out
+
+
+def constraint_options(obj):
+    """``{param: set of str}``: the allowed strings of each ``StrOptions`` constraint of ``obj``."""
+    from sklearn.utils._param_validation import StrOptions
+
+    out = {}
+    for name, cons in (getattr(obj, "_parameter_constraints", None) or {}).items():
+        if not isinstance(cons, str):
+            opts = set().union(*[c.options for c in cons if isinstance(c, StrOptions)])
+            if opts:
+                out[name] = opts
+    return out
+
+
+def parameter_ranges(obj):
+    """The ranges of ``obj``'s parameters: its ``_parameter_constraints`` where a parameter has one,
+    else its docstring (:func:`documented_ranges`)."""
+    ranges = documented_ranges(obj)
+    if isinstance(obj, type):
+        ranges.update(constraint_ranges(obj))
+    return {k: v for k, v in ranges.items() if v is not None}
+
+
 # ---------------------------------------------------------------------------------- value kinds
 def kind_of(value):
     if isinstance(value, (bool, np.bool_)):
@@ -193,8 +246,9 @@ def _outside(draw, rng, kind):
     return draw(st.sampled_from(options))
 
 
-def categories(kind, value, *, rng=None, data_arg=False, elementwise=False):
-    """``{category: (strategy, certainly_invalid)}`` for an argument of this kind."""
+def categories(kind, value, *, rng=None, data_arg=False, elementwise=False, options=None):
+    """``{category: (strategy, certainly_invalid)}`` for an argument of this kind (``rng``: its range,
+    ``options``: its allowed strings, from the constraints or the docstring)."""
     cats = {}
     if kind in ("farray", "iarray"):
         cats["nan"] = (_nonfinite_array(value, "nan"), True)
@@ -223,7 +277,7 @@ def categories(kind, value, *, rng=None, data_arg=False, elementwise=False):
         else:
             cats["zero_or_negative"] = (st.sampled_from([0, -1] if kind == "int" else [0.0, -1.0]), False)
     elif kind == "str":
-        cats["strings"] = (_words.map(lambda w: "zz" + w), True)
+        cats["strings"] = (_words.map(lambda w: "zz" + w).filter(lambda w: w not in (options or ())), True)
         cats["wrong_type"] = (st.sampled_from([3, 2.5]), True)
     elif kind == "bool":  # a string flag is only possibly wrong (truthiness is a common idiom)
         cats["wrong_type"] = (st.sampled_from(["yes", "no"]), False)

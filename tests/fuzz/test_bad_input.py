@@ -4,7 +4,8 @@ For each name, the valid call of its recipe (``_recipes.py``) runs once; then Hy
 cases, each replacing one argument (a constructor hyperparameter, a ``fit`` argument, a
 ``predict``/``transform``/``score`` argument, or a scalar left at its default) by a value drawn from
 one bad-input category: NaN/inf, empty, wrong rank, strings, complex, 1e200, values outside the
-documented range, non-integers for counts, wrong types, predict before fit, mismatched features
+declared range (the ``Interval`` of the estimator's ``_parameter_constraints``, else the range written
+in the docstring), non-integers for counts, wrong types, predict before fit, mismatched features
 and mismatched lengths. Every case must end in a clean ValueError/TypeError naming the argument
 (NotFittedError before fit), leave its inputs unmodified and finish within
 ``_harness.CASE_LIMIT_S``; a value that is only *possibly* invalid (1e200, 0, a negative number
@@ -35,9 +36,10 @@ from tests.fuzz._harness import (
     BASE_LIMIT_S,
     CaseTimeout,
     categories,
-    documented_ranges,
+    constraint_options,
     has_nonfinite,
     kind_of,
+    parameter_ranges,
     run_case,
     time_limit,
 )
@@ -88,6 +90,7 @@ class Slot:
     elementwise: bool = False
     names: tuple = ()
     labels: bool = False  # strings are valid values (labels, client ids)
+    options: frozenset = frozenset()  # the allowed strings (StrOptions constraints)
 
 
 def _scalar_defaults(func, skip):
@@ -107,13 +110,17 @@ def _slots(recipe):
     fixed = set(recipe.fixed)
 
     def add(stage, method, values, doc_obj):
-        ranges = documented_ranges(doc_obj)
+        # ranges from the _parameter_constraints of an estimator class, the docstring where a
+        # parameter has no constraint (and for functions and methods)
+        ranges = parameter_ranges(doc_obj)
+        options = constraint_options(doc_obj) if isinstance(doc_obj, type) else {}
         for arg, value in values.items():
             if arg in fixed or arg in SKIP_ARGS or arg.startswith("_"):
                 continue
             data = (arg in DATA_ARGS or arg in recipe.data) and arg not in recipe.empty_ok
             slots.append(Slot(stage, method, arg, value, ranges.get(arg), data, arg in recipe.elementwise,
-                              (arg, *recipe.aliases.get(arg, ())), arg in recipe.labels or arg in LABEL_ARGS))
+                              (arg, *recipe.aliases.get(arg, ())), arg in recipe.labels or arg in LABEL_ARGS,
+                              frozenset(options.get(arg, ()))))
 
     first = "call" if recipe.kind in ("func", "class") else "init"
     given_args = recipe.args()
@@ -201,7 +208,8 @@ def _categories(slot):
     if slot.stage == "unfitted":
         return {"predict_before_fit": (st.none(), True)}
     kind = kind_of(slot.value)
-    cats = categories(kind, slot.value, rng=slot.range, data_arg=slot.data, elementwise=slot.elementwise)
+    cats = categories(kind, slot.value, rng=slot.range, data_arg=slot.data, elementwise=slot.elementwise,
+                      options=slot.options)
     if slot.labels and "strings" in cats:
         cats["strings"] = (cats["strings"][0], False)
     import numpy as np
