@@ -238,7 +238,7 @@ class RECAPController(_CodebookController):
     The search runs single-threaded BLAS (``threadpoolctl.threadpool_limits(1, "blas")`` for the
     duration of the fit, after the solver's vectors are obtained): its many dense solves are small
     (size ``K * S``), and a multithreaded BLAS made them slower. On tiger-grid at ``K = 16`` the fit
-    took 3.7 times the CPU time with the default threads for the same controller (docs/pomdp.md).
+    took 3.7 to 10 times the CPU time with the default (2) threads for the same controller (docs/pomdp.md).
 
     Interrupts (:mod:`algos._anytime`): a SIGINT (Ctrl-C) in the main thread asks the search to
     stop at its next ``time_limit`` check, and the fit returns what the ``time_limit`` path returns
