@@ -63,6 +63,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from theory import pomdp as _th
 
@@ -77,7 +78,8 @@ from .._validation import (
 from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
-from ._recap_search import RecapSearch, _tie
+from ._recap_search import BestSoFar, RecapSearch, _tie
+from .._anytime import Interruptible
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
@@ -227,6 +229,25 @@ class RECAPController(_CodebookController):
         (with ``L`` from :func:`theory.pomdp.lipschitz_constant`), ``trivial`` (the trivial bound
         ``(Rmax - Rmin) / (1 - discount)`` on any loss) and ``vacuous`` (per U-bound: whether it is
         at or above ``trivial``, so that it says nothing on this model).
+    interrupted_ : bool
+        Whether an interrupt (Ctrl-C) stopped the search; the fit then holds the best controller
+        found so far (see Notes) and an ``InterruptedFitWarning`` says so.
+
+    Notes
+    -----
+    The search runs single-threaded BLAS (``threadpoolctl.threadpool_limits(1, "blas")`` for the
+    duration of the fit, after the solver's vectors are obtained): its many dense solves are small
+    (size ``K * S``), and a multithreaded BLAS made them slower. On tiger-grid at ``K = 16`` the fit
+    took 3.7 to 10 times the CPU time with the default (2) threads for the same controller (docs/pomdp.md).
+
+    Interrupts (:mod:`algos._anytime`): a SIGINT (Ctrl-C) in the main thread asks the search to
+    stop at its next ``time_limit`` check, and the fit returns what the ``time_limit`` path returns
+    then (the best controller so far, its value exact) with an ``InterruptedFitWarning`` instead of
+    the ``ConvergenceWarning``; a second SIGINT aborts the fit. A ``KeyboardInterrupt`` raised
+    inside the search otherwise (another thread, or code) stops it at once: the fit keeps the
+    controller of highest exact value among those the search had settled (each growth path's
+    kept controller, the starts, the controllers of the smaller fit), or the blind 1-node
+    controller when none was, and sets ``interrupted_`` and warns in the same way.
     """
 
     _parameter_constraints: dict = {
@@ -293,8 +314,13 @@ class RECAPController(_CodebookController):
     def _search(self, pomdp):
         """A :class:`RecapSearch` on the model's system with this estimator's parameters and time
         budget (the search itself: :mod:`._recap_search`)."""
+        best = getattr(self, "_best", None)
+        record = None
+        if best is not None:  # the smaller fit's candidates are "smaller" ones of the outer fit
+            label = "smaller" if getattr(self, "_nested", False) else None
+            record = lambda name, *args: best.offer(label or name, *args)  # noqa: E731
         return RecapSearch(self, self._system(pomdp), expired=self._expired,
-                           graph_cache=getattr(self, "_graph_cache", None))
+                           graph_cache=getattr(self, "_graph_cache", None), record=record)
 
     def _bound(self, pomdp, C, tab, discount, r, b0):
         K = len(C)
@@ -312,7 +338,12 @@ class RECAPController(_CodebookController):
 
 
     def _expired(self):
-        """Whether the ``time_limit`` budget of the current fit ran out (remembered in ``_ran_out``)."""
+        """Whether the ``time_limit`` budget of the current fit ran out (remembered in ``_ran_out``)
+        or an interrupt (SIGINT) asked the fit to stop (the same anytime path, without the
+        ``ConvergenceWarning``)."""
+        run = getattr(self, "_run", None)
+        if run is not None and run.requested:
+            return True
         deadline = getattr(self, "_deadline", None)  # (None outside fit)
         if deadline is None:
             return False
@@ -338,6 +369,7 @@ class RECAPController(_CodebookController):
         # the model's system, the policy graph and its batch compressions are shared (the same
         # numbers as the sub-fit would compute itself)
         sub._nested = True
+        sub._run, sub._best = self._run, self._best  # one interrupt and one best-so-far record
         sub._model_cache = getattr(self, "_model_cache", None)
         sub._graph_cache = getattr(self, "_graph_cache", None)
         with warnings.catch_warnings(record=True) as caught:
@@ -348,51 +380,13 @@ class RECAPController(_CodebookController):
             self._ran_out = True
         return sub
 
-    def fit(self, pomdp, alphas=None):
-        """Grow the codebook for K = 1..n_memory and build the RECAP controller.
-
-        Parameters
-        ----------
-        pomdp : POMDP
-            The model.
-        alphas : array-like of shape (n_alpha, S) or None, default=None
-            Alpha vectors of ``V_Gamma`` (``None``: computed by ``solver``).
-
-        Returns
-        -------
-        self
-            The fitted controller.
-        """
-        validate_params(self)
-        _, _, r, discount = self._check_common(pomdp)
-        refine = check_bool(self.refine, "refine")
-        n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
-        check_option(self.growth_metric, "growth_metric", ("decision", "l1"))
-        check_scalar_int(self.n_candidates, "n_candidates", low=1)
-        check_scalar_int(self.n_traj, "n_traj", low=1)
-        check_scalar_float(self.tol, "tol", low=0.0)
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        check_bool(self.polish, "polish")
-        check_bool(self.merge, "merge")
-        starts = check_bool(self.starts, "starts")
-        check_option(self.schedule, "schedule", ("doubling", "every"))
-        restart = check_bool(self.restart, "restart")
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
-        check_option(self.solver, "solver", ("pbs", "pbvi"))
-        if self.solver_params is not None and not isinstance(self.solver_params, dict):
-            raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
-        time_limit = None if self.time_limit is None else check_scalar_float(
-            self.time_limit, "time_limit", low=0.0, closed="neither")
-        rng = check_random_state(self.random_state)
-        G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
-        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
-        self._ran_out = False
-        self.policy_graph_size_ = self.n_reachable_ = None
+    def _search_all(self, pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine, verbose, starts,
+                    restart, n_samples):
+        """The search of ``fit``: the smaller fit, the growth paths and their beam, the starts.
+        Returns ``(C, tab, value, values, objectives, closed, search)`` and sets ``construction_``,
+        ``start_values_``, ``policy_graph_size_`` and ``n_reachable_``."""
         smaller = self._smaller_fit(pomdp, alphas if alphas is not None else (pbvi if pbvi is not None else G)) \
             if starts else None
-        self.pbvi_ = pbvi
-        self._alpha_labels = labels
         search = self._search(pomdp)
         S = _n_states(pomdp)
         b0 = _b0(pomdp, None, S)
@@ -446,17 +440,100 @@ class RECAPController(_CodebookController):
                     tab = dict(action=smaller.action_, eta=smaller.eta_, eta_full=smaller.eta_full_,
                                m0=smaller.m0_, P=None, Bn=None)
                     tab["P"], tab["Bn"], _ = search._successors(self._system(pomdp), C, G)[:3]
+        return C, tab, value, values, objectives, closed, search
+
+    def _finish(self, pomdp, search, C, tab, value, values, objectives, closed, G, discount, r):
+        """Set the fitted attributes of the controller ``(C, tab)`` of exact value ``value``."""
+        b0 = _b0(pomdp, None, _n_states(pomdp))
         values = list(values) + [values[-1] if values else value] * (self.n_memory - len(values))
         if values:
             values[-1] = max(values[-1], value)
         self._set_tables(pomdp, C, tab, G)
-        objectives.append(search._objective(pomdp, C, tab, self.W_, G, discount, b0))
+        objectives = list(objectives) + [search._objective(pomdp, C, tab, self.W_, G, discount, b0)]
         self.value_history_ = np.asarray(values)
         self.objective_history_ = np.asarray(objectives)
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
         if not getattr(self, "_nested", False):
             self._graph_cache = None
+
+    def fit(self, pomdp, alphas=None):
+        """Grow the codebook for K = 1..n_memory and build the RECAP controller.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : array-like of shape (n_alpha, S) or None, default=None
+            Alpha vectors of ``V_Gamma`` (``None``: computed by ``solver``).
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
+        validate_params(self)
+        _, _, r, discount = self._check_common(pomdp)
+        refine = check_bool(self.refine, "refine")
+        n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
+        check_option(self.growth_metric, "growth_metric", ("decision", "l1"))
+        check_scalar_int(self.n_candidates, "n_candidates", low=1)
+        check_scalar_int(self.n_traj, "n_traj", low=1)
+        check_scalar_float(self.tol, "tol", low=0.0)
+        verbose = check_scalar_int(self.verbose, "verbose", low=0)
+        check_bool(self.polish, "polish")
+        check_bool(self.merge, "merge")
+        starts = check_bool(self.starts, "starts")
+        check_option(self.schedule, "schedule", ("doubling", "every"))
+        restart = check_bool(self.restart, "restart")
+        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
+        check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
+        check_option(self.solver, "solver", ("pbs", "pbvi"))
+        if self.solver_params is not None and not isinstance(self.solver_params, dict):
+            raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
+        time_limit = None if self.time_limit is None else check_scalar_float(
+            self.time_limit, "time_limit", low=0.0, closed="neither")
+        rng = check_random_state(self.random_state)
+        G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
+        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self._ran_out = False
+        self.policy_graph_size_ = self.n_reachable_ = None
+        self.pbvi_ = pbvi
+        self._alpha_labels = labels
+        nested = getattr(self, "_nested", False)
+        if not nested:  # the smaller fit shares the outer fit's interrupt and best-so-far record
+            self._run, self._best = Interruptible("RECAPController", defer=True), BestSoFar()
+        run = self._run
+        with threadpool_limits(limits=1, user_api="blas"):  # small dense solves: see Notes
+            if nested:  # an interrupt propagates to the outer fit, which keeps the best so far
+                found = self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine,
+                                         verbose, starts, restart, n_samples)
+            else:
+                with run:
+                    try:
+                        found = self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine,
+                                                 n_refine, verbose, starts, restart, n_samples)
+                    except KeyboardInterrupt:
+                        if run.interrupted:  # the second interrupt (raised by the SIGINT handler): abort
+                            raise
+                        run.interrupted, found = True, None
+            if found is None:  # interrupted: the best controller the search had settled
+                if self._best.best is None:  # nothing settled yet: the blind (1-node) controller
+                    s0 = RecapSearch(self, self._system(pomdp))
+                    b0 = _b0(pomdp, None, _n_states(pomdp))
+                    tab0 = s0._build(pomdp, b0[None, :].copy(), G)
+                    self._best.offer("growth", b0[None, :], tab0, s0._evaluate(pomdp, tab0))
+                C, tab, value, self.construction_, values = self._best.best
+                self.start_values_ = {self.construction_: value}
+                objectives, closed = [], False
+                search = RecapSearch(self, self._system(pomdp))
+            else:
+                C, tab, value, values, objectives, closed, search = found
+            self._finish(pomdp, search, C, tab, value, values, objectives, closed, G, discount, r)
+        if not nested:
+            self._best = None
+            run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
+                             f"value {self.value_:.6g})")
         if self._ran_out:
             warnings.warn(f"RECAPController: time_limit={time_limit:g} s ran out before the search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "

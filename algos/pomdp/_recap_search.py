@@ -37,6 +37,49 @@ def _tie(value):
     return _ACCEPT_RTOL * max(1.0, abs(value))
 
 
+class BestSoFar:
+    """The best controller a RECAP fit has found so far, for an interrupted fit (see
+    ``RECAPController.fit``): the candidates of exact value the search settles (each growth path's
+    kept controller, the starts, the smaller fit's controller) are offered as they appear, and the
+    one of highest value is kept (ties to the earlier). The tables' small arrays are copied, so a
+    later in-place change of the search cannot alter what is kept.
+
+    Attributes
+    ----------
+    best : tuple or None
+        ``(C, tab, value, construction, values)``: the codebook, the tables, the exact value, the
+        candidate's kind (``"growth"``, ``"policy_graph"``, ``"codebook"``, ``"smaller"``) and the
+        values settled by its growth path for K = 1, 2, ... (empty for the other kinds).
+    """
+
+    def __init__(self):
+        self.best = None
+
+    def offer(self, construction, C, tab, value, values=()):
+        """Keep ``(C, tab, value)`` when its exact value beats the best so far.
+
+        Parameters
+        ----------
+        construction : str
+            The candidate's kind.
+        C : ndarray of shape (K, S)
+            Its codebook.
+        tab : dict
+            Its tables (``action``, ``eta``, ``eta_full``, ``m0``, ``P``, ``Bn``).
+        value : float
+            Its exact value.
+        values : sequence of float, default=()
+            The values its growth path settled so far.
+        """
+        value = float(value)
+        if self.best is not None and not value > self.best[2] + _tie(self.best[2]):
+            return
+        kept = dict(tab, action=np.array(tab["action"], dtype=np.int64, copy=True),
+                    eta=np.array(tab["eta"], dtype=np.int64, copy=True),
+                    eta_full=np.array(tab["eta_full"], dtype=np.int64, copy=True), m0=int(tab["m0"]))
+        self.best = (np.array(C, dtype=float, copy=True), kept, value, str(construction), list(values))
+
+
 def _weighted_kmeans(X, w, k, rng, n_iter=50):
     """Weighted k-means (Euclidean; k-means++ seeding, Lloyd steps until the assignment repeats)."""
     n = len(X)
@@ -135,18 +178,22 @@ class RecapSearch:
     graph_cache : tuple or None, default=None
         The policy graph and its compressions of an earlier search on the same model and vectors
         (see ``_select_start``); updated in place of the attribute ``graph_cache``.
+    record : callable or None, default=None
+        Called as ``record(construction, C, tab, value, values)`` with every controller the search
+        keeps (see :class:`BestSoFar`); nothing is recorded when None.
     """
 
     _PARAMS = ("n_memory", "action_rule", "tol", "n_candidates", "growth_metric", "polish", "merge",
                "schedule", "n_traj", "n_restarts")
 
-    def __init__(self, est, ev, expired=None, graph_cache=None):
+    def __init__(self, est, ev, expired=None, graph_cache=None, record=None):
         for name in self._PARAMS:
             setattr(self, name, getattr(est, name))
         self._distance = est._distance  # the quantiser of ``_build``
         self.ev = ev
         self._expired = expired if expired is not None else (lambda: False)
         self.graph_cache = graph_cache
+        self._record = record if record is not None else (lambda *args: None)
         self._succ_cache = self._values_cache = None
 
     def _system(self, pomdp):
@@ -651,6 +698,7 @@ class RecapSearch:
         value = self._evaluate(pomdp, tab)
         values, objectives = [], []
         kept = (C, tab, value)  # best controller so far (growth, restart or merge candidate)
+        self._record("growth", C, tab, value, ())
         closed = False
         merge = self.merge
         bar = None
@@ -711,18 +759,21 @@ class RecapSearch:
                     mg = self._merge(pomdp, C, tab, G)
                     if mg is not None and mg[2] > kept[2] + _tie(kept[2]):
                         kept = mg
+                        self._record("growth", *kept, values)
                 settle(K - 1)
             if extra:
                 break
             if grown:
                 if value > kept[2] + _tie(kept[2]):
                     kept = (C, tab, value)
+                    self._record("growth", *kept, values)
                 if restarts is not None and self._full_step(K) and not self._expired():
                     # the restart candidate competes with the kept controller only; growth
                     # continues from the grown codebook (so it can still close early)
                     alt = self._restart_candidates(pomdp, K, G, restarts)
                     if alt is not None and alt[2] > kept[2] + _tie(kept[2]):
                         kept = alt
+                        self._record("growth", *kept, values)
             if not merge:
                 settle(K)
         if not checked:
@@ -758,6 +809,7 @@ class RecapSearch:
         if out is not None:
             C, tab, v = out
             info["start_values"]["policy_graph"] = v
+            self._record("policy_graph", C, tab, v, ())
             if v > best[2] + _tie(best[2]):
                 best, name = (C, tab, v), "policy_graph"
         (crng,) = spawn_generators(rng, 1)
@@ -771,6 +823,7 @@ class RecapSearch:
             if self.polish:
                 tab, v = self._polish(pomdp, C, tab, v, G)
             info["start_values"]["codebook"] = v
+            self._record("codebook", C, tab, v, ())
             if v > best[2] + _tie(best[2]):
                 best, name = (C, tab, v), "codebook"
         info["construction"] = name
