@@ -873,12 +873,7 @@ class FedITClassifier(_LoRABaseline):
     """
 
     _parameter_constraints: dict = {
-        "base_estimator": [LowRankSoftmax, None],
-        "client_fraction": [Interval(Real, 0, 1, closed="right")],
-        "local_epochs": [Interval(Integral, 1, None, closed="left")],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE_CONSTRAINTS,
-        "warm_start": ["boolean"],
+        **FedAvgClassifier._parameter_constraints,  # the FedAvg parameters, plus the adapter's rank
         "rank": [Interval(Integral, 1, None, closed="left")],
     }
 
