@@ -939,6 +939,11 @@ class VoGCAM(BaseEstimator):
         return sigma2, new_phi
 
     # ------------------------------------------------------------------ the ascent
+    @staticmethod
+    def _initial_mean(m0, n_nodes):
+        """The ascent's starting posterior mean: the constant log intensity ``m0`` at every node."""
+        return np.full(n_nodes, m0)
+
     def _run(self, sigma2, phi, rng):
         y, w, Z = self._y, self._w, self._Z
         N = len(y)
@@ -949,9 +954,7 @@ class VoGCAM(BaseEstimator):
         beta = np.zeros(Z.shape[1])
         beta[0] = m0
         prior = self._prior(sigma2, phi)
-        m = np.full(N, m0)
-        if getattr(self, "_init_offset", None) is not None:  # test hook: start from m0 + offset
-            m = m + np.asarray(self._init_offset, dtype=np.float64)
+        m = self._initial_mean(m0, N)
         Qd = prior.Q.data[self._st.diag_index]
         s0 = 1.0 / (Qd + w * np.exp(m))
         st8 = self._diag_state(s0, self._st.diag_index, len(prior.Q.data))
