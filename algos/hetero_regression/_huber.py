@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 from scipy import linalg as sla
@@ -668,6 +669,18 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         -------
         self : HuberSoSRegressor
         """
+        prob = self._prepare(X, y, sample_weight)
+        stage, b, deltas, n_iter = self._solve(prob)
+        self._set_fitted(prob, stage, b, deltas, n_iter)
+        self._warn_regime(prob)
+        return self
+
+    def _prepare(self, X, y, sample_weight):
+        """Validate the parameters and data; the rescaled problem (a namespace of its pieces).
+
+        Columns of ``X`` and ``y`` (with ``delta``) get exact power-of-two scales, undone by
+        :meth:`_set_fitted`; sets ``backend_`` and ``delta_``.
+        """
         prm = self._check_params()
         validate_params(self)  # after the checks above, whose messages are the package's
         backend = resolve(prm["backend"], None, (X, y))
@@ -689,9 +702,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         if y_scale != 1.0:
             y = y * y_scale
         if sample_weight is None:
-            sw = np.empty(0)
-            pos = None
-            n_pos = n
+            sw, pos, n_pos = np.empty(0), None, n
         else:
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
             sw = np.ascontiguousarray(sw)
@@ -712,33 +723,45 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         else:
             prm["delta"] = prm["delta"] * y_scale
         self.delta_ = prm["delta"] / y_scale
+        return SimpleNamespace(prm=prm, backend=backend, Xa=Xa, y=y, sw=sw, pos=pos, n=n, d=d, n_pos=n_pos, p=p,
+                      col_scale=col_scale, y_scale=y_scale, threshold=2.0 * math.sqrt(n_pos * p))
 
+    @staticmethod
+    def _delta_path(delta, continuation, r0):
+        """The deltas of the continuation (halving from the median absolute start residual down to
+        ``delta``), or ``[delta]`` without continuation."""
+        if not continuation:
+            return [delta]
+        delta0 = float(np.median(np.abs(r0)))
+        deltas = []
+        k = 0
+        while True:
+            dk = max(delta, delta0 * 2.0**-k)
+            deltas.append(dk)
+            if dk == delta:
+                break
+            k += 1
+        return deltas
+
+    def _solve(self, prob):
+        """Rank check, start and the solver stages over the delta path; ``(stage, b, deltas, n_iter)``."""
+        prm, Xa, y, sw, pos = prob.prm, prob.Xa, prob.y, prob.sw, prob.pos
         # Gram matrix of the (sample-weighted) design: rank check, OLS start, gradient scale
         buf = np.empty_like(Xa)
-        G0 = _weighted_gram(Xa, np.sqrt(sw) if sw.shape[0] else np.ones(n), buf)
+        G0 = _weighted_gram(Xa, np.sqrt(sw) if sw.shape[0] else np.ones(prob.n), buf)
         _check_full_rank(Xa, G0, pos, prm["fit_intercept"])
         gscale = prm["delta"] * math.sqrt(float(np.trace(G0)))  # delta * ||diag(sqrt s) X||_F
 
         b0 = self._start(prm["init"], Xa, y, sw, G0)
 
-        threshold = 2.0 * math.sqrt(n_pos * p)
-        cap = None if prm["regime_cap"] is None else (prm["regime_cap"], threshold)
+        cap = None if prm["regime_cap"] is None else (prm["regime_cap"], prob.threshold)
         solve = {"irls": functools.partial(_irls, cap=cap), "mm": functools.partial(_irls, newton=False, cap=cap),
                  "lbfgs": _lbfgs}[prm["solver"]]
-        if backend == "torch":
+        if prob.backend == "torch":
             solve = _irls_torch
         delta, tol, budget = prm["delta"], prm["tol"], prm["max_iter"]
-        deltas = [delta]
-        if prm["continuation"]:
-            delta0 = float(np.median(np.abs((y - Xa @ b0)[pos] if pos is not None else y - Xa @ b0)))
-            deltas = []
-            k = 0
-            while True:
-                dk = max(delta, delta0 * 2.0**-k)
-                deltas.append(dk)
-                if dk == delta:
-                    break
-                k += 1
+        r0 = ((y - Xa @ b0)[pos] if pos is not None else y - Xa @ b0) if prm["continuation"] else None
+        deltas = self._delta_path(delta, prm["continuation"], r0)
         n_iter = 0
         b = b0
         for k, dk in enumerate(deltas):
@@ -747,7 +770,12 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
                           max(budget - n_iter, 0), gscale * (dk / delta))
             n_iter += stage.n_iter
             b = stage.coef
+        return stage, b, deltas, n_iter
 
+    def _set_fitted(self, prob, stage, b, deltas, n_iter):
+        """The fitted attributes from the last stage, with the power-of-two scales undone."""
+        prm, Xa, y, sw, d = prob.prm, prob.Xa, prob.y, prob.sw, prob.d
+        col_scale, y_scale = prob.col_scale, prob.y_scale
         self.delta_path_ = np.asarray(deltas)
         self.n_iter_ = int(n_iter)
         self.objective_ = float(stage.objective)
@@ -775,8 +803,10 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         else:
             self.coef_ = np.ascontiguousarray(b * col_scale)
             self.intercept_ = 0.0
-        delta = self.delta_
 
+    def _warn_regime(self, prob):
+        """The failure-regime and convergence warnings of :meth:`fit` (attributed to its caller)."""
+        delta, n_pos, threshold, prm = self.delta_, prob.n_pos, prob.threshold, prob.prm
         if self.capped_:
             warnings.warn(
                 f"HuberSoSRegressor stopped after {self.n_iter_} iterations in the failure regime: only "
@@ -785,15 +815,15 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
                 "far from the truth (Compton & Schramm 2026, Thm 4.7). Check delta, try "
                 "SubsetOfSignalsRegressor, or set regime_cap=None to run to convergence.",
                 ConvexRegimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         elif not self.converged_:
             warnings.warn(
                 f"HuberSoSRegressor did not converge: relative gradient norm {self.gradient_norm_:.2e} "
-                f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={prm['max_iter']}). Increase "
+                f"> tol={prm['tol']:g} after {self.n_iter_} iterations (max_iter={prm['max_iter']}). Increase "
                 "max_iter, or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if self.n_inliers_ < threshold and not self.capped_:
             warnings.warn(
@@ -801,9 +831,8 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
                 f"than 2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see "
                 "Compton & Schramm 2026. Check that delta matches the noise scale of the reliable sources.",
                 ConvexRegimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        return self
 
     def fit_chunks(self, chunks):
         r"""Fit from chunks of rows, for data beyond memory: O(chunk rows x d + d^2) working memory.
