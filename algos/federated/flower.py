@@ -510,6 +510,40 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
     from flwr.simulation import run_simulation
 
     num_actors = check_scalar_int(num_actors, "num_actors", low=1)
+    parts, clients, classes, n_features = _simulation_partitions(estimator, X, y, client_ids, X_test, y_test,
+                                                                 test_client_ids)
+
+    def data_fn(pid):
+        return parts[pid]
+
+    client_app = make_client_app(estimator, data_fn, classes)
+    sink = {}
+    server_app = make_server_app(estimator, n_features, len(classes), sink=sink, return_models=return_models)
+    if backend_config is None:
+        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                          "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
+    flwr_logger = logging.getLogger("flwr")
+    old_level = flwr_logger.level
+    if not verbose:
+        flwr_logger.setLevel(logging.WARNING)
+    notice = _DropRunSimulationNotice()
+    flwr_logger.addFilter(notice)
+    t0 = time.perf_counter()
+    try:
+        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
+                       backend_config=backend_config, verbose_logging=False)
+    finally:
+        flwr_logger.removeFilter(notice)
+        flwr_logger.setLevel(old_level)
+    wall = time.perf_counter() - t0
+    if "result" not in sink:
+        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above).")
+    return _flower_run(sink["result"], clients, wall)
+
+
+def _simulation_partitions(estimator, X, y, client_ids, X_test, y_test, test_client_ids):
+    """Checked data split by client (``np.unique(client_ids)`` order): ``(parts, clients, classes,
+    n_features)``, ``parts[m]`` the ``data_fn`` dict of partition ``m``."""
     estimator._hparams()
     Xc = estimator._check_X(X)
     y = np.asarray(y)
@@ -537,34 +571,11 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
         if test_pos is not None:
             d["X_test"], d["y_test"] = Xt[test_pos == m], yt[test_pos == m]
         parts.append(d)
-    n_features = estimator._features(Xc[:2]).shape[1]
+    return parts, clients, classes, estimator._features(Xc[:2]).shape[1]
 
-    def data_fn(pid):
-        return parts[pid]
 
-    client_app = make_client_app(estimator, data_fn, classes)
-    sink = {}
-    server_app = make_server_app(estimator, n_features, len(classes), sink=sink, return_models=return_models)
-    if backend_config is None:
-        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                          "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
-    flwr_logger = logging.getLogger("flwr")
-    old_level = flwr_logger.level
-    if not verbose:
-        flwr_logger.setLevel(logging.WARNING)
-    notice = _DropRunSimulationNotice()
-    flwr_logger.addFilter(notice)
-    t0 = time.perf_counter()
-    try:
-        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
-                       backend_config=backend_config, verbose_logging=False)
-    finally:
-        flwr_logger.removeFilter(notice)
-        flwr_logger.setLevel(old_level)
-    wall = time.perf_counter() - t0
-    if "result" not in sink:
-        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above).")
-    out = sink["result"]
+def _flower_run(out, clients, wall):
+    """:class:`FlowerRun` from the server's :class:`PotaraResult`, keyed by the ``client_ids`` labels."""
     key = {m: _py(clients[m]) for m in range(len(clients))}
     cl = out.clients
     return FlowerRun(
