@@ -101,20 +101,47 @@ def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coe
     dev = _resolve_device(device)
     import torch
 
-    f64 = torch.float64
+    Xt, Yt, S = _check_data(X, Y, sample_weight, dev)
+    B, d = Yt.shape[0], Xt.shape[-1]
+    outer = _outer_products(Xt)
+    gscale = _gradient_scale(Xt, S, delta)
+    if coef_init is None:
+        b = _ridge_solve(_gram(Xt, S, outer), _rmatvec(Xt, S * Yt))
+    else:
+        b = _as_tensor(coef_init, "coef_init", dev)
+        if b.ndim == 1:
+            b = b[None, :]
+        if tuple(b.shape) != (B, d):
+            raise ValueError(f"'coef_init' must have shape (B, d) = ({B}, {d}); got {tuple(b.shape)}.")
+        b = b.clone()
+    b, n_iter, converged, history = _irls_loop(Xt, Yt, S, b, delta, max_iter, tol, gscale, outer)
+    out = (b.cpu().numpy(), n_iter.cpu().numpy(), converged.cpu().numpy())
+    if return_history:
+        return out + (torch.stack(history, dim=1).cpu().numpy(),)
+    return out
 
-    def as_t(a, name):
-        if not isinstance(a, torch.Tensor):
-            a = np.asarray(a, dtype=np.float64)
-            if not a.flags.writeable:  # torch.as_tensor warns on read-only arrays
-                a = a.copy()
-        t = torch.as_tensor(a).to(device=dev, dtype=f64)
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"'{name}' must contain only finite values.")
-        return t
 
-    Xt = as_t(X, "X")
-    Yt = as_t(Y, "Y")
+# ------------------------------------------------------------------------------------------ input
+def _as_tensor(a, name, dev):
+    """``a`` as a float64 tensor on ``dev``; ``ValueError`` when it holds a non-finite value."""
+    import torch
+
+    if not isinstance(a, torch.Tensor):
+        a = np.asarray(a, dtype=np.float64)
+        if not a.flags.writeable:  # torch.as_tensor warns on read-only arrays
+            a = a.copy()
+    t = torch.as_tensor(a).to(device=dev, dtype=torch.float64)
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"'{name}' must contain only finite values.")
+    return t
+
+
+def _check_data(X, Y, sample_weight, dev):
+    """Tensors ``X`` (n, d) or (B, n, d), ``Y`` (B, n) and the weights ``S`` (B, n), shapes checked."""
+    import torch
+
+    Xt = _as_tensor(X, "X", dev)
+    Yt = _as_tensor(Y, "Y", dev)
     if Yt.ndim == 1:
         Yt = Yt[None, :]
     if Xt.ndim not in (2, 3) or Yt.ndim != 2:
@@ -129,87 +156,148 @@ def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coe
             f"'X' of shape {tuple(Xt.shape)} does not match 'Y' of shape {tuple(Yt.shape)} "
             "(need X (n, d) or (B, n, d) with Y (B, n))."
         )
-    d = Xt.shape[-1]
     if sample_weight is None:
-        S = torch.ones((B, n), dtype=f64, device=dev)
-    else:
-        S = as_t(sample_weight, "sample_weight")
-        if S.ndim == 1:
-            S = S[None, :].expand(B, n)
-        if tuple(S.shape) != (B, n) or bool((S < 0).any()):
-            raise ValueError(
-                f"'sample_weight' must be non-negative of shape (n,) or (B, n) = ({B}, {n}); got shape "
-                f"{tuple(S.shape)}."
-            )
-        S = S.contiguous()
+        return Xt, Yt, torch.ones((B, n), dtype=torch.float64, device=dev)
+    S = _as_tensor(sample_weight, "sample_weight", dev)
+    if S.ndim == 1:
+        S = S[None, :].expand(B, n)
+    if tuple(S.shape) != (B, n) or bool((S < 0).any()):
+        raise ValueError(
+            f"'sample_weight' must be non-negative of shape (n,) or (B, n) = ({B}, {n}); got shape "
+            f"{tuple(S.shape)}."
+        )
+    return Xt, Yt, S.contiguous()
 
-    def Xof(idx):
-        return Xt if shared or idx is None else Xt[idx]
 
-    def matvec(Xs, b):  # (B', n)
-        if Xs.ndim == 2:
-            return b @ Xs.T
-        return torch.bmm(Xs, b.unsqueeze(-1)).squeeze(-1)
+# ------------------------------------------------------------------------------------ linear algebra
+def _matvec(Xs, b):
+    """Rows ``X_k b_k``: (B', n) from a shared (n, d) or stacked (B', n, d) design."""
+    import torch
 
-    def rmatvec(Xs, v):  # (B', d)
-        if Xs.ndim == 2:
-            return v @ Xs
-        return torch.bmm(v.unsqueeze(1), Xs).squeeze(1)
+    if Xs.ndim == 2:
+        return b @ Xs.T
+    return torch.bmm(Xs, b.unsqueeze(-1)).squeeze(-1)
 
-    # shared design: X^T diag(w_k) X for all k is one GEMM of the (B', n) weights with the (n, d*d)
-    # row outer products (memory n d^2, instead of a (B', d, n) temporary)
-    outer = (Xt.unsqueeze(-1) * Xt.unsqueeze(-2)).reshape(n, d * d) if shared and n * d * d <= _OUTER_MAX else None
 
-    def gram(Xs, wt):  # (B', d, d)
-        if Xs.ndim == 2:
-            if outer is not None:
-                return (wt @ outer).reshape(-1, d, d)
-            return torch.matmul(Xs.T.unsqueeze(0) * wt.unsqueeze(1), Xs)
-        return torch.bmm(Xs.transpose(1, 2) * wt.unsqueeze(1), Xs)
+def _rmatvec(Xs, v):
+    """Rows ``X_k^T v_k``: (B', d)."""
+    import torch
 
-    def ridge_solve(G, rhs):
-        tr = torch.diagonal(G, dim1=-2, dim2=-1).sum(-1)
-        lam = torch.where(tr > 0, RIDGE * tr / d, torch.full_like(tr, TINY))
-        G = G + lam[:, None, None] * torch.eye(d, dtype=f64, device=dev)
-        sol, info = torch.linalg.solve_ex(G, rhs.unsqueeze(-1))
-        sol = sol.squeeze(-1)
-        bad = (info != 0) | ~torch.isfinite(sol).all(-1)
-        if bool(bad.any()):
-            sol[bad] = (torch.linalg.pinv(G[bad]) @ rhs[bad].unsqueeze(-1)).squeeze(-1)
-        return sol
+    if Xs.ndim == 2:
+        return v @ Xs
+    return torch.bmm(v.unsqueeze(1), Xs).squeeze(1)
 
-    half_d2 = 0.5 * delta * delta
 
-    def evaluate(idx, b):
-        Xs = Xof(idx)
-        Ys = Yt if idx is None else Yt[idx]
-        Ss = S if idx is None else S[idx]
-        r = Ys - matvec(Xs, b)
-        a = r.abs()
-        inl = a <= delta
-        h = torch.where(inl, 0.5 * r * r, delta * a - half_d2)
-        L = (Ss * h).sum(-1)
-        g = -rmatvec(Xs, Ss * r.clamp(-delta, delta))
-        w = Ss * torch.where(inl, torch.ones_like(a), delta / a.clamp_min(TINY))
-        return L, g, w
+def _outer_products(Xt):
+    """The (n, d*d) row outer products of a shared design when they fit in ``_OUTER_MAX``, else None.
 
-    # gradient scale: delta * ||diag(sqrt s) X||_F per replicate
-    if shared:
-        gscale = delta * torch.sqrt(S @ (Xt * Xt).sum(-1))
-    else:
-        gscale = delta * torch.sqrt((S * (Xt * Xt).sum(-1)).sum(-1))
+    With them, ``X^T diag(w_k) X`` for all ``k`` is one GEMM of the (B', n) weights (memory n d^2,
+    instead of a (B', d, n) temporary).
+    """
+    if Xt.ndim != 2:
+        return None
+    n, d = Xt.shape
+    return (Xt.unsqueeze(-1) * Xt.unsqueeze(-2)).reshape(n, d * d) if n * d * d <= _OUTER_MAX else None
 
-    if coef_init is None:
-        b = ridge_solve(gram(Xt, S), rmatvec(Xt, S * Yt))
-    else:
-        b = as_t(coef_init, "coef_init")
-        if b.ndim == 1:
-            b = b[None, :]
-        if tuple(b.shape) != (B, d):
-            raise ValueError(f"'coef_init' must have shape (B, d) = ({B}, {d}); got {tuple(b.shape)}.")
-        b = b.clone()
 
-    L, g, w = evaluate(None, b)
+def _gram(Xs, wt, outer):
+    """Weighted Gram matrices ``X_k^T diag(w_k) X_k``: (B', d, d)."""
+    import torch
+
+    d = Xs.shape[-1]
+    if Xs.ndim == 2:
+        if outer is not None:
+            return (wt @ outer).reshape(-1, d, d)
+        return torch.matmul(Xs.T.unsqueeze(0) * wt.unsqueeze(1), Xs)
+    return torch.bmm(Xs.transpose(1, 2) * wt.unsqueeze(1), Xs)
+
+
+def _ridge_solve(G, rhs):
+    """Solve ``(G + lambda I) x = rhs`` per replicate, ``lambda = RIDGE tr(G) / d``; pinv where singular."""
+    import torch
+
+    d = G.shape[-1]
+    tr = torch.diagonal(G, dim1=-2, dim2=-1).sum(-1)
+    lam = torch.where(tr > 0, RIDGE * tr / d, torch.full_like(tr, TINY))
+    G = G + lam[:, None, None] * torch.eye(d, dtype=G.dtype, device=G.device)
+    sol, info = torch.linalg.solve_ex(G, rhs.unsqueeze(-1))
+    sol = sol.squeeze(-1)
+    bad = (info != 0) | ~torch.isfinite(sol).all(-1)
+    if bool(bad.any()):
+        sol[bad] = (torch.linalg.pinv(G[bad]) @ rhs[bad].unsqueeze(-1)).squeeze(-1)
+    return sol
+
+
+# ------------------------------------------------------------------------------------------ Huber
+def _evaluate(Xs, Ys, Ss, b, delta):
+    """Objective ``L`` (B',), gradient ``g`` (B', d) and IRLS weights ``w`` (B', n) at ``b``."""
+    import torch
+
+    r = Ys - _matvec(Xs, b)
+    a = r.abs()
+    inl = a <= delta
+    h = torch.where(inl, 0.5 * r * r, delta * a - 0.5 * delta * delta)
+    L = (Ss * h).sum(-1)
+    g = -_rmatvec(Xs, Ss * r.clamp(-delta, delta))
+    w = Ss * torch.where(inl, torch.ones_like(a), delta / a.clamp_min(TINY))
+    return L, g, w
+
+
+def _gradient_scale(Xt, S, delta):
+    """``delta * ||diag(sqrt s_k) X_k||_F`` per replicate."""
+    import torch
+
+    if Xt.ndim == 2:
+        return delta * torch.sqrt(S @ (Xt * Xt).sum(-1))
+    return delta * torch.sqrt((S * (Xt * Xt).sum(-1)).sum(-1))
+
+
+def _backtrack(Xs, Ys, Ss, delta, b_old, step, bound, new, bad):
+    """Halve the steps of the replicates ``bad`` (objective above ``bound``) up to ``MAX_BACKTRACKS``
+    times; ``new = (b, L, g, w)`` updated where a shorter step was tried, and the still-bad mask.
+
+    Round-off only: IRLS is majorise-minimise, so a full step never raises the objective in exact
+    arithmetic.
+    """
+    import torch
+
+    b_new, L_new, g_new, w_new = new
+    t = torch.ones_like(L_new)
+    for _ in range(MAX_BACKTRACKS):
+        t = torch.where(bad, 0.5 * t, t)
+        b_try = b_old + t[:, None] * step
+        L_try, g_try, w_try = _evaluate(Xs, Ys, Ss, b_try, delta)
+        b_new = torch.where(bad[:, None], b_try, b_new)
+        L_new = torch.where(bad, L_try, L_new)
+        g_new = torch.where(bad[:, None], g_try, g_new)
+        w_new = torch.where(bad[:, None], w_try, w_new)
+        bad = ~(L_new <= bound)
+        if not bool(bad.any()):
+            break
+    return (b_new, L_new, g_new, w_new), bad
+
+
+def _irls_step(Xs, Ys, Ss, delta, outer, state):
+    """One IRLS step from ``state = (b, L, g, w)`` of the selected replicates, with backtracking;
+    returns the new state and the mask of replicates without descent."""
+    b_old, L_old, g, w = state
+    step = _ridge_solve(_gram(Xs, w, outer), -g)
+    bound = L_old + MONOTONE_RTOL * L_old.abs()
+    b_new = b_old + step
+    new = (b_new,) + _evaluate(Xs, Ys, Ss, b_new, delta)
+    bad = ~(new[1] <= bound)
+    if bool(bad.any()):
+        new, bad = _backtrack(Xs, Ys, Ss, delta, b_old, step, bound, new, bad)
+    return new, bad
+
+
+def _irls_loop(Xt, Yt, S, b, delta, max_iter, tol, gscale, outer):
+    """IRLS from ``b`` until every replicate converged or stalled, or ``max_iter`` iterations;
+    returns ``(b, n_iter, converged, history)`` (tensors; ``history`` a list of (B,) objectives)."""
+    import torch
+
+    B, dev = b.shape[0], b.device
+    L, g, w = _evaluate(Xt, Yt, S, b, delta)
     active = torch.ones(B, dtype=torch.bool, device=dev)
     converged = torch.zeros(B, dtype=torch.bool, device=dev)
     n_iter = torch.zeros(B, dtype=torch.int64, device=dev)
@@ -223,28 +311,13 @@ def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coe
         if it >= max_iter or not bool(active.any()):
             break
         it += 1
-        all_active = bool(active.all())
-        idx = None if all_active else torch.nonzero(active).squeeze(-1)
-        sel = (lambda t: t) if all_active else (lambda t: t[idx])
-        step = ridge_solve(gram(Xof(idx), sel(w)), -sel(g))
-        b_old, L_old = sel(b), sel(L)
-        bound = L_old + MONOTONE_RTOL * L_old.abs()
-        b_new = b_old + step
-        L_new, g_new, w_new = evaluate(idx, b_new)
-        bad = ~(L_new <= bound)
-        if bool(bad.any()):  # halve the offending steps (round-off only: IRLS is majorise-minimise)
-            t = torch.ones_like(L_new)
-            for _ in range(MAX_BACKTRACKS):
-                t = torch.where(bad, 0.5 * t, t)
-                b_try = b_old + t[:, None] * step
-                L_try, g_try, w_try = evaluate(idx, b_try)
-                b_new = torch.where(bad[:, None], b_try, b_new)
-                L_new = torch.where(bad, L_try, L_new)
-                g_new = torch.where(bad[:, None], g_try, g_new)
-                w_new = torch.where(bad[:, None], w_try, w_new)
-                bad = ~(L_new <= bound)
-                if not bool(bad.any()):
-                    break
+        if bool(active.all()):
+            Xs, Ys, Ss, state = Xt, Yt, S, (b, L, g, w)
+        else:
+            idx = torch.nonzero(active).squeeze(-1)
+            Xs = Xt if Xt.ndim == 2 else Xt[idx]
+            Ys, Ss, state = Yt[idx], S[idx], (b[idx], L[idx], g[idx], w[idx])
+        (b_new, L_new, g_new, w_new), bad = _irls_step(Xs, Ys, Ss, delta, outer, state)
         ok = ~bad  # replicates with no descent left at working precision stall (not converged)
         rows = torch.nonzero(active).squeeze(-1)
         acc = rows[ok]
@@ -254,8 +327,4 @@ def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coe
         h = torch.full_like(L, float("nan"))
         h[acc] = L[acc]
         history.append(h)
-
-    out = (b.cpu().numpy(), n_iter.cpu().numpy(), converged.cpu().numpy())
-    if return_history:
-        return out + (torch.stack(history, dim=1).cpu().numpy(),)
-    return out
+    return b, n_iter, converged, history

@@ -43,15 +43,16 @@ Run configuration (``context.run_config``: ``[tool.flwr.app.config]`` of a Flowe
 configuration (``context.node_config``) gives each client its ``partition-id`` and
 ``num-partitions``. The Flower App ``examples/federated/potara_app`` is built on these factories.
 
-``import algos.federated.flower`` does not import Flower; the Flower classes are built on first use
-(:data:`PotaraFedAvg` is created by the module's ``__getattr__``).
+``import algos.federated.flower`` does not import Flower: the ClientApp's handlers
+(``algos.federated._flower_client``) and the strategy :data:`PotaraFedAvg`
+(``algos.federated._flower_strategy``) live in modules imported on first use (the strategy through
+this module's ``__getattr__``).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import numbers
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,10 +230,9 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
         run-config value out of range.
     """
     _require_flwr()
-    from flwr.app import Array, ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
     from flwr.clientapp import ClientApp
 
-    from ._model import local_train, predict_logits
+    from ._flower_client import PotaraClientHandlers
 
     classes = np.asarray(classes)
     if classes.ndim != 1 or classes.size < 2:
@@ -241,142 +241,17 @@ def make_client_app(estimator, data_fn, classes, *, partition_key="partition-id"
         raise ValueError("'classes' must be sorted and without duplicates (use np.unique over all labels).")
     if not callable(data_fn):
         raise TypeError(f"'data_fn' must be callable; got {type(data_fn).__name__}.")
-    n_classes = len(classes)
     try:
         n_args = len([p for p in inspect.signature(data_fn).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
     except (TypeError, ValueError):  # builtins without a signature
         n_args = 1
-    runs = {}  # run id -> {"est", "data", "frozen"}: one entry per run this process serves
-
-    def session(context):
-        """The estimator (defaults + run config), data and frozen blocks of this run."""
-        run = runs.get(context.run_id)
-        if run is None:
-            run = runs[context.run_id] = {"est": estimator_from_run_config(estimator, context.run_config),
-                                          "data": {}, "frozen": {}}
-        return run
-
-    def client_data(context):
-        run = session(context)
-        est = run["est"]
-        if partition_key not in context.node_config:
-            raise ValueError(f"the node config has no {partition_key!r} (start the SuperNode with "
-                             f"--node-config '{partition_key}=0 num-partitions=M'); got keys "
-                             f"{sorted(context.node_config)}.")
-        pid = int(context.node_config[partition_key])
-        cache = run["data"]
-        if pid not in cache:
-            raw = data_fn(pid, context) if n_args >= 2 else data_fn(pid)
-            raw = _as_client_data(raw, pid)
-            X = est._check_X(raw["X"])
-            y = np.asarray(raw["y"])
-            if y.ndim != 1 or y.shape[0] != X.shape[0]:
-                raise ValueError(f"partition {pid}: 'y' must be 1-d with one label per row of X.")
-            pos = np.clip(np.searchsorted(classes, y), 0, n_classes - 1)
-            if not np.all(classes[pos] == y):
-                raise ValueError(f"partition {pid}: labels {sorted(set(y[classes[pos] != y].tolist()))[:5]} "
-                                 "are not in 'classes'.")
-            if X.shape[0] < 2:
-                raise ValueError(f"every client needs at least 2 training samples; partition {pid} has {X.shape[0]}.")
-            Z = est._features(X)
-            test = None
-            if raw["X_test"] is not None:
-                Xt = est._check_X(raw["X_test"], "X_test")
-                test = (est._features(Xt), np.asarray(raw["y_test"]))
-            n_parts = context.node_config.get("num-partitions", -1)
-            cache[pid] = {"Z": np.ascontiguousarray(Z), "y": pos.astype(np.int64), "test": test,
-                          "client_id": _py(raw["client_id"]), "pid": pid, "num-partitions": int(n_parts)}
-        return run, cache[pid]
-
-    def full_params(record, run, data):
-        """Received (trainable) blocks plus the frozen ones, rebuilt from the seeded initialisation."""
-        received = arrayrecord_to_params(record)
-        d = data["Z"].shape[1]
-        frozen = run["frozen"]
-        if d not in frozen:
-            init = run["est"].initial_params(d, n_classes)
-            trainable = run["est"].local_train_kwargs(n_classes)["trainable"]
-            frozen[d] = {k: v for k, v in init.items() if k not in trainable}
-        return {**frozen[d], **received}
-
-    def trainable_only(params, est):
-        trainable = est.local_train_kwargs(n_classes)["trainable"]
-        return params_to_arrayrecord({k: v for k, v in params.items() if k in trainable})
-
-    def accuracy(params, data):
-        Z, y_raw = data["test"] if data["test"] is not None else (data["Z"], classes[data["y"]])
-        if Z.shape[0] == 0:
-            return float("nan"), 0
-        pred = classes[np.argmax(predict_logits(params, Z), axis=1)]
-        return float(np.mean(pred == y_raw)), int(Z.shape[0])
-
+    handlers = PotaraClientHandlers(estimator, data_fn, classes, partition_key, n_args)
     app = ClientApp()
-
-    @app.query("describe")
-    def describe(msg, context):
-        _, data = client_data(context)
-        cid = data["client_id"]
-        metrics = MetricRecord({"partition-id": data["pid"], "num-examples": int(data["y"].size),
-                                "num-partitions": data["num-partitions"],
-                                "client-id-int": int(cid) if isinstance(cid, numbers.Integral) else -1})
-        return Message(RecordDict({"metrics": metrics, "client": ConfigRecord({"client-id": str(cid)})}),
-                       reply_to=msg)
-
-    @app.train()
-    def train(msg, context):
-        run, data = client_data(context)
-        est = run["est"]
-        params = full_params(msg.content["arrays"], run, data)
-        config = msg.content["config"]
-        kw = est.local_train_kwargs(n_classes)
-        seed = config.get("batch-seed", None)
-        if kw["batch_size"] is not None and seed is not None:
-            kw["random_state"] = np.random.default_rng(int(seed))
-        new = local_train(params, data["Z"], data["y"], **kw)
-        metrics = MetricRecord({"num-examples": int(data["y"].size), "partition-id": data["pid"]})
-        return Message(RecordDict({"arrays": trainable_only(new, est), "metrics": metrics}), reply_to=msg)
-
-    @app.train("personalize")
-    def personalize(msg, context):
-        run, data = client_data(context)
-        theta_f = full_params(msg.content["arrays"], run, data)
-        config = msg.content["config"]
-        n_total = config.get("n-total", None)
-        merged, lam, bound = run["est"].personalize(theta_f, data["Z"], data["y"], data["client_id"],
-                                                    n_total=None if n_total is None else int(n_total))
-        theta_l = bound.pop("local_model")
-        # persistent client state: survives between messages (and ClientApp instances in simulation)
-        context.state[STATE_LOCAL] = params_to_arrayrecord(theta_l)
-        context.state[STATE_MERGED] = params_to_arrayrecord(merged)
-        context.state[STATE_LAMBDA] = ArrayRecord({k: Array(np.array(v, dtype=np.float64)) for k, v in lam.items()})
-        acc, n_eval = accuracy(merged, data)
-        acc_fed, _ = accuracy(theta_f, data)
-        acc_loc, _ = accuracy(theta_l, data)
-        lam_means = {k: float(np.mean(v)) for k, v in lam.items()}
-        summary = {"accuracy": acc, "accuracy-federated": acc_fed, "accuracy-local": acc_loc,
-                   "lam-mean": float(np.mean(list(lam_means.values()))), "bound-lam-star": float(bound["lam_star"]),
-                   "bound-federated": float(bound["federated"]), "bound-local": float(bound["local"])}
-        context.state[STATE_SUMMARY] = MetricRecord(summary)
-        metrics = {"num-examples": int(data["y"].size), "num-eval": n_eval, "partition-id": data["pid"], **summary}
-        metrics.update({f"lam-{k}": v for k, v in lam_means.items()})
-        content = {"metrics": MetricRecord(metrics)}
-        if bool(config.get("return-models", False)):
-            content["personalized"] = params_to_arrayrecord(merged)
-            content["lambda"] = context.state[STATE_LAMBDA]
-        return Message(RecordDict(content), reply_to=msg)
-
-    @app.evaluate()
-    def evaluate(msg, context):
-        run, data = client_data(context)
-        n_eval = int(data["test"][0].shape[0]) if data["test"] is not None else int(data["y"].size)
-        metrics = {"num-examples": max(n_eval, 1), "partition-id": data["pid"]}
-        if "arrays" in msg.content.array_records:  # the global model, when sent
-            metrics["accuracy-federated"] = accuracy(full_params(msg.content["arrays"], run, data), data)[0]
-        if STATE_MERGED in context.state:  # the personalised model kept from the personalisation round
-            metrics["accuracy"] = accuracy(arrayrecord_to_params(context.state[STATE_MERGED]), data)[0]
-        return Message(RecordDict({"metrics": MetricRecord(metrics)}), reply_to=msg)
-
+    app.query("describe")(handlers.describe)
+    app.train()(handlers.train)
+    app.train("personalize")(handlers.personalize)
+    app.evaluate()(handlers.evaluate)
     return app
 
 
@@ -411,256 +286,15 @@ class PotaraResult:
     history: list = field(default_factory=list)
 
 
-_CLASS_CACHE = {}
-
-
 def _build_strategy_class():
-    if "PotaraFedAvg" in _CLASS_CACHE:
-        return _CLASS_CACHE["PotaraFedAvg"]
+    """:class:`PotaraFedAvg`, importing Flower and ``_flower_strategy`` on first use."""
     _require_flwr()
-    from logging import INFO
+    from ._flower_strategy import PotaraFedAvg
 
-    from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
-    from flwr.serverapp.strategy import FedAvg
-    from flwr.supercore import log
-
-    from ._model import _weighted_mean
-    from ._potara import client_generator
-
-    class PotaraFedAvg(FedAvg):
-        r"""Flower's FedAvg plus Potara's final personalisation round.
-
-        Differences from ``flwr.serverapp.strategy.FedAvg`` (everything else is inherited):
-
-        * client sampling follows the estimator's ``client_fraction`` with the same generator as the
-          in-process :meth:`PotaraClassifier.fit` (all clients when 1.0), after waiting for all
-          ``min_available_nodes`` SuperNodes (FedAvg computes the sample size before waiting);
-        * replies are averaged in partition order with :func:`fedavg_round`'s arithmetic, so the global
-          model equals the in-process one bit for bit; a failed client reply raises;
-        * :meth:`start` first asks every client for its size (``query.describe``), then runs the FedAvg
-          rounds, then the ``train.personalize`` round, whose lambda statistics are aggregated by
-          :meth:`aggregate_personalize`.
-
-        Parameters
-        ----------
-        estimator : PotaraClassifier
-            Its ``client_fraction`` and ``random_state`` drive the sampling (and the mini-batch seeds
-            sent to the clients when the base model has a ``batch_size``).
-        min_available_nodes : int or None, default=None
-            Number of SuperNodes to wait for. ``None``: as many as the clients report in their node
-            config's ``num-partitions`` (Flower's simulation sets it; on a deployment pass
-            ``--node-config "partition-id=i num-partitions=M"`` to each SuperNode).
-        node_timeout : float, default=120
-            Seconds to wait for the SuperNodes (at the start and before each round); then
-            :class:`TimeoutError` naming how many connected.
-        frozen_params : dict or None
-            Blocks that are not trained (``W`` of a LoRA head): never sent; added back to the final
-            ``federated_params``.
-        return_models : bool, default=False
-            Ask clients to send their personalised parameters and lambdas back in the personalisation
-            round (diagnostics only: Potara itself needs no upload there).
-        check_state : bool, default=True
-            After personalisation, send every client an ``evaluate`` message **without** parameters; the
-            client answers with the accuracy of the personalised model read back from its
-            ``Context.state`` (``clients[pid]["accuracy-from-state"]``): proof that the state persisted.
-            Not counted in ``history`` (evaluation traffic, as Flower's per-round evaluation).
-        **fedavg_kwargs
-            Passed to ``FedAvg`` (``fraction_evaluate`` defaults to 0: no per-round evaluation).
-        """
-
-        def __init__(self, estimator, *, min_available_nodes=None, node_timeout=DEFAULT_NODE_TIMEOUT,
-                     return_models=False, frozen_params=None, check_state=True, fraction_evaluate=0.0,
-                     **fedavg_kwargs):
-            h = estimator._hparams()
-            fedavg_kwargs.setdefault("min_train_nodes", 1)
-            fedavg_kwargs.setdefault("min_evaluate_nodes", 1)
-            self.expected_nodes = (None if min_available_nodes is None
-                                   else check_scalar_int(min_available_nodes, "min_available_nodes", low=1))
-            self.node_timeout = check_scalar_float(node_timeout, "node_timeout", low=0.0, closed="neither")
-            super().__init__(fraction_train=h["client_fraction"], fraction_evaluate=fraction_evaluate,
-                             min_available_nodes=self.expected_nodes or 1, **fedavg_kwargs)
-            self.estimator = estimator
-            self.frozen_params = dict(frozen_params or {})
-            self.check_state = bool(check_state)
-            self.return_models = bool(return_models)
-            self._h = h
-            self._seed = estimator._seed()
-            self._rng = client_generator(self._seed, "__rounds__")
-            self.node_partition = {}  # node id -> partition id
-            self.partition_size = {}  # partition id -> n_i
-            self.history = []
-            self._total = 0
-
-        # -------------------------------------------------------------- discovery
-        def _wait_nodes(self, grid, n=None, deadline=None):
-            """The connected node ids once at least ``n`` (default: the known clients) are there;
-            :class:`TimeoutError` after ``node_timeout`` seconds."""
-            n = n or self.min_available_nodes
-            deadline = time.monotonic() + self.node_timeout if deadline is None else deadline
-            while len(nodes := list(grid.get_node_ids())) < n:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"only {len(nodes)} of {n} SuperNodes connected after {self.node_timeout:g} s "
-                        "('node_timeout' / run config 'node-timeout'): start the missing SuperNodes, or "
-                        "check their --superlink address and --node-config.")
-                time.sleep(0.2)
-            return nodes
-
-        def describe(self, grid, timeout=3600):
-            """``query.describe``: learn each node's partition id and training-set size, waiting (at most
-            ``node_timeout`` s) until all clients are known: ``min_available_nodes`` of them, or as many
-            as the ``num-partitions`` the clients report."""
-            deadline = time.monotonic() + self.node_timeout
-            expected = self.expected_nodes
-            while True:
-                nodes = self._wait_nodes(grid, max(1, len(self.node_partition) + 1) if expected is None
-                                         else expected, deadline)
-                new = [n for n in nodes if n not in self.node_partition]
-                if new:
-                    msgs = [Message(content=RecordDict({"config": ConfigRecord({})}), message_type="query.describe",
-                                    dst_node_id=n) for n in new]
-                    replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)),
-                                                    "describe")
-                    for r in replies:
-                        m = r.content["metrics"]
-                        self.node_partition[r.metadata.src_node_id] = int(m["partition-id"])
-                        self.partition_size[int(m["partition-id"])] = int(m["num-examples"])
-                        reported = int(m.get("num-partitions", -1))
-                        if self.expected_nodes is None:
-                            if reported < 1:
-                                raise RuntimeError(
-                                    "the SuperNodes do not report 'num-partitions' in their node config: pass "
-                                    "min_nodes (run config 'min-nodes') or start each SuperNode with "
-                                    "--node-config \"partition-id=i num-partitions=M\".")
-                            expected = max(expected or 0, reported)
-                if len(self.node_partition) >= expected:
-                    break
-            pids = sorted(self.partition_size)
-            if pids != list(range(len(pids))) or len(pids) != len(self.node_partition):
-                raise RuntimeError(f"partition ids must be 0..M-1, one per SuperNode, without gaps; got {pids[:10]} "
-                                   f"from {len(self.node_partition)} SuperNodes.")
-            self.min_available_nodes = len(self.node_partition)
-            return self.partition_size
-
-        @staticmethod
-        def _raise_on_errors(replies, phase):
-            bad = [r for r in replies if r.has_error()]
-            if bad:
-                reasons = "; ".join(f"node {r.metadata.src_node_id}: {r.error.reason}" for r in bad[:3])
-                raise RuntimeError(f"{len(bad)} client(s) failed in the {phase} phase: {reasons}")
-            return replies
-
-        # -------------------------------------------------------------- FedAvg rounds
-        def configure_train(self, server_round, arrays, config, grid):
-            if self.fraction_train == 0.0:
-                return []
-            self._wait_nodes(grid)
-            by_pid = {p: n for n, p in self.node_partition.items()}
-            M = len(by_pid)
-            k = M if self.fraction_train >= 1.0 else max(1, int(round(self.fraction_train * M)))
-            sel = np.arange(M) if k == M else np.sort(self._rng.choice(M, size=k, replace=False))
-            seeds = None
-            if self._h["batch_size"] is not None:
-                seeds = [int(self._rng.integers(2**63)) for _ in sel]
-            config["server-round"] = server_round
-            msgs = []
-            for j, pid in enumerate(sel):
-                cfg = ConfigRecord(dict(config))
-                if seeds is not None:
-                    cfg["batch-seed"] = seeds[j]
-                msgs.append(Message(content=RecordDict({self.arrayrecord_key: arrays, self.configrecord_key: cfg}),
-                                    message_type=MessageType.TRAIN, dst_node_id=by_pid[int(pid)]))
-            log(INFO, "configure_train: %d of %d clients", len(msgs), M)
-            self._down = _payload_bytes(arrays) * len(msgs)
-            self._wire_down = arrays.count_bytes() * len(msgs)
-            return msgs
-
-        def aggregate_train(self, server_round, replies):
-            replies = self._raise_on_errors(list(replies), f"train (round {server_round})")
-            if not replies:
-                return None, None
-            replies.sort(key=lambda r: int(r.content["metrics"]["partition-id"]))
-            params = [arrayrecord_to_params(r.content[self.arrayrecord_key]) for r in replies]
-            weights = [float(r.content["metrics"][self.weighted_by_key]) for r in replies]
-            theta = _weighted_mean(params, weights)  # the arithmetic of fedavg_round
-            up = sum(_payload_bytes(r.content[self.arrayrecord_key]) for r in replies)
-            wire_up = sum(r.content[self.arrayrecord_key].count_bytes() for r in replies)
-            self._total += self._down + up
-            self.history.append({"round": server_round, "clients": len(replies), "bytes_sent": self._down + up,
-                                 "cumulative_bytes": self._total, "wire_bytes": self._wire_down + wire_up})
-            metrics = MetricRecord({"num-examples": int(sum(weights)), "clients": len(replies)})
-            return params_to_arrayrecord(theta), metrics
-
-        # -------------------------------------------------------------- personalisation round
-        def configure_personalize(self, arrays, grid):
-            """One ``train.personalize`` message per client carrying :math:`\\theta_F`."""
-            self._wait_nodes(grid)
-            cfg = {"n-total": int(sum(self.partition_size.values())), "return-models": self.return_models}
-            content = {self.arrayrecord_key: arrays, self.configrecord_key: ConfigRecord(cfg)}
-            msgs = [Message(content=RecordDict(dict(content)), message_type="train.personalize", dst_node_id=n)
-                    for n in sorted(self.node_partition)]
-            sent = _payload_bytes(arrays) * len(msgs)
-            self._total += sent
-            self.history.append({"round": "final broadcast", "clients": len(msgs), "bytes_sent": sent,
-                                 "cumulative_bytes": self._total, "wire_bytes": arrays.count_bytes() * len(msgs)})
-            return msgs
-
-        def aggregate_personalize(self, replies):
-            """Per-client metrics and the aggregated accuracy / lambda statistics."""
-            replies = self._raise_on_errors(list(replies), "personalize")
-            clients = {}
-            for r in replies:
-                m = dict(r.content["metrics"])
-                pid = int(m["partition-id"])
-                if "personalized" in r.content.array_records:
-                    m["personalized"] = arrayrecord_to_params(r.content["personalized"])
-                    m["lambda"] = {k: v.numpy() for k, v in r.content["lambda"].items()}
-                clients[pid] = m
-            clients = dict(sorted(clients.items()))
-            lam = np.array([c["lam-mean"] for c in clients.values()])
-            n_eval = np.array([c["num-eval"] for c in clients.values()], dtype=float)
-            agg = {"clients": len(clients), "lam-mean": float(lam.mean()), "lam-std": float(lam.std()),
-                   "lam-min": float(lam.min()), "lam-max": float(lam.max()),
-                   "lam-quartiles": [float(q) for q in np.quantile(lam, [0.25, 0.5, 0.75])],
-                   "lam-hist": [int(c) for c in np.histogram(np.clip(lam, 0, 1), bins=10, range=(0, 1))[0]]}
-            for key in ("accuracy", "accuracy-federated", "accuracy-local"):
-                vals = np.array([c[key] for c in clients.values()])
-                agg[key] = float(np.sum(vals * n_eval) / max(n_eval.sum(), 1))  # pooled over evaluation rows
-                agg[f"{key}-client-mean"] = float(np.mean(vals))
-            blocks = sorted({k[4:] for c in clients.values() for k in c if k.startswith("lam-")} - {"mean"})
-            for b in blocks:
-                agg[f"lam-{b}-mean"] = float(np.mean([c[f"lam-{b}"] for c in clients.values()]))
-            return agg, clients
-
-        # -------------------------------------------------------------- driver
-        def start(self, grid, initial_arrays, num_rounds=3, timeout=3600, train_config=None, evaluate_config=None,
-                  evaluate_fn=None):
-            """Describe, ``num_rounds`` FedAvg rounds, then the personalisation round; returns
-            :class:`PotaraResult`."""
-            self.describe(grid, timeout)
-            result = super().start(grid, initial_arrays, num_rounds=num_rounds, timeout=timeout,
-                                   train_config=train_config, evaluate_config=evaluate_config, evaluate_fn=evaluate_fn)
-            arrays = result.arrays if num_rounds > 0 and len(result.arrays) else initial_arrays
-            replies = grid.send_and_receive(messages=self.configure_personalize(arrays, grid), timeout=timeout)
-            agg, clients = self.aggregate_personalize(replies)
-            if self.check_state:  # evaluate messages without arrays: clients answer from their stored state
-                msgs = [Message(content=RecordDict({self.configrecord_key: ConfigRecord({"phase": "state-check"})}),
-                                message_type=MessageType.EVALUATE, dst_node_id=n) for n in sorted(self.node_partition)]
-                replies = self._raise_on_errors(list(grid.send_and_receive(messages=msgs, timeout=timeout)),
-                                                "state check")
-                for r in replies:
-                    m = r.content["metrics"]
-                    clients[int(m["partition-id"])]["accuracy-from-state"] = float(m.get("accuracy", float("nan")))
-            log(INFO, "personalize: %s", {k: v for k, v in agg.items() if not isinstance(v, list)})
-            federated = {**self.frozen_params, **arrayrecord_to_params(arrays)}
-            return PotaraResult(result=result, federated_params=federated, personalization=agg,
-                                clients=clients, history=list(self.history))
-
-    _CLASS_CACHE["PotaraFedAvg"] = PotaraFedAvg
     return PotaraFedAvg
 
 
-def __getattr__(name):  # PEP 562: build the Flower subclass only when asked for
+def __getattr__(name):  # PEP 562: import the Flower subclass only when asked for
     if name == "PotaraFedAvg":
         return _build_strategy_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -876,6 +510,40 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
     from flwr.simulation import run_simulation
 
     num_actors = check_scalar_int(num_actors, "num_actors", low=1)
+    parts, clients, classes, n_features = _simulation_partitions(estimator, X, y, client_ids, X_test, y_test,
+                                                                 test_client_ids)
+
+    def data_fn(pid):
+        return parts[pid]
+
+    client_app = make_client_app(estimator, data_fn, classes)
+    sink = {}
+    server_app = make_server_app(estimator, n_features, len(classes), sink=sink, return_models=return_models)
+    if backend_config is None:
+        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                          "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
+    flwr_logger = logging.getLogger("flwr")
+    old_level = flwr_logger.level
+    if not verbose:
+        flwr_logger.setLevel(logging.WARNING)
+    notice = _DropRunSimulationNotice()
+    flwr_logger.addFilter(notice)
+    t0 = time.perf_counter()
+    try:
+        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
+                       backend_config=backend_config, verbose_logging=False)
+    finally:
+        flwr_logger.removeFilter(notice)
+        flwr_logger.setLevel(old_level)
+    wall = time.perf_counter() - t0
+    if "result" not in sink:
+        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above).")
+    return _flower_run(sink["result"], clients, wall)
+
+
+def _simulation_partitions(estimator, X, y, client_ids, X_test, y_test, test_client_ids):
+    """Checked data split by client (``np.unique(client_ids)`` order): ``(parts, clients, classes,
+    n_features)``, ``parts[m]`` the ``data_fn`` dict of partition ``m``."""
     estimator._hparams()
     Xc = estimator._check_X(X)
     y = np.asarray(y)
@@ -903,34 +571,11 @@ def run_flower_simulation(estimator, X, y, client_ids, X_test=None, y_test=None,
         if test_pos is not None:
             d["X_test"], d["y_test"] = Xt[test_pos == m], yt[test_pos == m]
         parts.append(d)
-    n_features = estimator._features(Xc[:2]).shape[1]
+    return parts, clients, classes, estimator._features(Xc[:2]).shape[1]
 
-    def data_fn(pid):
-        return parts[pid]
 
-    client_app = make_client_app(estimator, data_fn, classes)
-    sink = {}
-    server_app = make_server_app(estimator, n_features, len(classes), sink=sink, return_models=return_models)
-    if backend_config is None:
-        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                          "init_args": {"num_cpus": num_actors, "include_dashboard": False}}
-    flwr_logger = logging.getLogger("flwr")
-    old_level = flwr_logger.level
-    if not verbose:
-        flwr_logger.setLevel(logging.WARNING)
-    notice = _DropRunSimulationNotice()
-    flwr_logger.addFilter(notice)
-    t0 = time.perf_counter()
-    try:
-        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=len(clients),
-                       backend_config=backend_config, verbose_logging=False)
-    finally:
-        flwr_logger.removeFilter(notice)
-        flwr_logger.setLevel(old_level)
-    wall = time.perf_counter() - t0
-    if "result" not in sink:
-        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above).")
-    out = sink["result"]
+def _flower_run(out, clients, wall):
+    """:class:`FlowerRun` from the server's :class:`PotaraResult`, keyed by the ``client_ids`` labels."""
     key = {m: _py(clients[m]) for m in range(len(clients))}
     cl = out.clients
     return FlowerRun(

@@ -19,7 +19,8 @@ from sklearn.utils.validation import validate_data
 from .._validation import check_bool, check_option, check_random_state, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
 from ._data import resolve_delta, suggest_delta
-from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _init_lad, _pow2_scale
+from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
+from ._huber_solvers import _init_lad
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 from ._mixture import mixture_refine
 from numbers import Integral, Real
