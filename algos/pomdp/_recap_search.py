@@ -116,8 +116,12 @@ def _unique_rows(B):
     if n == 0:
         return B.copy(), np.zeros(0, dtype=np.int64)
     mult = (np.arange(1, S + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    bits = B.view(np.uint64)
+    # the bits are mixed first: beliefs such as 1/32 have all-zero low mantissa bits, which the
+    # multiply alone would drop (collisions, then the np.unique fallback on every call)
+    bits = bits ^ (bits >> np.uint64(29)) ^ (bits >> np.uint64(47))
     with np.errstate(over="ignore"):
-        h = (B.view(np.uint64) * mult[None, :]).sum(axis=1, dtype=np.uint64)
+        h = (bits * mult[None, :]).sum(axis=1, dtype=np.uint64)
     order = np.argsort(h, kind="stable")
     hs = h[order]
     first = np.concatenate([[True], hs[1:] != hs[:-1]])
