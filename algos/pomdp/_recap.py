@@ -385,13 +385,17 @@ class RECAPController(_CodebookController):
         """The search of ``fit``: the smaller fit, the growth paths and their beam, the starts.
         Returns ``(C, tab, value, values, objectives, closed, search)`` and sets ``construction_``,
         ``start_values_``, ``policy_graph_size_`` and ``n_reachable_``."""
+        if starts:  # the policy-graph start first: cheap, and what an anytime stop returns
+            early = self._search(pomdp)
+            early._graph_start(pomdp, G, labels)
+            self._graph_cache = early.graph_cache
         smaller = self._smaller_fit(pomdp, alphas if alphas is not None else (pbvi if pbvi is not None else G)) \
             if starts else None
         search = self._search(pomdp)
         S = _n_states(pomdp)
         b0 = _b0(pomdp, None, S)
         restarts = None
-        if restart:
+        if restart and not self._expired():
             (srng,) = spawn_generators(rng, 1)
             H = _default_horizon(discount)
             B, w = simulate_beliefs(pomdp, max(1, -(-n_samples // H)), H, srng,

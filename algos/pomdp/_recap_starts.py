@@ -50,7 +50,7 @@ def _greedy_action(ev, alphas, labels, b):
     return int(np.argmax(b @ ev.r + ev.discount * (P[0] * v[0]).sum(axis=1)))
 
 
-def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
+def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES, expired=None):
     """The alpha-vector policy as a controller on the beliefs reachable from ``b0``.
 
     Breadth-first from ``b0``: a node is an alpha vector (the first belief at which it wins is its
@@ -59,7 +59,8 @@ def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
     when ``P(o) = 0``). Vectors beyond ``max_nodes`` are replaced by the best vector already in
     the graph. Returns ``(C, tab)``: the witnesses (N, S) and the tables ``action``, ``eta``,
     ``eta_full`` (the winning node among the graph's vectors for every action), ``m0 = 0``, ``P``,
-    ``Bn`` (as :func:`build_codebook_fsc` returns them)."""
+    ``Bn`` (as :func:`build_codebook_fsc` returns them). ``expired()`` (optional) is asked before
+    each node is expanded: when it says True the construction stops and None is returned."""
     alphas = np.asarray(alphas, dtype=float)
     b0 = ev.b0
     node_of = {int(np.argmax(alphas @ b0)): 0}
@@ -67,6 +68,8 @@ def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
     eta = []
     head = 0
     while head < len(wit):
+        if expired is not None and expired():
+            return None
         b, a = wit[head], action[head]
         P, Bn, zero = _kernels.belief_successors(b[None, :], np.ascontiguousarray(ev.T[a]),
                                                  np.ascontiguousarray(ev.Z[a]))
