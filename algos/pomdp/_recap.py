@@ -545,9 +545,10 @@ class RECAPController(_CodebookController):
                           ConvergenceWarning, stacklevel=2)
         reach = [n for n in (self.policy_graph_size_, self.n_reachable_) if n is not None]
         if self.n_memory_ < self.n_memory and (closed or (reach and min(reach) < self.n_memory)):
-            why = "the grown codebook closed" if closed else (
-                f"the solver's policy reaches {self.n_reachable_} distinct beliefs and its policy graph has "
-                f"{self.policy_graph_size_} nodes")
+            parts = ([] if self.n_reachable_ is None else
+                     [f"the solver's policy reaches {self.n_reachable_} distinct beliefs"]) + (
+                [] if self.policy_graph_size_ is None else [f"its policy graph has {self.policy_graph_size_} nodes"])
+            why = "the grown codebook closed" if closed else " and ".join(parts)
             warnings.warn(f"RECAPController: n_memory={self.n_memory} is more than this model needs ({why}); "
                           f"returning a {self.n_memory_}-node controller.", UserWarning, stacklevel=2)
         return self

@@ -609,7 +609,8 @@ class RecapSearch:
         m0 = int(tab["m0"])
         W, y = self._node_values(pomdp, action, eta, m0)
         gain = merge_gains(ev, action, eta, m0, W, y)                 # gain[j, i]
-        order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
+        order = np.argsort(-gain, axis=None, kind="stable")
+        order = order[order // K != order % K][: self.n_candidates]  # (the diagonal is no merge)
         best = None
         for flat in order:
             j, i = divmod(int(flat), K)

@@ -193,6 +193,7 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
         W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
+        order = order[order // N != order % N]  # (the diagonal, -inf, is no merge: N <= 3 reaches it)
         best = None
         for flat in order[:n_candidates]:
             j, i = divmod(int(flat), N)
