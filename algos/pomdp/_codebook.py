@@ -211,6 +211,9 @@ def _check_alphas(alphas, S, required):
     return G
 
 
+_GATHER_LIMIT = 1 << 24  # n*S*S above which simulate_beliefs multiplies per action (no (n, S, S) gather)
+
+
 def simulate_beliefs(pomdp, n_traj, horizon, rng, *, policy=None, alphas=None, actions=None,
                      explore=0.1, b0=None):
     """Beliefs reached from ``b0`` along simulated trajectories, with weights ``discount**t``.
@@ -243,7 +246,14 @@ def simulate_beliefs(pomdp, n_traj, horizon, rng, *, policy=None, alphas=None, a
             a = np.where(flip, rng.integers(0, A, size=n), a)
         s = np.minimum((rng.random(n)[:, None] >= cumT[a, s]).sum(1), S - 1)
         o = np.minimum((rng.random(n)[:, None] >= cumZ[a, s]).sum(1), Z.shape[2] - 1)
-        pred = np.einsum("ns,nst->nt", B, T[a]) * Z[a, :, o]
+        if n * S * S <= _GATHER_LIMIT:
+            pred = np.einsum("ns,nst->nt", B, T[a]) * Z[a, :, o]
+        else:  # large models: one product per action instead of gathering an (n, S, S) array
+            pred = np.empty_like(B)
+            for act in np.unique(a):
+                rows = np.flatnonzero(a == act)
+                pred[rows] = B[rows] @ T[act]
+            pred *= Z[a, :, o]
         B = pred / pred.sum(axis=1, keepdims=True)  # o was drawn, so its probability is > 0
         if policy is not None:
             m = policy[1][m, o]

@@ -116,8 +116,12 @@ def _unique_rows(B):
     if n == 0:
         return B.copy(), np.zeros(0, dtype=np.int64)
     mult = (np.arange(1, S + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    bits = B.view(np.uint64)
+    # the bits are mixed first: beliefs such as 1/32 have all-zero low mantissa bits, which the
+    # multiply alone would drop (collisions, then the np.unique fallback on every call)
+    bits = bits ^ (bits >> np.uint64(29)) ^ (bits >> np.uint64(47))
     with np.errstate(over="ignore"):
-        h = (B.view(np.uint64) * mult[None, :]).sum(axis=1, dtype=np.uint64)
+        h = (bits * mult[None, :]).sum(axis=1, dtype=np.uint64)
     order = np.argsort(h, kind="stable")
     hs = h[order]
     first = np.concatenate([[True], hs[1:] != hs[:-1]])
@@ -408,6 +412,8 @@ class RecapSearch:
 
     def _refine(self, pomdp, C, tab, value, alphas, rng, discount, n_refine):
         """Bregman-Lloyd refinement with exact-value acceptance (pomdp reconstruction notes §1.4 step 4)."""
+        if self._expired():  # (before the simulation, the costly part on large models)
+            return C, tab, value
         S = C.shape[1]
         H = _default_horizon(discount)
         B, w = simulate_beliefs(pomdp, self.n_traj, H, rng, policy=(tab["action"], tab["eta"], tab["m0"]))
@@ -603,7 +609,8 @@ class RecapSearch:
         m0 = int(tab["m0"])
         W, y = self._node_values(pomdp, action, eta, m0)
         gain = merge_gains(ev, action, eta, m0, W, y)                 # gain[j, i]
-        order = np.argsort(-gain, axis=None, kind="stable")[: self.n_candidates]
+        order = np.argsort(-gain, axis=None, kind="stable")
+        order = order[order // K != order % K][: self.n_candidates]  # (the diagonal is no merge)
         best = None
         for flat in order:
             j, i = divmod(int(flat), K)
@@ -722,6 +729,8 @@ class RecapSearch:
             if K == self.n_memory:
                 checked = True
                 yield kept[2]
+                if self._expired():  # (the budget may have run out in the other paths meanwhile)
+                    break
             extra = K > self.n_memory  # the look-ahead step: its merge is an n_memory-node candidate
             if not (extra and closed):
                 W, y = self._node_values(pomdp, tab["action"], tab["eta"], tab["m0"])
@@ -737,13 +746,15 @@ class RecapSearch:
                     full = self._full_step(K)
                     current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
                     for cand in cands:
+                        if best is not None and self._expired():
+                            break
                         out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
                         if best is None or _growth_rank(out) > _growth_rank(best):
                             best, parent = out, cand[1][0]
                     C, tab, value = best
                     if refine and n_refine > 0 and full:
                         C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
-                    if self.polish:
+                    if self.polish and not self._expired():
                         # between full steps only the new node and its parent ("parent") or every
                         # node with an edge into it ("touched")
                         if local == "parent":
@@ -784,6 +795,45 @@ class RecapSearch:
             bar.close()
         return kept[0], kept[1], kept[2], values, objectives, closed
 
+    def _graph_start(self, pomdp, G, labels):
+        """The policy-graph start at ``n_memory``: ``(policy_graph_size, (C, tab, value) or None)``,
+        or None when the time budget ran out before the graph was built.
+
+        The policy graph of the solver's vectors (:func:`._recap_starts.policy_graph`) compressed
+        to ``n_memory`` nodes and polished (:func:`._recap_starts.best_compression`); the graph,
+        its batch compressions and this result are kept in ``graph_cache`` (shared with the
+        smaller fit), so ``RECAPController.fit`` calls this first, before the growth, and
+        ``_select_start`` reuses the result: an anytime stop then has this controller (recorded
+        as ``"policy_graph"``) at the cost of one compression. A compression the time budget
+        cut short is not kept (the result is None)."""
+        from . import _recap_starts as st
+
+        K = self.n_memory
+        ev = self._system(pomdp)
+        cache = self.graph_cache  # shared with the smaller fit (``RECAPController._smaller_fit``)
+        if not (cache is not None and cache[0] is pomdp and np.array_equal(cache[1], G)
+                and np.array_equal(cache[2], labels)):
+            if self._expired():
+                return None
+            built = st.policy_graph(ev, G, labels, expired=self._expired)
+            if built is None:
+                return None
+            cache = self.graph_cache = (pomdp, G, labels, built[0], built[1], {}, {})
+        C, tab, trajectories, results = cache[3], cache[4], cache[5], cache[6]
+        if K not in results:
+            polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
+            out = None if self._expired() else st.best_compression(
+                ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired,
+                trajectories=trajectories)
+            if out is None or self._expired():  # cut short: not kept (a later call may finish it)
+                if out is not None:
+                    self._record("policy_graph", *out, ())
+                return len(C), out
+            results[K] = out
+            self._record("policy_graph", *out, ())
+        self._values_cache = None
+        return len(C), results[K]
+
     def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
         """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
         compressed policy graph, polished; the reachable-belief codebook, polished), by exact
@@ -793,26 +843,21 @@ class RecapSearch:
         from . import _recap_starts as st
 
         K = self.n_memory
-        ev = self._system(pomdp)
         best, name = grown, "growth"
-        cache = self.graph_cache  # shared with the smaller fit (``RECAPController._smaller_fit``)
-        if not (cache is not None and cache[0] is pomdp and np.array_equal(cache[1], G)
-                and np.array_equal(cache[2], labels)):
-            C, tab = st.policy_graph(ev, G, labels)
-            cache = self.graph_cache = (pomdp, G, labels, C, tab, {})
-        C, tab, trajectories = cache[3], cache[4], cache[5]
-        info = dict(policy_graph_size=len(C), start_values={}, n_reachable=None, construction=None)
-        polish = (lambda C_, t, v_: self._polish(pomdp, C_, t, v_, G)) if self.polish else None
-        out = None if self._expired() else st.best_compression(
-            ev, C, tab, K, lambda t: self._evaluate(pomdp, t), polish, expired=self._expired,
-            trajectories=trajectories)
+        graph = self._graph_start(pomdp, G, labels)
+        info = dict(policy_graph_size=None if graph is None else graph[0], start_values={}, n_reachable=None,
+                    construction=None)
+        out = None if graph is None else graph[1]
         if out is not None:
             C, tab, v = out
             info["start_values"]["policy_graph"] = v
-            self._record("policy_graph", C, tab, v, ())
             if v > best[2] + _tie(best[2]):
                 best, name = (C, tab, v), "policy_graph"
         (crng,) = spawn_generators(rng, 1)
+        if self._expired():  # the simulation of the reachable beliefs is not started either
+            info["construction"] = name
+            self._values_cache = None
+            return best, info
         B, w = st.reachable_beliefs(pomdp, G, labels, crng, self.n_traj, _default_horizon(discount))
         info["n_reachable"] = len(B)
         cb = None if self._expired() else st.codebook_start(

@@ -50,7 +50,7 @@ def _greedy_action(ev, alphas, labels, b):
     return int(np.argmax(b @ ev.r + ev.discount * (P[0] * v[0]).sum(axis=1)))
 
 
-def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
+def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES, expired=None):
     """The alpha-vector policy as a controller on the beliefs reachable from ``b0``.
 
     Breadth-first from ``b0``: a node is an alpha vector (the first belief at which it wins is its
@@ -59,7 +59,8 @@ def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
     when ``P(o) = 0``). Vectors beyond ``max_nodes`` are replaced by the best vector already in
     the graph. Returns ``(C, tab)``: the witnesses (N, S) and the tables ``action``, ``eta``,
     ``eta_full`` (the winning node among the graph's vectors for every action), ``m0 = 0``, ``P``,
-    ``Bn`` (as :func:`build_codebook_fsc` returns them)."""
+    ``Bn`` (as :func:`build_codebook_fsc` returns them). ``expired()`` (optional) is asked before
+    each node is expanded: when it says True the construction stops and None is returned."""
     alphas = np.asarray(alphas, dtype=float)
     b0 = ev.b0
     node_of = {int(np.argmax(alphas @ b0)): 0}
@@ -67,6 +68,8 @@ def policy_graph(ev, alphas, labels=None, max_nodes=MAX_GRAPH_NODES):
     eta = []
     head = 0
     while head < len(wit):
+        if expired is not None and expired():
+            return None
         b, a = wit[head], action[head]
         P, Bn, zero = _kernels.belief_successors(b[None, :], np.ascontiguousarray(ev.T[a]),
                                                  np.ascontiguousarray(ev.Z[a]))
@@ -190,6 +193,7 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
         W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
+        order = order[order // N != order % N]  # (the diagonal, -inf, is no merge: N <= 3 reaches it)
         best = None
         for flat in order[:n_candidates]:
             j, i = divmod(int(flat), N)

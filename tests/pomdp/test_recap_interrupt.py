@@ -92,12 +92,25 @@ def test_keyboard_interrupt_in_the_search_keeps_the_best_controller_so_far(monke
 
 def test_interrupt_before_any_controller_is_settled_returns_the_blind_controller(monkeypatch, setup):
     model, solver, full = setup
-    _patch(monkeypatch, "_build", 1, _raise)  # the first table build of the innermost smaller fit
+    # the first step of the fit: the policy-graph start of the outer fit, which runs before the
+    # smaller fits and the growth (so that a later stop has it)
+    _patch(monkeypatch, "_graph_start", 1, _raise)
     est = RECAPController(n_memory=K, random_state=0)
     with pytest.warns(InterruptedFitWarning):
         est.fit(model, alphas=solver)
     assert est.n_memory_ == 1
     assert abs(est.value_ - blind_policy_values(model).best_value) <= VALUE_ATOL
+    _check_valid(model, est, full)
+
+
+def test_interrupt_after_the_policy_graph_start_keeps_it(monkeypatch, setup):
+    model, solver, full = setup
+    _patch(monkeypatch, "_build", 1, _raise)  # the first table build: the growth of the innermost smaller fit
+    est = RECAPController(n_memory=K, random_state=0)
+    with pytest.warns(InterruptedFitWarning):
+        est.fit(model, alphas=solver)
+    assert est.construction_ == "policy_graph"
+    assert abs(est.value_ - full.start_values_["policy_graph"]) <= VALUE_ATOL
     _check_valid(model, est, full)
 
 
