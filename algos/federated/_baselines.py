@@ -234,33 +234,15 @@ class FedAvgFTClassifier(_FLBaseline):
 
     Parameters
     ----------
-    base_estimator : LowRankSoftmax or None, default=None
-        Base model; its ``rank``, ``l2``, ``lr``, ``batch_size`` and ``base_features`` are used
-        (``None``: ``LowRankSoftmax()``).
-    n_rounds : int, default=50
-        Number of federated rounds, at least 1.
-    local_epochs : int, default=1
-        Local epochs of each sampled client per round, at least 1.
     finetune_epochs : int, default=10
         Epochs of each client's fine-tuning of the federated model, at least 1.
-    client_fraction : float, default=1.0
-        Fraction of the clients sampled each round, in (0, 1].
-    random_state : None, int, SeedSequence or Generator, default=None
-        Seed of the initial parameters, the client sampling and the mini-batches.
-    warm_start : bool, default=False
-        Whether :meth:`fit` resumes the rounds of the previous fit (same clients, classes and features):
-        it starts from that fit's federated model, round generator and per-client state and runs up to
-        ``n_rounds`` rounds in all (``n_rounds_`` holds the rounds completed). With an int
-        ``random_state``, ``n_rounds=5`` then a warm ``n_rounds=10`` equals one fit of 10 rounds.
+    base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start
+        As for :class:`FedAvgClassifier`.
 
     Attributes
     ----------
-    n_rounds_ : int
-        Federated rounds completed (fewer than ``n_rounds`` after an interrupt).
-    interrupted_ : bool
-        Whether an interrupt (Ctrl-C, ``KeyboardInterrupt``) stopped the rounds: the estimator is then
-        fitted with the federated model of the last completed round and an ``InterruptedFitWarning``
-        says so; a second interrupt aborts the fit.
+    n_rounds_, interrupted_
+        As for :class:`FedAvgClassifier`.
     """
 
     _parameter_constraints: dict = {
