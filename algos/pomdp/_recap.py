@@ -192,7 +192,7 @@ class RECAPController(_CodebookController):
     solver_params : dict or None, default=None
         Keyword arguments of :class:`PointBasedSolver`.
     time_limit : float or None, default=None
-        Wall-clock budget in seconds of the search (after the alpha vectors are obtained; a solver
+        Budget in seconds of the search on the clock ``clock`` (after the alpha vectors are obtained; a solver
         run by ``fit`` keeps its own ``time_limit``); must be > 0. Checked between growth steps and
         growth candidates, polish sweeps and nodes, refinement steps (and before each refinement's
         belief simulation), compression rounds, policy-graph nodes, codebook seeds and before the
@@ -200,7 +200,11 @@ class RECAPController(_CodebookController):
         controller found so far is returned (its value exact) with a
         :class:`~sklearn.exceptions.ConvergenceWarning`. The check is between steps, so a fit may
         overrun the budget by one step (on RockSample(5, 5) at ``n_memory=32``, ``time_limit=110``
-        took 114.5 s, docs/pomdp.md).
+        took 114.5 s of wall time, docs/pomdp.md).
+    clock : {"cpu", "wall"}, default="cpu"
+        Clock of ``time_limit``: ``"cpu"``, the CPU time of the process (:func:`time.process_time`;
+        the same default as :class:`PointBasedSolver` and SARSOP, so a budget means the same work on
+        a loaded machine), or ``"wall"``, elapsed time (:func:`time.perf_counter`).
 
     Warns
     -----
@@ -278,6 +282,7 @@ class RECAPController(_CodebookController):
         "solver_params": [dict, None],
         "starts": ["boolean"],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "clock": [OrderedStrOptions(("cpu", "wall"))],
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
@@ -287,8 +292,10 @@ class RECAPController(_CodebookController):
     def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
-                 solver_params=None, merge=True, schedule="doubling", starts=True, time_limit=None):
+                 solver_params=None, merge=True, schedule="doubling", starts=True, time_limit=None,
+                 clock="cpu"):
         self.time_limit = time_limit
+        self.clock = clock
         self.starts = starts
         self.schedule = schedule
         self.merge = merge
@@ -345,6 +352,10 @@ class RECAPController(_CodebookController):
         return bound
 
 
+    def _now(self):
+        """The current reading of the ``clock`` that ``time_limit`` is counted on."""
+        return time.process_time() if self.clock == "cpu" else time.perf_counter()
+
     def _expired(self):
         """Whether the ``time_limit`` budget of the current fit ran out (remembered in ``_ran_out``)
         or an interrupt (SIGINT) asked the fit to stop (the same anytime path, without the
@@ -355,7 +366,7 @@ class RECAPController(_CodebookController):
         deadline = getattr(self, "_deadline", None)  # (None outside fit)
         if deadline is None:
             return False
-        if not self._ran_out and time.perf_counter() >= deadline:
+        if not self._ran_out and self._now() >= deadline:
             self._ran_out = True
         return self._ran_out
 
@@ -373,7 +384,7 @@ class RECAPController(_CodebookController):
 
         sub = clone(self).set_params(n_memory=P, verbose=0)
         if self._deadline is not None:
-            sub.set_params(time_limit=max(self._deadline - time.perf_counter(), 1e-9))
+            sub.set_params(time_limit=max(self._deadline - self._now(), 1e-9))
         # the model's system, the policy graph and its batch compressions are shared (the same
         # numbers as the sub-fit would compute itself)
         sub._nested = True
@@ -503,11 +514,12 @@ class RECAPController(_CodebookController):
         check_option(self.solver, "solver", ("pbs", "pbvi"))
         if self.solver_params is not None and not isinstance(self.solver_params, dict):
             raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
+        check_option(self.clock, "clock", ("cpu", "wall"))
         time_limit = None if self.time_limit is None else check_scalar_float(
             self.time_limit, "time_limit", low=0.0, closed="neither")
         rng = check_random_state(self.random_state)
         G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
-        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self._deadline = None if time_limit is None else self._now() + time_limit
         self._ran_out = False
         self.policy_graph_size_ = self.n_reachable_ = None
         self.pbvi_ = pbvi
@@ -547,7 +559,7 @@ class RECAPController(_CodebookController):
             run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
                              f"value {self.value_:.6g})")
         if self._ran_out:
-            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ran out before the search ended; "
+            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "
                           f"construction_={self.construction_!r}, value {self.value_:.6g}).",
                           ConvergenceWarning, stacklevel=2)

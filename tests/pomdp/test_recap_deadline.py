@@ -1,6 +1,6 @@
 """RECAPController's ``time_limit`` is honoured inside the steps that can run long.
 
-The fit's clock (``time.perf_counter`` as ``algos.pomdp._recap`` sees it) is replaced by a fake one
+The fit's clocks (``time.process_time`` and ``time.perf_counter`` as ``algos.pomdp._recap`` sees them) is replaced by a fake one
 that jumps past the deadline inside a step: during the first belief simulation of a refinement (the
 step that ran for minutes on RockSample(5, 5)), or while the policy graph is being built. The fit
 must then stop at its next check: no belief simulation (refinement, restart sample or
@@ -49,7 +49,9 @@ class _Trace:
 
 
 def _install(monkeypatch, trace, where):
-    monkeypatch.setattr(_recap, "time", types.SimpleNamespace(perf_counter=trace.perf_counter))
+    # both clocks (time_limit counts CPU time by default, wall time with clock="wall")
+    monkeypatch.setattr(_recap, "time", types.SimpleNamespace(perf_counter=trace.perf_counter,
+                                                               process_time=trace.perf_counter))
     original = _codebook.simulate_beliefs
 
     def simulate(*args, _from=None, **kwargs):
@@ -106,3 +108,35 @@ def test_time_limit_stops_the_fit_at_the_next_check(monkeypatch, setup, where):
         assert est.value_ >= est.start_values_["policy_graph"] - VALUE_ATOL
         graph = RECAPController(n_memory=K, random_state=0, restart=False).fit(model, alphas=solver)
         assert est.value_ >= graph.start_values_["policy_graph"] - VALUE_ATOL
+
+
+@pytest.mark.parametrize("clock", ["cpu", "wall"])
+def test_time_limit_counts_on_the_chosen_clock(monkeypatch, setup, clock):
+    """Only the chosen clock jumps past the deadline during the refinement: the fit stops; the
+    other clock jumping does nothing (the search runs to its end, no ConvergenceWarning)."""
+    model, solver = setup
+    for jumping_clock, stops in ((clock, True), ({"cpu": "wall", "wall": "cpu"}[clock], False)):
+        trace, still = _Trace(), _Trace()
+        _install(monkeypatch, trace, "refine")
+        clocks = {"cpu": trace.perf_counter, "wall": still.perf_counter}
+        if jumping_clock == "wall":
+            clocks = {"cpu": still.perf_counter, "wall": trace.perf_counter}
+        monkeypatch.setattr(_recap, "time", types.SimpleNamespace(process_time=clocks["cpu"],
+                                                                   perf_counter=clocks["wall"]))
+        est = RECAPController(n_memory=K, random_state=0, time_limit=100.0, clock=clock)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(model, alphas=solver)
+        ran_out = any(issubclass(c.category, ConvergenceWarning) and "time_limit" in str(c.message)
+                      for c in caught)
+        assert trace.jumped and ran_out == stops, (clock, jumping_clock)
+        if stops:
+            assert trace.after == {"simulate_beliefs": 0, "_grow": 0}
+        else:
+            assert trace.after["simulate_beliefs"] + trace.after["_grow"] > 0
+
+
+def test_unknown_clock_is_rejected(setup):
+    model, solver = setup
+    with pytest.raises(ValueError, match="clock"):
+        RECAPController(n_memory=2, clock="gpu").fit(model, alphas=solver)
