@@ -86,17 +86,7 @@ def _assert_same(a, b):
     assert a.history_ == b.history_
 
 
-class _Bomb:
-    """Wrap a callable so that its ``at``-th call raises KeyboardInterrupt."""
-
-    def __init__(self, fn, at):
-        self.fn, self.at, self.calls = fn, at, 0
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        if self.calls == self.at:
-            raise KeyboardInterrupt
-        return self.fn(*args, **kwargs)
+from tests.test_anytime import _Bomb  # noqa: E402  (the shared KeyboardInterrupt wrapper)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
