@@ -34,7 +34,7 @@ SUBCOMMANDS = [
     ("pomdp", "pomdp", "finite-memory POMDP controllers from belief codebooks (RECAP)"),
     ("circle", "continual", "class-incremental learning with reservoir features and streaming LDA (CIRCLE)"),
     ("potara", "federated", "federated personalisation by merging federated and local models (Potara)"),
-    ("lgcp", "point_process", "log-Gaussian Cox process intensity (VoGCAM)"),
+    ("lgcp", "point_process", "log-Gaussian Cox process intensity (VoGCAM) and second-order summaries"),
 ]
 DEMOS = [m for _, m, _ in SUBCOMMANDS]
 
@@ -45,6 +45,30 @@ COMPILE_NOTE = (
 
 #: Exit codes.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def command_parser(subparsers, name, *, description, epilog=None):
+    """The parser of one module subcommand, for its ``add_parser`` hook.
+
+    Its one-line help is the static one of :data:`SUBCOMMANDS` (so ``algos --help`` and the module agree);
+    ``description`` and ``epilog`` are printed as written (line breaks kept).
+    """
+    help_text = next(h for n, _, h in SUBCOMMANDS if n == name)
+    return subparsers.add_parser(name, help=help_text, description=description, epilog=epilog,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def print_json(payload, **kwargs):
+    """Print ``payload`` as indented JSON on stdout (``kwargs`` go to :func:`json.dumps`)."""
+    print(json.dumps(payload, indent=2, **kwargs))
+
+
+def print_table(head, lines):
+    """Print a text table: the ``head`` line, a rule as wide as it, then ``lines``."""
+    print(head)
+    print("-" * len(head))
+    for line in lines:
+        print(line)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,9 +3,9 @@ accuracy-matrix summary."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+
+from ..cli import command_parser, print_json, print_table
 
 EPILOG = """\
 examples:
@@ -17,18 +17,15 @@ mnist5k is not shipped: it is read from $ALGOS_SHARED_DATA/images/mnist_5k.csv.g
 
 
 def add_parser(subparsers, name):
-    import argparse
-
     from ._baselines import BASELINES
 
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="class-incremental learning with reservoir features and streaming LDA (CIRCLE)",
         description="Split the classes of an image dataset into tasks, learn them one after the other "
         "(no exemplars, one pass) with CIRCLE and optional baselines, and print the accuracy after each "
         "task (A_step), A_last, A_inc and forgetting.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--dataset", default="digits",
                    help="'digits' (scikit-learn), 'mnist5k' (read from $ALGOS_SHARED_DATA/images), or a path to a .npz "
@@ -110,17 +107,14 @@ def run(args):
     info = {"dataset": data["name"], "image_shape": list(shape), "n_train": int(len(data["y_tr"])),
             "n_test": int(len(data["y_te"])), "tasks": [t.tolist() for t in tasks]}
     if args.json:
-        print(json.dumps({"data": info, "results": rows}, indent=2, default=str))
+        print_json({"data": info, "results": rows}, default=str)
         return 0
     T = len(tasks)
     print(f"{data['name']}: {info['n_train']} train / {info['n_test']} test images {tuple(shape)}, "
           f"T = {T} tasks of {[len(t) for t in tasks]} classes (class order seed {args.seed})")
     head = f"{'model':<22} {'A_last':>7} {'A_inc':>7} {'forget':>7} {'time s':>7}  A_step after each task"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        steps = " ".join(f"{a:.3f}" for a in r["A_step"])
-        print(f"{r['model']:<22} {r['A_last']:>7.4f} {r['A_inc']:>7.4f} {r['forgetting']:>7.4f} {r['seconds']:>7.1f}  {steps}")
+    print_table(head, (f"{r['model']:<22} {r['A_last']:>7.4f} {r['A_inc']:>7.4f} {r['forgetting']:>7.4f} "
+                       f"{r['seconds']:>7.1f}  " + " ".join(f"{a:.3f}" for a in r["A_step"]) for r in rows))
     first = rows[0]
     print(f"\naccuracy matrix of {first['model']} (row t: after task t; column j: test samples of task j)")
     for t, row in enumerate(first["acc_matrix"]):

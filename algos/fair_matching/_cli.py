@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+
+from ..cli import command_parser, print_json, print_table
 
 ALGORITHMS = ("tef", "equal-filling", "water-filling", "hybrid", "ranking", "greedy")
 
@@ -23,15 +23,12 @@ examples:
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="online class-fair matching (threshold equal-filling, HybridRanking, baselines)",
         description="Run online class-matching algorithms on an instance and print welfare (USW) and "
         "class envy-freeness (CEF) next to the paper's guarantees.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--instance", default="random", help="random | davis | triangular | ub | FILE.json (default: random)")
     p.add_argument("--gamma", type=float, default=0.5, help="threshold gamma in [0, 1] (default: 0.5)")
@@ -153,15 +150,15 @@ def run(args):
             "n_classes": inst.n_classes, "n_edges": inst.n_edges, "opt": int(opt_matching_size(inst)),
             "gamma": gamma, "n_runs": n_runs}
     if args.json:
-        print(json.dumps({"instance": info, "results": rows}, indent=2))
+        print_json({"instance": info, "results": rows})
         return 0
     print(f"instance {args.instance}: {inst.n_agents} agents in {inst.n_classes} classes, {inst.n_items} items, "
           f"{inst.n_edges} edges, OPT = {info['opt']}; gamma = {gamma:g}; randomised: ex ante over {n_runs} runs")
     head = f"{'algorithm':<14} {'USW/OPT':>8} {'>= bound':>9} {'CEF':>7} {'>= bound':>9} {'CEF ex-post':>11} {'CPROP':>7} {'non-wasteful':>12}"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
+    def line(r):
         cg = "-" if r["cef_guarantee"] is None else f"{r['cef_guarantee']:.4f}"
-        print(f"{r['algorithm']:<14} {r['usw_ratio']:>8.4f} {r['usw_guarantee']:>9.4f} {r['cef_ratio']:>7.4f} {cg:>9} "
-              f"{r['cef_ex_post']:>11.4f} {r['cprop_ratio']:>7.4f} {str(r['non_wasteful']):>12}")
+        return (f"{r['algorithm']:<14} {r['usw_ratio']:>8.4f} {r['usw_guarantee']:>9.4f} {r['cef_ratio']:>7.4f} {cg:>9} "
+                f"{r['cef_ex_post']:>11.4f} {r['cprop_ratio']:>7.4f} {str(r['non_wasteful']):>12}")
+
+    print_table(head, map(line, rows))
     return 0

@@ -7,12 +7,13 @@ experiment on Flower's simulation engine), and prints mean per-client accuracy, 
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import warnings
 
 import numpy as np
+
+from ..cli import command_parser, print_json, print_table
 
 EPILOG = """\
 examples:
@@ -27,16 +28,13 @@ DEFAULT_BASELINES = "fedavg,fedavg_ft,local"
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="federated personalisation by merging federated and local models (Potara)",
         description="Potara: every client merges the federated model (FedAvg) with its own fine-tuned "
         "model using the closed-form weight lambda* = V_L / (V_F + V_L) of a variance-trace bound. Prints "
         "mean per-client test accuracy of Potara and the baselines, bytes communicated and lambdas.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", choices=("digits", "fedprox"), default=None,
@@ -266,18 +264,15 @@ def run(args):
     interrupted = any(r["interrupted"] for r in rows)
     flower = _flower(potara, split, per_client) if args.flower and not interrupted else None
     if args.json:
-        print(json.dumps({"data": label, "clients": int(len(potara.clients_)), "results": rows,
+        print_json({"data": label, "clients": int(len(potara.clients_)), "results": rows,
                           "mean_lambda": potara.mean_lambda(), "lambda": lam, "flower": flower,
-                          "per_client_accuracy": {m: {str(c): a for c, a in v.items()} for m, v in per_client.items()}},
-                         indent=2))
+                          "per_client_accuracy": {m: {str(c): a for c, a in v.items()} for m, v in per_client.items()}})
         return _exit_code(interrupted)
     print(f"{label}; {len(potara.clients_)} clients, test fraction {args.test_size:g}, "
           f"{args.rounds} rounds x {args.local_epochs} local steps, fine-tune {args.finetune_epochs} steps")
     head = f"{'method':<12} {'mean client acc':>15} {'MB sent':>9} {'seconds':>8}"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(f"{r['method']:<12} {r['mean_client_accuracy']:>15.4f} {r['bytes'] / 1e6:>9.3f} {r['seconds']:>8.2f}")
+    print_table(head, (f"{r['method']:<12} {r['mean_client_accuracy']:>15.4f} {r['bytes'] / 1e6:>9.3f} "
+                       f"{r['seconds']:>8.2f}" for r in rows))
     for r in rows:
         for w in r["warnings"][:2]:
             print(f"  {r['method']}: warning: {w}")

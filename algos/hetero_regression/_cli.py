@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+
+from ..cli import command_parser, print_json
 
 from .._io import read_csv_columns
 
@@ -42,15 +42,12 @@ def _resolve_options(args):
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="regression under heteroskedastic noise (subset-of-signals model)",
         description="Fit robust regressions for the subset-of-signals model (only m of n sources are "
         "reliable) to a CSV file, or simulate the model and print the error against sqrt(nd)/m.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("action", nargs="?", choices=("fit", "simulate"), default="fit",
                    help="fit (default): fit a CSV; simulate: the rate table on synthetic data")
@@ -158,7 +155,7 @@ def _fit(args):
         results.append(row)
     info = {"csv": args.csv, "dataset": args.dataset, "target": args.target, "features": feats, "n": int(len(y)), "delta": delta}
     if args.json:
-        print(json.dumps({"data": info, "results": results}, indent=2))
+        print_json({"data": info, "results": results})
         return 0
     print(f"{source}: {len(y)} rows, target {args.target!r}, features {feats}; Huber delta = {delta:.6g}")
     head = f"{'estimator':<9} {'intercept':>11} " + " ".join(f"{f[:11]:>11}" for f in feats) + f" {'mean|res|':>10}  diagnostics"
@@ -205,7 +202,7 @@ def _simulate(args):
         rows.append({"m": m, "sqrt(nd)/m": sos_rate(n, d, m), "sqrt(d/m)": oracle_floor(d, m),
                      **{k: float(np.median(v)) for k, v in errs.items()}})
     if args.json:
-        print(json.dumps({"n": n, "d": d, "reps": reps, "noisy_sigma": args.noisy_sigma, "rows": rows}, indent=2))
+        print_json({"n": n, "d": d, "reps": reps, "noisy_sigma": args.noisy_sigma, "rows": rows})
         return 0
     print(f"median ||beta_hat - beta*|| over {reps} seeds; n = {n}, d = {d}, noisy sigma = {args.noisy_sigma:g}")
     cols = ["m", "sqrt(nd)/m", "sqrt(d/m)"] + names + ["oracle"]

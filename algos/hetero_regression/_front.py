@@ -377,125 +377,27 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         n, d = X.shape
         p = d + 1 if fit_intercept else d
         _check_shape(n, p, type(self).__name__ + (" (with the intercept column)" if fit_intercept else ""))
-        # power-of-two rescaling (exact) so that squares cannot overflow; undone at the end
-        col_scale = _pow2_scale(np.max(np.abs(X), axis=0))
-        Xs = X * col_scale if np.any(col_scale != 1.0) else X
-        y_scale = float(_pow2_scale(np.array([np.max(np.abs(y))]))[0])
-        ys = y * y_scale if y_scale != 1.0 else y
-        Xa = np.hstack([Xs, np.ones((n, 1))]) if fit_intercept else Xs
-        if isinstance(self.delta, str):
-            delta = suggest_delta(Xa, ys)
-        else:
-            delta = float(self.delta) * y_scale
+        Xs, ys, Xa, col_scale, y_scale = _rescaled(X, y, fit_intercept)
+        delta = suggest_delta(Xa, ys) if isinstance(self.delta, str) else float(self.delta) * y_scale
         self.delta_ = delta / y_scale
 
-        cands, iters, widths = {}, {}, {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvexRegimeWarning)
-            warnings.simplefilter("ignore", UserWarning)
-            if method in ("auto", "huber", "window"):
-                h = HuberSoSRegressor(delta=delta, fit_intercept=fit_intercept, max_iter=max_iter).fit(Xs, ys)
-                b_h = np.r_[h.coef_, h.intercept_] if fit_intercept else h.coef_.copy()
-                cands["huber"], iters["huber"] = b_h, h.n_iter_
-            if method in ("auto", "window"):
-                cands["window"], k, widths["window"] = _window_refine(Xa, ys, b_h, delta, MAX_ROUNDS)
-                iters["window"] = h.n_iter_ + k
-            if method == "auto":
-                b_ols = _lstsq(Xa, ys)
-                cands["window_lad"], k, widths["window_lad"] = _window_refine(Xa, ys, _init_lad(Xa, ys, np.empty(0), b_ols), delta,
-                                                           MAX_ROUNDS)
-                iters["window_lad"] = LAD_STEPS + k
-                cands["ols"] = b_ols
-            if method == "ols":
-                cands["ols"] = _lstsq(Xa, ys)
-            if method == "lad":
-                from ._baselines import _lad_lp
-
-                cands["lad"] = _lad_lp(Xa, ys)[0]
-            if method == "cmed":
-                from ._median import CoordinateMedianRegressor
-
-                c = CoordinateMedianRegressor(fit_intercept=fit_intercept).fit(Xs, ys)
-                cands["cmed"] = np.r_[c.coef_, c.intercept_] if fit_intercept else c.coef_
-                iters["cmed"] = c.n_iter_
-
-        info = {}
-        for name, b in cands.items():
-            r = ys - Xa @ b
-            n_in, bg = _counts(r, delta)
-            if name == "ols":
-                V = float(np.mean(r * r)) * n / max(n - p, 1)
-            elif name.startswith("window"):
-                V = _variance_window(r, delta)
-            else:
-                V = _variance_huber(r, delta, n_in)
-            info[name] = {"variance": V, "n_inliers": n_in, "background": bg}
-
+        cands, iters, widths, huber = _candidates(method, Xs, ys, Xa, delta, fit_intercept, max_iter)
+        info = _candidate_info(cands, ys, Xa, delta, n, p)
         if method == "auto":
-            robust = min(("huber", "window", "window_lad"), key=lambda k: info[k]["variance"])
-            r = ys - Xa @ cands[robust]
-            n_in, bg = info[robust]["n_inliers"], info[robust]["background"]
-            if _recovered(n_in, bg, p):  # a reliable subset is visible: point estimates decide
-                v_robust = info[robust]["variance"]
-            else:  # none visible: the robust fit must beat OLS with a pessimistic inlier count
-                v_robust = _variance_huber(r, delta, n_in - p - Z_PESSIMISTIC * math.sqrt(n_in))
-            chosen = "ols" if info["ols"]["variance"] <= v_robust else robust
+            chosen = _choose_auto(cands, info, ys, Xa, delta, p)
             self.candidates_ = info
-        elif method == "window":
-            chosen = "window"
         else:
-            chosen = method
+            chosen = "window" if method == "window" else method
         self.method_ = chosen
         self.n_iter_ = int(max(iters.get(chosen, 1), 1))
         b = cands[chosen]
-        n_in, bg = _counts(ys - Xa @ b, delta)
-        self.n_inliers_ = n_in
-        self.excess_inliers_ = float(n_in - p - bg)
-        self.recovered_ = _recovered(n_in, bg, p)
-        r = ys - Xa @ b
-        if chosen == "huber":
-            self.fixed_point_ = bool(h.converged_)
-            self.optimality_residual_ = float(h.gradient_norm_)
-            self.converged_ = bool(h.converged_)
-            kind = "huber"
-        elif chosen.startswith("window"):
-            self.optimality_residual_ = window_residual(Xa, ys, b, delta)
-            w_path = widths[chosen]
-            self.converged_ = bool(len(w_path) and w_path[-1] == delta)  # the schedule reached delta
-            self.fixed_point_ = bool(self.optimality_residual_ <= WINDOW_TOL)
-            kind = "window"
-        else:  # closed-form solutions
-            self.fixed_point_ = True
-            self.optimality_residual_ = 0.0
-            self.converged_ = True
-            kind = "ols" if chosen == "ols" else None
+        kind = self._set_diagnostics(chosen, b, Xa, ys, delta, p, huber, widths)
         self.inference_ = "none"
         self.refined_ = False
+        cov = None
         if refine == "mixture" and kind in ("huber", "window") and self.recovered_:
-            b, cov, mix = mixture_refine(Xa, ys, b, delta)
-            r = ys - Xa @ b
-            self.refined_ = True
-            self.noise_scales_ = mix["scales"] / y_scale
-            self.noise_weights_ = mix["weights"]
-            self.n_iter_ += int(mix["n_iter"])
-            self.optimality_residual_ = mix["residual"]
-            self.converged_ = bool(self.converged_ and mix["converged"])
-            self.fixed_point_ = bool(mix["converged"])
-            n_in, bg = _counts(r, delta)
-            self.n_inliers_ = n_in
-            self.excess_inliers_ = float(n_in - p - bg)
-        if self.refined_:
-            self.inference_ = "mixture"
-        elif kind is None or (method == "auto" and not self.recovered_):
-            cov = np.full((p, p), np.nan)
-        elif kind == "window" and inference == "auto" and n * p * p <= BOOTSTRAP_BUDGET:
-            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, n_bootstrap, rng)
-            self.inference_ = "bootstrap"
-        else:
-            cov = sandwich_cov(Xa, r, kind, delta)
-            self.inference_ = "sandwich"
-        if not np.all(np.isfinite(cov)):
-            self.inference_ = "none"
+            b, cov = self._refine_mixture(Xa, ys, b, delta, p, y_scale)
+        cov = self._covariance(cov, kind, method, inference, Xa, ys, b, delta, n_bootstrap, rng)
         self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept))
         b = b / y_scale
         if fit_intercept:
@@ -504,6 +406,67 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         else:
             self.coef_ = np.ascontiguousarray(b * col_scale)
             self.intercept_ = 0.0
+        self._warn(method, chosen, p, max_iter)
+        return self
+
+    def _set_diagnostics(self, chosen, b, Xa, ys, delta, p, huber, widths):
+        """Inlier counts and convergence diagnostics of the chosen fit; returns its kind for inference."""
+        n_in, bg = _counts(ys - Xa @ b, delta)
+        self.n_inliers_ = n_in
+        self.excess_inliers_ = float(n_in - p - bg)
+        self.recovered_ = _recovered(n_in, bg, p)
+        if chosen == "huber":
+            self.fixed_point_ = bool(huber.converged_)
+            self.optimality_residual_ = float(huber.gradient_norm_)
+            self.converged_ = bool(huber.converged_)
+            return "huber"
+        if chosen.startswith("window"):
+            self.optimality_residual_ = window_residual(Xa, ys, b, delta)
+            w_path = widths[chosen]
+            self.converged_ = bool(len(w_path) and w_path[-1] == delta)  # the schedule reached delta
+            self.fixed_point_ = bool(self.optimality_residual_ <= WINDOW_TOL)
+            return "window"
+        # closed-form solutions
+        self.fixed_point_ = True
+        self.optimality_residual_ = 0.0
+        self.converged_ = True
+        return "ols" if chosen == "ols" else None
+
+    def _refine_mixture(self, Xa, ys, b, delta, p, y_scale):
+        """``refine='mixture'``: the scale-mixture refinement of ``b``; returns it and its covariance."""
+        b, cov, mix = mixture_refine(Xa, ys, b, delta)
+        self.refined_ = True
+        self.noise_scales_ = mix["scales"] / y_scale
+        self.noise_weights_ = mix["weights"]
+        self.n_iter_ += int(mix["n_iter"])
+        self.optimality_residual_ = mix["residual"]
+        self.converged_ = bool(self.converged_ and mix["converged"])
+        self.fixed_point_ = bool(mix["converged"])
+        n_in, bg = _counts(ys - Xa @ b, delta)
+        self.n_inliers_ = n_in
+        self.excess_inliers_ = float(n_in - p - bg)
+        return b, cov
+
+    def _covariance(self, cov, kind, method, inference, Xa, ys, b, delta, n_bootstrap, rng):
+        """The coefficients' covariance (scaled units) and ``inference_``; ``cov`` is the refinement's, if any."""
+        n, p = Xa.shape
+        if self.refined_:
+            self.inference_ = "mixture"
+        elif kind is None or (method == "auto" and not self.recovered_):
+            cov = np.full((p, p), np.nan)
+        elif kind == "window" and inference == "auto" and n * p * p <= BOOTSTRAP_BUDGET:
+            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, n_bootstrap, rng)
+            self.inference_ = "bootstrap"
+        else:
+            cov = sandwich_cov(Xa, ys - Xa @ b, kind, delta)
+            self.inference_ = "sandwich"
+        if not np.all(np.isfinite(cov)):
+            self.inference_ = "none"
+        return cov
+
+    def _warn(self, method, chosen, p, max_iter):
+        """``NoRecoveryWarning`` and ``ConvergenceWarning`` of a finished fit."""
+        n_in, bg = self.n_inliers_, self.n_inliers_ - p - self.excess_inliers_
         if not self.recovered_ and method == "auto":
             warnings.warn(
                 f"SubsetOfSignalsRegressor found no reliable subset: the returned fit ({chosen}) has "
@@ -513,7 +476,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                 "of this module recovers beta here (too few reliable sources, below ~0.5 sqrt(nd), or "
                 "delta does not match their noise scale: try delta='auto').",
                 NoRecoveryWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if not self.converged_:
             if self.refined_ and not self.fixed_point_:
@@ -528,8 +491,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                        f"its width reached delta={self.delta_:g} (window-condition residual "
                        f"{self.optimality_residual_:.2e}); check delta, or use method='huber' (a convex fit "
                        "certified by its gradient)")
-            warnings.warn(f"SubsetOfSignalsRegressor did not converge: {why}.", ConvergenceWarning, stacklevel=2)
-        return self
+            warnings.warn(f"SubsetOfSignalsRegressor did not converge: {why}.", ConvergenceWarning, stacklevel=3)
 
     def _summary_info(self):
         n_sig = self.n_inliers_
@@ -540,3 +502,77 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                                 "mixture": "sandwich of the scale-mixture likelihood (cross-fitted law)",
                                 "none": "none"}.get(self.inference_, "HC3 (OLS)" if self.method_ == "ols"
                                                     else "sandwich, HC1 factor n/(n-p)"))]
+
+
+def _rescaled(X, y, fit_intercept):
+    """Power-of-two rescaling (exact) so that squares cannot overflow; undone at the end of ``fit``.
+
+    Returns ``(Xs, ys, Xa, col_scale, y_scale)``; ``Xa`` is ``Xs`` with the intercept column if asked.
+    """
+    col_scale = _pow2_scale(np.max(np.abs(X), axis=0))
+    Xs = X * col_scale if np.any(col_scale != 1.0) else X
+    y_scale = float(_pow2_scale(np.array([np.max(np.abs(y))]))[0])
+    ys = y * y_scale if y_scale != 1.0 else y
+    Xa = np.hstack([Xs, np.ones((len(X), 1))]) if fit_intercept else Xs
+    return Xs, ys, Xa, col_scale, y_scale
+
+
+def _candidates(method, Xs, ys, Xa, delta, fit_intercept, max_iter):
+    """The candidate fits ``method`` asks for: ``(coefficients, iterations, window widths, Huber fit)`` by name."""
+    cands, iters, widths, h = {}, {}, {}, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvexRegimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        if method in ("auto", "huber", "window"):
+            h = HuberSoSRegressor(delta=delta, fit_intercept=fit_intercept, max_iter=max_iter).fit(Xs, ys)
+            b_h = np.r_[h.coef_, h.intercept_] if fit_intercept else h.coef_.copy()
+            cands["huber"], iters["huber"] = b_h, h.n_iter_
+        if method in ("auto", "window"):
+            cands["window"], k, widths["window"] = _window_refine(Xa, ys, b_h, delta, MAX_ROUNDS)
+            iters["window"] = h.n_iter_ + k
+        if method == "auto":
+            b_ols = _lstsq(Xa, ys)
+            start = _init_lad(Xa, ys, np.empty(0), b_ols)
+            cands["window_lad"], k, widths["window_lad"] = _window_refine(Xa, ys, start, delta, MAX_ROUNDS)
+            iters["window_lad"] = LAD_STEPS + k
+            cands["ols"] = b_ols
+        if method == "ols":
+            cands["ols"] = _lstsq(Xa, ys)
+        if method == "lad":
+            from ._baselines import _lad_lp
+
+            cands["lad"] = _lad_lp(Xa, ys)[0]
+        if method == "cmed":
+            from ._median import CoordinateMedianRegressor
+
+            c = CoordinateMedianRegressor(fit_intercept=fit_intercept).fit(Xs, ys)
+            cands["cmed"] = np.r_[c.coef_, c.intercept_] if fit_intercept else c.coef_
+            iters["cmed"] = c.n_iter_
+    return cands, iters, widths, h
+
+
+def _candidate_info(cands, ys, Xa, delta, n, p):
+    """Per candidate: its noise-variance estimate, inlier count and background density."""
+    info = {}
+    for name, b in cands.items():
+        r = ys - Xa @ b
+        n_in, bg = _counts(r, delta)
+        if name == "ols":
+            V = float(np.mean(r * r)) * n / max(n - p, 1)
+        elif name.startswith("window"):
+            V = _variance_window(r, delta)
+        else:
+            V = _variance_huber(r, delta, n_in)
+        info[name] = {"variance": V, "n_inliers": n_in, "background": bg}
+    return info
+
+
+def _choose_auto(cands, info, ys, Xa, delta, p):
+    """``method='auto'``: the robust candidate of least variance, or OLS when it does at least as well."""
+    robust = min(("huber", "window", "window_lad"), key=lambda k: info[k]["variance"])
+    n_in, bg = info[robust]["n_inliers"], info[robust]["background"]
+    if _recovered(n_in, bg, p):  # a reliable subset is visible: point estimates decide
+        v_robust = info[robust]["variance"]
+    else:  # none visible: the robust fit must beat OLS with a pessimistic inlier count
+        v_robust = _variance_huber(ys - Xa @ cands[robust], delta, n_in - p - Z_PESSIMISTIC * math.sqrt(n_in))
+    return "ols" if info["ols"]["variance"] <= v_robust else robust

@@ -211,52 +211,15 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                 stacklevel=2,
             )
             T = max_iter
-        path, keep, converged, n_iter = [], None, False, 0
-        for n_iter in range(1, T + 1):
-            path.append(w)
-            absr = np.abs(r)
-            if refit == "ols":
-                new = absr <= w
-                if np.count_nonzero(new) < n_min:
-                    new = np.zeros(n, dtype=bool)
-                    new[np.argpartition(absr, n_min - 1)[:n_min]] = True
-                if keep is not None and w == w_min and np.array_equal(new, keep):
-                    converged = True  # the same rows again at the final width: a fixed point
-                    n_iter -= 1
-                    path.pop()
-                    break
-                keep = new
-                b = _lstsq(Xa[keep], y[keep])
-            else:
-                b_new = _huber_fit(Xa, y, w, fit_intercept)
-                moved = float(np.linalg.norm(b_new - b))
-                b = b_new
-                if w == w_min and moved <= 1e-10 * (1.0 + float(np.linalg.norm(b))):
-                    converged = True
-                    r = y - Xa @ b
-                    break
-            r = y - Xa @ b
-            w = max(halving * w, w_min)
-        else:
-            converged = converged or (refit == "ols" and path[-1] == w_min and keep is not None
-                                      and np.array_equal(np.abs(r) <= w_min, keep))
+        b, r, path, converged, n_iter = _window_rounds(Xa, y, b, r, w, w_min, halving, T, refit, n_min,
+                                                      fit_intercept)
         self._store(b, fit_intercept)
         self.n_iter_ = int(n_iter)
         self.converged_ = bool(converged)
         self.window_path_ = np.asarray(path, dtype=np.float64)
         w_last = path[-1] if path else w
         self.n_inliers_ = int(np.count_nonzero(np.abs(r) <= w_last))
-        r = y - Xa @ b
-        if refit == "ols":
-            self.optimality_residual_ = window_residual(Xa, y, b, w_last)
-            cov = sandwich_cov(Xa, r, "window", w_last)
-        else:
-            g = Xa.T @ np.clip(r, -w_last, w_last)
-            self.optimality_residual_ = float(np.linalg.norm(g)) / (w_last * float(np.linalg.norm(Xa)))
-            cov = sandwich_cov(Xa, r, "huber", w_last)
-        if fit_intercept:  # intercept first in Xa, last in cov_params_
-            order = np.r_[np.arange(1, Xa.shape[1]), 0]
-            cov = cov[np.ix_(order, order)]
+        cov = self._window_cov(Xa, y, b, w_last, refit, fit_intercept)
         self._set_cov(cov)
         if not self.converged_ and not schedule_capped:
             warnings.warn(
@@ -270,9 +233,64 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
             )
         return self
 
+    def _window_cov(self, Xa, y, b, w_last, refit, fit_intercept):
+        """Sets ``optimality_residual_`` at the final width; returns the sandwich covariance (intercept last)."""
+        r = y - Xa @ b
+        if refit == "ols":
+            self.optimality_residual_ = window_residual(Xa, y, b, w_last)
+            cov = sandwich_cov(Xa, r, "window", w_last)
+        else:
+            g = Xa.T @ np.clip(r, -w_last, w_last)
+            self.optimality_residual_ = float(np.linalg.norm(g)) / (w_last * float(np.linalg.norm(Xa)))
+            cov = sandwich_cov(Xa, r, "huber", w_last)
+        if fit_intercept:  # intercept first in Xa, last in cov_params_
+            order = np.r_[np.arange(1, Xa.shape[1]), 0]
+            cov = cov[np.ix_(order, order)]
+        return cov
+
     def _summary_info(self):
         return [("Method", f"window (refit={self.refit})"),
                 ("Sources treated as signals", f"{self.n_inliers_} (|r| <= {self.delta_min_:g})"),
                 ("Converged", str(self.converged_)),
                 ("Optimality residual", f"{self.optimality_residual_:.2e}"),
                 ("Covariance", "sandwich, HC1 factor n/(n-p)")]
+
+
+def _window_rounds(Xa, y, b, r, w, w_min, halving, T, refit, n_min, fit_intercept):
+    """The shrinking-window rounds from the start ``b`` (residuals ``r``) at width ``w``.
+
+    Each round refits on the rows within the width (``refit='ols'``; at least ``n_min`` rows) or a Huber
+    fit at that threshold (``'huber'``), then shrinks the width by ``halving`` down to ``w_min``.
+    Returns ``(b, r, widths used, converged, rounds)``.
+    """
+    n = len(y)
+    path, keep, converged, n_iter = [], None, False, 0
+    for n_iter in range(1, T + 1):
+        path.append(w)
+        absr = np.abs(r)
+        if refit == "ols":
+            new = absr <= w
+            if np.count_nonzero(new) < n_min:
+                new = np.zeros(n, dtype=bool)
+                new[np.argpartition(absr, n_min - 1)[:n_min]] = True
+            if keep is not None and w == w_min and np.array_equal(new, keep):
+                converged = True  # the same rows again at the final width: a fixed point
+                n_iter -= 1
+                path.pop()
+                break
+            keep = new
+            b = _lstsq(Xa[keep], y[keep])
+        else:
+            b_new = _huber_fit(Xa, y, w, fit_intercept)
+            moved = float(np.linalg.norm(b_new - b))
+            b = b_new
+            if w == w_min and moved <= 1e-10 * (1.0 + float(np.linalg.norm(b))):
+                converged = True
+                r = y - Xa @ b
+                break
+        r = y - Xa @ b
+        w = max(halving * w, w_min)
+    else:
+        converged = converged or (refit == "ols" and path[-1] == w_min and keep is not None
+                                  and np.array_equal(np.abs(r) <= w_min, keep))
+    return b, r, path, converged, n_iter

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+
+from ..cli import command_parser, print_json
 
 EPILOG = """\
 topologies (agents see single features, allocated cyclically along the order):
@@ -48,16 +48,13 @@ def _resolve_options(args):
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="networked learning on a DAG of agents (full messages or shared sketches)",
         description="Agents on a DAG each see some features plus their parents' predictions and fit "
         "least squares in topological order; messages are full prediction vectors, a shared sketch "
         "of them (k floats per edge) or a shared row subsample.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--csv", help="CSV file with a header row (numeric columns)")
@@ -152,7 +149,7 @@ def run(args):
             "full_message_floats": int(m * G.number_of_edges()), "output_agent": str(est.output_agent_),
             "centralised_test_mse": central_mse}
     if args.json:
-        print(json.dumps({"info": info, "agents": rows}, indent=2))
+        print_json({"info": info, "agents": rows})
         return 0
     print(f"{args.topology} DAG, {G.number_of_nodes()} agents, {G.number_of_edges()} edges; protocol {args.protocol}"
           + (f" (k = {est.k_}, {args.sketch})" if args.protocol != "full" else "")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cli import command_parser, print_json
+
 EPILOG = """\
 examples:
   algos lgcp fit redwood --out redwood_fit
@@ -29,16 +31,13 @@ _NEGATIVE_ARG = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.eE]+([,eE+-][\d.eE+-]*)*$"
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="log-Gaussian Cox process intensity (VoGCAM) and second-order summaries",
         description="Fit a log-Gaussian Cox process to a 2-d point pattern by variational Voronoi inference "
         "(VoGCAM) and write the posterior mean intensity map (PNG) and a summary (JSON); or print and plot "
         "Besag's L function with a Poisson simulation envelope.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p._negative_number_matcher = _NEGATIVE_ARG
     p.add_argument("action", choices=("fit", "kfunction"),
@@ -243,7 +242,7 @@ def run_kfunction(args):
         summary["plot"] = str(png)
         (out / "kfunction.json").write_text(json.dumps(summary, indent=2))
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print_json(summary)
         return 0
     print(f"{args.points}: n = {len(X)}, L(r) = sqrt(K(r)/pi) ({args.correction} correction) against a "
           f"Poisson envelope of {args.nsim} simulations (intensity n/|W|)")
@@ -279,19 +278,58 @@ def run(args):
         est.fit(X, covariates=cov)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    xmin, xmax, ymin, ymax = win
-    g = int(args.grid)
-    xs = xmin + (np.arange(g) + 0.5) * (xmax - xmin) / g
-    ys = ymin + (np.arange(g) + 0.5) * (ymax - ymin) / g
-    G = np.column_stack([np.tile(xs, g), np.repeat(ys, g)])
-    mean, lo, hi = est.predict_intensity(G, alpha=0.05)
-    _, sd = est.predict_log_intensity(G, return_std=True)
     png = out / "intensity.png"
+    flat, centre = _intensity_map(est, X, win, int(args.grid), png)
+    names = ["intercept"] + (list(cov.names) if cov is not None else [])
+    summary = {
+        "points": str(args.points),
+        "n": int(len(X)),
+        "window": list(win),
+        "n_nodes": int(est.n_nodes_),
+        "coef": dict(zip(names, np.asarray(est.coef_).tolist())),
+        "variance": est.variance_,
+        "length_scale": est.length_scale_,
+        "elbo": est.elbo_,
+        "expected_count": est.expected_count(),
+        "hyperparameters": est.hyperparameter_method_,
+        "map_flat": flat,
+        "n_iter": int(est.n_iter_),
+        "converged": bool(est.converged_),
+        "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
+        "map": str(png),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if args.json:
+        print_json(summary)
+        return 0
+    print(f"{args.points}: n = {summary['n']}, {summary['n_nodes']} quadrature nodes, "
+          f"{summary['n_iter']} sweeps (converged: {summary['converged']})")
+    for k, v in summary["coef"].items():
+        print(f"  coef[{k}] = {v:.5g}")
+    print(f"  variance = {est.variance_:.4g}, length_scale = {est.length_scale_:.4g}, ELBO = {est.elbo_:.6g}")
+    print(f"  expected count = {summary['expected_count']:.2f}")
+    if flat:
+        print(f"  the map is flat: the posterior mean intensity varies by less than 1 % around {centre:.4g}")
+    for w in summary["warnings"]:
+        print(f"  warning: {w}")
+    print(f"wrote {png} and {out / 'summary.json'}")
+    return 0
+
+
+def _intensity_map(est, X, win, g, png):
+    """Write the posterior mean intensity and the sd of the log-intensity on a ``g`` x ``g`` grid to
+    ``png``; returns whether the mean map is flat (spread under ``FLAT_RTOL``) and its centre."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    xmin, xmax, ymin, ymax = win
+    xs = xmin + (np.arange(g) + 0.5) * (xmax - xmin) / g
+    ys = ymin + (np.arange(g) + 0.5) * (ymax - ymin) / g
+    G = np.column_stack([np.tile(xs, g), np.repeat(ys, g)])
+    mean, lo, hi = est.predict_intensity(G, alpha=0.05)
+    _, sd = est.predict_log_intensity(G, return_std=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     ext = (xmin, xmax, ymin, ymax)
     centre = float(np.mean(mean))
@@ -314,37 +352,4 @@ def run(args):
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
-    names = ["intercept"] + (list(cov.names) if cov is not None else [])
-    summary = {
-        "points": str(args.points),
-        "n": int(len(X)),
-        "window": list(win),
-        "n_nodes": int(est.n_nodes_),
-        "coef": dict(zip(names, np.asarray(est.coef_).tolist())),
-        "variance": est.variance_,
-        "length_scale": est.length_scale_,
-        "elbo": est.elbo_,
-        "expected_count": est.expected_count(),
-        "hyperparameters": est.hyperparameter_method_,
-        "map_flat": flat,
-        "n_iter": int(est.n_iter_),
-        "converged": bool(est.converged_),
-        "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
-        "map": str(png),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return 0
-    print(f"{args.points}: n = {summary['n']}, {summary['n_nodes']} quadrature nodes, "
-          f"{summary['n_iter']} sweeps (converged: {summary['converged']})")
-    for k, v in summary["coef"].items():
-        print(f"  coef[{k}] = {v:.5g}")
-    print(f"  variance = {est.variance_:.4g}, length_scale = {est.length_scale_:.4g}, ELBO = {est.elbo_:.6g}")
-    print(f"  expected count = {summary['expected_count']:.2f}")
-    if flat:
-        print(f"  the map is flat: the posterior mean intensity varies by less than 1 % around {centre:.4g}")
-    for w in summary["warnings"]:
-        print(f"  warning: {w}")
-    print(f"wrote {png} and {out / 'summary.json'}")
-    return 0
+    return flat, centre

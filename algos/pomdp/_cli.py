@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import numpy as np
+
+from ..cli import _error_line, command_parser, print_json
 
 CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
 
@@ -58,16 +59,13 @@ def _resolve_options(args):
 
 
 def add_parser(subparsers, name):
-    import argparse
-
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         name,
-        help="finite-memory POMDP controllers from belief codebooks (RECAP)",
         description="Build a K-node finite-state controller for a POMDP with RECAP and baselines, "
         "evaluate each exactly (V^F(b0) by a linear solve) next to the PBVI bracket, or print a "
         "model's sizes.",
         epilog=EPILOG.format(shipped=", ".join(_shipped_names())),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("action", choices=("solve", "info"), help="solve: fit controllers; info: describe the model")
     p.add_argument("model", help="a .POMDP file, 'tiger', 'rocksample:N,K' or a shipped model such as 'tiger-grid'")
@@ -255,7 +253,7 @@ def run(args):
         if args.action == "info":
             out = _info(model, args.model)
             if args.json:
-                print(json.dumps(out, indent=2))
+                print_json(out)
             else:
                 print(f"{args.model}: S = {out['states']}, A = {out['actions']}, O = {out['observations']}, "
                       f"discount = {out['discount']:g}")
@@ -276,12 +274,11 @@ def run(args):
                 raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
-        from ..cli import _error_line
 
         print(f"algos pomdp: error: {_error_line(exc)}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return _exit_code(out)
     pb = out["solver"]
     print(f"{args.model}: K = {args.memory}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
