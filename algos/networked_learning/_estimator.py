@@ -386,34 +386,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         rows = None
         sketch_obj = None
         if protocol != "full":
-            k = prm["k"]
-            if k is None:
-                k = min(default_sketch_size(d), m)
-            p_max = max(len(fs[v]) + len(parents[v]) for v in order)
-            if m < p_max + 1:  # no admissible k in [p_max + 1, n_samples]
-                raise ValueError(
-                    f"protocol={protocol!r} needs n_samples >= max_v |S_v| + |Pa(v)| + 1 = {p_max + 1}; "
-                    f"got n_samples = {m}."
-                )
-            if k < p_max + 1:
-                raise ValueError(
-                    f"'k' must be an int in [{p_max + 1}, inf] (max_v |S_v| + |Pa(v)| + 1, else the compressed "
-                    f"least squares interpolates); got {k}."
-                )
-            if k > m:
-                raise ValueError(
-                    f"'k' must be an int in [{p_max + 1}, {m}] (at most n_samples = {m}: a larger "
-                    f"{'sketch' if protocol == 'sketch' else 'row subset'} sends more floats than the full "
-                    f"message) for protocol={protocol!r}; got {k}."
-                )
-            k_warn = d + 1 + 2 * math.log(2 / SKETCH_DELTA)
-            if k < k_warn:
-                warnings.warn(
-                    f"k={k} is below d + 1 + 2 ln(2/{SKETCH_DELTA}) = {k_warn:.1f}: the subspace-embedding "
-                    "guarantee does not apply; increase 'k'.",
-                    SketchSizeWarning,
-                    stacklevel=2,
-                )
+            k = _message_size(prm["k"], protocol, d, m, max(len(fs[v]) + len(parents[v]) for v in order))
             rng = check_random_state(self.random_state)
             seed = int(rng.integers(0, 2**31 - 1))
             if protocol == "subsample":
@@ -530,3 +503,36 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         _check_real(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return {v: X @ b + self.intercepts_[v] for v, b in self.global_coefs_.items()}
+
+
+def _message_size(k, protocol, d, m, p_max):
+    """The checked sketch size / row count ``k`` of a compressed protocol (default
+    ``min(default_sketch_size(d), m)``); ``p_max`` is ``max_v |S_v| + |Pa(v)|``. Warns with
+    ``SketchSizeWarning`` below the subspace-embedding size."""
+    if k is None:
+        k = min(default_sketch_size(d), m)
+    if m < p_max + 1:  # no admissible k in [p_max + 1, n_samples]
+        raise ValueError(
+            f"protocol={protocol!r} needs n_samples >= max_v |S_v| + |Pa(v)| + 1 = {p_max + 1}; "
+            f"got n_samples = {m}."
+        )
+    if k < p_max + 1:
+        raise ValueError(
+            f"'k' must be an int in [{p_max + 1}, inf] (max_v |S_v| + |Pa(v)| + 1, else the compressed "
+            f"least squares interpolates); got {k}."
+        )
+    if k > m:
+        raise ValueError(
+            f"'k' must be an int in [{p_max + 1}, {m}] (at most n_samples = {m}: a larger "
+            f"{'sketch' if protocol == 'sketch' else 'row subset'} sends more floats than the full "
+            f"message) for protocol={protocol!r}; got {k}."
+        )
+    k_warn = d + 1 + 2 * math.log(2 / SKETCH_DELTA)
+    if k < k_warn:
+        warnings.warn(
+            f"k={k} is below d + 1 + 2 ln(2/{SKETCH_DELTA}) = {k_warn:.1f}: the subspace-embedding "
+            "guarantee does not apply; increase 'k'.",
+            SketchSizeWarning,
+            stacklevel=3,
+        )
+    return k

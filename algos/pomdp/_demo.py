@@ -102,11 +102,8 @@ def _figure(path, panels):
     plt.close(fig)
 
 
-def run_demo(out_dir, quick=False, random_state=0):
-    seed = int(random_state)
-    checks, panels, lines = [], [], []
-
-    # --- Tiger: K = 1..6 (the best-known value 19.37 needs 5 nodes)
+def _tiger_section(quick, seed, checks, panels, lines):
+    """Tiger, K = 1..6 (the best-known value 19.37 needs 5 nodes): appends its checks, panel and summary line."""
     model = tiger()
     triv = trivial_loss_bound(model.r, model.discount)
     sol = PointBasedSolver(time_limit=30.0, target_gap=SOLVER_GAP).fit(model)
@@ -158,48 +155,57 @@ def run_demo(out_dir, quick=False, random_state=0):
                  f". Closure certificates at K = 5: {vac}; trivial bound {est.bound_['trivial']:.4g}. "
                  "Converse lower bounds on the loss by K: " + ", ".join(f"{c:.3g}" for c in conv) + ".")
 
-    # --- RockSample(3, 2) (S = 37): K in {1, 4, 8, 16} (full mode only)
-    if not quick:
-        model = rock_sample(3, 2, random_state=seed)
-        triv = trivial_loss_bound(model.r, model.discount)
-        sol = PointBasedSolver(time_limit=30.0, target_gap=SOLVER_GAP).fit(model)
-        Ks = [1, 4, 8, 16]
-        rows, fitted = _sweep(model, sol, Ks, seed, with_baselines=True)
-        blind = blind_policy_values(model).best_value
-        rec = rows["RECAP"]
-        checks.append(Check("RockSample(3,2): solver gap U(b0) - L(b0)", sol.gap_, SOLVER_GAP, "<=", 0.0,
-                            "PointBasedSolver target_gap; docs/pomdp.md, PointBasedSolver", kind="target",
-                            trivial=triv))
-        checks.append(Check("RockSample(3,2): RECAP value non-decreasing in K (min step)",
-                            float(np.min(np.diff(rec))), 0.0, ">=", EXACT_TOL,
-                            f"nested codebook growth; {CONTROLLERS} [R]", kind="theorem", trivial=None))
-        best = max(float(np.max(v)) for v in rows.values())
-        checks.append(Check("RockSample(3,2): achievability, best V^F(b0) <= solver upper bound", best,
-                            sol.upper_bound_, "<=", EXACT_TOL, f"achievability b . W_m <= V*(b); {THEORY} [R]",
-                            kind="theorem", trivial=_value_ceiling(model)))
-        checks.append(Check("RockSample(3,2): RECAP at K = 1 >= best blind policy", rec[0], blind, ">=", EXACT_TOL,
-                            f"one node is a blind policy; {CONTROLLERS}", kind="sanity"))
-        checks.append(Check(f"RockSample(3,2): RECAP at K = {Ks[-1]} beats the best blind policy", rec[-1],
-                            blind + 1e-6, ">=", 0.0,
-                            f"{PAPER}: RECAP improves over baselines; docs/pomdp.md, Benchmarks", kind="target",
-                            trivial=None))
-        bad = sum(not est.check(model).total for est in fitted.values() if hasattr(est, "check"))
-        checks.append(Check("RockSample(3,2): fitted codebook controllers that are not total FSCs", bad, 0, "<=",
-                            0.0, f"FSC totality certificate, theory.pomdp.check_fsc; {THEORY}", kind="sanity"))
-        est = fitted["RECAP", Ks[-1]]
-        checks.append(Check(f"RockSample(3,2): solver lower - V^F(b0) <= U2 at K = {Ks[-1]}",
-                            sol.value_ - est.value_, est.bound_["U2"], "<=", EXACT_TOL,
-                            f"{PAPER}: optimality-gap bound U2, theory.pomdp.closure_bound; {THEORY} [R]",
-                            kind="theorem",
-                            trivial=est.bound_["trivial"]))
-        panels.append((f"RockSample(3, 2) (S = {model.n_states})", Ks, rows, sol, blind, None))
-        lines.append(f"RockSample(3,2): solver bracket [{sol.value_:.3f}, {sol.upper_bound_:.3f}] (gap "
-                     f"{sol.gap_:.2g}); best blind {blind:.3f}; " +
-                     "; ".join(f"{name}: " + ", ".join(f"{v:.3f}" for v in vals) for name, vals in rows.items()) +
-                     f" (K = {Ks}). RECAP at K = 8 reaches {rec[Ks.index(8)] / sol.value_:.0%} of the solver's lower "
-                     f"bound (target: 90 %). U2 at K = {Ks[-1]}: {est.bound_['U2']:.4g}"
-                     f"{' (vacuous)' if est.bound_['vacuous']['U2'] else ''}, trivial bound "
-                     f"{est.bound_['trivial']:.4g}.")
+
+def _rocksample_section(seed, checks, panels, lines):
+    """RockSample(3, 2), K in {1, 4, 8, 16}: appends its checks, panel and summary line."""
+    model = rock_sample(3, 2, random_state=seed)
+    triv = trivial_loss_bound(model.r, model.discount)
+    sol = PointBasedSolver(time_limit=30.0, target_gap=SOLVER_GAP).fit(model)
+    Ks = [1, 4, 8, 16]
+    rows, fitted = _sweep(model, sol, Ks, seed, with_baselines=True)
+    blind = blind_policy_values(model).best_value
+    rec = rows["RECAP"]
+    checks.append(Check("RockSample(3,2): solver gap U(b0) - L(b0)", sol.gap_, SOLVER_GAP, "<=", 0.0,
+                        "PointBasedSolver target_gap; docs/pomdp.md, PointBasedSolver", kind="target",
+                        trivial=triv))
+    checks.append(Check("RockSample(3,2): RECAP value non-decreasing in K (min step)",
+                        float(np.min(np.diff(rec))), 0.0, ">=", EXACT_TOL,
+                        f"nested codebook growth; {CONTROLLERS} [R]", kind="theorem", trivial=None))
+    best = max(float(np.max(v)) for v in rows.values())
+    checks.append(Check("RockSample(3,2): achievability, best V^F(b0) <= solver upper bound", best,
+                        sol.upper_bound_, "<=", EXACT_TOL, f"achievability b . W_m <= V*(b); {THEORY} [R]",
+                        kind="theorem", trivial=_value_ceiling(model)))
+    checks.append(Check("RockSample(3,2): RECAP at K = 1 >= best blind policy", rec[0], blind, ">=", EXACT_TOL,
+                        f"one node is a blind policy; {CONTROLLERS}", kind="sanity"))
+    checks.append(Check(f"RockSample(3,2): RECAP at K = {Ks[-1]} beats the best blind policy", rec[-1],
+                        blind + 1e-6, ">=", 0.0,
+                        f"{PAPER}: RECAP improves over baselines; docs/pomdp.md, Benchmarks", kind="target",
+                        trivial=None))
+    bad = sum(not est.check(model).total for est in fitted.values() if hasattr(est, "check"))
+    checks.append(Check("RockSample(3,2): fitted codebook controllers that are not total FSCs", bad, 0, "<=",
+                        0.0, f"FSC totality certificate, theory.pomdp.check_fsc; {THEORY}", kind="sanity"))
+    est = fitted["RECAP", Ks[-1]]
+    checks.append(Check(f"RockSample(3,2): solver lower - V^F(b0) <= U2 at K = {Ks[-1]}",
+                        sol.value_ - est.value_, est.bound_["U2"], "<=", EXACT_TOL,
+                        f"{PAPER}: optimality-gap bound U2, theory.pomdp.closure_bound; {THEORY} [R]",
+                        kind="theorem",
+                        trivial=est.bound_["trivial"]))
+    panels.append((f"RockSample(3, 2) (S = {model.n_states})", Ks, rows, sol, blind, None))
+    lines.append(f"RockSample(3,2): solver bracket [{sol.value_:.3f}, {sol.upper_bound_:.3f}] (gap "
+                 f"{sol.gap_:.2g}); best blind {blind:.3f}; " +
+                 "; ".join(f"{name}: " + ", ".join(f"{v:.3f}" for v in vals) for name, vals in rows.items()) +
+                 f" (K = {Ks}). RECAP at K = 8 reaches {rec[Ks.index(8)] / sol.value_:.0%} of the solver's lower "
+                 f"bound (target: 90 %). U2 at K = {Ks[-1]}: {est.bound_['U2']:.4g}"
+                 f"{' (vacuous)' if est.bound_['vacuous']['U2'] else ''}, trivial bound "
+                 f"{est.bound_['trivial']:.4g}.")
+
+
+def run_demo(out_dir, quick=False, random_state=0):
+    seed = int(random_state)
+    checks, panels, lines = [], [], []
+    _tiger_section(quick, seed, checks, panels, lines)
+    if not quick:  # RockSample(3, 2) (S = 37): K in {1, 4, 8, 16} (full mode only)
+        _rocksample_section(seed, checks, panels, lines)
 
     fig = "pomdp_memory_vs_value.png"
     _figure(out_dir / fig, panels)

@@ -199,6 +199,40 @@ class _Reader:
         """One ``<CondProb>`` or ``<Func>``: its variable, parent names and dense table
         ``(|p_1|, ..., |p_k|[, |var|])``."""
         cond = node.tag == "CondProb"
+        var, parents, param = self._table_header(node, section)
+        order = [self.vars[p] for p in parents] + ([self.vars[var]] if cond else [])
+        shape = tuple(len(v.names) for v in order)
+        size = math.prod(shape)
+        if size > _MAX_TABLE:
+            raise self.err(node, f"the table has {size} entries (shape {shape}); at most {_MAX_TABLE} are supported.")
+        arr = np.zeros(shape)
+        value_tag = "ProbTable" if cond else "ValueTable"
+        for entry in param.children:
+            if entry.tag != "Entry":
+                raise self.err(entry, "expected <Entry> inside <Parameter>.")
+            inst, val = entry.find("Instance"), entry.find(value_tag)
+            if inst is None or val is None:
+                raise self.err(entry, f"an <Entry> needs <Instance> and <{value_tag}>.")
+            idx, dash = self._instance(inst, order)
+            block = self._block(val, tuple(shape[d] for d in dash), shape, cond)
+            # place block: '-' axes of the block go to the '-' positions, '*' broadcast
+            sub = arr[tuple(idx)]
+            # axes of sub are the slice positions in order; reshape block to broadcast over '*'
+            bshape = [shape[i] if i in dash else 1 for i, ix in enumerate(idx) if isinstance(ix, slice)]
+            arr[tuple(idx)] = np.broadcast_to(block.reshape(bshape), sub.shape) if bshape else block
+        if cond:
+            sums = arr.sum(axis=-1)
+            dev = np.abs(sums - 1.0)
+            if (dev > self.tol).any():
+                bad = np.unravel_index(int(np.argmax(dev)), sums.shape)
+                row = " ".join(order[i].names[j] for i, j in enumerate(bad)) or "(no parents)"
+                raise self.err(node, f"the distribution of {var!r} given {row!r} sums to "
+                                     f"{float(sums[bad])!r}, not 1 (tol={self.tol:g}).")
+            arr /= sums[..., None]
+        return var, parents, arr
+
+    def _table_header(self, node, section):
+        """The checked ``<Var>`` name, ``<Parent>`` names and ``<Parameter>`` element of a table."""
         var_el, par_el, param = node.find("Var"), node.find("Parent"), node.find("Parameter")
         for el, nm in ((var_el, "Var"), (par_el, "Parent"), (param, "Parameter")):
             if el is None:
@@ -227,77 +261,56 @@ class _Reader:
         ptype = param.attrib.get("type", "TBL").strip()
         if ptype != "TBL":
             raise self.err(param, f"only type='TBL' tables are supported; got type={ptype!r}.")
-        order = [self.vars[p] for p in parents] + ([self.vars[var]] if cond else [])
-        shape = tuple(len(v.names) for v in order)
-        size = math.prod(shape)
-        if size > _MAX_TABLE:
-            raise self.err(node, f"the table has {size} entries (shape {shape}); at most {_MAX_TABLE} are supported.")
-        arr = np.zeros(shape)
-        value_tag = "ProbTable" if cond else "ValueTable"
-        for entry in param.children:
-            if entry.tag != "Entry":
-                raise self.err(entry, "expected <Entry> inside <Parameter>.")
-            inst, val = entry.find("Instance"), entry.find(value_tag)
-            if inst is None or val is None:
-                raise self.err(entry, f"an <Entry> needs <Instance> and <{value_tag}>.")
-            itoks = inst.text.split()
-            if len(itoks) != len(order):
-                raise self.err(inst, f"expected {len(order)} tokens ({' '.join(v.name for v in order) or 'none'}); "
-                                     f"got {len(itoks)}: {inst.text.strip()!r}.")
-            idx, dash = [], []
-            for t, v in zip(itoks, order):
-                if t == "*" or t == "-":
-                    idx.append(slice(None))
-                    if t == "-":
-                        dash.append(len(idx) - 1)
-                elif t in v.index:
-                    idx.append(v.index[t])
-                else:
-                    raise self.err(inst, f"{t!r} is not a value of variable {v.name!r} "
-                                         f"(values: {' '.join(v.names[:8])}{' ...' if len(v.names) > 8 else ''}).")
-            dshape = tuple(shape[d] for d in dash)
-            words = val.text.split()
-            if words == ["identity"]:
-                if len(dash) != 2 or dshape[0] != dshape[1]:
-                    raise self.err(val, "'identity' needs exactly two '-' positions of equal size; "
-                                        f"got shape {dshape}.")
-                block = np.eye(dshape[0])
-            elif words == ["uniform"]:
-                if not cond:
-                    raise self.err(val, "'uniform' is only meaningful in a <ProbTable>.")
-                block = np.full(dshape, 1.0 / shape[-1])
+        return var, parents, param
+
+    def _instance(self, inst, order):
+        """An ``<Instance>``: the index into the table (slices at ``*``/``-``) and the ``-`` positions."""
+        itoks = inst.text.split()
+        if len(itoks) != len(order):
+            raise self.err(inst, f"expected {len(order)} tokens ({' '.join(v.name for v in order) or 'none'}); "
+                                 f"got {len(itoks)}: {inst.text.strip()!r}.")
+        idx, dash = [], []
+        for t, v in zip(itoks, order):
+            if t == "*" or t == "-":
+                idx.append(slice(None))
+                if t == "-":
+                    dash.append(len(idx) - 1)
+            elif t in v.index:
+                idx.append(v.index[t])
             else:
-                try:
-                    nums = np.array([float(w) for w in words])
-                except ValueError:
-                    bad = next(w for w in words if not _is_float(w))
-                    raise self.err(val, f"expected numbers, 'identity' or 'uniform'; got {bad!r}.") from None
-                if not np.isfinite(nums).all():
-                    raise self.err(val, "the table has a non-finite number.")
-                need = math.prod(dshape)
-                if nums.size == need:
-                    block = nums.reshape(dshape)
-                elif nums.size == 1:
-                    block = np.full(dshape, nums[0])
-                else:
-                    raise self.err(val, f"expected {need} numbers for the '-' positions {dshape}; got {nums.size}.")
-                if cond and (nums < 0).any():
-                    raise self.err(val, f"probabilities must be non-negative; got {float(nums.min())!r}.")
-            # place block: '-' axes of the block go to the '-' positions, '*' broadcast
-            sub = arr[tuple(idx)]
-            # axes of sub are the slice positions in order; reshape block to broadcast over '*'
-            bshape = [shape[i] if i in dash else 1 for i, ix in enumerate(idx) if isinstance(ix, slice)]
-            arr[tuple(idx)] = np.broadcast_to(block.reshape(bshape), sub.shape) if bshape else block
-        if cond:
-            sums = arr.sum(axis=-1)
-            dev = np.abs(sums - 1.0)
-            if (dev > self.tol).any():
-                bad = np.unravel_index(int(np.argmax(dev)), sums.shape)
-                row = " ".join(order[i].names[j] for i, j in enumerate(bad)) or "(no parents)"
-                raise self.err(node, f"the distribution of {var!r} given {row!r} sums to "
-                                     f"{float(sums[bad])!r}, not 1 (tol={self.tol:g}).")
-            arr /= sums[..., None]
-        return var, parents, arr
+                raise self.err(inst, f"{t!r} is not a value of variable {v.name!r} "
+                                     f"(values: {' '.join(v.names[:8])}{' ...' if len(v.names) > 8 else ''}).")
+        return idx, dash
+
+    def _block(self, val, dshape, shape, cond):
+        """A ``<ProbTable>``/``<ValueTable>``: the block of shape ``dshape`` it fills at the ``-`` positions."""
+        words = val.text.split()
+        if words == ["identity"]:
+            if len(dshape) != 2 or dshape[0] != dshape[1]:
+                raise self.err(val, "'identity' needs exactly two '-' positions of equal size; "
+                                    f"got shape {dshape}.")
+            return np.eye(dshape[0])
+        if words == ["uniform"]:
+            if not cond:
+                raise self.err(val, "'uniform' is only meaningful in a <ProbTable>.")
+            return np.full(dshape, 1.0 / shape[-1])
+        try:
+            nums = np.array([float(w) for w in words])
+        except ValueError:
+            bad = next(w for w in words if not _is_float(w))
+            raise self.err(val, f"expected numbers, 'identity' or 'uniform'; got {bad!r}.") from None
+        if not np.isfinite(nums).all():
+            raise self.err(val, "the table has a non-finite number.")
+        need = math.prod(dshape)
+        if nums.size == need:
+            block = nums.reshape(dshape)
+        elif nums.size == 1:
+            block = np.full(dshape, nums[0])
+        else:
+            raise self.err(val, f"expected {need} numbers for the '-' positions {dshape}; got {nums.size}.")
+        if cond and (nums < 0).any():
+            raise self.err(val, f"probabilities must be non-negative; got {float(nums.min())!r}.")
+        return block
 
     # ---------------------------------------------------------------- flattening
     def finish(self, root_seen):
@@ -312,93 +325,15 @@ class _Reader:
         act = self.vars[self.action_vars[0]]
         A = len(act.names)
         # value of state variable i in joint state s (first variable most significant)
-        strides = np.cumprod([1] + sizes[::-1])[:-1][::-1]
-        s_idx = np.arange(S)
-        svals = [(s_idx // strides[i]) % sizes[i] for i in range(len(svars))]
-
-        def gather(parents, a):
-            """Flat index into the parents' configurations for every joint state, for action ``a``."""
-            flat = np.zeros(S, dtype=np.int64)
-            for p in parents:
-                v = self.vars[p]
-                n = len(v.names)
-                flat = flat * n + (a if v.kind == "action" else svals[v.pos])
-            return flat
-
+        self._strides = np.cumprod([1] + sizes[::-1])[:-1][::-1]
+        self._svals = [(np.arange(S) // self._strides[i]) % sizes[i] for i in range(len(svars))]
+        self._sizes = sizes
         # initial belief: a product of conditionals, so the parents must form an acyclic graph
         self.check_acyclic(svars)
-        b0 = np.ones(S)
-        for v in svars:
-            key = v.name if v.name in self.init else self.vars_curr(v)
-            if key not in self.init:
-                raise ValueError(f"{self.fname}: <InitialStateBelief> has no <CondProb> for state variable {v.name!r}.")
-            parents, tab, _ = self.init[key]
-            flat = gather(parents, 0)
-            b0 *= tab.reshape(-1, tab.shape[-1])[flat, svals[v.pos]]
-        b0 /= b0.sum()
-        # transitions
-        tabs = []
-        for v in svars:
-            curr = self.vars_curr(v)
-            if curr not in self.trans:
-                raise ValueError(f"{self.fname}: <StateTransitionFunction> has no <CondProb> for {curr!r}.")
-            parents, tab, _ = self.trans[curr]
-            csr = sp.csr_array(tab.reshape(-1, tab.shape[-1]))
-            tabs.append((parents, csr))
-        T = []
-        for a in range(A):
-            rows, cols, vals = s_idx, np.zeros(S, dtype=np.int64), np.ones(S)
-            for i, (parents, csr) in enumerate(tabs):
-                cfg = gather(parents, a)[rows]
-                counts = np.diff(csr.indptr)[cfg]
-                total = int(counts.sum())
-                starts = np.repeat(csr.indptr[cfg], counts)
-                offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-                pick = starts + offs
-                rows = np.repeat(rows, counts)
-                cols = np.repeat(cols, counts) * sizes[i] + csr.indices[pick]
-                vals = np.repeat(vals, counts) * csr.data[pick]
-            T.append(sp.csr_array((vals, (rows, cols)), shape=(S, S)))
-        # observations
-        if self.obs_vars:
-            ovars = [self.vars[n] for n in self.obs_vars]
-            O = math.prod(len(v.names) for v in ovars)
-            Z = np.empty((A, S, O))
-            for a in range(A):
-                za = np.ones((S, 1))
-                for ov in ovars:
-                    if ov.name not in self.obs:
-                        raise ValueError(f"{self.fname}: <ObsFunction> has no <CondProb> for {ov.name!r}.")
-                    parents, tab, _ = self.obs[ov.name]
-                    pk = tab.reshape(-1, tab.shape[-1])[gather(parents, a)]
-                    za = (za[:, :, None] * pk[:, None, :]).reshape(S, -1)
-                Z[a] = za
-            obs_names = _joint_names(ovars)
-        else:
-            Z = np.ones((A, S, 1))
-            obs_names = ("none",)
-        # rewards
-        r = np.zeros((S, A))
-        for parents, tab, _ in self.rewards:
-            flat_tab = tab.reshape(-1)
-            if not any(self.vars[p].kind == "curr" for p in parents):
-                for a in range(A):
-                    r[:, a] += flat_tab[gather(parents, a)]
-                continue
-            for a in range(A):
-                coo = T[a].tocoo()
-                src, dst = coo.coords
-                flat = np.zeros(src.size, dtype=np.int64)
-                for p in parents:
-                    v = self.vars[p]
-                    n = len(v.names)
-                    if v.kind == "action":
-                        val = a
-                    else:
-                        j = dst if v.kind == "curr" else src
-                        val = (j // strides[v.pos]) % sizes[v.pos]
-                    flat = flat * n + val
-                r[:, a] += np.bincount(src, weights=coo.data * flat_tab[flat], minlength=S)
+        b0 = self._initial_belief(svars, S)
+        T = self._transitions(svars, S, A)
+        Z, obs_names = self._observations(S, A)
+        r = self._rewards(T, S, A)
         return {
             "states": _joint_names(svars),
             "actions": tuple(act.names),
@@ -412,6 +347,92 @@ class _Reader:
             "state_sizes": tuple(sizes),
             "fully_observable": tuple(v.name for v in svars if v.fully_obs),
         }
+
+    def _gather(self, parents, a):
+        """Flat index into the parents' configurations for every joint state, for action ``a``."""
+        flat = np.zeros(len(self._svals[0]), dtype=np.int64)
+        for p in parents:
+            v = self.vars[p]
+            flat = flat * len(v.names) + (a if v.kind == "action" else self._svals[v.pos])
+        return flat
+
+    def _initial_belief(self, svars, S):
+        """``b0`` over the joint states: the product of the state variables' initial conditionals."""
+        b0 = np.ones(S)
+        for v in svars:
+            key = v.name if v.name in self.init else self.vars_curr(v)
+            if key not in self.init:
+                raise ValueError(f"{self.fname}: <InitialStateBelief> has no <CondProb> for state variable {v.name!r}.")
+            parents, tab, _ = self.init[key]
+            b0 *= tab.reshape(-1, tab.shape[-1])[self._gather(parents, 0), self._svals[v.pos]]
+        return b0 / b0.sum()
+
+    def _transitions(self, svars, S, A):
+        """One sparse (S, S) matrix per action: the product of the state variables' transition tables."""
+        tabs = []
+        for v in svars:
+            curr = self.vars_curr(v)
+            if curr not in self.trans:
+                raise ValueError(f"{self.fname}: <StateTransitionFunction> has no <CondProb> for {curr!r}.")
+            parents, tab, _ = self.trans[curr]
+            tabs.append((parents, sp.csr_array(tab.reshape(-1, tab.shape[-1]))))
+        T = []
+        for a in range(A):
+            rows, cols, vals = np.arange(S), np.zeros(S, dtype=np.int64), np.ones(S)
+            for i, (parents, csr) in enumerate(tabs):
+                cfg = self._gather(parents, a)[rows]
+                counts = np.diff(csr.indptr)[cfg]
+                total = int(counts.sum())
+                starts = np.repeat(csr.indptr[cfg], counts)
+                offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+                pick = starts + offs
+                rows = np.repeat(rows, counts)
+                cols = np.repeat(cols, counts) * self._sizes[i] + csr.indices[pick]
+                vals = np.repeat(vals, counts) * csr.data[pick]
+            T.append(sp.csr_array((vals, (rows, cols)), shape=(S, S)))
+        return T
+
+    def _observations(self, S, A):
+        """``Z`` (A, S, O) over the joint observations and their names (one ``'none'`` without any)."""
+        if not self.obs_vars:
+            return np.ones((A, S, 1)), ("none",)
+        ovars = [self.vars[n] for n in self.obs_vars]
+        O = math.prod(len(v.names) for v in ovars)
+        Z = np.empty((A, S, O))
+        for a in range(A):
+            za = np.ones((S, 1))
+            for ov in ovars:
+                if ov.name not in self.obs:
+                    raise ValueError(f"{self.fname}: <ObsFunction> has no <CondProb> for {ov.name!r}.")
+                parents, tab, _ = self.obs[ov.name]
+                pk = tab.reshape(-1, tab.shape[-1])[self._gather(parents, a)]
+                za = (za[:, :, None] * pk[:, None, :]).reshape(S, -1)
+            Z[a] = za
+        return Z, _joint_names(ovars)
+
+    def _rewards(self, T, S, A):
+        """``r`` (S, A): the sum of the reward functions, those of the next state taken in expectation."""
+        r = np.zeros((S, A))
+        for parents, tab, _ in self.rewards:
+            flat_tab = tab.reshape(-1)
+            if not any(self.vars[p].kind == "curr" for p in parents):
+                for a in range(A):
+                    r[:, a] += flat_tab[self._gather(parents, a)]
+                continue
+            for a in range(A):
+                coo = T[a].tocoo()
+                src, dst = coo.coords
+                flat = np.zeros(src.size, dtype=np.int64)
+                for p in parents:
+                    v = self.vars[p]
+                    if v.kind == "action":
+                        val = a
+                    else:
+                        j = dst if v.kind == "curr" else src
+                        val = (j // self._strides[v.pos]) % self._sizes[v.pos]
+                    flat = flat * len(v.names) + val
+                r[:, a] += np.bincount(src, weights=coo.data * flat_tab[flat], minlength=S)
+        return r
 
     def check_acyclic(self, svars):
         keys = {v.pos: (v.name if v.name in self.init else self.vars_curr(v)) for v in svars}

@@ -25,16 +25,13 @@ from ._codebook import (
     quantize,
     simulate_beliefs,
 )
-from ._fsc_eval import SPARSE_FROM, RowUpdate
+from ._fsc_eval import SPARSE_FROM
+from ._recap_polish import Polish, _table_key, _tie
 from ._recap_starts import merge_gains
 from .._validation import spawn_generators
 
-_ACCEPT_RTOL = 1e-11  # value changes below this (relative) count as ties: float round-off of the solve
 _SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
-
-def _tie(value):
-    return _ACCEPT_RTOL * max(1.0, abs(value))
 
 
 class BestSoFar:
@@ -142,10 +139,6 @@ def _quantize_decision(B, vB, C, alphas):
     return _nearest_with_l1_ties(np.maximum(vB[:, None] - B @ alpha_c.T, 0.0), B, C)
 
 
-def _table_key(tab):
-    """Hashable identity of an FSC's tables (action, eta, m0)."""
-    action, eta = np.asarray(tab["action"], dtype=np.int64), np.asarray(tab["eta"], dtype=np.int64)
-    return action.tobytes(), eta.shape, eta.tobytes(), int(tab["m0"])
 
 
 def _growth_rank(grown):
@@ -467,51 +460,10 @@ class RecapSearch:
         if K == 1:
             return tab, value
         S = C.shape[1]
-        tab = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
-        # Every trial is screened by its exact gain from the rank-S (Woodbury) update of the current
-        # factors (:class:`RowUpdate`, O(S^3) per trial); a trial the update says improves is applied
-        # in product form (``RowUpdate.accept``: no refactorisation, a fresh one every MAX_UPDATES
-        # changes) and kept when the value it gives rises by more than the tie; the value returned is
-        # a direct solve of the final tables. Large systems (``K * S >= _SCREEN_SIZE``) first skip
-        # trials whose first-order gain y_k . delta_k is not positive (delta_k: the Bellman residual
-        # of the changed node-k rows at the current W, y: the adjoint occupancy; y_k . delta_k is the
-        # first-order term of the exact gain, exact when node k is not revisited).
-        ev = self._system(pomdp)
-        T, Z, r, discount = ev.T, ev.Z, ev.r, ev.discount
-        first_order = K * S >= _SCREEN_SIZE
-        upd = RowUpdate(ev) if ev.blocks is not None else None
-        screen = first_order or upd is not None
-        start = (tab, value)
-
-        def refresh(tab):
-            if upd is not None:
-                return upd.reset(tab["action"], tab["eta"], tab["m0"])
-            W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
-            return W, y
-
-        def attempt(tab, trial, k, value):
-            """``(tab, value, W, y)`` after trying ``trial`` (node k changed): with the update, the
-            trial is applied when its exact gain exceeds the tie and kept when the value it gives
-            does (reverted otherwise); without it, a direct solve decides."""
-            if upd is None:
-                v = self._evaluate(pomdp, trial)
-                if v > value + _tie(value):
-                    return (trial, v) + (refresh(trial) if screen else (None, None))
-                return tab, value, W, y
-            a_k, row_k = trial["action"][k], trial["eta"][k]
-            if upd.delta_value(k, a_k, row_k) <= _tie(value):
-                return tab, value, upd.W, upd.y
-            v = upd.accept(k, a_k, row_k)
-            if v > value + _tie(value):
-                return trial, v, upd.W, upd.y
-            return (tab, value) + refresh(tab)  # round-off at the tie: back to the kept tables
-
-        W = y = None
-        if screen:
-            W, y = refresh(tab)
-        A, O = tab["P"].shape[1], tab["P"].shape[2]
+        run = Polish(self, pomdp, tab, value, S, _SCREEN_SIZE)
+        A, O = run.tab["P"].shape[1], run.tab["P"].shape[2]
         d = self._distortion(pomdp, C, alphas)
-        l1 = np.abs(tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
+        l1 = np.abs(run.tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
         rank = np.argsort(d + 1e-9 * l1, axis=1, kind="stable")
         rank = rank.reshape(K, A, O, K)[:, :, :, :n_alt]
         visit = range(K) if nodes is None else sorted({int(k) for k in nodes if 0 <= k < K})
@@ -520,73 +472,13 @@ class RecapSearch:
             for k in visit:
                 if self._expired():
                     break
-                for a in range(A):
-                    if a == tab["action"][k]:
-                        continue
-                    if first_order:
-                        nxt = tab["eta_full"][k, a]
-                        delta = r[:, a] + discount * T[a] @ np.einsum("to,ot->t", Z[a], W[nxt]) - W[k]
-                        if float(y[k] @ delta) <= _tie(value):
-                            continue
-                    trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
-                    trial["action"][k] = a
-                    trial["eta"][k] = tab["eta_full"][k, a]
-                    tab, v, W, y = attempt(tab, trial, k, value)
-                    improved |= tab is trial
-                    value = v
-                if screen and rows:
-                    # row moves: for each action the transitions maximising the node's adjoint-
-                    # weighted backup y_k . (r_a + discount sum_o blocks[a, o] W[eta_o]) (per
-                    # observation over all nodes; the current node kept on ties)
-                    for a in range(A):
-                        G = Z[a].T * (T[a].T @ y[k])[None, :]          # (O, S): blocks[a, o]^T y_k
-                        score = G @ W.T                                 # (O, K)
-                        row = np.argmax(score, axis=1)
-                        cur = tab["eta_full"][k, a] if a != tab["action"][k] else tab["eta"][k]
-                        stay = score[np.arange(O), cur] >= score.max(axis=1) - _tie(value)
-                        row = np.where(stay, cur, row)
-                        if a == tab["action"][k] and np.array_equal(row, tab["eta"][k]):
-                            continue
-                        if first_order and float(y[k] @ (r[:, a] - W[k]) + discount * score[np.arange(O), row].sum()) \
-                                <= _tie(value):
-                            continue  # first-order gain y_k . delta_k of the row not positive
-                        trial = dict(tab, action=tab["action"].copy(), eta=tab["eta"].copy())
-                        trial["action"][k] = a
-                        trial["eta"][k] = row
-                        tab, v, W, y = attempt(tab, trial, k, value)
-                        improved |= tab is trial
-                        value = v
-                a = tab["action"][k]
-                for o in range(O):
-                    if tab["P"][k, a, o] <= 0:
-                        continue
-                    for n in rank[k, a, o]:
-                        if n == tab["eta"][k, o]:
-                            continue
-                        if first_order:
-                            delta = discount * T[a] @ (Z[a, :, o] * (W[n] - W[tab["eta"][k, o]]))
-                            if float(y[k] @ delta) <= _tie(value):
-                                continue
-                        trial = dict(tab, eta=tab["eta"].copy())
-                        trial["eta"][k, o] = n
-                        tab, v, W, y = attempt(tab, trial, k, value)
-                        improved |= tab is trial
-                        value = v
+                improved |= run.actions(k)
+                if run.screen and rows:
+                    improved |= run.rows(k)
+                improved |= run.edges(k, rank[k])
             if not improved or self._expired():
                 break
-        if tab is not start[0]:  # the value reported: a direct solve of the final tables
-            if upd is not None and K * S >= SPARSE_FROM:  # (the same sparse solve as _evaluate)
-                if upd.pending:
-                    upd.reset(tab["action"], tab["eta"], tab["m0"])
-                value = upd.value
-                self._values_cache = (_table_key(tab), upd.W, upd.y)  # for _node_values
-            else:
-                value = self._evaluate(pomdp, tab)
-            if value < start[1]:  # (never seen: the product form's round-off is ~1e-13)
-                tab, value = start
-        tab["eta_full"] = tab["eta_full"].copy()
-        tab["eta_full"][np.arange(K), tab["action"]] = tab["eta"]
-        return tab, value
+        return run.result()
 
     def _merge(self, pomdp, C, tab, alphas):
         """Best ``(K-1)``-node controller obtained from ``tab`` by merging one node into another:
@@ -742,27 +634,8 @@ class RecapSearch:
                 if not cands:
                     closed = True
                 else:
-                    best = None
-                    full = self._full_step(K)
-                    current = (W, y) if K * b0.size >= _SCREEN_SIZE else None
-                    for cand in cands:
-                        if best is not None and self._expired():
-                            break
-                        out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
-                        if best is None or _growth_rank(out) > _growth_rank(best):
-                            best, parent = out, cand[1][0]
-                    C, tab, value = best
-                    if refine and n_refine > 0 and full:
-                        C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
-                    if self.polish and not self._expired():
-                        # between full steps only the new node and its parent ("parent") or every
-                        # node with an edge into it ("touched")
-                        if local == "parent":
-                            touched = None if full else (K - 1, parent)
-                        else:
-                            touched = None if full else np.flatnonzero((tab["eta"] == K - 1).any(axis=1) |
-                                                                        (np.arange(K) == K - 1))
-                        tab, value = self._polish(pomdp, C, tab, value, G, nodes=touched)
+                    C, tab, value = self._grow_step(pomdp, K, C, tab, value, cands, G, (W, y), rng, refine,
+                                                    n_refine, discount, local)
                     grown = True
             if merge:
                 # the (K-1)-node candidate merged from the grown K-node controller settles K - 1
@@ -794,6 +667,32 @@ class RecapSearch:
         if bar is not None:
             bar.close()
         return kept[0], kept[1], kept[2], values, objectives, closed
+
+    def _grow_step(self, pomdp, K, C, tab, value, cands, G, Wy, rng, refine, n_refine, discount, local):
+        """Growth step ``K``: the best of the candidate successors ``cands`` added as node ``K - 1``
+        (``_grow``), then refined at full steps and polished; returns ``(C, tab, value)``."""
+        best = None
+        full = self._full_step(K)
+        current = Wy if K * C.shape[1] >= _SCREEN_SIZE else None
+        for cand in cands:
+            if best is not None and self._expired():
+                break
+            out = self._grow(pomdp, C, tab, value, cand, G, full=full, current=current)
+            if best is None or _growth_rank(out) > _growth_rank(best):
+                best, parent = out, cand[1][0]
+        C, tab, value = best
+        if refine and n_refine > 0 and full:
+            C, tab, value = self._refine(pomdp, C, tab, value, G, rng, discount, n_refine)
+        if self.polish and not self._expired():
+            # between full steps only the new node and its parent ("parent") or every
+            # node with an edge into it ("touched")
+            if local == "parent":
+                touched = None if full else (K - 1, parent)
+            else:
+                touched = None if full else np.flatnonzero((tab["eta"] == K - 1).any(axis=1) |
+                                                            (np.arange(K) == K - 1))
+            tab, value = self._polish(pomdp, C, tab, value, G, nodes=touched)
+        return C, tab, value
 
     def _graph_start(self, pomdp, G, labels):
         """The policy-graph start at ``n_memory``: ``(policy_graph_size, (C, tab, value) or None)``,

@@ -192,79 +192,18 @@ class FiniteWindowController(BaseEstimator):
         N, K = window_length(n_memory, n_sym)
         windows, index = self._build_windows(N, n_sym)
 
-        # shift-register update eta[m, a, o]
-        eta = np.empty((K, A, O), dtype=np.int64)
-        for m, w in enumerate(windows):
-            for a in range(A):
-                for o in range(O):
-                    x = o if obs_only else a * O + o
-                    nw = (w + (x,))[-N:] if N > 0 else ()
-                    eta[m, a, o] = index[nw]
-
+        eta = _shift_register(windows, index, N, A, O, obs_only)
         # joint (unnormalised) successor weights: U[a, o, s, s'] = T[a, s, s'] Z[a, s', o]
         U = np.einsum("ast,ato->aost", T, Z)
-
-        def step(b, a, o):
-            u = b @ U[a, o]
-            p = u.sum()
-            return (u / p) if p > 1e-300 else b @ T[a]
-
-        def lookahead(b):
-            q = b @ r + discount * np.array(
-                [sum(float((b @ U[a, o] @ G.T).max()) for o in range(O)) for a in range(A)])
-            return int(np.argmax(q)), q
-
-        # window beliefs, by window length (prefixes first)
-        beliefs = np.empty((K, S))
-        rule_action = np.zeros(K, dtype=np.int64)
-        beliefs[0] = b0
-        for m, w in enumerate(windows):
-            if m > 0:
-                parent = index[w[:-1]]
-                x = w[-1]
-                if obs_only:
-                    a, o = int(rule_action[parent]), x
-                else:
-                    a, o = divmod(x, O)
-                beliefs[m] = step(beliefs[parent], a, o)
-            if G is not None:
-                rule_action[m] = lookahead(beliefs[m])[0]
-
+        beliefs, rule_action = _window_beliefs(windows, index, b0, T, U, r, discount, G, obs_only)
         if self.action_rule == "quantized_mdp":
             rule_action = self._quantized_mdp(beliefs, eta, U, r, discount)
 
         rule_value = evaluate_fsc(pomdp, rule_action, eta, 0)
         blind = blind_policy_values(pomdp)
-        action = rule_action.copy()
-        value = rule_value
-        history = [value]
-        it = 0
+        action, history, it = rule_action.copy(), [rule_value], 0
         if improve:
-            const = np.full(K, blind.best_action, dtype=np.int64)
-            v_const = evaluate_fsc(pomdp, const, eta, 0)
-            if v_const > value + _GAIN_TOL:
-                action, value = const, v_const
-            history = [value]
-            for it in range(1, max_iter + 1):
-                changed = False
-                for m in _reachable(action, eta, 0):
-                    best_a, best_v = int(action[m]), value
-                    for a in range(A):
-                        if a == action[m]:
-                            continue
-                        trial = action.copy()
-                        trial[m] = a
-                        v = evaluate_fsc(pomdp, trial, eta, 0)
-                        if v > best_v + _GAIN_TOL:
-                            best_a, best_v = a, v
-                    if best_a != action[m]:
-                        action[m] = best_a
-                        value = best_v
-                        changed = True
-                history.append(value)
-                if not changed:
-                    break
-
+            action, history, it = _improve_actions(pomdp, action, rule_value, eta, blind.best_action, max_iter)
         value, W = evaluate_fsc(pomdp, action, eta, 0, return_values=True)
         self.window_length_ = N
         self.n_nodes_ = K
@@ -385,3 +324,82 @@ class FiniteWindowController(BaseEstimator):
         check_is_fitted(self, "action_")
         return simulate_fsc(pomdp, self.action_, self.eta_, self.m0_, n_episodes=n_episodes,
                             horizon=horizon, random_state=random_state)
+
+
+def _shift_register(windows, index, N, A, O, obs_only):
+    """The shift-register update ``eta[m, a, o]``: window ``m`` followed by symbol ``(a, o)`` (or ``o``),
+    cut to its last ``N`` symbols."""
+    eta = np.empty((len(windows), A, O), dtype=np.int64)
+    for m, w in enumerate(windows):
+        for a in range(A):
+            for o in range(O):
+                x = o if obs_only else a * O + o
+                nw = (w + (x,))[-N:] if N > 0 else ()
+                eta[m, a, o] = index[nw]
+    return eta
+
+
+def _window_beliefs(windows, index, b0, T, U, r, discount, G, obs_only):
+    """Each window's belief from ``b0`` (prefixes first) and the one-step lookahead action at it
+    (zeros without ``G``); with ``obs_only`` the actions of the window are the rule's own."""
+    A, O, S = U.shape[0], U.shape[1], U.shape[2]
+
+    def step(b, a, o):
+        u = b @ U[a, o]
+        p = u.sum()
+        return (u / p) if p > 1e-300 else b @ T[a]
+
+    def lookahead(b):
+        q = b @ r + discount * np.array(
+            [sum(float((b @ U[a, o] @ G.T).max()) for o in range(O)) for a in range(A)])
+        return int(np.argmax(q)), q
+
+    K = len(windows)
+    beliefs = np.empty((K, S))
+    rule_action = np.zeros(K, dtype=np.int64)
+    beliefs[0] = b0
+    for m, w in enumerate(windows):
+        if m > 0:
+            parent = index[w[:-1]]
+            x = w[-1]
+            if obs_only:
+                a, o = int(rule_action[parent]), x
+            else:
+                a, o = divmod(x, O)
+            beliefs[m] = step(beliefs[parent], a, o)
+        if G is not None:
+            rule_action[m] = lookahead(beliefs[m])[0]
+    return beliefs, rule_action
+
+
+def _improve_actions(pomdp, action, value, eta, blind_action, max_iter):
+    """``improve=True``: the constant blind action if it does better, then coordinate ascent on each
+    reachable node's action, each change kept when the exact value rises by more than ``_GAIN_TOL``.
+    Returns ``(action, value history, sweeps)``."""
+    A = eta.shape[1]
+    const = np.full(len(action), blind_action, dtype=np.int64)
+    v_const = evaluate_fsc(pomdp, const, eta, 0)
+    if v_const > value + _GAIN_TOL:
+        action, value = const, v_const
+    history = [value]
+    it = 0
+    for it in range(1, max_iter + 1):
+        changed = False
+        for m in _reachable(action, eta, 0):
+            best_a, best_v = int(action[m]), value
+            for a in range(A):
+                if a == action[m]:
+                    continue
+                trial = action.copy()
+                trial[m] = a
+                v = evaluate_fsc(pomdp, trial, eta, 0)
+                if v > best_v + _GAIN_TOL:
+                    best_a, best_v = a, v
+            if best_a != action[m]:
+                action[m] = best_a
+                value = best_v
+                changed = True
+        history.append(value)
+        if not changed:
+            break
+    return action, history, it

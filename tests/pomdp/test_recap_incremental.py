@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import pomdps
-from algos.pomdp import _recap_search
+from algos.pomdp import _recap_polish, _recap_search
 from algos.pomdp._beliefs import _arrays, _b0, _fsc_system, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._codebook import DISTANCES, build_codebook_fsc, quantize
@@ -206,7 +206,7 @@ def small_models(shared_data_dir):
 @pytest.mark.parametrize("K", [4, 8])
 def test_fits_identical_to_the_direct_path(small_models, monkeypatch, K):
     fast = [_fit(model, sol, K) for model, sol in small_models]
-    monkeypatch.setattr(_recap_search, "RowUpdate", _DirectOnly)
+    monkeypatch.setattr(_recap_polish, "RowUpdate", _DirectOnly)  # the polish's product-form updates
     monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C, alphas: quantize(B, C, "decision", alphas))
     direct = [_fit(model, sol, K) for model, sol in small_models]
     for (model, _), f, d in zip(small_models, fast, direct):
