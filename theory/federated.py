@@ -40,6 +40,8 @@ import numbers
 
 import numpy as np
 
+from ._checks import check_scalar_float
+
 __all__ = [
     "BOUND_KIND",
     "STATUS",
@@ -100,19 +102,6 @@ def _real_array(value, name, text="a float or an array of real numbers"):
     return arr.astype(np.float64)
 
 
-def _real_scalar(value, name, rule):
-    """``value`` as a Python float: TypeError unless a real number (bools rejected), ValueError unless
-    finite and ``rule`` holds (``rule``: (text, predicate))."""
-    text, ok = rule
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"'{name}' must be {text}; got {value!r} of type {type(value).__name__}.")
-    v = float(value)
-    if not math.isfinite(v) or not ok(v):
-        raise ValueError(f"'{name}' must be {text}; got {v!r}.")
-    return v
-
-
-_NON_NEGATIVE = ("a finite float >= 0", lambda v: v >= 0)
 
 
 def _as_moments(v_fed, v_loc, cov):
@@ -204,7 +193,7 @@ def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
     float or ndarray
         :math:`\frac\beta2 U(\lambda)`.
     """
-    beta = _real_scalar(beta, "beta", _NON_NEGATIVE)
+    beta = check_scalar_float(beta, "beta", low=0.0)
     return _out(0.5 * beta * np.asarray(variance_trace_bound(lam, v_fed, v_loc, cov)))
 
 
@@ -443,8 +432,8 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
         raise TypeError(f"'p' must be an int >= 3; got {p!r} of type {type(p).__name__}.")
     if p < 3:
         raise ValueError(f"'p' must be an int >= 3; got {p!r}.")
-    s2 = _real_scalar(s2, "s2", _NON_NEGATIVE)
-    dist_sq = _real_scalar(dist_sq, "dist_sq", _NON_NEGATIVE)
+    s2 = check_scalar_float(s2, "s2", low=0.0)
+    dist_sq = check_scalar_float(dist_sq, "dist_sq", low=0.0)
     if n_terms is not None:
         if isinstance(n_terms, (bool, np.bool_)) or not isinstance(n_terms, numbers.Integral):
             raise TypeError(f"'n_terms' must be None or an int >= 0; got {n_terms!r} of type {type(n_terms).__name__}.")
@@ -492,7 +481,7 @@ def ols_variance_trace(X, sigma2):
         raise ValueError(f"'X' must be 2-d with at least as many rows as columns; got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
         raise ValueError("'X' must contain only finite values.")
-    sigma2 = _real_scalar(sigma2, "sigma2", _NON_NEGATIVE)
+    sigma2 = check_scalar_float(sigma2, "sigma2", low=0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         gram = X.T @ X
     if np.all(np.isfinite(gram)):

@@ -39,6 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._checks import check_scalar_float, check_scalar_int
+
 __all__ = [
     "BOUND_KIND",
     "lipschitz_constant",
@@ -70,29 +72,16 @@ BOUND_KIND = {
 _TOL = 1e-12
 
 
-# --- private checks (theory/ must not import algos) ----------------------------------------------
+# --- checks: the shared scalar checks of theory/_checks.py, and the array checks of these bounds ----
 
 def _float(value, name, *, low=None, high=None, high_open=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"'{name}' must be a real number; got {value!r} of type {type(value).__name__}.")
-    value = float(value)
-    bad = not math.isfinite(value) or (low is not None and value < low)
-    if high is not None:
-        bad = bad or (value >= high if high_open else value > high)
-    if bad:
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        raise ValueError(f"'{name}' must be in [{lo}, {hi}{')' if high_open else ']'}; got {value!r}.")
-    return value
+    """A finite real scalar in ``[low, high]`` (``[low, high)`` with ``high_open``): the shared check."""
+    return check_scalar_float(value, name, low=low, high=high, closed="left" if high_open else "both")
 
 
 def _count(value, name):
     """A positive integer count (``2.5``, ``True`` or ``"3"`` are refused, not truncated)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"'{name}' must be an int >= 1; got {value!r} of type {type(value).__name__}.")
-    if int(value) < 1:
-        raise ValueError(f"'{name}' must be an int >= 1; got {int(value)}.")
-    return int(value)
+    return check_scalar_int(value, name, low=1)
 
 
 def _discount(discount):
