@@ -380,6 +380,14 @@ class NumpyBackend(Backend):
         """A copy of ``x`` that shares no memory with it."""
         return np.array(x, copy=True)
 
+    def addmatmul(self, c, a, b):
+        """``c + a @ b`` (batched over leading axes; one fused call on torch)."""
+        return c + np.matmul(a, b)
+
+    def lerp(self, a, b, weight):
+        """Linear interpolation ``a + weight * (b - a)`` for a float ``weight``."""
+        return a + weight * (b - a)
+
     # ops used by the point_process cores
     def eye(self, n, dtype=None, type_as=None):
         """Identity matrix of size ``n``; dtype as in :meth:`zeros`."""
@@ -399,6 +407,10 @@ class NumpyBackend(Backend):
     def cholesky_inverse(self, L):
         """Inverse ``A^{-1}`` of a 2-d ``A = L L^T`` from its lower Cholesky factor ``L``."""
         return _sla.cho_solve((L, True), np.eye(L.shape[0], dtype=L.dtype))
+
+    def cdist(self, a, b):
+        """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
+        return np.sqrt(np.sum((a[..., :, None, :] - b[..., None, :, :]) ** 2, axis=-1))
 
 
 class TorchBackend(Backend):
@@ -663,6 +675,19 @@ class TorchBackend(Backend):
         """A copy of ``x`` that shares no memory with it."""
         return self._t(x).clone()
 
+    def addmatmul(self, c, a, b):
+        """``c + a @ b`` (batched over leading axes; one fused call on torch)."""
+        c, a, b = self._t(c), self._t(a), self._t(b)
+        if a.ndim == 3 and b.ndim == 3 and c.ndim == 3:
+            return self._torch.baddbmm(c, a, b)
+        if a.ndim == 2 and b.ndim == 2:
+            return self._torch.addmm(c, a, b)
+        return c + self._torch.matmul(a, b)
+
+    def lerp(self, a, b, weight):
+        """Linear interpolation ``a + weight * (b - a)`` for a float ``weight``."""
+        return self._torch.lerp(self._t(a), self._t(b), float(weight))
+
     # ops used by the point_process cores
     def eye(self, n, dtype=None, type_as=None):
         """Identity matrix of size ``n``; dtype and device as in :meth:`zeros`."""
@@ -680,6 +705,10 @@ class TorchBackend(Backend):
     def cholesky_inverse(self, L):
         """Inverse ``A^{-1}`` of a 2-d ``A = L L^T`` from its lower Cholesky factor ``L``."""
         return self._torch.cholesky_inverse(self._t(L))
+
+    def cdist(self, a, b):
+        """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
+        return self._torch.cdist(self._t(a), self._t(b), compute_mode="donot_use_mm_for_euclid_dist")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -86,10 +86,9 @@ def _scan(nx, Z, W, leak, act, slope, rev, h):
         flip = nx.asarray(rev)[:, None, None, None]
         Z = nx.where(flip, nx.flip(Z, 2), Z)
     out = nx.empty(Z.shape, type_as=Z)
-    a, b = leak, 1.0 - leak
     for t in range(L):
-        f = _activation(nx, Z[:, :, t, :] + nx.matmul(h, W), act, slope)  # one block-diagonal product
-        h = b * h + a * f if a != 1.0 else f
+        f = _activation(nx, nx.addmatmul(Z[:, :, t, :], h, W), act, slope)  # one block-diagonal product
+        h = nx.lerp(h, f, leak) if leak != 1.0 else f  # (1 - a) h + a f
         out[:, :, t, :] = h
     if any(rev):
         out = nx.where(flip, nx.flip(out, 2), out)
@@ -210,20 +209,24 @@ def _delta_pass(nx, X, yidx, means, counts, n_seen, rule):
         The weights :math:`w_i`.
     """
     B, d = X.shape
+    K = means.shape[0]
     rank = nx.zeros(B, type_as=X)
     prefix = nx.zeros((B, d), type_as=X)
-    new_means, new_counts = nx.copy(means), nx.copy(counts)
-    for k in np.unique(nx.to_numpy(yidx)).tolist():
-        m = yidx == k
-        Xk = X[m]
-        nk = Xk.shape[0]
-        cs = nx.cumsum(Xk, axis=0)
-        rank[m] = nx.arange(nk, type_as=X)
+    y_host = nx.to_numpy(yidx)
+    for k in np.unique(y_host).tolist():
+        idx = nx.asarray(np.flatnonzero(y_host == k))
+        nk = idx.shape[0]
+        rank[idx] = nx.arange(nk, type_as=X)
         if nk > 1:
-            prefix[m] = nx.concatenate([nx.zeros((1, d), type_as=X), cs[:-1]])
-        ck = nx.astype(counts[k], X.dtype)
-        new_means[k] = (ck * means[k] + cs[-1]) / (ck + nk)
-        new_counts[k] = counts[k] + nk
+            prefix[idx[1:]] = nx.cumsum(X[idx[:-1]], axis=0)
+    # means and counts after the batch: class sums by one GEMM with the one-hot matrix
+    onehot = nx.astype(yidx[:, None] == nx.arange(K, type_as=yidx)[None, :], X.dtype)  # (B, K)
+    nb = nx.sum(onehot, axis=0)
+    c_prev = nx.astype(counts, X.dtype)
+    tot = c_prev + nb
+    new_means = nx.where((nb > 0)[:, None], (c_prev[:, None] * means + nx.matmul(onehot.T, X))
+                         / nx.clip(tot, 1.0, None)[:, None], means)
+    new_counts = counts + nx.astype(nb, counts.dtype)
     c_before = nx.astype(counts[yidx], X.dtype) + rank  # class count just before sample i
     # mean before sample i: (c mu + prefix) / (c + rank), written so that a class with count 0 keeps
     # its stored mean until its first sample (as the sequential kernel does)

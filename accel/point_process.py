@@ -42,8 +42,8 @@ def _nngp_rows(nx, C, nb, cnt, length_scale, nu, jitter):
     N, k = nb.shape
     valid = nb >= 0
     P = C[nx.where(valid, nb, 0)]  # (N, k, 2)
-    D = nx.sqrt(nx.sum((P[:, :, None, :] - P[:, None, :, :]) ** 2, axis=-1))
-    d0 = nx.sqrt(nx.sum((P - C[:, None, :]) ** 2, axis=-1))
+    D = nx.cdist(P, P)
+    d0 = nx.cdist(P, C[:, None, :])[:, :, 0]
 
     def corr(d):
         r = d / length_scale

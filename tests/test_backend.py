@@ -137,6 +137,9 @@ OPS = {
     "astype_float": lambda nx, d: nx.astype(d["Xint"], nx.float64),
     "astype_bool_to_int": lambda nx, d: nx.astype(d["mask"], nx.int64),
     "copy": lambda nx, d: nx.copy(d["X"]),
+    "addmatmul": lambda nx, d: nx.addmatmul(d["spd"], d["X"], d["Y"].T),
+    "addmatmul_batch": lambda nx, d: nx.addmatmul(d["Bbatch"], d["spd_batch"], d["Bbatch"]),
+    "lerp": lambda nx, d: nx.lerp(d["X"], d["Y"], 0.3),
     # ops used by the point_process cores
     "eye": lambda nx, d: nx.eye(3),
     "eye_type_as": lambda nx, d: nx.eye(2, type_as=d["Xint"]),
@@ -145,6 +148,8 @@ OPS = {
     "cholesky_solve": lambda nx, d: nx.cholesky_solve(nx.cholesky(d["spd"]), d["Bm"]),
     "cholesky_solve_batch": lambda nx, d: nx.cholesky_solve(nx.cholesky(d["spd_batch"]), d["Bbatch"]),
     "cholesky_inverse": lambda nx, d: nx.cholesky_inverse(nx.cholesky(d["spd"])),
+    "cdist": lambda nx, d: nx.cdist(d["X"], d["Y"]),
+    "cdist_batch": lambda nx, d: nx.cdist(d["Bbatch"], d["Bbatch"]),
 }
 
 
@@ -209,8 +214,8 @@ def test_every_documented_op_is_tested():
         "solve_triangular", "exp", "log", "sqrt", "abs", "sum", "mean", "max", "min", "argmin", "argmax",
         "where", "clip", "maximum", "minimum", "einsum", "stack", "concatenate", "isfinite", "logsumexp",
         "rng",
-        "tanh", "flip", "cumsum", "astype", "copy",  # continual cores
-        "eye", "diagonal", "cholesky_solve", "cholesky_inverse",  # point_process cores
+        "tanh", "flip", "cumsum", "astype", "copy", "addmatmul", "lerp",  # continual cores
+        "eye", "diagonal", "cholesky_solve", "cholesky_inverse", "cdist",  # point_process cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
     assert not untested, f"ops without a parity case: {sorted(untested)}"
