@@ -359,6 +359,59 @@ class NumpyBackend(Backend):
         """Join arrays along an existing axis."""
         return np.concatenate(arrays, axis=axis)
 
+    # ops used by the continual cores
+    def tanh(self, x):
+        """Elementwise hyperbolic tangent."""
+        return np.tanh(x)
+
+    def flip(self, x, axis):
+        """Reverse the order of the entries along ``axis`` (a copy for torch, a view for numpy)."""
+        return np.flip(x, axis=axis)
+
+    def cumsum(self, x, axis):
+        """Cumulative sum along ``axis``."""
+        return np.cumsum(x, axis=axis)
+
+    def astype(self, x, dtype):
+        """``x`` converted to ``dtype`` (a copy)."""
+        return np.asarray(x).astype(dtype)
+
+    def copy(self, x):
+        """A copy of ``x`` that shares no memory with it."""
+        return np.array(x, copy=True)
+
+    def addmatmul(self, c, a, b):
+        """``c + a @ b`` (batched over leading axes; one fused call on torch)."""
+        return c + np.matmul(a, b)
+
+    def lerp(self, a, b, weight):
+        """Linear interpolation ``a + weight * (b - a)`` for a float ``weight``."""
+        return a + weight * (b - a)
+
+    # ops used by the point_process cores
+    def eye(self, n, dtype=None, type_as=None):
+        """Identity matrix of size ``n``; dtype as in :meth:`zeros`."""
+        return np.eye(n, dtype=self._dtype(dtype, type_as))
+
+    def diagonal(self, x):
+        """Diagonal of the last two axes (batched over leading axes), as a new array."""
+        return np.diagonal(x, axis1=-2, axis2=-1).copy()
+
+    def cholesky_solve(self, L, b):
+        """Solve ``A x = b`` from the lower Cholesky factor ``L`` of ``A``; ``b`` of shape ``(..., n, k)``."""
+        if L.ndim == 2:
+            return _sla.cho_solve((L, True), b)
+        y = np.linalg.solve(L, b)
+        return np.linalg.solve(np.swapaxes(L, -1, -2), y)
+
+    def cholesky_inverse(self, L):
+        """Inverse ``A^{-1}`` of a 2-d ``A = L L^T`` from its lower Cholesky factor ``L``."""
+        return _sla.cho_solve((L, True), np.eye(L.shape[0], dtype=L.dtype))
+
+    def cdist(self, a, b):
+        """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
+        return np.sqrt(np.sum((a[..., :, None, :] - b[..., None, :, :]) ** 2, axis=-1))
+
 
 class TorchBackend(Backend):
     """The torch backend, on one device (CPU or CUDA).
@@ -600,6 +653,62 @@ class TorchBackend(Backend):
     def concatenate(self, arrays, axis=0):
         """Join tensors along an existing axis."""
         return self._torch.cat([self._t(a) for a in arrays], dim=axis)
+
+    # ops used by the continual cores
+    def tanh(self, x):
+        """Elementwise hyperbolic tangent."""
+        return self._torch.tanh(self._t(x))
+
+    def flip(self, x, axis):
+        """Reverse the order of the entries along ``axis`` (a copy for torch, a view for numpy)."""
+        return self._torch.flip(self._t(x), dims=(axis,))
+
+    def cumsum(self, x, axis):
+        """Cumulative sum along ``axis``."""
+        return self._torch.cumsum(self._t(x), dim=axis)
+
+    def astype(self, x, dtype):
+        """``x`` converted to ``dtype`` (a copy)."""
+        return self._t(x).to(dtype=self._torch_dtype(dtype), copy=True)
+
+    def copy(self, x):
+        """A copy of ``x`` that shares no memory with it."""
+        return self._t(x).clone()
+
+    def addmatmul(self, c, a, b):
+        """``c + a @ b`` (batched over leading axes; one fused call on torch)."""
+        c, a, b = self._t(c), self._t(a), self._t(b)
+        if a.ndim == 3 and b.ndim == 3 and c.ndim == 3:
+            return self._torch.baddbmm(c, a, b)
+        if a.ndim == 2 and b.ndim == 2:
+            return self._torch.addmm(c, a, b)
+        return c + self._torch.matmul(a, b)
+
+    def lerp(self, a, b, weight):
+        """Linear interpolation ``a + weight * (b - a)`` for a float ``weight``."""
+        return self._torch.lerp(self._t(a), self._t(b), float(weight))
+
+    # ops used by the point_process cores
+    def eye(self, n, dtype=None, type_as=None):
+        """Identity matrix of size ``n``; dtype and device as in :meth:`zeros`."""
+        dtype, device = self._like(dtype, type_as)
+        return self._torch.eye(n, dtype=dtype, device=device)
+
+    def diagonal(self, x):
+        """Diagonal of the last two axes (batched over leading axes), as a new tensor."""
+        return self._torch.diagonal(self._t(x), dim1=-2, dim2=-1).clone()
+
+    def cholesky_solve(self, L, b):
+        """Solve ``A x = b`` from the lower Cholesky factor ``L`` of ``A``; ``b`` of shape ``(..., n, k)``."""
+        return self._torch.cholesky_solve(self._t(b), self._t(L))
+
+    def cholesky_inverse(self, L):
+        """Inverse ``A^{-1}`` of a 2-d ``A = L L^T`` from its lower Cholesky factor ``L``."""
+        return self._torch.cholesky_inverse(self._t(L))
+
+    def cdist(self, a, b):
+        """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
+        return self._torch.cdist(self._t(a), self._t(b), compute_mode="donot_use_mm_for_euclid_dist")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -20,8 +20,12 @@ r"""torch core of :mod:`algos.continual`: the batched reservoir scan and a strea
   :math:`b_k = \tfrac12\mu_k^\top\Lambda\mu_k` from two triangular solves.
 
 Both take float32 or float64 (the input's dtype; float64 by default for the LDA state) and run on
-CPU or CUDA. torch is imported inside the functions: importing this module (or :mod:`algos`) does not
-import it.
+CPU or CUDA. Each core is written once against the array namespace ``nx`` of :mod:`accel.backend`
+(:func:`_scan` for the scan, :func:`_delta_pass` for the batched delta/weight pass): run with the torch
+backend it is the torch core, run with the numpy backend (``reservoir_scan_batched(..., backend="numpy")``,
+``_delta_pass(get_backend(backend="numpy"), ...)``) it is the plain-numpy reference that the tests pin the
+numba kernels of :mod:`algos.continual._kernels` and :mod:`algos.continual._slda_kernels` to. torch is
+imported only when the torch backend is created: importing this module (or :mod:`algos`) does not import it.
 """
 
 from __future__ import annotations
@@ -30,13 +34,15 @@ import numpy as np
 
 from theory._checks import check_option, check_scalar_float, check_scalar_int
 
+from .backend import get_backend
 from .backend import torch_device as _resolve_device
 
 __all__ = ["reservoir_scan_batched", "TorchStreamingLDA"]
 
 _ACT = {0: "tanh", 1: "relu", 2: "leaky_relu", "tanh": "tanh", "relu": "relu", "leaky_relu": "leaky_relu"}
 
-
+#: ``rule`` codes of :func:`_delta_pass` (those of :func:`algos.continual._slda_kernels.delta_pass`).
+RULE_HAYES, RULE_WELFORD = 0, 1
 
 def _float_dtype(torch, dtype):
     dt = np.dtype(dtype)
@@ -47,8 +53,50 @@ def _float_dtype(torch, dtype):
     raise ValueError(f"'dtype' must be float32 or float64; got {dt}.")
 
 
+def _activation(nx, z, act, slope):
+    """tanh, ReLU or leaky ReLU (slope ``slope``) of ``z``."""
+    if act == "tanh":
+        return nx.tanh(z)
+    if act == "relu":
+        return nx.maximum(z, 0.0)
+    return nx.where(z > 0, z, slope * z)
+
+
+def _scan(nx, Z, W, leak, act, slope, rev, h):
+    r"""Core of :func:`reservoir_scan_batched` on backend ``nx``: ``D`` scans, one batched product per step.
+
+    Parameters
+    ----------
+    nx : NumpyBackend or TorchBackend
+    Z : array, shape (D, N, L, U)
+    W : array, shape (D, U, U)
+    leak : float
+    act : {"tanh", "relu", "leaky_relu"}
+    slope : float
+    rev : list of D bools
+    h : array, shape (D, N, U)
+        Initial states (not modified).
+
+    Returns
+    -------
+    array, shape (D, N, L, U)
+    """
+    L = Z.shape[2]
+    if any(rev):  # backward directions: scan the time-reversed drive forward, then reverse the states back
+        flip = nx.asarray(rev)[:, None, None, None]
+        Z = nx.where(flip, nx.flip(Z, 2), Z)
+    out = nx.empty(Z.shape, type_as=Z)
+    for t in range(L):
+        f = _activation(nx, nx.addmatmul(Z[:, :, t, :], h, W), act, slope)  # one block-diagonal product
+        h = nx.lerp(h, f, leak) if leak != 1.0 else f  # (1 - a) h + a f
+        out[:, :, t, :] = h
+    if any(rev):
+        out = nx.where(flip, nx.flip(out, 2), out)
+    return out
+
+
 def reservoir_scan_batched(Z, W, leak, activation="tanh", *, negative_slope=0.01, reverse=False, h0=None,
-                           device=None, return_tensor=False):
+                           device=None, return_tensor=False, backend="torch"):
     r"""``D`` leaky echo-state scans at once: :math:`h_t = (1-a)h_{t-1} + a f(z_t + h_{t-1} W_d)`.
 
     Parameters
@@ -66,9 +114,12 @@ def reservoir_scan_batched(Z, W, leak, activation="tanh", *, negative_slope=0.01
     h0 : array-like, shape (D, N, U), optional
         Initial states (zeros by default).
     device : None, str or torch.device
-        ``None``: CUDA if available, else CPU.
+        ``None``: CUDA if available, else CPU (torch backend); only ``None`` or ``"cpu"`` for numpy.
     return_tensor : bool, default=False
         Return the torch tensor (on ``device``) instead of a numpy array.
+    backend : {"torch", "numpy"}, default="torch"
+        ``"numpy"`` runs the same core on numpy arrays (the plain-numpy reference of the numba kernel
+        :func:`algos.continual._kernels.reservoir_scan`).
 
     Returns
     -------
@@ -88,56 +139,106 @@ def reservoir_scan_batched(Z, W, leak, activation="tanh", *, negative_slope=0.01
         raise ValueError(f"'activation' must be one of {{'tanh', 'relu', 'leaky_relu'}}; got {activation!r}.")
     act = _ACT[activation]
     slope = check_scalar_float(negative_slope, "negative_slope", low=0.0, high=1.0)
-    dev = _resolve_device(device)
-    import torch
+    check_option(backend, "backend", ("torch", "numpy"))
+    nx = get_backend(backend=backend, device=device)
 
-    def as_t(a, dtype=None):
-        if not isinstance(a, torch.Tensor):
-            a = np.asarray(a)
-            if a.dtype.kind != "f":
-                a = a.astype(np.float64)
-            if not a.flags.writeable:
-                a = a.copy()
-            a = torch.as_tensor(a)
-        return a.to(device=dev, dtype=dtype if dtype is not None else a.dtype)
+    def as_float(a, dtype=None):
+        a = nx.asarray(a)
+        if dtype is None and str(a.dtype) not in ("float32", "float64", "torch.float32", "torch.float64"):
+            dtype = nx.float64
+        return nx.asarray(a, dtype=dtype) if dtype is not None else a
 
-    Zt = as_t(Z)
-    if Zt.dtype not in (torch.float32, torch.float64):
-        Zt = Zt.to(torch.float64)
+    Zt = as_float(Z)
     if Zt.ndim != 4:
         raise ValueError(f"'Z' must have shape (D, N, L, U); got {tuple(Zt.shape)}.")
     D, N, L, U = Zt.shape
-    Wt = as_t(W, Zt.dtype)
+    Wt = as_float(W, Zt.dtype)
     if tuple(Wt.shape) != (D, U, U):
         raise ValueError(f"'W' must have shape {(D, U, U)} to match Z; got {tuple(Wt.shape)}.")
     rev = [bool(reverse)] * D if np.ndim(reverse) == 0 else [bool(r) for r in reverse]
     if len(rev) != D:
         raise ValueError(f"'reverse' must be a bool or {D} bools; got {len(rev)}.")
-    if not bool(torch.isfinite(Zt).all()) or not bool(torch.isfinite(Wt).all()):
+    if not bool(nx.isfinite(Zt).all()) or not bool(nx.isfinite(Wt).all()):
         raise ValueError("'Z' and 'W' must contain only finite values.")
-    # backward directions: scan the time-reversed drive forward, then reverse the states back
-    flip = torch.tensor(rev, device=dev)
-    if any(rev):
-        Zt = torch.where(flip[:, None, None, None], Zt.flip(2), Zt)
-    h = torch.zeros((D, N, U), dtype=Zt.dtype, device=dev) if h0 is None else as_t(h0, Zt.dtype).clone()
+    h = nx.zeros((D, N, U), type_as=Zt) if h0 is None else as_float(h0, Zt.dtype)
     if tuple(h.shape) != (D, N, U):
         raise ValueError(f"'h0' must have shape {(D, N, U)}; got {tuple(h.shape)}.")
-    out = torch.empty_like(Zt)
-    a = leak
-    with torch.no_grad():
-        for t in range(L):
-            z = torch.baddbmm(Zt[:, :, t, :], h, Wt)  # one block-diagonal product for all D scans
-            if act == "tanh":
-                f = torch.tanh(z)
-            elif act == "relu":
-                f = torch.relu(z)
-            else:
-                f = torch.nn.functional.leaky_relu(z, slope)
-            h = torch.lerp(h, f, a) if a != 1.0 else f
-            out[:, :, t, :] = h
-    if any(rev):
-        out = torch.where(flip[:, None, None, None], out.flip(2), out)
-    return out if return_tensor else out.cpu().numpy()
+    if nx.name == "torch":
+        with nx._torch.no_grad():
+            out = _scan(nx, Zt, Wt, leak, act, slope, rev, h)
+        return out if return_tensor else out.cpu().numpy()
+    return _scan(nx, Zt, Wt, leak, act, slope, rev, h)
+
+
+def _delta_pass(nx, X, yidx, means, counts, n_seen, rule):
+    r"""Batched delta/weight pass of streaming LDA on backend ``nx`` (no loop over the samples).
+
+    The class mean that sample :math:`i` sees *before* its own update comes from a per-class exclusive
+    prefix sum (a loop over the classes present, not over the samples); the deviations
+    :math:`\delta_i = x_i - \mu_{y_i}` and the weights :math:`w_i` (Hayes & Kanan, CVPRW 2020) follow in
+    closed form. The same numbers as the sequential numba kernel
+    :func:`algos.continual._slda_kernels.delta_pass`, to round-off.
+
+    Parameters
+    ----------
+    nx : NumpyBackend or TorchBackend
+    X : array of float, shape (B, d)
+    yidx : array of int, shape (B,)
+        Row of each sample's class in ``means``.
+    means : array of float, shape (K, d)
+        Class means before the batch (an unseen class has mean 0); not modified.
+    counts : array of int, shape (K,)
+        Class counts before the batch; not modified.
+    n_seen : int
+        Total count before the batch.
+    rule : {0, 1}
+        ``0`` (:data:`RULE_HAYES`): :math:`w_i = n/(n+1)` with :math:`n` the total count before sample
+        :math:`i`; ``1`` (:data:`RULE_WELFORD`): :math:`w_i = c_{y_i}/(c_{y_i}+1)`.
+
+    Returns
+    -------
+    means : array, shape (K, d)
+        Class means after the batch.
+    counts : array, shape (K,)
+        Class counts after the batch.
+    n : int
+        Total count after the batch.
+    D : array, shape (B, d)
+        The deviations :math:`\delta_i`.
+    w : array, shape (B,)
+        The weights :math:`w_i`.
+    """
+    B, d = X.shape
+    K = means.shape[0]
+    rank = nx.zeros(B, type_as=X)
+    prefix = nx.zeros((B, d), type_as=X)
+    y_host = nx.to_numpy(yidx)
+    for k in np.unique(y_host).tolist():
+        idx = nx.asarray(np.flatnonzero(y_host == k))
+        nk = idx.shape[0]
+        rank[idx] = nx.arange(nk, type_as=X)
+        if nk > 1:
+            prefix[idx[1:]] = nx.cumsum(X[idx[:-1]], axis=0)
+    # means and counts after the batch: class sums by one GEMM with the one-hot matrix
+    onehot = nx.astype(yidx[:, None] == nx.arange(K, type_as=yidx)[None, :], X.dtype)  # (B, K)
+    nb = nx.sum(onehot, axis=0)
+    c_prev = nx.astype(counts, X.dtype)
+    tot = c_prev + nb
+    new_means = nx.where((nb > 0)[:, None], (c_prev[:, None] * means + nx.matmul(onehot.T, X))
+                         / nx.clip(tot, 1.0, None)[:, None], means)
+    new_counts = counts + nx.astype(nb, counts.dtype)
+    c_before = nx.astype(counts[yidx], X.dtype) + rank  # class count just before sample i
+    # mean before sample i: (c mu + prefix) / (c + rank), written so that a class with count 0 keeps
+    # its stored mean until its first sample (as the sequential kernel does)
+    m_old = means[yidx]
+    mu_before = m_old + (prefix - rank[:, None] * m_old) / nx.clip(c_before, 1.0, None)[:, None]
+    delta = X - mu_before
+    if rule == RULE_WELFORD:
+        w = c_before / (c_before + 1.0)
+    else:
+        n_before = n_seen + nx.arange(B, type_as=X)
+        w = n_before / (n_before + 1.0)
+    return new_means, new_counts, int(n_seen) + B, delta, w
 
 
 class TorchStreamingLDA:
@@ -225,38 +326,10 @@ class TorchStreamingLDA:
         if int(yt.min()) < 0:
             raise ValueError("'y' must contain class indices >= 0.")
         self._grow(int(yt.max()) + 1)
-        # for each sample: its rank among the earlier samples of its class in this batch and their
-        # sum (an exclusive cumsum per class; a loop over the classes present, not over samples)
-        rank = torch.empty(B, dtype=self.dtype, device=self.device)
-        prefix = torch.empty_like(Xt)
-        for k in torch.unique(yt).tolist():
-            idx = (yt == k).nonzero().reshape(-1)
-            Xk = Xt[idx]
-            rank[idx] = torch.arange(idx.shape[0], dtype=self.dtype, device=self.device)
-            ex = torch.zeros_like(Xk)
-            if Xk.shape[0] > 1:
-                ex[1:] = torch.cumsum(Xk[:-1], dim=0)
-            prefix[idx] = ex
-        c_old = self.counts[yt].to(self.dtype)
-        c_before = c_old + rank  # class count just before sample i
-        mu_before = (c_old[:, None] * self.means[yt] + prefix) / torch.clamp(c_before, min=1.0)[:, None]
-        delta = Xt - mu_before  # a never-seen class has mean 0 before its first sample: delta = x
-        if self.covariance_mode == "exact":
-            w = c_before / (c_before + 1.0)
-        else:
-            n_before = self.n_seen + torch.arange(B, device=self.device, dtype=self.dtype)
-            w = n_before / (n_before + 1.0)
+        nx = get_backend(backend="torch", device=self.device)
+        rule = RULE_WELFORD if self.covariance_mode == "exact" else RULE_HAYES
+        self.means, self.counts, _, delta, w = _delta_pass(nx, Xt, yt, self.means, self.counts, self.n_seen, rule)
         self.scatter.addmm_(delta.T, delta * w[:, None])
-        # means and counts after the batch
-        K = self.means.shape[0]
-        onehot = torch.nn.functional.one_hot(yt, K).to(self.dtype)  # (B, K)
-        sums = onehot.T @ Xt
-        nb = torch.bincount(yt, minlength=K)
-        tot = self.counts + nb
-        upd = nb > 0
-        c_prev = self.counts[upd, None].to(self.dtype)
-        self.means[upd] = (c_prev * self.means[upd] + sums[upd]) / tot[upd, None].to(self.dtype)
-        self.counts = tot
         self.n_seen += B
         self._cache = None
         return self

@@ -11,8 +11,11 @@ r"""torch core of :mod:`algos.point_process`: batched NNGP rows and a dense fact
 * :class:`DenseTorchFactor` — the dense factor of ``VoGCAM(backend="torch")`` (Cholesky, solves, the
   inverse's diagonal and pattern entries, samples), a twin of the estimator's LAPACK factor.
 
-Everything is float64 (``exp(m + s/2)`` overflows in float32). torch is imported inside the functions:
-importing this module (or :mod:`algos`) does not import it.
+Everything is float64 (``exp(m + s/2)`` overflows in float32). Each core is written once against the
+array namespace ``nx`` of :mod:`accel.backend`: with the torch backend it is the torch core, with the numpy
+backend (``backend="numpy"``) the plain-numpy reference that the tests pin the numba kernel
+:func:`algos.point_process._kernels.nngp_rows` and the sparse selected inverse to. torch is imported only
+when the torch backend is created: importing this module (or :mod:`algos`) does not import it.
 """
 
 from __future__ import annotations
@@ -21,15 +24,49 @@ import math
 
 import numpy as np
 
-from theory._checks import check_scalar_float
+from theory._checks import check_option, check_scalar_float
 
-from .backend import torch_device as _device
+from .backend import get_backend
 
 __all__ = ["nngp_rows_batched", "precision_diag_inverse", "DenseTorchFactor"]
 
 
 
-def nngp_rows_batched(coords, neighbors, counts, length_scale, nu=0.5, jitter=1e-8, device=None):
+def _nx(backend, device):
+    check_option(backend, "backend", ("torch", "numpy"))
+    return get_backend(backend=backend, device=device)
+
+
+def _nngp_rows(nx, C, nb, cnt, length_scale, nu, jitter):
+    r"""Core of :func:`nngp_rows_batched` on backend ``nx``: ``(A, F)`` as backend arrays."""
+    N, k = nb.shape
+    valid = nb >= 0
+    P = C[nx.where(valid, nb, 0)]  # (N, k, 2)
+    D = nx.cdist(P, P)
+    d0 = nx.cdist(P, C[:, None, :])[:, :, 0]
+
+    def corr(d):
+        r = d / length_scale
+        if nu == 0.5:
+            return nx.exp(-r)
+        s = math.sqrt(3.0) * r
+        return (1 + s) * nx.exp(-s)
+
+    vv = valid[:, :, None] & valid[:, None, :]
+    eye = nx.eye(k, type_as=C)
+    # padded rows/columns: identity (zero coefficients)
+    R = nx.where(vv, corr(D), 0.0) + eye * jitter + eye * nx.astype(~valid, C.dtype)[:, None, :]
+    r = nx.where(valid, corr(d0), 0.0)
+    L = nx.cholesky(R)
+    a = nx.cholesky_solve(L, r[:, :, None])[:, :, 0]
+    a = nx.where(valid, a, 0.0)
+    F = nx.clip(1.0 + jitter - nx.sum(a * r, axis=1), jitter, None)
+    F = nx.where(cnt == 0, 1.0 + jitter, F)
+    return a, F
+
+
+def nngp_rows_batched(coords, neighbors, counts, length_scale, nu=0.5, jitter=1e-8, device=None, *,
+                      backend="torch"):
     """NNGP coefficients ``A (N, k)`` and conditional variances ``F (N,)`` on the correlation scale.
 
     Parameters
@@ -41,54 +78,37 @@ def nngp_rows_batched(coords, neighbors, counts, length_scale, nu=0.5, jitter=1e
     nu : {0.5, 1.5}
     jitter : float
     device : None, str or torch.device
+    backend : {"torch", "numpy"}, default="torch"
+        ``"numpy"`` runs the same core on numpy arrays (the plain-numpy reference of the numba kernel
+        :func:`algos.point_process._kernels.nngp_rows`).
 
     Returns
     -------
     A, F : ndarray (numpy, float64)
     """
-    import torch
-
     length_scale = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
     jitter = check_scalar_float(jitter, "jitter", low=0.0)
     if nu not in (0.5, 1.5):
         raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
-    dev = _device(device)
-    f64 = torch.float64
-    C = torch.as_tensor(np.ascontiguousarray(coords, dtype=np.float64), device=dev, dtype=f64)
-    nb = torch.as_tensor(np.asarray(neighbors, dtype=np.int64), device=dev)
-    cnt = torch.as_tensor(np.asarray(counts, dtype=np.int64), device=dev)
+    nx = _nx(backend, device)
+    C = nx.asarray(np.ascontiguousarray(coords, dtype=np.float64))
+    nb = nx.asarray(np.asarray(neighbors, dtype=np.int64))
+    cnt = nx.asarray(np.asarray(counts, dtype=np.int64))
     N, k = nb.shape
     if k == 0:
         return np.zeros((N, 0)), np.full(N, 1.0 + jitter)
-    valid = nb >= 0
-    idx = torch.where(valid, nb, torch.zeros_like(nb))
-    P = C[idx]  # (N, k, 2)
-    D = torch.cdist(P, P)
-    d0 = torch.linalg.norm(P - C[:, None, :], dim=-1)
-
-    def corr(d):
-        r = d / length_scale
-        if nu == 0.5:
-            return torch.exp(-r)
-        s = math.sqrt(3.0) * r
-        return (1 + s) * torch.exp(-s)
-
-    vv = valid[:, :, None] & valid[:, None, :]
-    eye = torch.eye(k, dtype=f64, device=dev).expand(N, k, k)
-    R = torch.where(vv, corr(D), torch.zeros_like(D)) + eye * jitter
-    # padded rows/columns: identity
-    R = R + torch.diag_embed((~valid).to(f64))
-    r = torch.where(valid, corr(d0), torch.zeros_like(d0))
-    L = torch.linalg.cholesky(R)
-    a = torch.cholesky_solve(r[:, :, None], L)[:, :, 0]
-    a = torch.where(valid, a, torch.zeros_like(a))
-    F = 1.0 + jitter - (a * r).sum(1)
-    F = torch.clamp(F, min=jitter)
-    F = torch.where(cnt == 0, torch.full_like(F, 1.0 + jitter), F)
-    return a.cpu().numpy(), F.cpu().numpy()
+    a, F = _nngp_rows(nx, C, nb, cnt, length_scale, nu, jitter)
+    return nx.to_numpy(a), nx.to_numpy(F)
 
 
-def precision_diag_inverse(Q, diag, device=None):
+def _cholesky(nx, P, who):
+    try:
+        return nx.cholesky(P)
+    except np.linalg.LinAlgError as exc:
+        raise np.linalg.LinAlgError(f"{who}: the matrix is not positive definite.") from exc
+
+
+def precision_diag_inverse(Q, diag, device=None, *, backend="torch"):
     """Diagonal of the inverse and log-determinant of ``Q + diag(diag)`` by a dense Cholesky in torch.
 
     ``Q`` may be a scipy sparse matrix or a dense array (N, N); the factorisation is in float64.
@@ -101,6 +121,8 @@ def precision_diag_inverse(Q, diag, device=None):
         Added to the diagonal of ``Q``.
     device : None, str or torch.device, default=None
         ``None``: CUDA if available, else CPU.
+    backend : {"torch", "numpy"}, default="torch"
+        ``"numpy"`` runs the same core with numpy/LAPACK.
 
     Returns
     -------
@@ -109,19 +131,14 @@ def precision_diag_inverse(Q, diag, device=None):
     logdet : float
         :math:`\\log|Q + \\mathrm{diag}(d)|`.
     """
-    import torch
-
-    dev = _device(device)
+    nx = _nx(backend, device)
     Qd = Q.toarray() if hasattr(Q, "toarray") else np.asarray(Q, dtype=np.float64)
     d = np.asarray(diag, dtype=np.float64)
     if Qd.ndim != 2 or Qd.shape[0] != Qd.shape[1] or d.shape != (Qd.shape[0],):
         raise ValueError("'Q' must be (N, N) and 'diag' (N,).")
-    P = torch.as_tensor(Qd + np.diag(d), device=dev, dtype=torch.float64)
-    L, info = torch.linalg.cholesky_ex(P)
-    if int(info) != 0:
-        raise np.linalg.LinAlgError("precision_diag_inverse: the matrix is not positive definite.")
-    S = torch.cholesky_inverse(L)
-    return torch.diagonal(S).cpu().numpy(), float(2.0 * torch.log(torch.diagonal(L)).sum())
+    L = _cholesky(nx, nx.asarray(Qd + np.diag(d), dtype=nx.float64), "precision_diag_inverse")
+    S = nx.cholesky_inverse(L)
+    return nx.to_numpy(nx.diagonal(S)), float(2.0 * nx.sum(nx.log(nx.diagonal(L))))
 
 
 class DenseTorchFactor:
@@ -143,14 +160,18 @@ class DenseTorchFactor:
         Size of ``P``.
     device : None, str or torch.device, default=None
         ``None``: CUDA if available, else CPU.
+    backend : {"torch", "numpy"}, default="torch"
+        ``"numpy"`` runs the same code with numpy/LAPACK (the dense reference of the sparse selected
+        inverse in the tests).
     """
 
-    def __init__(self, indptr, indices, N, device=None):
+    def __init__(self, indptr, indices, N, device=None, *, backend="torch"):
         self.indptr = np.asarray(indptr, dtype=np.int64)
         self.indices = np.asarray(indices, dtype=np.int64)
         self.N = int(N)
         self.rows = np.repeat(np.arange(self.N), np.diff(self.indptr))
-        self.device = _device(device)
+        self._nx = _nx(backend, device)
+        self.device = self._nx.device
         self.L = None
         self.S = None
 
@@ -164,6 +185,7 @@ class DenseTorchFactor:
         """
         out = DenseTorchFactor.__new__(DenseTorchFactor)
         out.indptr, out.indices, out.N, out.rows, out.device = self.indptr, self.indices, self.N, self.rows, self.device
+        out._nx = self._nx
         out.L = None
         out.S = None
         return out
@@ -186,18 +208,12 @@ class DenseTorchFactor:
         numpy.linalg.LinAlgError
             ``P`` has non-finite entries or is not positive definite.
         """
-        import torch
-
         data = np.asarray(data, dtype=np.float64)
         if not np.all(np.isfinite(data)):
             raise np.linalg.LinAlgError("DenseTorchFactor: the matrix has non-finite entries.")
         P = np.zeros((self.N, self.N))
         P[self.rows, self.indices] = data
-        Pt = torch.as_tensor(P, device=self.device, dtype=torch.float64)
-        L, info = torch.linalg.cholesky_ex(Pt)
-        if int(info) != 0:
-            raise np.linalg.LinAlgError("DenseTorchFactor: the matrix is not positive definite.")
-        self.L = L
+        self.L = _cholesky(self._nx, self._nx.asarray(P), "DenseTorchFactor")
         self.S = None
         return self
 
@@ -213,10 +229,9 @@ class DenseTorchFactor:
         float
             :math:`\log|P|`.
         """
-        import torch
-
         self._require("logdet")
-        return float(2.0 * torch.log(torch.diagonal(self.L)).sum())
+        nx = self._nx
+        return float(2.0 * nx.sum(nx.log(nx.diagonal(self.L))))
 
     def solve(self, b):
         r"""Solve ``P x = b``.
@@ -231,20 +246,16 @@ class DenseTorchFactor:
         ndarray
             ``x``, of the shape of ``b``.
         """
-        import torch
-
         self._require("solve")
+        nx = self._nx
         b = np.asarray(b, dtype=np.float64)
-        bt = torch.as_tensor(b.reshape(self.N, -1), device=self.device, dtype=torch.float64)
-        x = torch.cholesky_solve(bt, self.L)
-        return x.cpu().numpy().reshape(b.shape)
+        x = nx.cholesky_solve(self.L, nx.asarray(b.reshape(self.N, -1)))
+        return nx.to_numpy(x).reshape(b.shape)
 
     def _inv(self):
-        import torch
-
         self._require("inverse")
         if self.S is None:
-            S = torch.cholesky_inverse(self.L)
+            S = self._nx.cholesky_inverse(self.L)
             self.S = 0.5 * (S + S.T)
         return self.S
 
@@ -256,9 +267,7 @@ class DenseTorchFactor:
         ndarray of shape (N,)
             The diagonal.
         """
-        import torch
-
-        return torch.diagonal(self._inv()).cpu().numpy().copy()
+        return self._nx.to_numpy(self._nx.diagonal(self._inv())).copy()
 
     def inverse_entries(self, rows, cols):
         r"""Selected entries of :math:`P^{-1}`.
@@ -273,12 +282,11 @@ class DenseTorchFactor:
         ndarray
             ``inv(P)[rows, cols]``, of the shape of ``rows``.
         """
-        import torch
-
+        nx = self._nx
         S = self._inv()
-        r = torch.as_tensor(np.asarray(rows, dtype=np.int64).ravel(), device=self.device)
-        c = torch.as_tensor(np.asarray(cols, dtype=np.int64).ravel(), device=self.device)
-        return S[r, c].cpu().numpy().reshape(np.shape(rows))
+        r = nx.asarray(np.asarray(rows, dtype=np.int64).ravel())
+        c = nx.asarray(np.asarray(cols, dtype=np.int64).ravel())
+        return nx.to_numpy(S[r, c]).reshape(np.shape(rows))
 
     def inverse_on_pattern(self):
         r"""Entries of :math:`P^{-1}` on the sparsity pattern of ``P``.
@@ -303,10 +311,8 @@ class DenseTorchFactor:
         ndarray of shape (N,)
             ``x`` solving :math:`L^\\top x = z`.
         """
-        import torch
-
         self._require("sample")
-        zt = torch.as_tensor(np.asarray(z, dtype=np.float64).reshape(self.N, 1), device=self.device,
-                             dtype=torch.float64)
-        x = torch.linalg.solve_triangular(self.L.T, zt, upper=True)
-        return x.cpu().numpy().ravel()
+        nx = self._nx
+        zt = nx.asarray(np.asarray(z, dtype=np.float64).reshape(self.N, 1))
+        x = nx.solve_triangular(self.L.T, zt, lower=False)
+        return nx.to_numpy(x).ravel()

@@ -128,6 +128,28 @@ OPS = {
     "logsumexp_keepdims": lambda nx, d: nx.logsumexp(d["X"], axis=0, keepdims=True),
     "rng": lambda nx, d: nx.asarray(nx.rng(7).normal(size=3)),
     "to_numpy": lambda nx, d: nx.to_numpy(d["X"]),
+    # ops used by the continual cores
+    "tanh": lambda nx, d: nx.tanh(d["X"]),
+    "flip_axis0": lambda nx, d: nx.flip(d["X"], 0),
+    "flip_axis1": lambda nx, d: nx.flip(d["X"], 1),
+    "cumsum_axis0": lambda nx, d: nx.cumsum(d["X"], axis=0),
+    "cumsum_int": lambda nx, d: nx.cumsum(d["Xint"], axis=1),
+    "astype_float": lambda nx, d: nx.astype(d["Xint"], nx.float64),
+    "astype_bool_to_int": lambda nx, d: nx.astype(d["mask"], nx.int64),
+    "copy": lambda nx, d: nx.copy(d["X"]),
+    "addmatmul": lambda nx, d: nx.addmatmul(d["spd"], d["X"], d["Y"].T),
+    "addmatmul_batch": lambda nx, d: nx.addmatmul(d["Bbatch"], d["spd_batch"], d["Bbatch"]),
+    "lerp": lambda nx, d: nx.lerp(d["X"], d["Y"], 0.3),
+    # ops used by the point_process cores
+    "eye": lambda nx, d: nx.eye(3),
+    "eye_type_as": lambda nx, d: nx.eye(2, type_as=d["Xint"]),
+    "diagonal": lambda nx, d: nx.diagonal(d["spd"]),
+    "diagonal_batch": lambda nx, d: nx.diagonal(d["spd_batch"]),
+    "cholesky_solve": lambda nx, d: nx.cholesky_solve(nx.cholesky(d["spd"]), d["Bm"]),
+    "cholesky_solve_batch": lambda nx, d: nx.cholesky_solve(nx.cholesky(d["spd_batch"]), d["Bbatch"]),
+    "cholesky_inverse": lambda nx, d: nx.cholesky_inverse(nx.cholesky(d["spd"])),
+    "cdist": lambda nx, d: nx.cdist(d["X"], d["Y"]),
+    "cdist_batch": lambda nx, d: nx.cdist(d["Bbatch"], d["Bbatch"]),
 }
 
 
@@ -192,6 +214,8 @@ def test_every_documented_op_is_tested():
         "solve_triangular", "exp", "log", "sqrt", "abs", "sum", "mean", "max", "min", "argmin", "argmax",
         "where", "clip", "maximum", "minimum", "einsum", "stack", "concatenate", "isfinite", "logsumexp",
         "rng",
+        "tanh", "flip", "cumsum", "astype", "copy", "addmatmul", "lerp",  # continual cores
+        "eye", "diagonal", "cholesky_solve", "cholesky_inverse", "cdist",  # point_process cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
     assert not untested, f"ops without a parity case: {sorted(untested)}"
@@ -421,3 +445,21 @@ def test_cuda_parity_and_devices():
     # cuSOLVER/cuBLAS use other algorithms than LAPACK; the same float64 tolerance holds.
     _assert_parity(get_backend(backend="numpy"), nx, _data(123, 5, 4), "cuda")
     assert nx.to_numpy(nx.exp(nx.asarray([0.0]))).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("name", ["numpy", "torch"])
+def test_copy_and_diagonal_share_no_memory_and_cholesky_ops_invert(name):
+    """``copy`` and ``diagonal`` return new arrays; ``cholesky_solve`` / ``cholesky_inverse`` invert A = L L^T."""
+    if name == "torch":
+        pytest.importorskip("torch")
+    nx = get_backend(backend=name, device="cpu")
+    d = _convert(nx, _data(3, 4, 2))
+    X, spd = d["X"], d["spd"]
+    c, g = nx.copy(X), nx.diagonal(spd)
+    c[0, 0] += 1.0
+    g[0] += 1.0
+    assert float(c[0, 0]) == float(X[0, 0]) + 1.0 and float(g[0]) == float(spd[0, 0]) + 1.0
+    L = nx.cholesky(spd)
+    A = nx.to_numpy(spd)
+    assert_allclose(nx.to_numpy(nx.cholesky_inverse(L)) @ A, np.eye(4), atol=1e-12)
+    assert_allclose(A @ nx.to_numpy(nx.cholesky_solve(L, d["Bm"])), nx.to_numpy(d["Bm"]), atol=1e-12)

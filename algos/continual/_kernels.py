@@ -1,7 +1,8 @@
 r"""numba kernel of :mod:`algos.continual`'s reservoir features: the leaky echo-state scan.
 
-The kernel has a plain-numpy twin in :mod:`._reference` (the readable definition; tests pin
-the two together):
+Its plain-numpy reference is the scan core of :mod:`accel.continual` run on numpy
+(``reservoir_scan_batched(..., backend="numpy")``, the same code as the torch core; tests pin the two
+together):
 
 * :func:`reservoir_scan` -- the leaky echo-state recursion (tfa ``ESNCell`` convention)
 
@@ -22,7 +23,7 @@ the two together):
 The streaming-LDA delta pass is in :mod:`._slda_kernels`.
 
 Activations are coded as integers: ``0`` tanh, ``1`` ReLU, ``2`` leaky ReLU with slope
-``negative_slope``. No ``fastmath``: the parity tests compare with the twins at round-off level.
+``negative_slope``. No ``fastmath``: the parity tests compare with the numpy reference at round-off level.
 """
 
 from __future__ import annotations

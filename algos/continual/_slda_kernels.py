@@ -20,7 +20,8 @@ Weights (``rule``):
 * ``1`` -- the per-class Welford weight :math:`w_i = c_{y_i}/(c_{y_i}+1)`; the scatter is then the
   pooled within-class scatter :math:`\sum_k\sum_{i\in k}(x_i-\mu_k)(x_i-\mu_k)^\top` exactly.
 
-The plain-numpy twin is :func:`algos.continual._slda_reference.delta_pass_reference`. Serial (the
+Its plain-numpy reference is the batched core :func:`accel.continual._delta_pass` run on numpy (the same
+code as the torch core of :class:`accel.continual.TorchStreamingLDA`). Serial (the
 means are a running state); no ``fastmath``.
 """
 

@@ -1,11 +1,12 @@
-"""Plain-numpy twins of the numba kernels in :mod:`._kernels` (readable definitions for the tests)."""
+"""Plain-numpy twins of the numba kernels in :mod:`._kernels` that have no torch core (readable definitions for
+the tests). The NNGP rows and the dense inverse are references through :mod:`accel.point_process` run on numpy
+(``nngp_rows_batched(..., backend="numpy")``, ``DenseTorchFactor(..., backend="numpy")``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip_area_reference", "nngp_rows_reference", "selected_inverse_reference", "circle_fraction_reference",
-           "overlap_area_reference"]
+__all__ = ["clip_area_reference", "circle_fraction_reference", "overlap_area_reference"]
 
 
 def _sort_ccw(V, c):
@@ -37,31 +38,6 @@ def clip_area_reference(cell_vertices, centre, window):
         if not poly:
             return 0.0
     return abs(_shoelace(np.array(poly))) if len(poly) >= 3 else 0.0
-
-
-def nngp_rows_reference(coords, nbr, cnt, corr, jitter):
-    """Rows ``a_i`` and ``F_i`` by dense solves: ``corr(d)`` is the correlation function."""
-    N, k = nbr.shape
-    A = np.zeros((N, k))
-    F = np.empty(N)
-    for i in range(N):
-        J = nbr[i, : cnt[i]]
-        if len(J) == 0:
-            F[i] = 1.0 + jitter
-            continue
-        D = np.hypot(*(coords[J][:, None, :] - coords[J][None, :, :]).transpose(2, 0, 1))
-        R = corr(D) + jitter * np.eye(len(J))
-        r = corr(np.hypot(*(coords[J] - coords[i]).T))
-        a = np.linalg.solve(R, r)
-        A[i, : len(J)] = a
-        F[i] = max(1.0 + jitter - r @ a, jitter)
-    return A, F
-
-
-def selected_inverse_reference(P, rows, cols):
-    """Entries of the dense inverse of ``P`` at (rows, cols)."""
-    S = np.linalg.inv(np.asarray(P.toarray() if hasattr(P, "toarray") else P, dtype=float))
-    return S[rows, cols]
 
 
 def circle_fraction_reference(centre, radius, window, n_angles=200_000):

@@ -1,5 +1,6 @@
-"""torch core of algos.continual: batched scan and TorchStreamingLDA against numpy references (CPU
-torch), the features' torch backend against the numba path, and one CUDA parity test."""
+"""torch core of algos.continual: the batched scan against the numba kernel on the numpy and the CPU torch
+backends, TorchStreamingLDA against numpy references (CPU torch), the features' torch backend against the
+numba path, and one CUDA parity test."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from accel.continual import TorchStreamingLDA, reservoir_scan_batched  # noqa: E402
-from algos.continual._reference import reservoir_scan_reference  # noqa: E402
+from algos.continual._kernels import reservoir_scan  # noqa: E402
 from algos.continual._reservoir import BiRC2DFeatures  # noqa: E402
 
 #: float64: the same recursion with the sums in a different order; a few ulps of O(1) states.
@@ -30,7 +31,7 @@ def _rel_err(a, b):
 # scan
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("activation", ["tanh", "relu", "leaky_relu"])
-def test_scan_batched_matches_twin(activation):
+def test_scan_batched_matches_numba_kernel(activation):
     rng = np.random.default_rng(1)
     D, N, L, U = 5, 6, 9, 4
     Z = rng.standard_normal((D, N, L, U))
@@ -38,10 +39,14 @@ def test_scan_batched_matches_twin(activation):
     h0 = rng.standard_normal((D, N, U))
     rev = [False, True, True, False, True]
     out = reservoir_scan_batched(Z, W, 0.3, activation, reverse=rev, h0=h0, device="cpu")
+    out_np = reservoir_scan_batched(Z, W, 0.3, activation, reverse=rev, h0=h0, backend="numpy")
+    assert isinstance(out_np, np.ndarray)
     code = {"tanh": 0, "relu": 1, "leaky_relu": 2}[activation]
     for d in range(D):
-        ref = reservoir_scan_reference(Z[d], W[d], 0.3, code, 0.01, rev[d], h0[d])
+        ref = np.empty_like(Z[d])
+        reservoir_scan(Z[d], W[d], 0.3, code, 0.01, rev[d], h0[d], ref)  # the independent numba loop
         np.testing.assert_allclose(out[d], ref, rtol=0, atol=F64_TOL)
+        np.testing.assert_allclose(out_np[d], ref, rtol=0, atol=F64_TOL)
     out32 = reservoir_scan_batched(Z.astype(np.float32), W.astype(np.float32), 0.3, activation, reverse=rev,
                                    h0=h0, device="cpu")
     assert out32.dtype == np.float32

@@ -12,13 +12,20 @@ from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
-from algos.continual._reference import reservoir_scan_reference
+from accel.continual import reservoir_scan_batched
 from algos.continual._reservoir import (
     BiRC2DFeatures,
     BiReservoir2D,
     SpectralRadiusWarning,
     draw_reservoir_weights,
 )
+
+def reservoir_scan_reference(Z, W, leak, act, negative_slope=0.01, reverse=False, h0=None):
+    """The scan core of :mod:`accel.continual` run on numpy, for one reservoir (the kernel's reference)."""
+    h0 = None if h0 is None else np.asarray(h0)[None]
+    return reservoir_scan_batched(np.asarray(Z)[None], np.asarray(W)[None], leak, act, negative_slope=negative_slope,
+                                  reverse=reverse, h0=h0, backend="numpy")[0]
+
 
 #: float64 kernel vs twin: the two sum h W in different orders (loop vs BLAS); over <= 20 steps of a
 #: contraction the difference stays at a few ulps of O(1) states.

@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 
 from algos.continual import StreamingLDA, class_incremental_split, evaluate_cil, load_digits_images
 from algos.continual._slda_kernels import delta_pass
-from algos.continual._slda_reference import delta_pass_reference
+from accel.backend import get_backend
+from accel.continual import _delta_pass
 from theory.continual import shrinkage_eigenvalue_floor
 
 MEAN_RTOL = 1e-10  # spec 2.1: running means are sums of O(n) float64 terms, round-off ~1e-14
@@ -132,7 +133,7 @@ def test_delta_pass_kernel_matches_twin(rule, dtype):
     rng = np.random.default_rng(1)
     means0 = rng.normal(size=(5, 7)).astype(dtype)
     counts0 = rng.integers(0, 4, 5).astype(np.int64)
-    mr, cr, nr, Dr, wr = delta_pass_reference(X, y, means0, counts0, 11, rule)
+    mr, cr, nr, Dr, wr = _delta_pass(get_backend(backend="numpy"), X, y, means0, counts0, 11, rule)
     means, counts = means0.copy(), counts0.copy()
     D, w = np.empty_like(X), np.empty(len(X), dtype=dtype)
     n = delta_pass(X, y.astype(np.int64), means, counts, 11, rule, D, w)

@@ -56,31 +56,69 @@ def test_theory_bad_input(call, match):
         call()
 
 
+def _backends():
+    """The numpy backend, and CPU torch when it is installed."""
+    out = [dict(backend="numpy")]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return out
+    return out + [dict(backend="torch", device="cpu")]
+
+
 def test_accel_nngp_rows_parity_cpu():
-    pytest.importorskip("torch")
+    """The nx core on numpy and on CPU torch against the independent numba kernel (per-node loop)."""
     from accel.point_process import nngp_rows_batched
 
     X = np.random.default_rng(0).uniform(size=(400, 2))
     order = node_ordering(X, "coord")
     nbr, cnt = nngp_neighbors(X, order, 12)
-    for nu, code in ((0.5, 0), (1.5, 1)):
-        A1, F1 = nngp_rows(X, nbr, cnt, 0.15, code, 1e-8)
-        A2, F2 = nngp_rows_batched(X, nbr, cnt, 0.15, nu=nu, device="cpu")
-        assert np.max(np.abs(A1 - A2)) <= 1e-7  # ill-conditioned R at nu = 3/2: relative round-off
-        assert np.max(np.abs(F1 - F2)) <= 1e-9
+    for kw in _backends():
+        for nu, code in ((0.5, 0), (1.5, 1)):
+            A1, F1 = nngp_rows(X, nbr, cnt, 0.15, code, 1e-8)
+            A2, F2 = nngp_rows_batched(X, nbr, cnt, 0.15, nu=nu, **kw)
+            assert np.max(np.abs(A1 - A2)) <= 1e-7  # ill-conditioned R at nu = 3/2: relative round-off
+            assert np.max(np.abs(F1 - F2)) <= 1e-9
 
 
 def test_accel_precision_parity_cpu():
-    pytest.importorskip("torch")
     from accel.point_process import precision_diag_inverse
 
     X = np.random.default_rng(1).uniform(size=(300, 2))
     Q = nngp_precision(X, n_neighbors=10, variance=1.0, length_scale=0.2).Q
     mu = np.random.default_rng(2).uniform(0, 5, 300)
-    d, ld = precision_diag_inverse(Q, mu, device="cpu")
     P = Q.toarray() + np.diag(mu)
-    assert np.allclose(d, np.diag(np.linalg.inv(P)), rtol=PARITY_TOL)
-    assert ld == pytest.approx(np.linalg.slogdet(P)[1], abs=1e-8)
+    for kw in _backends():
+        d, ld = precision_diag_inverse(Q, mu, **kw)
+        assert np.allclose(d, np.diag(np.linalg.inv(P)), rtol=PARITY_TOL)
+        assert ld == pytest.approx(np.linalg.slogdet(P)[1], abs=1e-8)
+
+
+def test_accel_dense_factor_against_lapack():
+    """DenseTorchFactor (numpy and CPU torch) against np.linalg: logdet, solve, inverse on the pattern, and
+    sample: stacking sample(e_k) over the unit vectors gives E with E E^T = P^{-1}."""
+    from accel.point_process import DenseTorchFactor
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(120, 2))
+    Q = nngp_precision(X, n_neighbors=8, variance=1.0, length_scale=0.2).Q
+    P = (Q + sp.diags(rng.uniform(0, 5, 120))).tocsr()
+    P.sort_indices()
+    Pd = P.toarray()
+    S = np.linalg.inv(Pd)
+    rows = np.repeat(np.arange(120), np.diff(P.indptr))
+    b = rng.normal(size=(120, 2))
+    tol = PARITY_TOL * np.abs(S).max()
+    for kw in _backends():
+        f = DenseTorchFactor(P.indptr, P.indices, 120, **kw).clone().factor(P.data)
+        assert f.logdet() == pytest.approx(np.linalg.slogdet(Pd)[1], abs=1e-8)
+        assert np.max(np.abs(f.solve(b) - S @ b)) <= tol * np.abs(b).max() * 120
+        assert np.max(np.abs(f.inverse_on_pattern() - S[rows, P.indices])) <= tol
+        assert np.max(np.abs(f.diag_inverse() - np.diag(S))) <= tol
+        E = np.column_stack([f.sample(e) for e in np.eye(120)])
+        assert np.max(np.abs(E @ E.T - S)) <= tol
+        with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+            f.factor(-P.data)
 
 
 def test_accel_bad_input():
@@ -91,6 +129,10 @@ def test_accel_bad_input():
         nngp_rows_batched(np.zeros((2, 2)), -np.ones((2, 1), dtype=int), np.zeros(2, dtype=int), 0.0, device="cpu")
     with pytest.raises(np.linalg.LinAlgError):
         precision_diag_inverse(sp.csr_matrix(-np.eye(3)), np.zeros(3), device="cpu")
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        precision_diag_inverse(sp.csr_matrix(-np.eye(3)), np.zeros(3), backend="numpy")
+    with pytest.raises(ValueError, match="'backend' must be one of"):
+        nngp_rows_batched(np.zeros((2, 2)), -np.ones((2, 1), dtype=int), np.zeros(2, dtype=int), 1.0, backend="jax")
 
 
 @pytest.mark.gpu
