@@ -40,8 +40,10 @@ PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_fu
                    "score_samples", "get_feature_names_out", "extract_features", "agent_predict", "conf_int",
                    "summary", "client_scores", "mean_lambda", "realizations", "ex_ante_cef_ratio",
                    "ex_post_cef_ratio", "evaluate", "simulate", "update", "check", "expected_count",
-                   "predict_intensity", "predict_log_intensity", "sample_posterior")
-POSITIONAL = {"update": (0, 0, 0)}  # (memory, action, observation) of a controller
+                   "predict_intensity", "predict_log_intensity", "sample_posterior", "value", "upper_value",
+                   "policy")
+#: (memory, action, observation) of a controller; a belief of a solver's bounds (checked after fit)
+POSITIONAL = {"update": (0, 0, 0), "value": ([0.5, 0.5],), "upper_value": ([0.5, 0.5],), "policy": ([0.5, 0.5],)}
 
 
 def _estimators():

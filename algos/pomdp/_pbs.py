@@ -50,13 +50,25 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
-from accel.backend import resolve
+from accel.backend import RESOLVE_OPTIONS, resolve
 
 from .._anytime import Interruptible
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
+from ._alpha_bounds import AlphaBoundsMixin
 from . import _pbs_kernels as _k
 from ._beliefs import (
     _arrays, _b0, _model_arrays, _need_discount_below_one, _sparse_parts, blind_policy_values, check_belief,
@@ -104,7 +116,7 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     return Q
 
 
-class PointBasedSolver:
+class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
     r"""HSVI2-style point-based solver: alpha-vector lower bound, sawtooth upper bound, trials from b0.
 
     See the module docstring for the algorithm ([SS05] HSVI2, with a SARSOP-style precision
@@ -132,8 +144,9 @@ class PointBasedSolver:
         Accepted for the estimator contract; the search is deterministic (ties: lowest index).
     verbose : int, default=0
         ``>= 1`` prints one line per 10 % of the time budget.
-    backend : {"numba", "numpy", "torch", "auto"}, default="numba"
-        Where the per-belief work runs: ``"numba"`` (or ``"numpy"``) is the sparse numba kernels on the CPU;
+    backend : {"numpy", "torch", "auto"}, default="numpy"
+        Where the per-belief work runs: ``"numpy"`` (the older spelling ``"numba"`` is still accepted) is
+        the sparse numba kernels on the CPU;
         ``"torch"`` forms every ``(a, o)`` successor of a belief at once and scores it against all
         vectors and sawtooth points in batched tensor algebra
         (:class:`accel.pomdp.PBSTorchBackup`, float64; the same trials and backups, values equal to
@@ -202,8 +215,20 @@ class PointBasedSolver:
 
     upper = "sawtooth"  # read by the converse bound (same upper-bound interface as PBVI)
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
+        "clock": [OrderedStrOptions(tuple(_CLOCKS))],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "max_trials": [Interval(Integral, 0, None, closed="left"), None],
+        "prune": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "target_gap": [Interval(Real, 0, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither")],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
-                 verbose=0, backend="numba", device=None, clock="cpu"):
+                 verbose=0, backend="numpy", device=None, clock="cpu"):
         self.time_limit = time_limit
         self.clock = clock
         self.target_gap = target_gap
@@ -213,42 +238,6 @@ class PointBasedSolver:
         self.verbose = verbose
         self.backend = backend
         self.device = device
-
-    def get_params(self, deep=True):
-        r"""Parameters of this solver (scikit-learn convention).
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Ignored (no nested estimators).
-
-        Returns
-        -------
-        dict
-            Parameter names mapped to their values.
-        """
-        return {k: getattr(self, k) for k in
-                ("time_limit", "target_gap", "max_trials", "prune", "random_state", "verbose", "backend", "device",
-                 "clock")}
-
-    def set_params(self, **params):
-        r"""Set parameters of this solver (scikit-learn convention).
-
-        Parameters
-        ----------
-        **params
-            Parameter names and values.
-
-        Returns
-        -------
-        self
-            The solver.
-        """
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"invalid parameter {k!r} for PointBasedSolver; valid: {sorted(self.get_params())}.")
-            setattr(self, k, v)
-        return self
 
     # ------------------------------------------------------------------ fit
     def fit(self, pomdp):
@@ -272,6 +261,7 @@ class PointBasedSolver:
             raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
         t_start = now()
@@ -315,20 +305,11 @@ class PointBasedSolver:
                 if run.requested:  # Ctrl-C: stop before the next trial (the engine is whole here)
                     break
                 eps = max(target, KAPPA * (up - lo))
-                depth_cap = MAX_DEPTH
-                if span > 0 and eps > 0:
-                    depth_cap = min(MAX_DEPTH, int(math.ceil(
-                        math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
-                    depth_cap = max(depth_cap, 1)
-                depth, nb = eng.trial(eps, depth_cap)
+                depth, nb = eng.trial(eps, _depth_cap(eps, span, discount))
                 n_backups += nb
                 n_trials += 1
-                if self.prune and eng.nA > PRUNE_GROWTH * last_prune_A:
-                    eng.prune_lower()
-                    last_prune_A = eng.nA
-                if self.prune and eng.nU > PRUNE_GROWTH * last_prune_U:
-                    eng.prune_upper()
-                    last_prune_U = max(eng.nU, 16)
+                if self.prune:
+                    last_prune_A, last_prune_U = _prune_grown(eng, last_prune_A, last_prune_U)
                 lo_now, up_now = eng.bounds()
                 # L(b0) never drops (b0 is a witness; dominated vectors have a better one); an upper
                 # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
@@ -367,29 +348,6 @@ class PointBasedSolver:
         return self
 
     # ------------------------------------------------------------------ use
-    def _check_fitted(self):
-        if not hasattr(self, "alphas_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("This PointBasedSolver instance is not fitted yet; call fit(pomdp) first.")
-
-    def value(self, b):
-        """Lower bound ``max_alpha b . alpha`` at belief ``b``.
-
-        Parameters
-        ----------
-        b : array-like of shape (S,) or (n, S)
-            Belief(s).
-
-        Returns
-        -------
-        float or ndarray of shape (n,)
-            The lower bound.
-        """
-        self._check_fitted()
-        b = check_belief(b, self.alphas_.shape[1])
-        return float((self.alphas_ @ b).max())
-
     def upper_value(self, b):
         """Upper bound at ``b``: min of the fast informed bound and the sawtooth interpolation.
 
@@ -411,22 +369,26 @@ class PointBasedSolver:
         return float(max(min((self.upper_alphas_ @ b).max(), _sawtooth(b[None, :], Bu, vu, c)[0]),
                          (self.alphas_ @ b).max()))
 
-    def policy(self, b):
-        """Action of the best lower-bound vector at ``b`` (lowest index on ties).
 
-        Parameters
-        ----------
-        b : array-like of shape (S,) or (n, S)
-            Belief(s).
+def _depth_cap(eps, span, discount):
+    """Trial depth beyond which a discounted reward span cannot move a bound by ``eps`` (at most
+    ``MAX_DEPTH``)."""
+    if span > 0 and eps > 0:
+        cap = min(MAX_DEPTH, int(math.ceil(math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
+        return max(cap, 1)
+    return MAX_DEPTH
 
-        Returns
-        -------
-        int or ndarray of shape (n,)
-            The action(s).
-        """
-        self._check_fitted()
-        b = check_belief(b, self.alphas_.shape[1])
-        return int(self.actions_[int(np.argmax(self.alphas_ @ b))])
+
+def _prune_grown(eng, last_A, last_U):
+    """Prune a bound's set once it has grown by ``PRUNE_GROWTH`` since its last pruning (HSVI2 §4);
+    returns the sizes to compare with next time."""
+    if eng.nA > PRUNE_GROWTH * last_A:
+        eng.prune_lower()
+        last_A = eng.nA
+    if eng.nU > PRUNE_GROWTH * last_U:
+        eng.prune_upper()
+        last_U = max(eng.nU, 16)
+    return last_A, last_U
 
 
 _WARMED = False

@@ -24,15 +24,27 @@ from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
 
 from .._anytime import Interruptible
 
-from accel.backend import resolve
+from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
+from ._alpha_bounds import AlphaBoundsMixin
 from . import _kernels
 from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
@@ -110,7 +122,7 @@ def _upper_backup(Bu, vu, c, T, Z, r, discount):
     return np.minimum(vu, best[S:]), np.minimum(c, best[:S])
 
 
-class PBVI:
+class PBVI(AlphaBoundsMixin, BaseEstimator):
     """Point-based value iteration giving a lower bound (alpha vectors) and an FIB upper bound.
 
     Parameters
@@ -140,8 +152,9 @@ class PBVI:
         ``>= 1`` shows a tqdm progress bar over sweeps.
     target_gap : float or None, default=None
         If given, ``converged_`` also requires ``upper_bound_ - value_ <= target_gap``.
-    backend : {"numpy", "torch", "auto", "numba"}, default="numpy"
-        Where the point backups run: ``"numpy"`` (or ``"numba"``) is the numba kernel on the CPU;
+    backend : {"numpy", "torch", "auto"}, default="numpy"
+        Where the point backups run: ``"numpy"`` (the older spelling ``"numba"`` is still accepted) is the
+        numba kernel on the CPU;
         ``"torch"`` is the batched torch core :func:`accel.pomdp.pbvi_backup_torch` (float64, same
         semantics; pays off on large models or a GPU). Needs PyTorch (extra ``gpu``). ``"auto"`` picks
         torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or ``device`` names an accelerator,
@@ -182,6 +195,19 @@ class PBVI:
         The core that ran the point backups (``backend`` resolved).
     """
 
+    _parameter_constraints: dict = {
+        "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
+        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        "expand": [OrderedStrOptions(("ssea", "random"))],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_beliefs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "target_gap": [Interval(Real, 0, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "upper": [OrderedStrOptions(("sawtooth", "fib"))],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
                  random_state=None, verbose=0, backend="numpy", device=None, target_gap=None):
         self.target_gap = target_gap
@@ -194,23 +220,6 @@ class PBVI:
         self.verbose = verbose
         self.backend = backend
         self.device = device
-
-    def get_params(self, deep=True):
-        r"""Parameters of this solver (scikit-learn convention).
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Ignored (no nested estimators).
-
-        Returns
-        -------
-        dict
-            Parameter names mapped to their values.
-        """
-        return {k: getattr(self, k) for k in
-                ("n_beliefs", "max_iter", "tol", "expand", "upper", "random_state", "verbose", "backend",
-                 "device", "target_gap")}
 
     def _backup_fn(self, backend, T, Z, r, discount):
         """The point-backup function ``(B, alphas) -> (new, actions, values)`` of the resolved ``backend``."""
@@ -254,6 +263,20 @@ class PBVI:
         return np.asarray(pool)
 
     # ------------------------------------------------------------------ fit
+    def _grow_beliefs(self, B, vu, c, Q, T, Z, rng):
+        """Expand the belief set ``B``; new points start at the current upper envelope (sawtooth over
+        ``(B, vu, c)``, capped by the FIB ``Q``). Returns ``(B, vu, full)``, ``full`` when nothing new
+        is reachable (then ``n_beliefs_reached_`` is set)."""
+        n_before = len(B)
+        B = self._expand(B, T, Z, rng)
+        if len(B) > n_before:  # new points start at the current upper envelope
+            fresh = np.minimum(_sawtooth(B[n_before:], B[:n_before], vu, c), (B[n_before:] @ Q.T).max(axis=1))
+            vu = np.concatenate([vu, fresh])
+        if len(B) == n_before:  # nothing new reachable: the set is complete
+            self.n_beliefs_reached_ = len(B)
+            return B, vu, True
+        return B, vu, False
+
     def fit(self, pomdp):
         r"""Run point-based value iteration on ``pomdp``.
 
@@ -276,6 +299,7 @@ class PBVI:
         verbose = check_scalar_int(self.verbose, "verbose", low=0)
         target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
         rng = check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PBVI")
         # value iteration contracts by discount per sweep: fewer sweeps than log(tol)/log(discount)
@@ -316,21 +340,7 @@ class PBVI:
             for it in range(1, max_iter + 1):
                 run.checkpoint(alphas=alphas, actions=actions, B=B, vu=vu, c=c, n_hist=len(history),
                                n_upper=len(upper_hist), it=it - 1, full=full)
-                new, new_act, new_val = backup(B, alphas)
-                old_scores = B @ alphas.T
-                old_best = old_scores.argmax(axis=1)
-                old_val = old_scores[np.arange(len(B)), old_best]
-                residual = float(np.max(np.abs(new_val - old_val)))  # Bellman residual on the belief set
-                keep = new_val < old_val  # Perseus safeguard: never lower a point's value
-                new[keep] = alphas[old_best[keep]]
-                new_act[keep] = actions[old_best[keep]]
-                # prune: the vectors best at some point (lowest index on ties), deduplicated
-                scores = B @ new.T
-                winners = np.unique(scores.argmax(axis=1))
-                alphas = np.ascontiguousarray(new[winners])
-                actions = new_act[winners]
-                vals = (B @ alphas.T).max(axis=1)
-                rise = float(np.max(vals - old_val))
+                alphas, actions, vals, rise, residual = _lower_sweep(backup, B, alphas, actions)
                 history.append(float(vals[0]))
                 if self.upper == "sawtooth":
                     vu, c = _upper_backup(B, vu, c, T, Z, r, discount)
@@ -340,15 +350,7 @@ class PBVI:
                     bar.set_postfix(value=history[-1], n_alpha=len(alphas), n_b=len(B))
                 full = len(B) >= n_beliefs
                 if not full:
-                    n_before = len(B)
-                    B = self._expand(B, T, Z, rng)
-                    if len(B) > n_before:  # new points start at the current upper envelope
-                        fresh = np.minimum(_sawtooth(B[n_before:], B[:n_before], vu, c),
-                                           (B[n_before:] @ Q.T).max(axis=1))
-                        vu = np.concatenate([vu, fresh])
-                    if len(B) == n_before:  # nothing new reachable: the set is complete
-                        self.n_beliefs_reached_ = len(B)
-                        full = True
+                    B, vu, full = self._grow_beliefs(B, vu, c, Q, T, Z, rng)
                 gap_ok = target_gap is None or upper_hist[-1] - float(vals[0]) <= target_gap
                 if full and rise <= tol and residual <= tol and it >= min_sweeps and gap_ok:
                     converged = True
@@ -363,16 +365,8 @@ class PBVI:
             bar.close()
         run.finish(self, f"after {it} sweeps")
         if not converged and max_iter > 0 and not run.interrupted:
-            gap = upper_hist[-1] - history[-1]
-            if not full:
-                knob = (f"the belief set did not fill ({len(B)} of n_beliefs={n_beliefs} points) within "
-                        f"max_iter={max_iter} sweeps; increase 'max_iter' or lower 'n_beliefs'")
-            elif target_gap is not None and gap > target_gap:
-                knob = (f"the gap at b0 is {gap:.3g} > target_gap={target_gap:g}; increase 'n_beliefs' "
-                        f"(now {n_beliefs}) or 'max_iter' (now {max_iter})")
-            else:
-                knob = (f"Bellman residual {residual:.3g} vs tol={tol:g} after {it} sweeps (at least "
-                        f"{min_sweeps} needed); increase 'max_iter' (now {max_iter})")
+            knob = _not_converged_knob(full, len(B), n_beliefs, max_iter, target_gap, upper_hist[-1] - history[-1],
+                                       residual, tol, it, min_sweeps)
             warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=2)
 
         self.alphas_ = alphas
@@ -391,27 +385,6 @@ class PBVI:
         return self
 
     # ------------------------------------------------------------------ use
-    def _check_fitted(self):
-        if not hasattr(self, "alphas_"):
-            raise RuntimeError("This PBVI instance is not fitted yet; call fit(pomdp) first.")
-
-    def value(self, b):
-        """Lower-bound value ``max_alpha b . alpha``.
-
-        Parameters
-        ----------
-        b : array-like of shape (S,) or (n, S)
-            Belief(s).
-
-        Returns
-        -------
-        float or ndarray of shape (n,)
-            The lower bound.
-        """
-        self._check_fitted()
-        b = check_belief(b, self.alphas_.shape[1])
-        return float((self.alphas_ @ b).max())
-
     def upper_value(self, b):
         """Upper bound at ``b``: min of FIB ``max_a b . Q[a]`` and the sawtooth interpolation.
 
@@ -431,19 +404,35 @@ class PBVI:
         saw = _sawtooth(b[None, :], Bu, vu, c)[0] if self.upper == "sawtooth" else np.inf
         return float(min((self.upper_alphas_ @ b).max(), saw))
 
-    def policy(self, b):
-        """Action label of the best alpha vector at ``b`` (lowest index on ties).
 
-        Parameters
-        ----------
-        b : array-like of shape (S,) or (n, S)
-            Belief(s).
+def _lower_sweep(backup, B, alphas, actions):
+    """One PBVI sweep of point backups over ``B``: ``(alphas, actions, values at B, largest rise,
+    Bellman residual on B)``. A point whose backup would lower its value keeps its old vector
+    (Perseus safeguard); the vectors best at no point are pruned (lowest index on ties)."""
+    new, new_act, new_val = backup(B, alphas)
+    old_scores = B @ alphas.T
+    old_best = old_scores.argmax(axis=1)
+    old_val = old_scores[np.arange(len(B)), old_best]
+    residual = float(np.max(np.abs(new_val - old_val)))  # Bellman residual on the belief set
+    keep = new_val < old_val  # Perseus safeguard: never lower a point's value
+    new[keep] = alphas[old_best[keep]]
+    new_act[keep] = actions[old_best[keep]]
+    # prune: the vectors best at some point (lowest index on ties), deduplicated
+    scores = B @ new.T
+    winners = np.unique(scores.argmax(axis=1))
+    alphas = np.ascontiguousarray(new[winners])
+    actions = new_act[winners]
+    vals = (B @ alphas.T).max(axis=1)
+    return alphas, actions, vals, float(np.max(vals - old_val)), residual
 
-        Returns
-        -------
-        int or ndarray of shape (n,)
-            The action(s).
-        """
-        self._check_fitted()
-        b = check_belief(b, self.alphas_.shape[1])
-        return int(self.actions_[int(np.argmax(self.alphas_ @ b))])
+
+def _not_converged_knob(full, n_points, n_beliefs, max_iter, target_gap, gap, residual, tol, it, min_sweeps):
+    """What stopped an unconverged PBVI fit and the parameter to change, for its warning."""
+    if not full:
+        return (f"the belief set did not fill ({n_points} of n_beliefs={n_beliefs} points) within "
+                f"max_iter={max_iter} sweeps; increase 'max_iter' or lower 'n_beliefs'")
+    if target_gap is not None and gap > target_gap:
+        return (f"the gap at b0 is {gap:.3g} > target_gap={target_gap:g}; increase 'n_beliefs' "
+                f"(now {n_beliefs}) or 'max_iter' (now {max_iter})")
+    return (f"Bellman residual {residual:.3g} vs tol={tol:g} after {it} sweeps (at least "
+            f"{min_sweeps} needed); increase 'max_iter' (now {max_iter})")

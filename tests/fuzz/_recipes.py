@@ -389,7 +389,7 @@ def _pomdp():
         "converse_lower_bound": Recipe(P.converse_lower_bound, args=_fresh(lambda: {
             "pomdp": _tiger(), "n_memory": 2, "solver": _pbvi(), "max_partitions": 2000, "max_trees": 200})),
         "PointBasedSolver": Recipe(P.PointBasedSolver, "est", args=_fresh(lambda: {
-            "time_limit": 2.0, "target_gap": 0.1, "max_trials": 5, "random_state": 0, "backend": "numba",
+            "time_limit": 2.0, "target_gap": 0.1, "max_trials": 5, "random_state": 0, "backend": "numpy",
             "clock": "cpu"}),
             fit=model),
         "read_policy": Recipe(P.read_policy, args=_fresh(lambda: {"path": _policy_file(), "pomdp": _tiger()}),
