@@ -359,6 +359,15 @@ class NumpyBackend(Backend):
         """Join arrays along an existing axis."""
         return np.concatenate(arrays, axis=axis)
 
+    # ops used by the federated cores
+    def swapaxes(self, x, axis1, axis2):
+        """``x`` with axes ``axis1`` and ``axis2`` interchanged (a view)."""
+        return np.swapaxes(x, axis1, axis2)
+
+    def softmax(self, x, axis):
+        r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
+        return _special.softmax(x, axis=axis)
+
 
 class TorchBackend(Backend):
     """The torch backend, on one device (CPU or CUDA).
@@ -600,6 +609,15 @@ class TorchBackend(Backend):
     def concatenate(self, arrays, axis=0):
         """Join tensors along an existing axis."""
         return self._torch.cat([self._t(a) for a in arrays], dim=axis)
+
+    # ops used by the federated cores
+    def swapaxes(self, x, axis1, axis2):
+        """``x`` with axes ``axis1`` and ``axis2`` interchanged (a view)."""
+        return self._torch.transpose(self._t(x), axis1, axis2)
+
+    def softmax(self, x, axis):
+        r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
+        return self._torch.softmax(self._t(x), dim=axis)
 
 
 # --------------------------------------------------------------------------------------------------

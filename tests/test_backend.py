@@ -128,6 +128,10 @@ OPS = {
     "logsumexp_keepdims": lambda nx, d: nx.logsumexp(d["X"], axis=0, keepdims=True),
     "rng": lambda nx, d: nx.asarray(nx.rng(7).normal(size=3)),
     "to_numpy": lambda nx, d: nx.to_numpy(d["X"]),
+    # ops used by the federated cores
+    "swapaxes": lambda nx, d: nx.swapaxes(d["Bbatch"], 1, 2),
+    "softmax": lambda nx, d: nx.softmax(d["X"], axis=1),
+    "softmax_axis0_with_inf": lambda nx, d: nx.softmax(d["Xlse"], axis=0),
 }
 
 
