@@ -412,6 +412,15 @@ class NumpyBackend(Backend):
         """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
         return np.sqrt(np.sum((a[..., :, None, :] - b[..., None, :, :]) ** 2, axis=-1))
 
+    # ops used by the federated cores
+    def swapaxes(self, x, axis1, axis2):
+        """``x`` with axes ``axis1`` and ``axis2`` interchanged (a view)."""
+        return np.swapaxes(x, axis1, axis2)
+
+    def softmax(self, x, axis):
+        r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
+        return _special.softmax(x, axis=axis)
+
 
 class TorchBackend(Backend):
     """The torch backend, on one device (CPU or CUDA).
@@ -709,6 +718,15 @@ class TorchBackend(Backend):
     def cdist(self, a, b):
         """Euclidean distances between the rows of ``a (..., n, p)`` and ``b (..., m, p)``: ``(..., n, m)``."""
         return self._torch.cdist(self._t(a), self._t(b), compute_mode="donot_use_mm_for_euclid_dist")
+
+    # ops used by the federated cores
+    def swapaxes(self, x, axis1, axis2):
+        """``x`` with axes ``axis1`` and ``axis2`` interchanged (a view)."""
+        return self._torch.transpose(self._t(x), axis1, axis2)
+
+    def softmax(self, x, axis):
+        r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
+        return self._torch.softmax(self._t(x), dim=axis)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ r"""torch cores of :mod:`algos.networked_learning`: the Gaussian sketch on a dev
   ``algos.networked_learning._sketch.make_sketch("gaussian", k, m, seed, chunk=chunk)``: each column
   chunk's block is drawn by numpy from the same Philox stream (so the matrix is the same on every
   backend and device), moved to the device and multiplied there, accumulating in float64. The result
-  agrees with :meth:`Sketch.apply` to round-off (different summation order; not bit-identical).
+  agrees with :meth:`Sketch.apply` to round-off (different summation order; not bit-identical). It is
+  written once, as :func:`gaussian_sketch_apply` against the array backend ``nx`` of :mod:`accel.backend`:
+  run with the numpy backend, the same function is the reference of the numba kernel.
 * :func:`batched_lstsq` solves many small least-squares problems (the per-agent solves of one
   topological generation) in one batched call, returning min-norm solutions as numpy arrays.
 
@@ -18,9 +20,10 @@ import numpy as np
 from theory._checks import check_finite, check_scalar_float, check_scalar_int
 
 from ._sketch_blocks import gaussian_blocks
+from .backend import get_backend
 from .backend import torch_device as _resolve_device
 
-__all__ = ["gaussian_sketch_apply_torch", "batched_lstsq"]
+__all__ = ["gaussian_sketch_apply_torch", "gaussian_sketch_apply", "batched_lstsq"]
 
 
 
@@ -77,18 +80,40 @@ def gaussian_sketch_apply_torch(k, m, seed, A, chunk=8192, device=None):
     True
     """
     k, m, seed, chunk, A = _check_gaussian_args(k, m, seed, chunk, A)
-    dev = _resolve_device(device)
-    import torch
+    nx = get_backend(backend="torch", device=_resolve_device(device))
+    out = nx.to_numpy(gaussian_sketch_apply(nx, k, m, seed, A.reshape(m, -1), chunk))
+    return out[:, 0] if A.ndim == 1 else out
 
-    vec = A.ndim == 1
-    At = torch.as_tensor(np.ascontiguousarray(A.reshape(m, -1)), dtype=torch.float64, device=dev)
-    out = torch.zeros((k, At.shape[1]), dtype=torch.float64, device=dev)
+
+def gaussian_sketch_apply(nx, k, m, seed, A, chunk):
+    r"""Return :math:`S A` for the shared Gaussian sketch on the backend ``nx`` (arguments not checked).
+
+    Each column chunk's block :math:`G = \sqrt{k}\,S^\top_{[start:stop]}` is drawn by numpy
+    (:func:`accel._sketch_blocks.gaussian_blocks`), moved with ``nx.asarray`` and accumulated as
+    ``out += G^T A[start:stop]``. With the numpy backend this is the reference the numba path of
+    :meth:`algos.networked_learning._sketch.Sketch.apply` is tested against; with the torch backend it is
+    the core of :func:`gaussian_sketch_apply_torch`.
+
+    Parameters
+    ----------
+    nx : NumpyBackend or TorchBackend
+        The backend to compute with.
+    k, m, seed, chunk : int
+        As in :func:`algos.networked_learning._sketch.make_sketch` with ``kind="gaussian"``.
+    A : ndarray of float64, shape (m, p)
+        The matrix to sketch.
+
+    Returns
+    -------
+    array of shape (k, p)
+        :math:`S A`, an ``nx`` array.
+    """
+    At = nx.asarray(np.ascontiguousarray(A, dtype=np.float64))
+    out = nx.zeros((k, A.shape[1]), type_as=At)
     for start, stop, G in gaussian_blocks(seed, k, m, chunk):
-        Gt = torch.as_tensor(G, device=dev)
-        out += Gt.T @ At[start:stop]
+        out += nx.matmul(nx.asarray(G).T, At[start:stop])
     out *= 1.0 / np.sqrt(k)
-    res = out.cpu().numpy()
-    return res[:, 0] if vec else res
+    return out
 
 
 def _as_problem(A, b, i):

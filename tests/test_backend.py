@@ -150,6 +150,10 @@ OPS = {
     "cholesky_inverse": lambda nx, d: nx.cholesky_inverse(nx.cholesky(d["spd"])),
     "cdist": lambda nx, d: nx.cdist(d["X"], d["Y"]),
     "cdist_batch": lambda nx, d: nx.cdist(d["Bbatch"], d["Bbatch"]),
+    # ops used by the federated cores
+    "swapaxes": lambda nx, d: nx.swapaxes(d["Bbatch"], 1, 2),
+    "softmax": lambda nx, d: nx.softmax(d["X"], axis=1),
+    "softmax_axis0_with_inf": lambda nx, d: nx.softmax(d["Xlse"], axis=0),
 }
 
 

@@ -2,8 +2,9 @@ r"""numba kernels of :mod:`algos.federated`: local gradient descent for many cli
 per-sample softmax gradients fused with the diagonal empirical Fisher.
 
 The model is the softmax head with an optional low-rank adapter of :mod:`._model`:
-:math:`\text{logits} = X (W + AB) + b`. Both kernels have plain-numpy twins in :mod:`._reference`
-(the readable definitions, built on :func:`._model.loss_grad`); tests pin them together.
+:math:`\text{logits} = X (W + AB) + b`. Tests pin the local GD kernel to the batched core
+:func:`accel.federated.local_gd` run with the numpy backend (the same function is the torch path), and
+the Fisher kernel to its plain-numpy twin in :mod:`._reference`.
 
 * :func:`local_gd_clients` -- ``epochs`` passes of (mini-batch) gradient descent on the regularised
   objective :math:`\frac1{n}\sum_j \ell(\theta; z_j) + \frac{\ell_2}{2}\|\theta\|^2 +

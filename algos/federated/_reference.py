@@ -1,37 +1,17 @@
-r"""Plain-numpy twins of the numba kernels in :mod:`._kernels` (readable definitions, used by tests).
+r"""Plain-numpy twin of the Fisher kernel in :mod:`._kernels` (a readable definition, used by tests).
 
-* :func:`local_gd_reference` -- the same (mini-batch) GD trajectories as
-  :func:`._kernels.local_gd_clients`, one client at a time, each step ``theta <- theta - lr * grad`` with
-  the gradient of :func:`._model.loss_grad` (matrix products instead of the kernel's loops).
-* :func:`fisher_reference` -- the diagonal empirical Fisher from the explicit per-sample gradient tensors
-  (``n x d x C`` for ``W``: fine for the small inputs of the tests, exactly what the kernel avoids).
+:func:`fisher_reference` -- the diagonal empirical Fisher from the explicit per-sample gradient tensors
+(``n x d x C`` for ``W``: fine for the small inputs of the tests, exactly what the kernel avoids).
+
+The local GD kernel has no twin here: its reference is :func:`accel.federated.local_gd` run with the
+numpy backend (the same function is the torch core).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._model import loss_grad
-
-__all__ = ["local_gd_reference", "fisher_reference"]
-
-
-def local_gd_reference(X, y, offsets, starts, centers, trainable, epochs, lr, l2, mu, order, batch_size, n_classes):
-    """Return the list of per-client parameter dicts after ``epochs`` passes (see the kernel)."""
-    out = []
-    for m, start in enumerate(starts):
-        lo, hi = int(offsets[m]), int(offsets[m + 1])
-        p = {k: v.copy() for k, v in start.items()}
-        for e in range(epochs):
-            rows = order[e % order.shape[0], lo:hi]
-            for s in range(0, hi - lo, batch_size):
-                idx = rows[s:s + batch_size]
-                center = centers[m] if centers is not None else None
-                _, g = loss_grad(p, X[idx], y[idx], n_classes=n_classes, l2=l2, prox_center=center,
-                                 mu=mu if center is not None else 0.0, trainable=trainable)
-                p = {k: (p[k] - lr * g[k] if k in g else p[k]) for k in p}
-        out.append(p)
-    return out
+__all__ = ["fisher_reference"]
 
 
 def fisher_reference(params, X, y, n_classes):

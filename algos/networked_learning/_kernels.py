@@ -1,7 +1,9 @@
 r"""numba kernels of :mod:`algos.networked_learning`: the three ways of applying a shared sketch.
 
-Each kernel has a plain-numpy twin in :mod:`._sketch_reference` (the readable definition, with dense
-matrices; tests pin the two together):
+The CountSketch and FWHT kernels have plain-numpy twins in :mod:`._sketch_reference` (the readable
+definitions, with dense matrices); the Gaussian block kernel is pinned to
+:func:`accel.networked_learning.gaussian_sketch_apply` run with the numpy backend (the same function is
+the torch path):
 
 * :func:`countsketch_apply` -- the CountSketch scatter-add :math:`(SA)_{h(i)} \mathrel{+}= s(i) A_i`
   for a bucket map :math:`h : [m] \to [k]` and signs :math:`s(i) \in \{\pm 1\}`, in :math:`O(mp)`.

@@ -1,7 +1,9 @@
 r"""Plain-numpy twins of the kernels in :mod:`._kernels`, written with dense matrices.
 
 Used only by the tests: each function is the readable definition of the kernel of the same name
-(without ``_reference``), and the tests check that the two agree to round-off.
+(without ``_reference``), and the tests check that the two agree to round-off. The Gaussian block
+kernel has no twin here: its reference is :func:`accel.networked_learning.gaussian_sketch_apply` run with
+the numpy backend (the same function is the torch path).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ __all__ = [
     "countsketch_matrix",
     "countsketch_apply_reference",
     "fwht_reference",
-    "gaussian_block_apply_reference",
 ]
 
 
@@ -35,8 +36,3 @@ def fwht_reference(a):
     """Twin of :func:`._kernels.fwht_inplace`: ``scipy.linalg.hadamard(n) @ a`` (returns a new array)."""
     a = np.asarray(a, dtype=np.float64)
     return hadamard(a.shape[0], dtype=np.float64) @ a
-
-
-def gaussian_block_apply_reference(G, A, out):
-    """Twin of :func:`._kernels.gaussian_block_apply`: ``out += G.T @ A``."""
-    out += np.asarray(G).T @ A

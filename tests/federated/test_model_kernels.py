@@ -1,5 +1,6 @@
 """The base model of algos.federated: loss_grad against finite differences and scikit-learn, the numba
-kernels against their numpy twins, and the single-client / in-round identity the Flower path relies on."""
+kernels against the backend core run on numpy (local GD, :func:`accel.federated.local_gd`) and a numpy
+twin (Fisher), and the single-client / in-round identity the Flower path relies on."""
 
 import warnings
 
@@ -9,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
+from accel.backend import get_backend
+from accel.federated import local_gd
 from algos.federated import (
     LowRankSoftmax,
     fedavg_round,
@@ -20,7 +23,7 @@ from algos.federated import (
 )
 from algos.federated._kernels import local_gd_clients, local_gd_clients_serial
 from algos.federated._model import _train_clients
-from algos.federated._reference import fisher_reference, local_gd_reference
+from algos.federated._reference import fisher_reference
 
 # kernel loops vs BLAS matrix products: only summation order differs; over <= 20 GD steps on O(1)
 # parameters the drift stays ~1e-14, so 1e-10 leaves ample room without hiding a wrong formula
@@ -87,7 +90,7 @@ def test_low_rank_softmax_matches_sklearn_logistic_regression():
 @given(seed=st.integers(0, 2**31), rank=st.sampled_from([0, 1, 3]), M=st.integers(1, 5),
        batch=st.sampled_from([None, 3, 7]), mu=st.sampled_from([0.0, 0.5]),
        trainable=st.sampled_from([None, ("W", "b"), ("b", "A", "B"), ("B",)]))
-def test_local_gd_kernel_matches_twin(seed, rank, M, batch, mu, trainable):
+def test_local_gd_kernel_matches_backend_core(seed, rank, M, batch, mu, trainable):
     rng = np.random.default_rng(seed)
     d, C, epochs, lr, l2 = 4, 3, 4, 0.3, 0.01
     sizes = rng.integers(2, 12, M)
@@ -107,19 +110,15 @@ def test_local_gd_kernel_matches_twin(seed, rank, M, batch, mu, trainable):
     seeds = rng.integers(0, 2**31, M)
     got = _train_clients(starts, Xs, ys, n_classes=C, epochs=epochs, lr=lr, l2=l2, centers=centers, mu=mu,
                          trainable=keys, batch_size=batch, rngs=[np.random.default_rng(s) for s in seeds])
-    # rebuild the same visiting order for the twin
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    X, y = np.concatenate(Xs), np.concatenate(ys)
-    if batch is None or all(batch >= n for n in sizes):
-        order, bs = np.arange(len(y))[None, :], int(max(sizes))
-    else:
-        order = np.empty((epochs, len(y)), dtype=np.int64)
+    # the same visiting orders for the backend core run on numpy
+    orders = None
+    if batch is not None and not all(batch >= n for n in sizes):
+        orders = []
         for m in range(M):
             g = np.random.default_rng(seeds[m])
-            for e in range(epochs):
-                order[e, offsets[m]:offsets[m + 1]] = offsets[m] + g.permutation(sizes[m])
-        bs = batch
-    want = local_gd_reference(X, y, offsets, starts, centers, keys, epochs, lr, l2, mu, order, bs, C)
+            orders.append(np.stack([g.permutation(sizes[m]) for _ in range(epochs)]))
+    want = local_gd(get_backend(backend="numpy"), starts, Xs, ys, n_classes=C, epochs=epochs, lr=lr, l2=l2,
+                    trainable=keys, centers=centers, mu=mu, orders=orders, batch_size=batch)
     for m in range(M):
         for k in starts[m]:
             assert_allclose(got[m][k], want[m][k], atol=TWIN_ATOL, err_msg=f"client {m} block {k}")

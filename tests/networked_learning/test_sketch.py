@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.linalg import hadamard
 
-from algos.networked_learning._kernels import countsketch_apply, fwht_inplace, gaussian_block_apply
+from accel.backend import get_backend
+from accel.networked_learning import gaussian_sketch_apply
+from algos.networked_learning._kernels import countsketch_apply, fwht_inplace
 from algos.networked_learning._sketch import SKETCH_KINDS, make_sketch, subsample_rows
 from algos.networked_learning._sketch_reference import (
     countsketch_apply_reference,
     countsketch_matrix,
     fwht_reference,
-    gaussian_block_apply_reference,
 )
 
 # kernel vs twin and apply vs dense: only summation-order round-off, ~1e-16 * sqrt(m) * |A|
@@ -55,14 +56,13 @@ def test_fwht_kernel_matches_scipy_hadamard(seed, log_n, p):
     assert_allclose(b / n, a, rtol=KERNEL_RTOL, atol=1e-13)
 
 
-@given(seed=st.integers(0, 2**32 - 1), c=st.integers(1, 200), k=st.integers(1, 30), p=st.integers(1, 5))
-def test_gaussian_block_kernel_matches_twin(seed, c, k, p):
-    rng = np.random.default_rng(seed)
-    G, A = rng.standard_normal((c, k)), rng.standard_normal((c, p))
-    out = rng.standard_normal((k, p))
-    ref = out.copy()
-    gaussian_block_apply(G, A, out)
-    gaussian_block_apply_reference(G, A, ref)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 300), chunk=st.integers(1, 120), k=st.integers(1, 30),
+       p=st.integers(1, 5))
+def test_gaussian_kernel_matches_backend_core(seed, m, chunk, k, p):
+    # Sketch.apply runs the numba block kernel over the chunks; the backend core on numpy is its reference
+    A = np.random.default_rng(seed).standard_normal((m, p))
+    out = make_sketch("gaussian", k, m, seed, chunk=chunk).apply(A)
+    ref = gaussian_sketch_apply(get_backend(backend="numpy"), k, m, seed, A, chunk)
     assert_allclose(out, ref, rtol=KERNEL_RTOL, atol=_atol(A))
 
 
