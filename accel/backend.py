@@ -359,6 +359,23 @@ class NumpyBackend(Backend):
         """Join arrays along an existing axis."""
         return np.concatenate(arrays, axis=axis)
 
+    # ----- ops used by the pomdp cores -----------------------------------------------------------
+    def swapaxes(self, x, axis1, axis2):
+        """View of ``x`` with axes ``axis1`` and ``axis2`` interchanged."""
+        return np.swapaxes(x, axis1, axis2)
+
+    def reshape(self, x, shape):
+        """``x`` with a new ``shape`` (one entry may be -1); a view when possible."""
+        return np.reshape(x, shape)
+
+    def ascontiguousarray(self, x):
+        """``x`` in row-major contiguous memory (no copy when it already is)."""
+        return np.ascontiguousarray(x)
+
+    def all(self, x):
+        """Whether every entry of ``x`` is true, as a Python bool."""
+        return bool(np.all(x))
+
 
 class TorchBackend(Backend):
     """The torch backend, on one device (CPU or CUDA).
@@ -600,6 +617,23 @@ class TorchBackend(Backend):
     def concatenate(self, arrays, axis=0):
         """Join tensors along an existing axis."""
         return self._torch.cat([self._t(a) for a in arrays], dim=axis)
+
+    # ----- ops used by the pomdp cores -----------------------------------------------------------
+    def swapaxes(self, x, axis1, axis2):
+        """View of ``x`` with axes ``axis1`` and ``axis2`` interchanged."""
+        return self._torch.swapaxes(self._t(x), axis1, axis2)
+
+    def reshape(self, x, shape):
+        """``x`` with a new ``shape`` (one entry may be -1); a view when possible."""
+        return self._torch.reshape(self._t(x), shape)
+
+    def ascontiguousarray(self, x):
+        """``x`` in row-major contiguous memory (no copy when it already is)."""
+        return self._t(x).contiguous()
+
+    def all(self, x):
+        """Whether every entry of ``x`` is true, as a Python bool."""
+        return bool(self._torch.all(self._t(x)))
 
 
 # --------------------------------------------------------------------------------------------------
