@@ -373,8 +373,8 @@ class NumpyBackend(Backend):
         return np.ascontiguousarray(x)
 
     def all(self, x):
-        """Whether every entry of ``x`` is true, as a Python bool."""
-        return bool(np.all(x))
+        """Whether every entry of ``x`` is true (a 0-d boolean array; ``bool()`` of it is the answer)."""
+        return np.all(x)
 
 
 class TorchBackend(Backend):
@@ -632,8 +632,8 @@ class TorchBackend(Backend):
         return self._t(x).contiguous()
 
     def all(self, x):
-        """Whether every entry of ``x`` is true, as a Python bool."""
-        return bool(self._torch.all(self._t(x)))
+        """Whether every entry of ``x`` is true (a 0-d boolean tensor; ``bool()`` of it is the answer)."""
+        return self._torch.all(self._t(x))
 
 
 # --------------------------------------------------------------------------------------------------

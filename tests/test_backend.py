@@ -128,6 +128,15 @@ OPS = {
     "logsumexp_keepdims": lambda nx, d: nx.logsumexp(d["X"], axis=0, keepdims=True),
     "rng": lambda nx, d: nx.asarray(nx.rng(7).normal(size=3)),
     "to_numpy": lambda nx, d: nx.to_numpy(d["X"]),
+    # ops used by the pomdp cores
+    "swapaxes": lambda nx, d: nx.swapaxes(d["Bbatch"], 1, 2),
+    "swapaxes_then_matmul": lambda nx, d: nx.matmul(nx.swapaxes(d["Bbatch"], 1, 2), d["v"]),
+    "reshape": lambda nx, d: nx.reshape(d["X"], (-1,)),
+    "reshape_swapped": lambda nx, d: nx.reshape(nx.swapaxes(d["Bbatch"], 1, 2), (6, -1)),
+    "ascontiguousarray": lambda nx, d: nx.ascontiguousarray(nx.swapaxes(d["X"], 0, 1)),
+    "all": lambda nx, d: nx.all(d["mask"]),
+    "all_true": lambda nx, d: nx.all(d["Xpos"] > 0),
+    "all_empty": lambda nx, d: nx.all(d["X"][:0] > 0),
 }
 
 
@@ -192,6 +201,7 @@ def test_every_documented_op_is_tested():
         "solve_triangular", "exp", "log", "sqrt", "abs", "sum", "mean", "max", "min", "argmin", "argmax",
         "where", "clip", "maximum", "minimum", "einsum", "stack", "concatenate", "isfinite", "logsumexp",
         "rng",
+        "swapaxes", "reshape", "ascontiguousarray", "all",  # ops used by the pomdp cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
     assert not untested, f"ops without a parity case: {sorted(untested)}"
@@ -421,3 +431,16 @@ def test_cuda_parity_and_devices():
     # cuSOLVER/cuBLAS use other algorithms than LAPACK; the same float64 tolerance holds.
     _assert_parity(get_backend(backend="numpy"), nx, _data(123, 5, 4), "cuda")
     assert nx.to_numpy(nx.exp(nx.asarray([0.0]))).tolist() == [1.0]
+
+
+def test_pomdp_ops_layout_and_truth(torch_cpu):
+    """``ascontiguousarray`` gives row-major memory on both backends; ``all`` answers through ``bool()``."""
+    nx_np = get_backend(backend="numpy")
+    X = np.arange(6.0).reshape(2, 3)
+    for nx in (nx_np, torch_cpu):
+        t = nx.swapaxes(nx.asarray(X), 0, 1)
+        c = nx.ascontiguousarray(t)
+        assert (c.flags.c_contiguous if nx is nx_np else c.is_contiguous())
+        assert_array_equal(nx.to_numpy(c), X.T)
+        assert bool(nx.all(nx.asarray(X) >= 0)) and not bool(nx.all(nx.asarray(X) > 0))
+        assert nx.to_numpy(nx.reshape(nx.asarray(X), (3, -1))).shape == (3, 2)
