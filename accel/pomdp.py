@@ -1,5 +1,13 @@
-r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point backup and the
-per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described at its definition).
+r"""Array cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point backup, the sawtooth
+upper bound and the per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described
+at its definition).
+
+Each core is written once against the package's array namespace :mod:`accel.backend` (it takes the
+backend ``nx`` first and uses only ``nx.<op>`` and the operators common to numpy arrays and torch
+tensors). The public functions here run the cores on torch (``get_backend(backend="torch",
+device=...)``); the same cores run on numpy (``get_backend(backend="numpy")``) are the readable
+references that the tests pin the numba kernels of :mod:`algos.pomdp` to (``_belief_successors``,
+``_pbvi_backup``, ``_sawtooth``, ``_pbs_backup``).
 
 Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
 :func:`algos.pomdp._kernels.pbvi_backup` (the pomdp reconstruction notes §1.1), written as
@@ -21,7 +29,8 @@ Everything is float64. Results agree with the numba kernels to round-off (the su
 differs); when two alpha vectors (or two actions) score within round-off of each other at a belief
 the two paths may pick different -- equally good -- vectors, so parity is on values first.
 
-torch is imported inside the functions: importing this module (or :mod:`algos`) does not import it.
+torch is imported only when a torch backend is created: importing this module (or :mod:`algos`)
+does not import it.
 """
 
 from __future__ import annotations
@@ -327,7 +336,8 @@ def _pbs_upper(nx, X, Q, c, Binv, Bmask, Ud):
 class _PBSBackup(_Model):
     """The per-belief cores of :class:`PBSTorchBackup` on backend ``nx`` (``T, Z, r`` checked and
     moved once); with the numpy backend, the reference of the numba kernels of
-    :mod:`algos.pomdp._pbs_kernels`."""
+    :mod:`algos.pomdp._pbs_kernels`. The methods' "tensor" means an array of ``nx`` (an ndarray on
+    numpy)."""
 
     def __init__(self, T, Z, r, discount, nx):
         super().__init__(T, Z, r, discount, nx)

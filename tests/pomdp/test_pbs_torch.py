@@ -1,7 +1,8 @@
 """PointBasedSolver's torch backend (accel.pomdp.PBSTorchBackup) against the numba kernels: one
 backup at a belief (node values, backed-up vector, H U(b)) on random models, vectors and sawtooth
-points, by the same core on numpy (the kernels' reference) and on CPU torch; whole solver runs (same trials, same bounds) on the shared models; bad
-backend/device values and a missing PyTorch name the parameter / the extra."""
+points, by the same core on numpy (the kernels' reference) and on CPU torch; whole solver runs
+(same trials, same bounds) on the shared models; bad backend/device values and a missing PyTorch name
+the parameter / the extra."""
 
 import numpy as np
 import pytest
