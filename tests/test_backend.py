@@ -154,6 +154,14 @@ OPS = {
     "swapaxes": lambda nx, d: nx.swapaxes(d["Bbatch"], 1, 2),
     "softmax": lambda nx, d: nx.softmax(d["X"], axis=1),
     "softmax_axis0_with_inf": lambda nx, d: nx.softmax(d["Xlse"], axis=0),
+    # ops used by the pomdp cores
+    "swapaxes_then_matmul": lambda nx, d: nx.matmul(nx.swapaxes(d["Bbatch"], 1, 2), d["v"]),
+    "reshape": lambda nx, d: nx.reshape(d["X"], (-1,)),
+    "reshape_swapped": lambda nx, d: nx.reshape(nx.swapaxes(d["Bbatch"], 1, 2), (6, -1)),
+    "ascontiguousarray": lambda nx, d: nx.ascontiguousarray(nx.swapaxes(d["X"], 0, 1)),
+    "all": lambda nx, d: nx.all(d["mask"]),
+    "all_true": lambda nx, d: nx.all(d["Xpos"] > 0),
+    "all_empty": lambda nx, d: nx.all(d["X"][:0] > 0),
 }
 
 
@@ -220,6 +228,7 @@ def test_every_documented_op_is_tested():
         "rng",
         "tanh", "flip", "cumsum", "astype", "copy", "addmatmul", "lerp",  # continual cores
         "eye", "diagonal", "cholesky_solve", "cholesky_inverse", "cdist",  # point_process cores
+        "swapaxes", "reshape", "ascontiguousarray", "all",  # ops used by the pomdp cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
     assert not untested, f"ops without a parity case: {sorted(untested)}"
@@ -467,3 +476,16 @@ def test_copy_and_diagonal_share_no_memory_and_cholesky_ops_invert(name):
     A = nx.to_numpy(spd)
     assert_allclose(nx.to_numpy(nx.cholesky_inverse(L)) @ A, np.eye(4), atol=1e-12)
     assert_allclose(A @ nx.to_numpy(nx.cholesky_solve(L, d["Bm"])), nx.to_numpy(d["Bm"]), atol=1e-12)
+
+
+def test_pomdp_ops_layout_and_truth(torch_cpu):
+    """``ascontiguousarray`` gives row-major memory on both backends; ``all`` answers through ``bool()``."""
+    nx_np = get_backend(backend="numpy")
+    X = np.arange(6.0).reshape(2, 3)
+    for nx in (nx_np, torch_cpu):
+        t = nx.swapaxes(nx.asarray(X), 0, 1)
+        c = nx.ascontiguousarray(t)
+        assert (c.flags.c_contiguous if nx is nx_np else c.is_contiguous())
+        assert_array_equal(nx.to_numpy(c), X.T)
+        assert bool(nx.all(nx.asarray(X) >= 0)) and not bool(nx.all(nx.asarray(X) > 0))
+        assert nx.to_numpy(nx.reshape(nx.asarray(X), (3, -1))).shape == (3, 2)
