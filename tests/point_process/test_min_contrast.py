@@ -186,7 +186,7 @@ def test_laplace_evidence_matches_a_dense_computation():
         est = VoGCAM(window=(0, 1, 0, 1), hyperparameters="laplace", n_dummy=64, solver="dense").fit(X)
     assert est.laplace_log_evidence_ is not None
     s2, phi = est.variance_, est.length_scale_ / est.scale_
-    prior = est._prior(s2, phi)
+    prior = est._ascent.prior(s2, phi)
     Q = prior.Q.toarray()
     y, w, Z = est._y, est._w, est._Z
 
