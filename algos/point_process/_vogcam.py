@@ -29,6 +29,7 @@ target paper (NeurIPS 2026) and the prior work it builds on (the point_process r
 For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
 the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
 1); every fitted quantity is reported in the user's units.
+The ELBO and its block updates are in :mod:`._vogcam_blocks`, the sweeps in :mod:`._vogcam_solver`.
 """
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     VARIANCE_COLLAPSE,
     VARIANCE_FLOOR,
     _sample,
+    design_matrix,
     elbo_terms,
     lognormal_band,
+    s_on_neighbourhoods,
 )
 from ._vogcam_solver import VoGCAMSolver, make_base_factor
 from ._window import MAX_COORD, Window
@@ -273,23 +276,6 @@ class VoGCAM(BaseEstimator):
         check_option(self.hyperparameters, "hyperparameters", ("auto", "elbo", "laplace", "min_contrast"))
         check_option(self.hyperparameter_start, "hyperparameter_start", ("given", "min_contrast"))
 
-    def _covariate_matrix(self, cov, coords_user, n_rows, name="covariates"):
-        """(n_rows, p) design: intercept column + user covariates."""
-        ones = np.ones((n_rows, 1))
-        if cov is None:
-            return ones
-        if callable(cov):
-            Zc = np.asarray(cov(coords_user), dtype=np.float64)
-        else:
-            Zc = np.asarray(cov, dtype=np.float64)
-        if Zc.ndim == 1:
-            Zc = Zc[:, None]
-        if Zc.ndim != 2 or Zc.shape[0] != n_rows:
-            raise ValueError(f"'{name}' must give an array of shape ({n_rows}, p); got {Zc.shape}.")
-        if not np.all(np.isfinite(Zc)):
-            raise ValueError(f"'{name}' must contain only finite values.")
-        return np.column_stack([ones, Zc])
-
     # ================================================================== fit
     def fit(self, X, covariates=None):
         """Fit to the point pattern ``X`` (n, 2).
@@ -330,7 +316,7 @@ class VoGCAM(BaseEstimator):
         w = quad.weights / c**2
         y = quad.counts
         N = len(U)
-        Z = self._covariate_matrix(covariates, quad.nodes, N)
+        Z = design_matrix(covariates, quad.nodes, N)
         if np.linalg.matrix_rank(Z) < Z.shape[1]:
             raise ValueError("the covariates are collinear with each other or with the intercept at the nodes.")
         self.n_covariates_ = Z.shape[1] - 1
@@ -526,9 +512,9 @@ class VoGCAM(BaseEstimator):
         if self.n_covariates_ == 0:
             Zq = np.ones((M, 1))
         elif covariates is not None:
-            Zq = self._covariate_matrix(covariates, Xq, M, name="covariates")
+            Zq = design_matrix(covariates, Xq, M, name="covariates")
         elif self._cov_callable is not None:
-            Zq = self._covariate_matrix(self._cov_callable, Xq, M)
+            Zq = design_matrix(self._cov_callable, Xq, M)
         else:
             raise ValueError("the model was fitted with covariates given at the nodes: pass 'covariates' at Xq.")
         if Zq.shape[1] != self._Z.shape[1]:
@@ -539,33 +525,6 @@ class VoGCAM(BaseEstimator):
         A, Fc = predict_rows(np.ascontiguousarray(U), self._U, nb, np.full(M, k, dtype=np.int64), self._phi,
                              NU_CODES[self.nu], self._st.jitter)
         return U, Zq, nb, A, Fc
-
-    def _s_block_entries(self, nb):
-        """S on nb[i] x nb[i] for every query row (M, k, k)."""
-        st8 = self._state
-        M, k = nb.shape
-        if st8["kind"] == "diag":
-            out = np.zeros((M, k, k))
-            idx = np.arange(k)
-            out[:, idx, idx] = st8["s"][nb]
-            return out
-        fac = st8["fac"]
-        R = np.repeat(nb[:, :, None], k, axis=2)
-        C = np.repeat(nb[:, None, :], k, axis=1)
-        vals = fac.inverse_entries(R.ravel(), C.ravel()).reshape(M, k, k)
-        miss = np.isnan(vals)
-        if miss.any():
-            # pairs outside the factor's pattern: exact columns of S by solves with the cached factor
-            cols = np.unique(np.minimum(R[miss], C[miss]))
-            colpos = {int(j): t for t, j in enumerate(cols)}
-            E = np.zeros((len(self._U), len(cols)))
-            E[cols, np.arange(len(cols))] = 1.0
-            Scols = fac.solve(E)
-            rr, cc = R[miss], C[miss]
-            lo = np.minimum(rr, cc)
-            hi = np.maximum(rr, cc)
-            vals[miss] = Scols[hi, [colpos[int(j)] for j in lo]]
-        return vals
 
     def predict_log_intensity(self, Xq, return_std=False, covariates=None):
         """Posterior mean (and sd) of the log-intensity at ``Xq`` (m, 2), per user unit area.
@@ -596,7 +555,7 @@ class VoGCAM(BaseEstimator):
         mu = Zq @ beta + np.einsum("ij,ij->i", A, res[nb]) - 2.0 * math.log(self.scale_)
         if not return_std:
             return mu
-        Sb = self._s_block_entries(nb)
+        Sb = s_on_neighbourhoods(self._state, nb, len(self._U))
         v = self._sigma2 * Fc + np.einsum("ij,ijk,ik->i", A, Sb, A)
         return mu, np.sqrt(np.maximum(v, 0.0))
 

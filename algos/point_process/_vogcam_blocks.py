@@ -174,6 +174,51 @@ def lognormal_band(mu, sd, alpha):
     return mean, np.exp(mu - z * sd), np.exp(mu + z * sd)
 
 
+def design_matrix(cov, coords_user, n_rows, name="covariates"):
+    """(n_rows, p) design: intercept column + user covariates."""
+    ones = np.ones((n_rows, 1))
+    if cov is None:
+        return ones
+    if callable(cov):
+        Zc = np.asarray(cov(coords_user), dtype=np.float64)
+    else:
+        Zc = np.asarray(cov, dtype=np.float64)
+    if Zc.ndim == 1:
+        Zc = Zc[:, None]
+    if Zc.ndim != 2 or Zc.shape[0] != n_rows:
+        raise ValueError(f"'{name}' must give an array of shape ({n_rows}, p); got {Zc.shape}.")
+    if not np.all(np.isfinite(Zc)):
+        raise ValueError(f"'{name}' must contain only finite values.")
+    return np.column_stack([ones, Zc])
+
+
+def s_on_neighbourhoods(st8, nb, n_nodes):
+    """S on ``nb[i] x nb[i]`` for every query row ``(M, k, k)``, from the S state ``st8`` of ``n_nodes`` nodes."""
+    M, k = nb.shape
+    if st8["kind"] == "diag":
+        out = np.zeros((M, k, k))
+        idx = np.arange(k)
+        out[:, idx, idx] = st8["s"][nb]
+        return out
+    fac = st8["fac"]
+    R = np.repeat(nb[:, :, None], k, axis=2)
+    C = np.repeat(nb[:, None, :], k, axis=1)
+    vals = fac.inverse_entries(R.ravel(), C.ravel()).reshape(M, k, k)
+    miss = np.isnan(vals)
+    if miss.any():
+        # pairs outside the factor's pattern: exact columns of S by solves with the cached factor
+        cols = np.unique(np.minimum(R[miss], C[miss]))
+        colpos = {int(j): t for t, j in enumerate(cols)}
+        E = np.zeros((n_nodes, len(cols)))
+        E[cols, np.arange(len(cols))] = 1.0
+        Scols = fac.solve(E)
+        rr, cc = R[miss], C[miss]
+        lo = np.minimum(rr, cc)
+        hi = np.maximum(rr, cc)
+        vals[miss] = Scols[hi, [colpos[int(j)] for j in lo]]
+    return vals
+
+
 def _diag_fixed_point(s, m, w, Qd):
     """Mean-field S: the per-node scalar fixed point ``s = 1 / (Q_jj + w e^{m + s/2})``, solved by
     safeguarded Newton on ``s`` from the start ``s``."""
