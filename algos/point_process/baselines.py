@@ -40,11 +40,11 @@ import scipy.linalg as sla
 import scipy.optimize as sopt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 
 from .._validation import check_array, check_bool, check_random_state, check_scalar_float, check_scalar_int
 from ._simulate import _embedding_eigenvalues, _gaussian_fields, _inside_fraction, matern_covariance
+from ._vogcam_blocks import lognormal_band
 from ._window import MAX_COORD, Window
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, Options, StrOptions
@@ -169,12 +169,7 @@ class _LGCPMixin:
         """Posterior mean intensity ``exp(mu + v/2)``; with ``alpha``, also the lognormal
         ``(1 - alpha)`` band ``exp(mu -/+ z_{alpha/2} sqrt(v))``: returns ``(mean, lower, upper)``."""
         mu, sd = self.predict_log_intensity(Xq, return_std=True)
-        mean = np.exp(mu + 0.5 * sd ** 2)
-        if alpha is None:
-            return mean
-        alpha = check_scalar_float(alpha, "alpha", low=0.0, high=1.0, closed="neither")
-        z = norm.ppf(1 - alpha / 2)
-        return mean, np.exp(mu - z * sd), np.exp(mu + z * sd)
+        return lognormal_band(mu, sd, alpha)
 
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
