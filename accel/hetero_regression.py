@@ -1,15 +1,23 @@
-r"""torch core of :mod:`algos.hetero_regression`: fixed-threshold Huber IRLS for many replicates at once.
+r"""Batched core of :mod:`algos.hetero_regression`: fixed-threshold Huber IRLS for many replicates at once.
 
 :func:`huber_irls_batched` runs the IRLS of :class:`algos.hetero_regression.HuberSoSRegressor` on
-``B`` problems side by side: the residual / weight / gradient pass is a ``(B, n)`` tensor expression,
-the weighted Gram matrices a batched matmul, and the steps one :func:`torch.linalg.solve` on a
-``(B, d, d)`` stack. Each replicate stops on its own (same rule as the numpy estimator: relative
-gradient norm below ``tol``) and is masked out of later iterations. Everything is float64, so the
-result agrees with the numpy estimator to the solver tolerance.
+``B`` problems side by side: the residual / weight / gradient pass is a ``(B, n)`` array expression,
+the weighted Gram matrices one matrix product (a GEMM of the weights with the rows' outer products
+for a shared design, a batched product otherwise), and the steps one batched solve of a ``(B, d, d)``
+stack (pseudo-inverse for a singular one). Each replicate stops on its own (same rule as the numpy
+estimator: relative gradient norm below ``tol``) and is masked out of later iterations. Everything is
+float64, so the result agrees with the numpy estimator to the solver tolerance.
+
+The core (:func:`_irls_batched` and its helpers :func:`_evaluate`, :func:`_gram`, :func:`_ridge_solve`,
+:func:`_irls_step`, :func:`_irls_loop`) is written once against the array namespace ``nx`` of
+:mod:`accel.backend`: run with the torch backend it is :func:`huber_irls_batched`; run with the numpy
+backend (``_irls_batched(get_backend(backend="numpy"), ...)``) it is the plain-numpy reference that the
+tests pin the numba pass :func:`algos.hetero_regression._kernels.huber_pass` and the estimator's
+``solver="mm"`` to.
 
 Worth it for Monte-Carlo sweeps (Hypothesis examples, benchmark grids), especially on a GPU; for one
-fit the numpy/numba path is faster. torch is imported inside the function: importing this module (or
-:mod:`algos`) does not import it.
+fit the numpy/numba path is faster. torch is imported only when the torch backend is created:
+importing this module (or :mod:`algos`) does not import it.
 """
 
 from __future__ import annotations
