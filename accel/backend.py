@@ -421,6 +421,19 @@ class NumpyBackend(Backend):
         r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
         return _special.softmax(x, axis=axis)
 
+    # ----- ops used by the pomdp cores -----------------------------------------------------------
+    def reshape(self, x, shape):
+        """``x`` with a new ``shape`` (one entry may be -1); a view when possible."""
+        return np.reshape(x, shape)
+
+    def ascontiguousarray(self, x):
+        """``x`` in row-major contiguous memory (no copy when it already is)."""
+        return np.ascontiguousarray(x)
+
+    def all(self, x):
+        """Whether every entry of ``x`` is true (a 0-d boolean array; ``bool()`` of it is the answer)."""
+        return np.all(x)
+
     # ops used by the hetero_regression cores
     def solve_pinv(self, A, b):
         """Solve ``A x = b`` for a stack ``A (..., n, n)`` and vectors ``b (..., n)``; pseudo-inverse where singular.
@@ -758,6 +771,19 @@ class TorchBackend(Backend):
     def softmax(self, x, axis):
         r"""Stable softmax :math:`e^{x_i}/\sum_j e^{x_j}` along ``axis``."""
         return self._torch.softmax(self._t(x), dim=axis)
+
+    # ----- ops used by the pomdp cores -----------------------------------------------------------
+    def reshape(self, x, shape):
+        """``x`` with a new ``shape`` (one entry may be -1); a view when possible."""
+        return self._torch.reshape(self._t(x), shape)
+
+    def ascontiguousarray(self, x):
+        """``x`` in row-major contiguous memory (no copy when it already is)."""
+        return self._t(x).contiguous()
+
+    def all(self, x):
+        """Whether every entry of ``x`` is true (a 0-d boolean tensor; ``bool()`` of it is the answer)."""
+        return self._torch.all(self._t(x))
 
     # ops used by the hetero_regression cores
     def solve_pinv(self, A, b):

@@ -114,7 +114,7 @@ def _as_float(nx, a, name):
     if not _is_tensor(a):
         a = np.asarray(a, dtype=np.float64)
     t = nx.asarray(a, dtype=nx.float64)
-    if not bool(nx.isfinite(t).all()):
+    if not bool(nx.all(nx.isfinite(t))):
         raise ValueError(f"'{name}' must contain only finite values.")
     return t
 
@@ -158,7 +158,7 @@ def _irls_batched(nx, X, Y, delta, max_iter, tol, coef_init=None, sample_weight=
     """
     Xt, Yt, S = _check_data(nx, X, Y, sample_weight)
     B, d = Yt.shape[0], Xt.shape[-1]
-    outer = _outer_products(Xt)
+    outer = _outer_products(nx, Xt)
     gscale = _gradient_scale(nx, Xt, S, delta)
     if coef_init is None:
         b = _ridge_solve(nx, _gram(nx, Xt, S, outer), _rmatvec(Xt, S * Yt))
@@ -191,7 +191,7 @@ def _rmatvec(Xs, v):
     return (v[:, None, :] @ Xs)[:, 0, :]
 
 
-def _outer_products(Xt):
+def _outer_products(nx, Xt):
     """The (n, d*d) row outer products of a shared design when they fit in ``_OUTER_MAX``, else None.
 
     With them, ``X^T diag(w_k) X`` for all ``k`` is one GEMM of the (B', n) weights (memory n d^2,
@@ -200,7 +200,7 @@ def _outer_products(Xt):
     if Xt.ndim != 2:
         return None
     n, d = Xt.shape
-    return (Xt[:, :, None] * Xt[:, None, :]).reshape(n, d * d) if n * d * d <= _OUTER_MAX else None
+    return nx.reshape(Xt[:, :, None] * Xt[:, None, :], (n, d * d)) if n * d * d <= _OUTER_MAX else None
 
 
 def _gram(nx, Xs, wt, outer):
@@ -208,7 +208,7 @@ def _gram(nx, Xs, wt, outer):
     d = Xs.shape[-1]
     if Xs.ndim == 2:
         if outer is not None:
-            return (wt @ outer).reshape(-1, d, d)
+            return nx.reshape(wt @ outer, (-1, d, d))
         return (Xs.T[None, :, :] * wt[:, None, :]) @ Xs
     return (nx.swapaxes(Xs, 1, 2) * wt[:, None, :]) @ Xs
 
@@ -301,7 +301,7 @@ def _irls_loop(nx, Xt, Yt, S, b, delta, max_iter, tol, gscale, outer):
             break
         it += 1
         rows = nx.flatnonzero(active)
-        if bool(active.all()):
+        if bool(nx.all(active)):
             Xs, Ys, Ss, state = Xt, Yt, S, (b, L, g, w)
         else:
             Xs = Xt if Xt.ndim == 2 else Xt[rows]

@@ -1,5 +1,13 @@
-r"""torch cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point backup and the
-per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described at its definition).
+r"""Array cores of :mod:`algos.pomdp`: batched Bayes updates, the PBVI point backup, the sawtooth
+upper bound and the per-belief backup of ``PointBasedSolver`` (:class:`PBSTorchBackup`, described
+at its definition).
+
+Each core is written once against the package's array namespace :mod:`accel.backend` (it takes the
+backend ``nx`` first and uses only ``nx.<op>`` and the operators common to numpy arrays and torch
+tensors). The public functions here run the cores on torch (``get_backend(backend="torch",
+device=...)``); the same cores run on numpy (``get_backend(backend="numpy")``) are the readable
+references that the tests pin the numba kernels of :mod:`algos.pomdp` to (``_belief_successors``,
+``_pbvi_backup``, ``_sawtooth``, ``_pbs_backup``).
 
 Same semantics as the numba kernels :func:`algos.pomdp._kernels.belief_successors` and
 :func:`algos.pomdp._kernels.pbvi_backup` (the pomdp reconstruction notes §1.1), written as
@@ -21,7 +29,8 @@ Everything is float64. Results agree with the numba kernels to round-off (the su
 differs); when two alpha vectors (or two actions) score within round-off of each other at a belief
 the two paths may pick different -- equally good -- vectors, so parity is on values first.
 
-torch is imported inside the functions: importing this module (or :mod:`algos`) does not import it.
+torch is imported only when a torch backend is created: importing this module (or :mod:`algos`)
+does not import it.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ import numpy as np
 
 from theory._checks import check_scalar_float
 
-from .backend import torch_device as _resolve_device
+from .backend import get_backend
 
 __all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "PBSTorchBackup", "pbs_backup_torch"]
 
@@ -39,20 +48,23 @@ __all__ = ["belief_successors_torch", "pbvi_backup_torch", "PBVITorchBackup", "P
 _MAX_BLOCK = 2**24
 
 
+def _numpy():
+    """The numpy backend (the CPU reference run of the cores)."""
+    return get_backend(backend="numpy")
 
-def _as_tensor(x, device, name, ndim):
-    import torch
 
-    if isinstance(x, torch.Tensor):
-        t = x.detach().to(device=device, dtype=torch.float64)
+def _as_array(nx, x, name, ndim):
+    """``x`` as a float64 array of backend ``nx`` (on its device), with the package's checks."""
+    if hasattr(x, "detach") and nx.name == "torch":  # a tensor: no autograd history, no numpy round trip
+        t = nx.asarray(x.detach(), dtype=nx.float64)
     else:
-        arr = np.asarray(x)
+        arr = nx.to_numpy(x)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"'{name}' must contain real numbers; got dtype {arr.dtype}.")
-        t = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float64), device=device)
+        t = nx.asarray(np.ascontiguousarray(arr, dtype=np.float64))
     if t.ndim not in ndim:
         raise ValueError(f"'{name}' must have {' or '.join(map(str, ndim))} dimensions; got shape {tuple(t.shape)}.")
-    if not bool(torch.isfinite(t).all()):
+    if not nx.all(nx.isfinite(t)):
         raise ValueError(f"'{name}' must contain only finite values.")
     return t
 
@@ -68,19 +80,35 @@ def _check_model(T, Z, B=None):
         raise ValueError(f"'B' must have shape (N, {S}); got {tuple(B.shape)}.")
 
 
-def _successors(B, T, Z):
-    """Tensor core: ``P`` (N, A, O), ``Bn`` (N, A, O, S), ``zero`` (N, A, O)."""
-    import torch
-
-    pred = torch.einsum("ns,ast->nat", B, T)                  # (N, A, S) prior-predicted beliefs
-    joint = pred[:, :, None, :] * Z.permute(0, 2, 1)[None]    # (N, A, O, S) P(s', o | b, a)
-    P = joint.sum(dim=3)
+def _successors(nx, B, T, Z):
+    """Core: ``P`` (N, A, O), ``Bn`` (N, A, O, S), ``zero`` (N, A, O) (Bayes' rule, the pomdp
+    reconstruction notes §1.1; the prior-predicted belief where ``P(o | b, a) = 0``)."""
+    pred = nx.einsum("ns,ast->nat", B, T)                        # (N, A, S) prior-predicted beliefs
+    joint = pred[:, :, None, :] * nx.swapaxes(Z, 1, 2)[None]     # (N, A, O, S) P(s', o | b, a)
+    P = nx.sum(joint, axis=3)
     zero = ~(P > 0.0)
-    safe = torch.where(zero, torch.ones_like(P), P)
-    Bn = joint / safe[..., None]
-    tot = pred.sum(dim=2, keepdim=True)
-    fallback = pred / torch.where(tot > 0, tot, torch.ones_like(tot))
-    Bn = torch.where(zero[..., None], fallback[:, :, None, :], Bn)
+    Bn = joint / nx.where(zero, 1.0, P)[..., None]
+    tot = nx.sum(pred, axis=2, keepdims=True)
+    fallback = pred / nx.where(tot > 0, tot, 1.0)
+    Bn = nx.where(zero[..., None], fallback[:, :, None, :], Bn)
+    return P, Bn, zero
+
+
+def _belief_successors(nx, B, T, Z):
+    """:func:`belief_successors_torch` on backend ``nx``, returning ``nx`` arrays."""
+    Bt = _as_array(nx, B, "B", (2,))
+    Tt = _as_array(nx, T, "T", (2, 3))
+    Zt = _as_array(nx, Z, "Z", (2, 3))
+    single = Tt.ndim == 2
+    if single != (Zt.ndim == 2):
+        raise ValueError(f"'T' and 'Z' must both be 2-d (one action) or both 3-d; got shapes "
+                         f"{tuple(Tt.shape)} and {tuple(Zt.shape)}.")
+    if single:
+        Tt, Zt = Tt[None], Zt[None]
+    _check_model(Tt, Zt, Bt)
+    P, Bn, zero = _successors(nx, Bt, Tt, Zt)
+    if single:
+        P, Bn, zero = P[:, 0], Bn[:, 0], zero[:, 0]
     return P, Bn, zero
 
 
@@ -119,59 +147,64 @@ def belief_successors_torch(B, T, Z, device=None, return_tensors=False):
     >>> P.round(3).tolist(), Bn[0, 0, 0].round(3).tolist()
     ([[[0.5, 0.5]]], [0.85, 0.15])
     """
-    dev = _resolve_device(device)
-    Bt = _as_tensor(B, dev, "B", (2,))
-    Tt = _as_tensor(T, dev, "T", (2, 3))
-    Zt = _as_tensor(Z, dev, "Z", (2, 3))
-    single = Tt.ndim == 2
-    if single != (Zt.ndim == 2):
-        raise ValueError(f"'T' and 'Z' must both be 2-d (one action) or both 3-d; got shapes "
-                         f"{tuple(Tt.shape)} and {tuple(Zt.shape)}.")
-    if single:
-        Tt, Zt = Tt[None], Zt[None]
-    _check_model(Tt, Zt, Bt)
-    P, Bn, zero = _successors(Bt, Tt, Zt)
-    if single:
-        P, Bn, zero = P[:, 0], Bn[:, 0], zero[:, 0]
+    nx = get_backend(backend="torch", device=device)
+    P, Bn, zero = _belief_successors(nx, B, T, Z)
     if return_tensors:
         return P, Bn, zero
-    return P.cpu().numpy(), Bn.cpu().numpy(), zero.cpu().numpy()
+    return nx.to_numpy(P), nx.to_numpy(Bn), nx.to_numpy(zero)
 
 
-def _projections(alphas, T, Z):
+def _projections(nx, alphas, T, Z):
     """``G[a, o, s, i] = sum_{s'} T[a, s, s'] Z[a, s', o] alphas[i, s']`` as one batched matmul."""
-    M = Z.permute(0, 2, 1)[:, :, :, None] * alphas.T[None, None]   # (A, O, S', n)
-    return T[:, None] @ M                                          # (A, O, S, n)
+    M = nx.swapaxes(Z, 1, 2)[:, :, :, None] * alphas.T[None, None]   # (A, O, S', n)
+    return nx.matmul(T[:, None], M)                                    # (A, O, S, n)
 
 
-def _backup(B, alphas, T, Z, r, discount):
-    """Tensor core of :func:`pbvi_backup_torch`: ``(new (N, S), acts (N,), vals (N,))``."""
-    import torch
-
+def _backup(nx, B, alphas, T, Z, r, discount):
+    """Core of :func:`pbvi_backup_torch`: ``(new (N, S), acts (N,), vals (N,))`` (Pineau, Gordon and
+    Thrun 2003, eq. 6-7; first maximum on exact ties)."""
     A, O = T.shape[0], Z.shape[2]
     N, S = B.shape
     n = alphas.shape[0]
-    G = _projections(alphas, T, Z)                           # (A, O, S, n)
-    Gt = G.transpose(2, 3).reshape(A * O * n, S)             # rows (a, o, i)
+    G = _projections(nx, alphas, T, Z)                                   # (A, O, S, n)
+    Gt = nx.reshape(nx.swapaxes(G, 2, 3), (A * O * n, S))               # rows (a, o, i)
+    Gs = nx.reshape(nx.swapaxes(nx.reshape(G, (A * O, S, n)), 0, 1), (S, A * O * n))
     chunk = max(1, _MAX_BLOCK // max(1, A * O * n))
-    new = torch.empty((N, S), dtype=B.dtype, device=B.device)
-    acts = torch.empty(N, dtype=torch.int64, device=B.device)
-    vals = torch.empty(N, dtype=B.dtype, device=B.device)
-    offs = (torch.arange(A * O, device=B.device) * n).reshape(A, O)
+    new = nx.empty((N, S), type_as=B)
+    acts = nx.empty(N, dtype=nx.int64, type_as=B)
+    vals = nx.empty(N, type_as=B)
+    offs = nx.reshape(nx.arange(A * O, dtype=nx.int64, type_as=B) * n, (A, O))
     for lo in range(0, N, chunk):
         Bc = B[lo:lo + chunk]
         m = Bc.shape[0]
-        scores = (Bc @ G.reshape(A * O, S, n).transpose(0, 1).reshape(S, A * O * n)).reshape(m, A, O, n)
-        best = scores.argmax(dim=3)                           # (m, A, O): first maximum
-        rows = Gt[(best + offs[None]).reshape(-1)].reshape(m, A, O, S)
-        cand = r.T[None] + discount * rows.sum(dim=2)         # (m, A, S)
-        v = torch.einsum("ns,nas->na", Bc, cand)
-        a = v.argmax(dim=1)
-        idx = torch.arange(m, device=B.device)
+        scores = nx.reshape(Bc @ Gs, (m, A, O, n))
+        best = nx.argmax(scores, axis=3)                                 # (m, A, O): first maximum
+        rows = nx.reshape(Gt[nx.reshape(best + offs[None], (-1,))], (m, A, O, S))
+        cand = r.T[None] + discount * nx.sum(rows, axis=2)              # (m, A, S)
+        v = nx.einsum("ns,nas->na", Bc, cand)
+        a = nx.argmax(v, axis=1)
+        idx = nx.arange(m, dtype=nx.int64, type_as=B)
         new[lo:lo + m] = cand[idx, a]
         acts[lo:lo + m] = a
         vals[lo:lo + m] = v[idx, a]
     return new, acts, vals
+
+
+def _pbvi_backup(nx, B, alphas, T, Z, r, discount):
+    """:func:`pbvi_backup_torch` on backend ``nx``, returning ``nx`` arrays."""
+    discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+    Bt = _as_array(nx, B, "B", (2,))
+    At = _as_array(nx, alphas, "alphas", (2,))
+    Tt = _as_array(nx, T, "T", (3,))
+    Zt = _as_array(nx, Z, "Z", (3,))
+    rt = _as_array(nx, r, "r", (2,))
+    _check_model(Tt, Zt, Bt)
+    S, A = Tt.shape[1], Tt.shape[0]
+    if At.shape[1] != S or At.shape[0] == 0:
+        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got {tuple(At.shape)}.")
+    if tuple(rt.shape) != (S, A):
+        raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(rt.shape)}.")
+    return _backup(nx, Bt, At, Tt, Zt, rt, discount)
 
 
 def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=False):
@@ -221,41 +254,31 @@ def pbvi_backup_torch(B, alphas, T, Z, r, discount, device=None, return_tensors=
     (0, True)
     """
     discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
-    dev = _resolve_device(device)
-    Bt = _as_tensor(B, dev, "B", (2,))
-    At = _as_tensor(alphas, dev, "alphas", (2,))
-    Tt = _as_tensor(T, dev, "T", (3,))
-    Zt = _as_tensor(Z, dev, "Z", (3,))
-    rt = _as_tensor(r, dev, "r", (2,))
-    _check_model(Tt, Zt, Bt)
-    S, A = Tt.shape[1], Tt.shape[0]
-    if At.shape[1] != S or At.shape[0] == 0:
-        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got {tuple(At.shape)}.")
-    if tuple(rt.shape) != (S, A):
-        raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(rt.shape)}.")
-    new, acts, vals = _backup(Bt, At, Tt, Zt, rt, discount)
+    nx = get_backend(backend="torch", device=device)
+    new, acts, vals = _pbvi_backup(nx, B, alphas, T, Z, r, discount)
     if return_tensors:
         return new, acts, vals
-    return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
+    return nx.to_numpy(new), nx.to_numpy(acts), nx.to_numpy(vals)
 
 
-class _TorchModel:
-    """``T, Z, r`` and ``discount`` checked and moved once to a torch device (``device=None``: CUDA if
-    available, else CPU); the base of the two backup classes below."""
+class _Model:
+    """``T, Z, r`` and ``discount`` checked and moved once to backend ``nx`` (its device); the base
+    of the backup classes below."""
 
-    def __init__(self, T, Z, r, discount, device=None):
+    def __init__(self, T, Z, r, discount, nx):
         self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
-        self.device = _resolve_device(device)
-        self.T = _as_tensor(T, self.device, "T", (3,))
-        self.Z = _as_tensor(Z, self.device, "Z", (3,))
-        self.r = _as_tensor(r, self.device, "r", (2,))
+        self.nx = nx
+        self.device = nx.device
+        self.T = _as_array(nx, T, "T", (3,))
+        self.Z = _as_array(nx, Z, "Z", (3,))
+        self.r = _as_array(nx, r, "r", (2,))
         _check_model(self.T, self.Z)
         A, S = self.T.shape[0], self.T.shape[1]
         if tuple(self.r.shape) != (S, A):
             raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(self.r.shape)}.")
 
 
-class PBVITorchBackup(_TorchModel):
+class PBVITorchBackup(_Model):
     """The model moved once to a torch device; ``__call__(B, alphas)`` is :func:`pbvi_backup_torch`
     returning numpy arrays (used by ``PBVI(backend="torch")`` so T, Z, r are not copied per sweep).
 
@@ -273,66 +296,52 @@ class PBVITorchBackup(_TorchModel):
         ``None``: CUDA if available, else CPU.
     """
 
+    def __init__(self, T, Z, r, discount, device=None):
+        super().__init__(T, Z, r, discount, get_backend(backend="torch", device=device))
+
     def __call__(self, B, alphas):
-        Bt = _as_tensor(B, self.device, "B", (2,))
-        At = _as_tensor(alphas, self.device, "alphas", (2,))
-        new, acts, vals = _backup(Bt, At, self.T, self.Z, self.r, self.discount)
-        return new.cpu().numpy(), acts.cpu().numpy(), vals.cpu().numpy()
+        nx = self.nx
+        Bt = _as_array(nx, B, "B", (2,))
+        At = _as_array(nx, alphas, "alphas", (2,))
+        new, acts, vals = _backup(nx, Bt, At, self.T, self.Z, self.r, self.discount)
+        return nx.to_numpy(new), nx.to_numpy(acts), nx.to_numpy(vals)
 
 
 # ============================================================================ PointBasedSolver
-def _pbs_upper(X, Q, c, Binv, Bmask, Ud):
-    """Upper bound at the (unnormalised) rows of ``X`` (..., S): ``min(max_a Q[a] . x, x . c +
-    min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s)))``; points in chunks of at most
-    :data:`_MAX_BLOCK` ratio entries. ``Binv`` (n, S): ``1 / Bu`` on ``Bmask``; ``Ud`` (n,)."""
-    import torch
-
-    fib = (X @ Q.T).amax(dim=-1)
+def _sawtooth(nx, X, c, Binv, Bmask, Ud):
+    """Sawtooth upper bound (Hauskrecht 2000) at the (unnormalised) rows of ``X`` (..., S):
+    ``x . c + min(0, min_i Ud[i] min_{s in supp(Bu_i)} x(s) / Bu_i(s))``; points in chunks of at
+    most :data:`_MAX_BLOCK` ratio entries. ``Binv`` (n, S): ``1 / Bu`` on ``Bmask``; ``Ud`` (n,)."""
     base = X @ c
-    low = torch.zeros_like(base)
     n = Binv.shape[0]
-    if n:
-        lead = X.shape[:-1]
-        Xf = X.reshape(-1, X.shape[-1])
-        step = max(1, _MAX_BLOCK // max(1, Xf.shape[0] * X.shape[-1]))
-        lowf = low.reshape(-1)
-        inf = torch.tensor(float("inf"), dtype=X.dtype, device=X.device)
-        for lo in range(0, n, step):
-            sl = slice(lo, lo + step)
-            ratio = torch.where(Bmask[None, sl], Xf[:, None, :] * Binv[None, sl], inf).amin(dim=-1)
-            lowf = torch.minimum(lowf, (Ud[None, sl] * ratio).amin(dim=-1))
-        low = lowf.reshape(lead)
-    return torch.minimum(base + low, fib)
+    if not n:
+        return base
+    S = X.shape[-1]
+    Xf = nx.reshape(X, (-1, S))
+    step = max(1, _MAX_BLOCK // max(1, Xf.shape[0] * S))
+    low = nx.zeros(Xf.shape[0], type_as=Xf)
+    for lo in range(0, n, step):
+        sl = slice(lo, lo + step)
+        ratio = nx.min(nx.where(Bmask[None, sl], Xf[:, None, :] * Binv[None, sl], float("inf")), axis=-1)
+        low = nx.minimum(low, nx.min(Ud[None, sl] * ratio, axis=-1))
+    return base + nx.reshape(low, base.shape)
 
 
-class PBSTorchBackup(_TorchModel):
-    r"""The per-belief work of :class:`algos.pomdp.PointBasedSolver` as batched torch algebra.
+def _pbs_upper(nx, X, Q, c, Binv, Bmask, Ud):
+    """Upper bound at the (unnormalised) rows of ``X`` (..., S): the smaller of the fast informed
+    bound ``max_a Q[a] . x`` (Hauskrecht 2000) and :func:`_sawtooth`."""
+    return nx.minimum(_sawtooth(nx, X, c, Binv, Bmask, Ud), nx.max(X @ Q.T, axis=-1))
 
-    The numba kernels (:mod:`algos.pomdp._pbs_kernels`) loop over the actions and observations of a
-    belief one successor at a time; here every ``(a, o)`` successor of ``b`` is formed at once
-    (``X = (b T_a) * Z[a, :, o]``, shape (A, O, S), unnormalised, mass ``P(o | b, a)``) and scored
-    against all alpha vectors in one matmul (``X @ alphas.T``, (A, O, n_alpha)) and against all
-    sawtooth points in one masked minimum (``(A, O, n_points)``), so that a GPU runs a backup as a
-    handful of kernels. Same semantics as ``node_values`` / ``update`` there (first maximum on
-    ties); values agree to round-off (the summation order differs).
 
-    Parameters
-    ----------
-    T : array-like of shape (A, S, S)
-        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
-    Z : array-like of shape (A, S, O)
-        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
-    r : array-like of shape (S, A)
-        Expected immediate rewards.
-    discount : float
-        Discount factor, in [0, 1].
-    device : None, str or torch.device, default=None
-        ``None``: CUDA if available, else CPU.
-    """
+class _PBSBackup(_Model):
+    """The per-belief cores of :class:`PBSTorchBackup` on backend ``nx`` (``T, Z, r`` checked and
+    moved once); with the numpy backend, the reference of the numba kernels of
+    :mod:`algos.pomdp._pbs_kernels`. The methods' "tensor" means an array of ``nx`` (an ndarray on
+    numpy)."""
 
-    def __init__(self, T, Z, r, discount, device=None):
-        super().__init__(T, Z, r, discount, device)
-        self.Zt = self.Z.permute(0, 2, 1).contiguous()  # (A, O, S)
+    def __init__(self, T, Z, r, discount, nx):
+        super().__init__(T, Z, r, discount, nx)
+        self.Zt = nx.ascontiguousarray(nx.swapaxes(self.Z, 1, 2))  # (A, O, S)
 
     def tensor(self, x, name="x"):
         """``x`` as a float64 tensor on the device.
@@ -349,7 +358,7 @@ class PBSTorchBackup(_TorchModel):
         torch.Tensor
             ``x`` as float64 on the device.
         """
-        return _as_tensor(x, self.device, name, (1, 2))
+        return _as_array(self.nx, x, name, (1, 2))
 
     def successors(self, b):
         """``X`` (A, O, S): ``X[a, o] = (b T_a) * Z[a, :, o]`` (so ``P[a, o] = X[a, o].sum()``).
@@ -364,9 +373,7 @@ class PBSTorchBackup(_TorchModel):
         torch.Tensor of shape (A, O, S)
             The unnormalised successors ``X``.
         """
-        import torch
-
-        pred = torch.einsum("s,ast->at", b, self.T)
+        pred = self.nx.einsum("s,ast->at", b, self.T)
         return pred[:, None, :] * self.Zt
 
     def node(self, b, alphas, Q, c, Binv, Bmask, Ud, lower=True):
@@ -402,22 +409,22 @@ class PBSTorchBackup(_TorchModel):
         QU : torch.Tensor of shape (A,)
             Upper Q-values.
         """
-        import torch
-
+        nx = self.nx
         X = self.successors(b)
-        P = X.sum(dim=-1)
+        P = nx.sum(X, axis=-1)
         pos = P > 0.0
-        UV = _pbs_upper(X, Q, c, Binv, Bmask, Ud)
+        UV = _pbs_upper(nx, X, Q, c, Binv, Bmask, Ud)
         if lower:
-            LV, LI = (X @ alphas.T).max(dim=-1)
-            UV = torch.maximum(UV, LV)
-            LV = torch.where(pos, LV, torch.zeros_like(LV))
-            LI = torch.where(pos, LI, torch.zeros_like(LI))
+            scores = X @ alphas.T
+            LV, LI = nx.max(scores, axis=-1), nx.argmax(scores, axis=-1)
+            UV = nx.maximum(UV, LV)
+            LV = nx.where(pos, LV, 0.0)
+            LI = nx.where(pos, LI, 0)
         else:
-            LV = torch.zeros_like(P)
-            LI = torch.zeros(P.shape, dtype=torch.int64, device=P.device)
-        UV = torch.where(pos, UV, torch.zeros_like(UV))
-        QU = b @ self.r + self.discount * UV.sum(dim=1)
+            LV = nx.zeros(P.shape, type_as=P)
+            LI = nx.zeros(P.shape, dtype=nx.int64, type_as=P)
+        UV = nx.where(pos, UV, 0.0)
+        QU = b @ self.r + self.discount * nx.sum(UV, axis=1)
         return P, LV, UV, LI, QU
 
     def lower_upper(self, b, alphas, Q, c, Binv, Bmask, Ud):
@@ -445,8 +452,8 @@ class PBSTorchBackup(_TorchModel):
         L, U : float
             Lower and upper bound at ``b``.
         """
-        lo = (alphas @ b).max()
-        up = _pbs_upper(b[None], Q, c, Binv, Bmask, Ud)[0]
+        lo = self.nx.max(alphas @ b)
+        up = _pbs_upper(self.nx, b[None], Q, c, Binv, Bmask, Ud)[0]
         return float(lo), float(up)
 
     def backup(self, b, alphas, Q, c, Binv, Bmask, Ud):
@@ -484,17 +491,45 @@ class PBSTorchBackup(_TorchModel):
         QU : torch.Tensor of shape (A,)
             Upper Q-values.
         """
-        import torch
-
+        nx = self.nx
         P, LV, UV, LI, QU = self.node(b, alphas, Q, c, Binv, Bmask, Ud, lower=True)
         # W[a, s'] = sum_o Z[a, s', o] alpha_{LI[a, o]}(s'); cand[a] = r[:, a] + discount T[a] W[a]
-        W = (self.Zt * alphas[LI]).sum(dim=1)
-        cand = self.r.T + self.discount * torch.einsum("ast,at->as", self.T, W)
+        W = nx.sum(self.Zt * alphas[LI], axis=1)
+        cand = self.r.T + self.discount * nx.einsum("ast,at->as", self.T, W)
         v = cand @ b
-        a = int(torch.argmax(v))
+        a = int(nx.argmax(v))
         best_v = float(v[a])
         hu = max(float(QU.max()), best_v)
         return cand[a], a, best_v, hu, QU
+
+
+class PBSTorchBackup(_PBSBackup):
+    r"""The per-belief work of :class:`algos.pomdp.PointBasedSolver` as batched torch algebra.
+
+    The numba kernels (:mod:`algos.pomdp._pbs_kernels`) loop over the actions and observations of a
+    belief one successor at a time; here every ``(a, o)`` successor of ``b`` is formed at once
+    (``X = (b T_a) * Z[a, :, o]``, shape (A, O, S), unnormalised, mass ``P(o | b, a)``) and scored
+    against all alpha vectors in one matmul (``X @ alphas.T``, (A, O, n_alpha)) and against all
+    sawtooth points in one masked minimum (``(A, O, n_points)``), so that a GPU runs a backup as a
+    handful of kernels. Same semantics as ``node_values`` / ``update`` there (first maximum on
+    ties); values agree to round-off (the summation order differs).
+
+    Parameters
+    ----------
+    T : array-like of shape (A, S, S)
+        Transition probabilities ``T[a, s, s'] = P(s' | s, a)``.
+    Z : array-like of shape (A, S, O)
+        Observation probabilities ``Z[a, s', o] = P(o | s', a)``.
+    r : array-like of shape (S, A)
+        Expected immediate rewards.
+    discount : float
+        Discount factor, in [0, 1].
+    device : None, str or torch.device, default=None
+        ``None``: CUDA if available, else CPU.
+    """
+
+    def __init__(self, T, Z, r, discount, device=None):
+        super().__init__(T, Z, r, discount, get_backend(backend="torch", device=device))
 
 
 def pbs_backup_torch(b, alphas, T, Z, r, discount, Q, c, points=None, device=None):
@@ -537,33 +572,37 @@ def pbs_backup_torch(b, alphas, T, Z, r, discount, Q, c, points=None, device=Non
     node : dict of str to ndarray
         ``P``, ``LV``, ``UV``, ``LI``, ``QU`` at ``b``.
     """
-    bk = PBSTorchBackup(T, Z, r, discount, device=device)
+    return _pbs_backup(get_backend(backend="torch", device=device), b, alphas, T, Z, r, discount, Q, c, points)
+
+
+def _pbs_backup(nx, b, alphas, T, Z, r, discount, Q, c, points=None):
+    """:func:`pbs_backup_torch` on backend ``nx`` (numpy arrays out)."""
+    bk = _PBSBackup(T, Z, r, discount, nx)
     S = bk.T.shape[1]
-    bt = _as_tensor(b, bk.device, "b", (1,))
-    At = _as_tensor(alphas, bk.device, "alphas", (2,))
+    bt = _as_array(nx, b, "b", (1,))
+    At = _as_array(nx, alphas, "alphas", (2,))
     if At.shape[1] != S or At.shape[0] == 0 or bt.shape[0] != S:
         raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1 and 'b' shape ({S},); got "
                          f"{tuple(At.shape)} and {tuple(bt.shape)}.")
-    Qt = _as_tensor(Q, bk.device, "Q", (2,))
-    ct = _as_tensor(c, bk.device, "c", (1,))
-    Binv, Bmask, Ud = _dense_points(points, S, bk.device)
+    Qt = _as_array(nx, Q, "Q", (2,))
+    ct = _as_array(nx, c, "c", (1,))
+    Binv, Bmask, Ud = _dense_points(nx, points, S)
     vec, a, val, hu, _ = bk.backup(bt, At, Qt, ct, Binv, Bmask, Ud)
     P, LV, UV, LI, QU = bk.node(bt, At, Qt, ct, Binv, Bmask, Ud, lower=True)
-    node = {k: t.cpu().numpy() for k, t in zip(("P", "LV", "UV", "LI", "QU"), (P, LV, UV, LI, QU))}
-    return vec.cpu().numpy(), a, val, hu, node
+    node = {k: nx.to_numpy(t) for k, t in zip(("P", "LV", "UV", "LI", "QU"), (P, LV, UV, LI, QU))}
+    return nx.to_numpy(vec), a, val, hu, node
 
 
-def _dense_points(points, S, device):
-    """``(Binv, Bmask, Ud)`` tensors of sawtooth points ``(Bu, Ud)`` (``None``: no points)."""
-    import torch
-
+def _dense_points(nx, points, S):
+    """``(Binv, Bmask, Ud)`` arrays of sawtooth points ``(Bu, Ud)`` on backend ``nx`` (``None``: no
+    points)."""
     if points is None:
-        z = torch.zeros((0, S), dtype=torch.float64, device=device)
-        return z, z > 0, torch.zeros(0, dtype=torch.float64, device=device)
-    Bu = _as_tensor(points[0], device, "points[0]", (2,))
-    Ud = _as_tensor(points[1], device, "points[1]", (1,))
+        z = nx.zeros((0, S))
+        return z, z > 0, nx.zeros(0)
+    Bu = _as_array(nx, points[0], "points[0]", (2,))
+    Ud = _as_array(nx, points[1], "points[1]", (1,))
     if Bu.shape[1] != S or Ud.shape[0] != Bu.shape[0]:
         raise ValueError(f"'points' must be (Bu (n, {S}), Ud (n,)); got shapes {tuple(Bu.shape)} and "
                          f"{tuple(Ud.shape)}.")
     mask = Bu > 0
-    return torch.where(mask, 1.0 / torch.where(mask, Bu, torch.ones_like(Bu)), torch.zeros_like(Bu)), mask, Ud
+    return nx.where(mask, 1.0 / nx.where(mask, Bu, 1.0), 0.0), mask, Ud

@@ -75,9 +75,8 @@ def test_uninterrupted_fit_says_so():
 
 
 def test_vogcam_interrupted_in_sweep_k_keeps_the_state_after_sweep_k_minus_1(monkeypatch):
-    from algos.point_process import VoGCAM
-
-    from algos.point_process import simulate_lgcp
+    from algos.point_process import VoGCAM, simulate_lgcp
+    from algos.point_process._vogcam_solver import VoGCAMSolver
 
     X = simulate_lgcp((0, 1, 0, 1), math.log(200) - 0.5, 1.0, 0.1, grid=64, random_state=0).points
     kw = dict(window=(0, 1, 0, 1), n_dummy=121, max_iter=25, tol=1e-9, hyperparameters="elbo")
@@ -86,8 +85,8 @@ def test_vogcam_interrupted_in_sweep_k_keeps_the_state_after_sweep_k_minus_1(mon
         ref = VoGCAM(**kw).fit(X)
     assert ref.n_iter_ >= 4
     at = 4  # the 4th sweep's variance block raises: sweeps 1-3 are complete
-    bomb = _Bomb(VoGCAM._sigma_block, at)
-    monkeypatch.setattr(VoGCAM, "_sigma_block", lambda self, *a, **k: bomb(self, *a, **k))
+    bomb = _Bomb(VoGCAMSolver.sigma_block, at)
+    monkeypatch.setattr(VoGCAMSolver, "sigma_block", lambda self, *a, **k: bomb(self, *a, **k))
     est = VoGCAM(**kw)
     with pytest.warns(InterruptedFitWarning, match="VoGCAM was interrupted after 3 sweeps"):
         est.fit(X)

@@ -154,11 +154,19 @@ OPS = {
     "swapaxes": lambda nx, d: nx.swapaxes(d["Bbatch"], 1, 2),
     "softmax": lambda nx, d: nx.softmax(d["X"], axis=1),
     "softmax_axis0_with_inf": lambda nx, d: nx.softmax(d["Xlse"], axis=0),
+    # ops used by the pomdp cores
+    "swapaxes_then_matmul": lambda nx, d: nx.matmul(nx.swapaxes(d["Bbatch"], 1, 2), d["v"]),
+    "reshape": lambda nx, d: nx.reshape(d["X"], (-1,)),
+    "reshape_swapped": lambda nx, d: nx.reshape(nx.swapaxes(d["Bbatch"], 1, 2), (6, -1)),
+    "ascontiguousarray": lambda nx, d: nx.ascontiguousarray(nx.swapaxes(d["X"], 0, 1)),
+    "all": lambda nx, d: nx.all(d["mask"]),
+    "all_true": lambda nx, d: nx.all(d["Xpos"] > 0),
+    "all_empty": lambda nx, d: nx.all(d["X"][:0] > 0),
     # ops used by the hetero_regression cores
     "solve_pinv": lambda nx, d: nx.solve_pinv(d["spd"], d["v"]),
     "solve_pinv_batch": lambda nx, d: nx.solve_pinv(d["spd_batch"], d["Bm"].T[:2]),
-    "solve_pinv_singular": lambda nx, d: nx.solve_pinv(  # exact zero pivots: zero matrix, eye with e_0 dropped
-        nx.stack([d["spd"], 0.0 * d["spd"], nx.eye(len(d["v"])) - nx.eye(len(d["v"]))[:, :1] * nx.eye(len(d["v"]))[:1]]),
+    "solve_pinv_singular": lambda nx, d: nx.solve_pinv(  # exact zero pivots: a zero matrix, eye without e_0
+        nx.stack([d["spd"], 0.0 * d["spd"], nx.eye(len(d["v"])) * (nx.arange(len(d["v"])) > 0)]),
         nx.stack([d["v"], d["v"], d["v"]])),
     "norm_axis": lambda nx, d: nx.norm(d["X"], axis=-1),
     "norm_all": lambda nx, d: nx.norm(d["X"]),
@@ -229,6 +237,7 @@ def test_every_documented_op_is_tested():
         "rng",
         "tanh", "flip", "cumsum", "astype", "copy", "addmatmul", "lerp",  # continual cores
         "eye", "diagonal", "cholesky_solve", "cholesky_inverse", "cdist",  # point_process cores
+        "swapaxes", "reshape", "ascontiguousarray", "all",  # ops used by the pomdp cores
         "solve_pinv", "norm", "flatnonzero",  # hetero_regression cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
@@ -477,3 +486,16 @@ def test_copy_and_diagonal_share_no_memory_and_cholesky_ops_invert(name):
     A = nx.to_numpy(spd)
     assert_allclose(nx.to_numpy(nx.cholesky_inverse(L)) @ A, np.eye(4), atol=1e-12)
     assert_allclose(A @ nx.to_numpy(nx.cholesky_solve(L, d["Bm"])), nx.to_numpy(d["Bm"]), atol=1e-12)
+
+
+def test_pomdp_ops_layout_and_truth(torch_cpu):
+    """``ascontiguousarray`` gives row-major memory on both backends; ``all`` answers through ``bool()``."""
+    nx_np = get_backend(backend="numpy")
+    X = np.arange(6.0).reshape(2, 3)
+    for nx in (nx_np, torch_cpu):
+        t = nx.swapaxes(nx.asarray(X), 0, 1)
+        c = nx.ascontiguousarray(t)
+        assert (c.flags.c_contiguous if nx is nx_np else c.is_contiguous())
+        assert_array_equal(nx.to_numpy(c), X.T)
+        assert bool(nx.all(nx.asarray(X) >= 0)) and not bool(nx.all(nx.asarray(X) > 0))
+        assert nx.to_numpy(nx.reshape(nx.asarray(X), (3, -1))).shape == (3, 2)

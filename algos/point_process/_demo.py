@@ -68,7 +68,7 @@ def run_demo(out_dir, quick=False, random_state=0):
     count_z = abs(est.expected_count() - true_count) / math.sqrt(true_count)
     drops = np.diff(est.elbo_blocks_) / (1 + np.abs(est.elbo_blocks_[1:]))
     rates = []
-    for steps in fixed._fp_history:
+    for steps in fixed._ascent.fp_history:
         rates += [b / a for a, b in zip(steps[:-1], steps[1:]) if a > 1e-12]
     rate_bound = s_fixed_point_rate(0.5 * (1 + 1e-8))
     mc = lgcp_min_contrast(X, (0, 1, 0, 1))

@@ -29,200 +29,61 @@ target paper (NeurIPS 2026) and the prior work it builds on (the point_process r
 For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
 the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
 1); every fitted quantity is reported in the user's units.
+The ELBO and its block updates are in :mod:`._vogcam_blocks`, the sweeps in :mod:`._vogcam_solver`.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-from scipy.optimize import minimize_scalar
 from scipy.spatial import cKDTree
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible
 from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
     check_array,
     check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
+    validate_params,
 )
 from ._kernels import predict_rows
-from ._nngp import NU_CODES, NNGPStructure, nngp_block_terms_from_distances
+from ._nngp import NU_CODES, NNGPStructure
 from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
-from ._sparse import SparseCholesky
+from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module's documented knobs)
+    BOUND_RTOL,
+    DENSE_MAX_NODES,
+    HYPERS,
+    MIN_CONTRAST_MIN_POINTS,
+    TORCH_MAX_NODES,
+    VARIANCE_COLLAPSE,
+    VARIANCE_FLOOR,
+    _sample,
+    design_matrix,
+    elbo_terms,
+    lognormal_band,
+    s_on_neighbourhoods,
+)
+from ._vogcam_solver import VoGCAMSolver, make_base_factor
 from ._window import MAX_COORD, Window
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
-
-#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes, "overflow").
-MAX_NEWTON_STEP = 5.0
-#: Step halvings tried before a block gives up (the state is then left unchanged).
-MAX_HALVINGS = 40
-#: Up to this many nodes the linear algebra is dense (LAPACK) by default (the supernodal sparse path is as fast
-#: from about 100 nodes and 5-9x faster at 1000-2000 nodes).
-DENSE_MAX_NODES = 200
-#: Largest number of nodes of the dense torch path (an N x N float64 matrix and its inverse: 6.4 GB at 2e4).
-TORCH_MAX_NODES = 20000
-#: Relative ELBO drop tolerated inside the S fixed point before damping (point_process reconstruction notes: 1e-10 |ELBO|).
-S_DAMP_RTOL = 1e-10
-#: Floor of the variance when it is optimised (a collapse is reported by a warning).
-VARIANCE_FLOOR = 1e-8
-#: A fitted variance below this triggers the collapse warning.
-VARIANCE_COLLAPSE = 1e-4
-#: A range within this relative distance (in log scale) of a bound triggers the boundary warning.
-BOUND_RTOL = 1e-2
-HYPERS = ("mean", "variance", "length_scale")
-#: Relative round-off level of the ELBO sums: smaller changes are not distinguishable from zero.
-ROUNDOFF_RTOL = 1e-13
-#: Half-width (in log range) of the Brent bracket around the current range, and Brent's x tolerance.
-PHI_BRACKET = 0.3
-PHI_XATOL = 1e-4
-#: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
-#: ``hyperparameters="auto"`` falls back to the ELBO there.
-MIN_CONTRAST_MIN_POINTS = 10
-#: Arrays of the factor's size alive at once in a sparse fit (the factor and selected inverse of the current
-#: and of a trial point), for the memory check before the first factorisation.
-SPARSE_FACTOR_COPIES = 4
-#: A sparse fit whose estimated factor memory exceeds this fraction of the machine's memory is refused.
-MEMORY_BUDGET_FRACTION = 0.8
-#: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
-FIXED_POINT_STEPS_WHILE_MOVING = 2
-#: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
-FULL_FIXED_POINT_RTOL = 1e-6
-#: ... provided the hyperparameters (log sigma^2, log phi) moved by less than this in the last sweep.
-THETA_MOVING_TOL = 1e-4
-#: Sweeps between two Aitken extrapolations of the hyperparameters (every 2 sweeps was tried: over nine
-#: fits of 1.9k-18k nodes the total CPU time was the same within noise, 0.6x-1.6x per fit).
-AITKEN_EVERY = 3
-#: Newton steps of the m-block per sweep while the hyperparameters move (full tolerance afterwards).
-NEWTON_STEPS_WHILE_MOVING = 2
-#: Brent's tolerance on log(phi) while the hyperparameters move (PHI_XATOL afterwards).
-PHI_XATOL_MOVING = 1e-3
-#: smallest half-width of the range step's first bracket in log phi: near convergence the bracket is a few
-#: times the last change of log phi (Brent then needs fewer evaluations; an optimum at the edge widens it)
-PHI_BRACKET_MIN = 0.1
-#: a variance below this that fell on two sweeps in a row is tried at the boundary ``VARIANCE_FLOOR`` (a
-#: collapsing variance converges to 0 only linearly in log sigma^2: a constant factor per sweep)
-VARIANCE_COLLAPSE_TRY = 0.1
 
 
 class HyperparameterWarning(UserWarning):
     """A hyperparameter ended at a bound, or the variance collapsed."""
 
 
-def elbo_terms(y, w, m, s, Qdata_dot_S, r_Q_r, logdetK, logdetS, N):
-    """The closed-form ELBO from its pieces (``Qdata_dot_S = tr(Q S)``, ``r_Q_r = r^T Q r``)."""
-    lam = w * np.exp(m + 0.5 * s)
-    return float(y @ m - lam.sum() - 0.5 * (Qdata_dot_S + r_Q_r - N + logdetK - logdetS))
-
-
-class _DenseFactor:
-    """Dense twin of :class:`SparseCholesky` (LAPACK), same interface."""
-
-    def __init__(self, indptr, indices, N):
-        self.indptr, self.indices, self.N = indptr, indices, N
-        self.rows = np.repeat(np.arange(N), np.diff(indptr))
-        self.c = None
-        self.S = None
-
-    def clone(self):
-        return _DenseFactor(self.indptr, self.indices, self.N)
-
-    def factor(self, data):
-        P = np.zeros((self.N, self.N))
-        P[self.rows, self.indices] = data
-        try:
-            self.c = sla.cho_factor(P, lower=True, check_finite=True)
-        except (sla.LinAlgError, ValueError) as exc:
-            raise np.linalg.LinAlgError(str(exc)) from None
-        self.S = None
-        return self
-
-    def logdet(self):
-        return float(2.0 * np.sum(np.log(np.diag(self.c[0]))))
-
-    def solve(self, b):
-        return sla.cho_solve(self.c, b)
-
-    def _inv(self):
-        if self.S is None:
-            S = sla.cho_solve(self.c, np.eye(self.N))
-            self.S = 0.5 * (S + S.T)
-        return self.S
-
-    def diag_inverse(self):
-        return np.diag(self._inv()).copy()
-
-    def inverse_on_pattern(self):
-        return self._inv()[self.rows, self.indices]
-
-    def inverse_entries(self, rows, cols):
-        return self._inv()[rows, cols]
-
-    def sample(self, z):
-        """x with cov P^{-1}: solve L^T x = z."""
-        L = np.tril(self.c[0])
-        return sla.solve_triangular(L, z, lower=True, trans="T")
-
-
-class _ScaledFactor:
-    """The factor of ``P / c2`` from a factor of ``P`` (so its inverse is ``c2 P^{-1}``)."""
-
-    def __init__(self, fac, c2):
-        self.inner = fac.inner if isinstance(fac, _ScaledFactor) else fac
-        self.c2 = c2 * (fac.c2 if isinstance(fac, _ScaledFactor) else 1.0)
-
-    def diag_inverse(self):
-        return self.c2 * self.inner.diag_inverse()
-
-    def inverse_on_pattern(self):
-        return self.c2 * self.inner.inverse_on_pattern()
-
-    def inverse_entries(self, rows, cols):
-        return self.c2 * self.inner.inverse_entries(rows, cols)
-
-    def solve(self, b):
-        return self.c2 * self.inner.solve(b)
-
-    def logdet(self):
-        return self.inner.logdet() - self.inner.N * math.log(self.c2)
-
-    def sample_into(self, z):
-        return math.sqrt(self.c2) * _sample(self.inner, z)
-
-
-def _sample(fac, z):
-    """x ~ N(0, P^{-1}) from standard normal z, for any factor type."""
-    if isinstance(fac, _ScaledFactor):
-        return fac.sample_into(z)
-    if isinstance(fac, _DenseFactor):
-        return fac.sample(z)
-    return fac.sample(z)
-
-
-
-def _memory_budget():
-    """``MEMORY_BUDGET_FRACTION`` of the physical memory in bytes (inf where the platform does not say)."""
-    import os
-
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return math.inf
-    return MEMORY_BUDGET_FRACTION * float(total) if total > 0 else math.inf
 
 class VoGCAM(BaseEstimator):
     r"""Variational inference for a log-Gaussian Cox process by Voronoi quadrature, an NNGP prior and
@@ -415,23 +276,6 @@ class VoGCAM(BaseEstimator):
         check_option(self.hyperparameters, "hyperparameters", ("auto", "elbo", "laplace", "min_contrast"))
         check_option(self.hyperparameter_start, "hyperparameter_start", ("given", "min_contrast"))
 
-    def _covariate_matrix(self, cov, coords_user, n_rows, name="covariates"):
-        """(n_rows, p) design: intercept column + user covariates."""
-        ones = np.ones((n_rows, 1))
-        if cov is None:
-            return ones
-        if callable(cov):
-            Zc = np.asarray(cov(coords_user), dtype=np.float64)
-        else:
-            Zc = np.asarray(cov, dtype=np.float64)
-        if Zc.ndim == 1:
-            Zc = Zc[:, None]
-        if Zc.ndim != 2 or Zc.shape[0] != n_rows:
-            raise ValueError(f"'{name}' must give an array of shape ({n_rows}, p); got {Zc.shape}.")
-        if not np.all(np.isfinite(Zc)):
-            raise ValueError(f"'{name}' must contain only finite values.")
-        return np.column_stack([ones, Zc])
-
     # ================================================================== fit
     def fit(self, X, covariates=None):
         """Fit to the point pattern ``X`` (n, 2).
@@ -456,18 +300,7 @@ class VoGCAM(BaseEstimator):
         backend = resolve(self.backend, self.device, (X, covariates))
         if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only
             backend = "numpy"
-        if self.window is None:
-            Xa = check_array(X, "X", allow_empty=True, finite=False)
-            if len(Xa) < 2:
-                raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
-            if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
-                raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
-            lo, hi = Xa.min(0), Xa.max(0)
-            if np.any(hi <= lo):
-                raise ValueError("'window' is None and the points' bounding box is degenerate; pass a window.")
-            win = Window.rectangle(lo[0], hi[0], lo[1], hi[1])
-        else:
-            win = Window.from_any(self.window)
+        win = self._fit_window(X)
         X = check_points(X, win)
         if len(X) == 0:
             raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
@@ -483,22 +316,70 @@ class VoGCAM(BaseEstimator):
         w = quad.weights / c**2
         y = quad.counts
         N = len(U)
-        Z = self._covariate_matrix(covariates, quad.nodes, N)
+        Z = design_matrix(covariates, quad.nodes, N)
         if np.linalg.matrix_rank(Z) < Z.shape[1]:
             raise ValueError("the covariates are collinear with each other or with the intercept at the nodes.")
         self.n_covariates_ = Z.shape[1] - 1
         self._cov_callable = covariates if callable(covariates) else None
         diam_u = win.diameter / c
+        self._phi_bounds = self._length_scale_bounds(diam_u, c)
+        sigma2, phi, method = self._hyperparameter_start(X, win, covariates, diam_u)
+        k = N - 1 if self.prior == "dense" else min(int(self.n_neighbors), N - 1)
+        st = NNGPStructure(U, nu=self.nu, n_neighbors=k, ordering=self.ordering, random_state=rng)
+        backend, solver = self._backend_and_solver(backend, N)
+        base = make_base_factor(st, U, solver, backend, self.device, quad.is_data)
+        self._st, self._base, self._solver = st, base, solver
+        self._backend = backend
+        self._U, self._w, self._y, self._Z = U, w, y, Z
+        self._quad, self.window_ = quad, win
+        self._ascent = VoGCAMSolver(y, w, Z, st, base, covariance=self.covariance, nu=self.nu,
+                                    newton_max_iter=self.newton_max_iter,
+                                    fixed_point_max_iter=self.fixed_point_max_iter, phi_bounds=self._phi_bounds,
+                                    opt=self._opt)
+        from threadpoolctl import threadpool_limits
+
+        # one BLAS thread: the dense factorisations are moderate and multithreaded BLAS degrades badly
+        # when the cores are shared (the numba kernels are parallel already)
+        with threadpool_limits(limits=1, user_api="blas"):
+            self.laplace_log_evidence_ = None
+            if method == "laplace" and self._opt & {"variance", "length_scale"}:
+                sigma2, phi, self.laplace_log_evidence_ = self._ascent.laplace_hyperparameters(sigma2, phi)
+                self._opt -= {"variance", "length_scale"}
+                self._ascent.opt = set(self._opt)
+            self._run(sigma2, phi)
+        return self
+
+    def _fit_window(self, X):
+        """The window: ``window``, or the bounding box of ``X`` when it is None."""
+        if self.window is not None:
+            return Window.from_any(self.window)
+        Xa = check_array(X, "X", allow_empty=True, finite=False)
+        if len(Xa) < 2:
+            raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
+        if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
+            raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
+        lo, hi = Xa.min(0), Xa.max(0)
+        if np.any(hi <= lo):
+            raise ValueError("'window' is None and the points' bounding box is degenerate; pass a window.")
+        return Window.rectangle(lo[0], hi[0], lo[1], hi[1])
+
+    def _length_scale_bounds(self, diam_u, c):
+        """``length_scale_bounds`` in unit-box units (``diam_u``: the window's diameter there)."""
         if isinstance(self.length_scale_bounds, str):
             check_option(self.length_scale_bounds, "length_scale_bounds", ("auto",))
-            lo_b, hi_b = 0.01 * diam_u, 2.0 * diam_u
-        else:
-            try:
-                lo_b, hi_b = (float(v) / c for v in self.length_scale_bounds)
-            except (TypeError, ValueError):
-                raise ValueError(f"'length_scale_bounds' must be 'auto' or (low, high); got {self.length_scale_bounds!r}.") from None
-            if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
-                raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
+            return 0.01 * diam_u, 2.0 * diam_u
+        try:
+            lo_b, hi_b = (float(v) / c for v in self.length_scale_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(f"'length_scale_bounds' must be 'auto' or (low, high); got {self.length_scale_bounds!r}.") from None
+        if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
+            raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
+        return lo_b, hi_b
+
+    def _hyperparameter_start(self, X, win, covariates, diam_u):
+        """The starting (sigma^2, phi) (unit box) and the resolved ``hyperparameters`` method; sets
+        ``_opt``, ``min_contrast_`` and ``hyperparameter_method_``."""
+        c = self.scale_
         phi = 0.1 * diam_u if isinstance(self.length_scale, str) else float(self.length_scale) / c
         sigma2 = float(self.variance)
         self._opt = set(self.optimize_hyperparameters)
@@ -522,9 +403,11 @@ class VoGCAM(BaseEstimator):
             if method == "min_contrast":
                 self._opt -= {"variance", "length_scale"}
         if "length_scale" in self._opt:
-            phi = float(np.clip(phi, lo_b, hi_b))
-        k = N - 1 if self.prior == "dense" else min(int(self.n_neighbors), N - 1)
-        st = NNGPStructure(U, nu=self.nu, n_neighbors=k, ordering=self.ordering, random_state=rng)
+            phi = float(np.clip(phi, *self._phi_bounds))
+        return sigma2, phi, method
+
+    def _backend_and_solver(self, backend, N):
+        """The resolved backend and linear-algebra solver ("dense" or "sparse") for ``N`` nodes."""
         solver = self.solver
         if backend == "torch" and N > TORCH_MAX_NODES and self.backend == "auto":
             backend = "numpy"  # the torch core is dense: "auto" keeps the CPU path
@@ -535,106 +418,7 @@ class VoGCAM(BaseEstimator):
             solver = "dense"
         elif solver == "auto":
             solver = "dense" if (N <= DENSE_MAX_NODES or self.prior == "dense") else "sparse"
-        if backend == "torch":
-            from accel.point_process import DenseTorchFactor
-
-            base = DenseTorchFactor(st.Q_indptr, st.Q_indices, N, device=self.device)
-        elif solver == "dense":
-            base = _DenseFactor(st.Q_indptr, st.Q_indices, N)
-        else:
-            Qpat = sp.csr_matrix((np.ones(len(st.Q_indices)), st.Q_indices, st.Q_indptr), shape=(N, N))
-            base = SparseCholesky(Qpat, coords=U, ordering="nd")
-            # the symbolic analysis sized the factor: check the numeric work fits before the first factorisation
-            need = SPARSE_FACTOR_COPIES * 8.0 * base.n_stored
-            budget = _memory_budget()
-            if need > budget:
-                nd = int(quad.is_data.sum())
-                raise ValueError(
-                    f"'n_dummy': {N} quadrature nodes ({nd} distinct points and {N - nd} dummies) need about "
-                    f"{need / 2**30:.1f} GiB for the sparse factor and its selected inverse ({base.n_stored} stored "
-                    f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
-                    f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")
-        self._st, self._base, self._solver = st, base, solver
-        self._backend = backend
-        self._U, self._w, self._y, self._Z = U, w, y, Z
-        self._quad, self.window_ = quad, win
-        self._phi_bounds = (lo_b, hi_b)
-        from threadpoolctl import threadpool_limits
-
-        # one BLAS thread: the dense factorisations are moderate and multithreaded BLAS degrades badly
-        # when the cores are shared (the numba kernels are parallel already)
-        with threadpool_limits(limits=1, user_api="blas"):
-            self.laplace_log_evidence_ = None
-            if method == "laplace" and self._opt & {"variance", "length_scale"}:
-                sigma2, phi = self._laplace_hyperparameters(sigma2, phi)
-                self._opt -= {"variance", "length_scale"}
-            self._run(sigma2, phi, rng)
-        return self
-
-    def _laplace_mode(self, prior, f, beta, max_iter=50):
-        """Mode of ``y'f - sum w e^f - (f - Z beta)'Q(f - Z beta)/2`` over (f, beta) by Newton in f with
-        the GLS beta, on the estimator's factor; returns (f, beta, log Laplace evidence)."""
-        y, w, Z = self._y, self._w, self._Z
-
-        def psi(ff, bb):
-            r = ff - Z @ bb
-            return float(y @ ff - np.sum(w * np.exp(ff)) - 0.5 * r @ (prior.Q @ r))
-
-        cur = psi(f, beta)
-        for _ in range(max_iter):
-            lam = w * np.exp(f)
-            g = y - lam - prior.Q @ (f - Z @ beta)
-            fac = self._factor(prior, lam)
-            d = fac.solve(g)
-            dn = float(np.max(np.abs(d)))
-            if dn > MAX_NEWTON_STEP:
-                d *= MAX_NEWTON_STEP / dn
-            tau = 1.0
-            for _h in range(MAX_HALVINGS):
-                fn = f + tau * d
-                bn = self._beta_block(fn, prior) if "mean" in self._opt else beta
-                new = psi(fn, bn)
-                if np.isfinite(new) and new >= cur - ROUNDOFF_RTOL * (1.0 + abs(cur)):
-                    break
-                tau *= 0.5
-            else:
-                break
-            f, beta, gain, cur = fn, bn, new - cur, new
-            if abs(gain) < 1e-10 * (1.0 + abs(cur)) and dn * tau < 1e-8:
-                break
-        fac = self._factor(prior, w * np.exp(f))
-        # log N(f; Z beta, Q^-1) + (N/2) log 2 pi - (1/2) log|Q + W| with log|Q| = -log|K|
-        return f, beta, cur - 0.5 * prior.logdet - 0.5 * fac.logdet()
-
-    def _laplace_hyperparameters(self, sigma2, phi):
-        """(sigma^2, phi) maximising the Laplace approximation of the evidence (beta profiled out), by
-        Nelder-Mead in (log sigma^2, log phi) from the given start [project addition]."""
-        from scipy.optimize import minimize
-
-        y, w, Z = self._y, self._w, self._Z
-        n = float(y.sum())
-        beta = np.zeros(Z.shape[1])
-        beta[0] = math.log(max(n, 0.5) / float(w.sum()))
-        state = {"f": np.full(len(y), beta[0]), "beta": beta}
-        lo_b, hi_b = self._phi_bounds
-        opt_v, opt_p = "variance" in self._opt, "length_scale" in self._opt
-        lo = np.log([VARIANCE_FLOOR, lo_b])
-        hi = np.log([50.0, hi_b])
-
-        def neg(t):
-            t = np.clip(t, lo, hi)
-            s2 = float(np.exp(t[0])) if opt_v else sigma2
-            ph = float(np.exp(t[1])) if opt_p else phi
-            f, b, lev = self._laplace_mode(self._prior(s2, ph), state["f"], state["beta"])
-            if np.isfinite(lev):
-                state["f"], state["beta"] = f, b
-            return -lev if np.isfinite(lev) else np.inf
-
-        t0 = np.log([max(sigma2, 1e-3), float(np.clip(phi, lo_b, hi_b))])
-        res = minimize(neg, t0, method="Nelder-Mead", options=dict(xatol=1e-3, fatol=1e-6, maxfev=200))
-        t = np.clip(res.x, lo, hi)
-        self.laplace_log_evidence_ = float(-res.fun)
-        return (float(np.exp(t[0])) if opt_v else sigma2), (float(np.exp(t[1])) if opt_p else phi)
+        return backend, solver
 
     def _min_contrast(self, X, win, covariates):
         """The minimum-contrast fit of (sigma^2, phi): on K, or on the inhomogeneous K of a Poisson fit."""
@@ -657,450 +441,16 @@ class VoGCAM(BaseEstimator):
         with duplicates_reported():
             return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
-    # ------------------------------------------------------------------ ELBO pieces
-    def _prior(self, sigma2, phi):
-        fac = self._st.factor(sigma2, phi)
-        return fac
-
-    def _elbo(self, m, st8, prior, beta):
-        r = m - self._Z @ beta
-        rQr = float(r @ (prior.Q @ r))
-        trQS = float(prior.Q.data @ st8["Sq"])
-        return elbo_terms(self._y, self._w, m, st8["s"], trQS, rQr, prior.logdet, st8["logdetS"], len(m))
-
-    def _diag_state(self, s, Qdiag_idx, nnzQ):
-        Sq = np.zeros(nnzQ)
-        Sq[Qdiag_idx] = s
-        return {"kind": "diag", "s": s, "Sq": Sq, "logdetS": float(np.sum(np.log(s))), "fac": None}
-
-    def _factor(self, prior, diag_add):
-        data = prior.Q.data.copy()
-        data[self._st.diag_index] += diag_add
-        return self._base.clone().factor(data)
-
-    # ------------------------------------------------------------------ blocks
-    def _m_block(self, m, st8, prior, beta, elbo, max_iter=None):
-        y, w, Z = self._y, self._w, self._Z
-        s = st8["s"]
-        ytol = 1e-8 * (1.0 + np.max(np.abs(y), initial=0.0))
-        mu0 = Z @ beta
-
-        def f_m(mm):
-            r = mm - mu0
-            return float(y @ mm - np.sum(w * np.exp(mm + 0.5 * s)) - 0.5 * r @ (prior.Q @ r))
-
-        fcur = f_m(m)
-        gnorm = np.inf
-        n_newton = 0
-        n_max = int(self.newton_max_iter) if max_iter is None else min(int(max_iter), int(self.newton_max_iter))
-        for _ in range(n_max):
-            lam = w * np.exp(m + 0.5 * s)
-            g = y - lam - prior.Q @ (m - mu0)
-            gnorm = float(np.max(np.abs(g)))
-            if gnorm < ytol:
-                break
-            n_newton += 1
-            fac = self._factor(prior, lam)
-            d = fac.solve(g)
-            dn = np.max(np.abs(d))
-            if dn > MAX_NEWTON_STEP:
-                d *= MAX_NEWTON_STEP / dn
-            tau = 1.0
-            for _h in range(MAX_HALVINGS):
-                mn = m + tau * d
-                fn = f_m(mn)
-                # a drop below round-off of f is not a drop (near the optimum the gain is ~|g|^2)
-                if np.isfinite(fn) and fn >= fcur - ROUNDOFF_RTOL * (1.0 + abs(fcur)):
-                    break
-                tau *= 0.5
-            else:
-                break
-            m, fcur = mn, max(fn, fcur) if fn < fcur else fn
-        self._last_grad = gnorm
-        self._newton_iters = n_newton
-        return m
-
-    def _s_block(self, m, st8, prior, beta, max_steps=None):
-        w = self._w
-        N = len(m)
-        Qd = prior.Q.data[self._st.diag_index]
-        if self.covariance == "diag":
-            # per-node scalar fixed point: s = 1 / (Q_jj + w e^{m + s/2}), solved by safeguarded Newton on s
-            s = st8["s"].copy()
-            lo = np.zeros(N)
-            hi = 1.0 / Qd
-            s = np.clip(s, 1e-300, hi)
-            for _ in range(100):
-                e = w * np.exp(m + 0.5 * s)
-                h = 1.0 / s - Qd - e
-                dh = -1.0 / s**2 - 0.5 * e
-                lo = np.where(h > 0, s, lo)
-                hi = np.where(h < 0, s, hi)
-                sn = s - h / dh
-                bad = (sn <= lo) | (sn >= hi)
-                sn = np.where(bad, 0.5 * (lo + hi), sn)
-                if np.max(np.abs(sn - s) / np.maximum(s, 1e-300)) < 1e-14:
-                    s = sn
-                    break
-                s = sn
-            return self._diag_state(s, self._st.diag_index, len(prior.Q.data)), 0
-
-        def evaluate(mu):
-            fac = self._factor(prior, mu)
-            s_new = fac.diag_inverse()
-            logdetS = -fac.logdet()
-            # in precision form tr(Q S) = N - mu^T diag(S)
-            trQS = N - float(mu @ s_new)
-            val = float(-np.sum(w * np.exp(m + 0.5 * s_new)) - 0.5 * trQS + 0.5 * logdetS)
-            return fac, s_new, logdetS, val
-
-        def cur_value(state):
-            trQS = float(prior.Q.data @ state["Sq"])
-            return float(-np.sum(w * np.exp(m + 0.5 * state["s"])) - 0.5 * trQS + 0.5 * state["logdetS"])
-
-        best = cur_value(st8)
-        scale = abs(self._elbo(m, st8, prior, beta)) + 1.0
-        state = st8
-        mu_old = state.get("mu")
-        s = state["s"]
-        if mu_old is None:
-            # a diagonal starting state s has no precision-form mu; damp towards the mu whose diagonal
-            # precision Q_jj + mu_j gives s (w e^m for the default start), so a rejected first full step
-            # can still be shortened instead of leaving S at its start
-            mu_old = np.maximum(1.0 / np.maximum(s, 1e-300) - Qd, 0.0)
-        n_steps = 0
-        self._fp_steps = []
-        for _ in range(int(self.fixed_point_max_iter if max_steps is None else max_steps)):
-            mu_new = w * np.exp(m + 0.5 * s)
-            rho = 1.0
-            accepted = None
-            while rho > 1e-8:
-                mu_try = mu_new if rho == 1.0 else (1 - rho) * mu_old + rho * mu_new
-                try:
-                    fac, s_try, ld, val = evaluate(mu_try)
-                except np.linalg.LinAlgError:
-                    val = -np.inf
-                if val >= best - S_DAMP_RTOL * scale:
-                    accepted = (fac, s_try, ld, val, mu_try)
-                    break
-                rho *= 0.5
-            if accepted is None:
-                break
-            fac, s_try, ld, val, mu_try = accepted
-            ds = float(np.max(np.abs(s_try - s)))
-            self._fp_steps.append(ds)
-            n_steps += 1
-            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try, "Sq": None}
-            best = max(best, val)
-            s, mu_old = s_try, mu_try
-            if ds < 1e-10:
-                break
-        if state is not st8:
-            state["Sq"] = state["fac"].inverse_on_pattern()
-        return state, n_steps
-
-    def _beta_block(self, m, prior):
-        Z = self._Z
-        QZ = prior.Q @ Z
-        A = Z.T @ QZ
-        return np.linalg.solve(A, QZ.T @ m)
-
-    def _shift_block(self, m, st8, beta):
-        """Non-centred intercept step: ``m + delta``, ``beta_0 + delta`` (so ``r`` is unchanged); the ELBO
-        changes only through the expected log-likelihood, maximised at ``delta = log(n / sum lambda)``
-        [project addition]. Afterwards the expected count equals ``n`` exactly."""
-        n = float(self._y.sum())
-        lam = float(np.sum(self._w * np.exp(m + 0.5 * st8["s"])))
-        if n <= 0 or lam <= 0:
-            return m, beta
-        delta = math.log(n / lam)
-        b = beta.copy()
-        b[0] += delta
-        return m + delta, b
-
-    def _sigma_block(self, m, st8, prior, beta, sigma2):
-        r = m - self._Z @ beta
-        # R^{-1} = sigma2 * Q
-        val = sigma2 * (float(prior.Q.data @ st8["Sq"]) + float(r @ (prior.Q @ r))) / len(m)
-        return max(val, VARIANCE_FLOOR)
-
-    def _scale_block(self, m, st8, beta, sigma2):
-        r"""Non-centred variance step: move along ``m = Z beta + c r``, ``S = c^2 S``, ``sigma^2 = c^2 sigma^2``.
-
-        Along this path ``tr(QS)``, ``r^T Q r`` and ``log|K| - log|S|`` are invariant, so only the expected
-        log-likelihood changes: :math:`g(c) = y^\top(Z\beta + c r) - \sum_j w_j e^{(Z\beta)_j + c r_j + c^2 s_j/2}`,
-        concave in ``c``; one-dimensional Newton with step halving. Alternating it with the centred
-        closed-form step removes most of the slow coupling of ``sigma^2`` and ``m`` (the interweaving idea
-        of Yu & Meng 2011) [project addition, not in the point_process reconstruction notes]. Returns ``(m, state, sigma2)``."""
-        y, w = self._y, self._w
-        mu0 = self._Z @ beta
-        r = m - mu0
-        s = st8["s"]
-
-        def g(c):
-            return float(y @ (mu0 + c * r) - np.sum(w * np.exp(mu0 + c * r + 0.5 * c * c * s)))
-
-        c = 1.0
-        gc = g(c)
-        for _ in range(30):
-            e = w * np.exp(mu0 + c * r + 0.5 * c * c * s)
-            d1 = float(y @ r - np.sum(e * (r + c * s)))
-            d2 = float(-np.sum(e * ((r + c * s) ** 2 + s)))
-            if d2 >= 0 or abs(d1) < 1e-12 * (1 + abs(gc)):
-                break
-            step = -d1 / d2
-            t = 1.0
-            while t > 1e-10:
-                cn = c + t * step
-                if cn > 0 and sigma2 * cn * cn >= VARIANCE_FLOOR:
-                    gn = g(cn)
-                    if gn >= gc:
-                        break
-                t *= 0.5
-            else:
-                break
-            if abs(cn - c) < 1e-12:
-                c, gc = cn, gn
-                break
-            c, gc = cn, gn
-        if c == 1.0:
-            return m, st8, sigma2
-        m_new, new = self._scaled_state(m, st8, beta, c)
-        return m_new, new, sigma2 * c * c
-
-    def _scaled_state(self, m, st8, beta, c):
-        """``(Z beta + c r, c^2 S)``: the state moved along the non-centred variance path by ``c``."""
-        mu0 = self._Z @ beta
-        c2 = c * c
-        new = dict(st8)
-        new["s"] = st8["s"] * c2
-        new["Sq"] = st8["Sq"] * c2
-        new["logdetS"] = st8["logdetS"] + len(m) * math.log(c2)
-        if st8.get("fac") is not None:
-            new["fac"] = _ScaledFactor(st8["fac"], c2)
-            new["mu"] = st8["mu"] / c2
-        return mu0 + c * (m - mu0), new
-
-    def _phi_block(self, m, st8, beta, sigma2, phi, profile_variance, xatol=None, half=None):
-        r"""Range step: bounded Brent on :math:`\log\phi` of
-        :math:`\operatorname{tr}(\tilde Q_\phi S) + r^\top\tilde Q_\phi r + \log|\tilde K_\phi|` (only the
-        blocks of ``S`` on ``{i} U N(i)`` are needed). With ``profile_variance`` the variance is profiled
-        out in closed form (``sigma^2(phi) = A(phi)/N``), so the step maximises jointly over
-        ``(sigma^2, phi)`` — it moves along the ridge ``sigma^2/phi ~ const`` of the exponential
-        covariance in one step [project addition to the reconstruction's separate updates]. Accepted only if the
-        ELBO does not drop. Returns ``(sigma2, phi)``."""
-        st = self._st
-        N = len(m)
-        r = m - self._Z @ beta
-        pidx = st.pair_index
-        Sq = st8["Sq"]
-        sblk = np.where(pidx >= 0, Sq[np.maximum(pidx, 0)], 0.0)
-        nu_code = NU_CODES[self.nu]
-        D = st.pair_distances  # neighbour distances, computed once per fit
-
-        cache = {}
-
-        def terms(logphi):  # memoised: the current point and Brent's optimum are asked for again
-            key = float(logphi)
-            if key not in cache:
-                cache[key] = nngp_block_terms_from_distances(D, st.neighbors, st.counts, float(np.exp(key)),
-                                                             nu_code, st.jitter, sblk, r)
-            return cache[key]
-
-        def obj(logphi):
-            a, b = terms(logphi)
-            if profile_variance:
-                s2 = max(a / N, VARIANCE_FLOOR)
-                return a / s2 + b + N * math.log(s2)
-            return a / sigma2 + b + N * math.log(sigma2)
-
-        lo, hi = np.log(self._phi_bounds)
-        x0 = float(np.log(phi))
-        a0, b0 = terms(x0)
-        f0 = a0 / sigma2 + b0 + N * math.log(sigma2)  # the current state (sigma2 not yet profiled)
-        best_x, best_f = x0, obj(x0)
-        half = PHI_BRACKET if half is None else float(half)
-        xatol = PHI_XATOL if xatol is None else xatol
-        for _ in range(8):
-            a, b = max(lo, best_x - half), min(hi, best_x + half)
-            res = minimize_scalar(obj, bounds=(a, b), method="bounded", options={"xatol": xatol})
-            if res.fun < best_f:
-                best_x, best_f = float(res.x), float(res.fun)
-            at_edge = (best_x - a < 2 * xatol and a > lo) or (b - best_x < 2 * xatol and b < hi)
-            if not at_edge:
-                break
-            half *= 2.0
-        if best_f >= f0:
-            return sigma2, phi
-        new_phi = float(np.exp(best_x))
-        if profile_variance:
-            a, _ = terms(best_x)
-            return max(a / N, VARIANCE_FLOOR), new_phi
-        return sigma2, new_phi
-
     # ------------------------------------------------------------------ the ascent
-    @staticmethod
-    def _initial_mean(m0, n_nodes):
-        """The ascent's starting posterior mean: the constant log intensity ``m0`` at every node."""
-        return np.full(n_nodes, m0)
-
-    def _run(self, sigma2, phi, rng):
-        y, w, Z = self._y, self._w, self._Z
-        N = len(y)
+    def _run(self, sigma2, phi):
+        """The coordinate ascent (:class:`VoGCAMSolver`), then the fitted attributes and the warnings."""
+        a, run = self._ascent.run(sigma2, phi, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+                                  scale=self.scale_)
+        y, w, Z, N = self._y, self._w, self._Z, len(self._y)
         n = float(y.sum())
-        area_u = float(w.sum())
-        opt = set(self._opt)
-        m0 = math.log(max(n, 0.5) / area_u)
-        beta = np.zeros(Z.shape[1])
-        beta[0] = m0
-        prior = self._prior(sigma2, phi)
-        m = self._initial_mean(m0, N)
-        Qd = prior.Q.data[self._st.diag_index]
-        s0 = 1.0 / (Qd + w * np.exp(m))
-        st8 = self._diag_state(s0, self._st.diag_index, len(prior.Q.data))
-        elbo = self._elbo(m, st8, prior, beta)
-        hist, blocks = [elbo], [elbo]
-        converged = False
-        self._fp_history = []
-        it = 0
-        hyper = [h for h in ("variance", "length_scale") if h in opt]
-        theta_hist = []
-        # while the hyperparameters move, the S fixed point runs a few steps per sweep only (each accepted
-        # step raises the ELBO, so the ascent stays monotone); the full tolerance applies near convergence
-        few = FIXED_POINT_STEPS_WHILE_MOVING if (hyper or "mean" in opt) else None
-
-        def sweep(m, st8, prior, beta, sigma2, phi, fp, record):
-            # while the hyperparameters move, the inner blocks run a few steps only (each raises the ELBO)
-            m = self._m_block(m, st8, prior, beta, None, max_iter=None if fp is None else NEWTON_STEPS_WHILE_MOVING)
-            record(self._elbo(m, st8, prior, beta))
-            st8, _ = self._s_block(m, st8, prior, beta, max_steps=fp)
-            self._fp_history.append(list(getattr(self, "_fp_steps", [])))
-            record(self._elbo(m, st8, prior, beta))
-            if "mean" in opt:
-                beta = self._beta_block(m, prior)
-                record(self._elbo(m, st8, prior, beta))
-                m, beta = self._shift_block(m, st8, beta)
-                record(self._elbo(m, st8, prior, beta))
-            if "variance" in opt:
-                sigma2 = self._sigma_block(m, st8, prior, beta, sigma2)
-                prior = self._prior(sigma2, phi)
-                record(self._elbo(m, st8, prior, beta))
-                m, st8, sigma2 = self._scale_block(m, st8, beta, sigma2)
-                prior = self._prior(sigma2, phi)
-                record(self._elbo(m, st8, prior, beta))
-            if "length_scale" in opt:
-                sigma2, phi = self._phi_block(m, st8, beta, sigma2, phi, "variance" in opt,
-                                              xatol=ctl["xatol"], half=ctl["half"])
-                prior = self._prior(sigma2, phi)
-                record(self._elbo(m, st8, prior, beta))
-            return m, st8, prior, beta, sigma2, phi
-
-        rel = np.inf
-        moving = True  # the hyperparameters still move by more than THETA_MOVING_TOL (log scale) per sweep
-        ctl = {}
-        collapse_tried = np.inf  # the variance at the last rejected boundary trial
-        run = Interruptible("VoGCAM")
-        run.checkpoint(m=m, st8=st8, prior=prior, beta=beta, sigma2=sigma2, phi=phi, elbo=elbo, rel=rel,
-                       n_hist=len(hist), n_blocks=len(blocks), n_theta=len(theta_hist), it=it)
-        with run:
-            for it in range(1, int(self.max_iter) + 1):
-                run.checkpoint(m=m, st8=st8, prior=prior, beta=beta, sigma2=sigma2, phi=phi, elbo=elbo,
-                               rel=rel, n_hist=len(hist), n_blocks=len(blocks), n_theta=len(theta_hist), it=it - 1)
-                fp = few if (rel > FULL_FIXED_POINT_RTOL or (hyper and moving)) else None
-                # Brent's tolerance: coarse while the ELBO still moves, fine once it is flat (a coarse range
-                # step jitters by its tolerance, which alone would keep the hyperparameters "moving"); the
-                # first bracket a few times the last change of log phi
-                ctl["xatol"] = PHI_XATOL if (fp is None or rel < FULL_FIXED_POINT_RTOL) else PHI_XATOL_MOVING
-                ctl["half"] = (float(np.clip(4.0 * abs(theta_hist[-1][1] - theta_hist[-2][1]), PHI_BRACKET_MIN, PHI_BRACKET))
-                               if len(theta_hist) >= 2 else PHI_BRACKET)
-                m, st8, prior, beta, sigma2, phi = sweep(m, st8, prior, beta, sigma2, phi, fp, blocks.append)
-                new = blocks[-1]
-                theta_hist.append(np.log([sigma2, phi]))
-                if len(theta_hist) >= 2:
-                    moving = bool(np.max(np.abs(theta_hist[-1] - theta_hist[-2])) > THETA_MOVING_TOL)
-                # Aitken-type extrapolation of (log sigma^2, log phi) every third sweep while they move (the
-                # coordinate ascent on the hyperparameters converges linearly, with ratios near 0.9 on large
-                # patterns): tried on a copy and kept only if the ELBO after an inner (m, S) update is higher
-                # [project addition]
-                if (hyper and len(theta_hist) >= 3 and it % AITKEN_EVERY == 0
-                        and (moving or rel > FULL_FIXED_POINT_RTOL)):
-                    d1 = theta_hist[-1] - theta_hist[-2]
-                    d0 = theta_hist[-2] - theta_hist[-3]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        ratio = np.where(np.abs(d0) > 0, d1 / d0, 0.0)
-                    ratio = np.clip(ratio, 0.0, 0.95)
-                    jump = d1 * ratio / (1.0 - ratio)
-                    if np.any(np.abs(jump) > 1e-6):
-                        jump = np.clip(jump, -1.0, 1.0)
-                        ls2, lphi = theta_hist[-1] + jump
-                        s2j = max(float(np.exp(ls2)), VARIANCE_FLOOR) if "variance" in opt else sigma2
-                        phj = float(np.clip(np.exp(lphi), *self._phi_bounds)) if "length_scale" in opt else phi
-                        trial = []
-                        pj = self._prior(s2j, phj)
-                        mj = self._m_block(m, st8, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
-                        sj, _ = self._s_block(mj, st8, pj, beta, max_steps=few)
-                        ej = self._elbo(mj, sj, pj, beta)
-                        if ej > new:
-                            m, st8, prior, sigma2, phi = mj, sj, pj, s2j, phj
-                            blocks.append(ej)
-                            new = ej
-                            theta_hist.append(np.log([sigma2, phi]))
-                # a collapsing variance (log sigma^2 falling two sweeps in a row below VARIANCE_COLLAPSE_TRY) is
-                # tried at the boundary: the state scaled non-centred to sigma^2 = VARIANCE_FLOOR, then an inner
-                # (m, S) update; kept only if the ELBO is higher (else retried once the variance has halved)
-                # [project addition]
-                if ("variance" in opt and len(theta_hist) >= 3 and VARIANCE_FLOOR < sigma2 < VARIANCE_COLLAPSE_TRY
-                        and sigma2 < 0.5 * collapse_tried
-                        and theta_hist[-1][0] < theta_hist[-2][0] < theta_hist[-3][0]):
-                    c = math.sqrt(VARIANCE_FLOOR / sigma2)
-                    mc, sc = self._scaled_state(m, st8, beta, c)
-                    pj = self._prior(VARIANCE_FLOOR, phi)
-                    mj = self._m_block(mc, sc, pj, beta, None, max_iter=NEWTON_STEPS_WHILE_MOVING)
-                    sj, _ = self._s_block(mj, sc, pj, beta, max_steps=few)
-                    ej = self._elbo(mj, sj, pj, beta)
-                    if ej > new:
-                        m, st8, prior, sigma2 = mj, sj, pj, VARIANCE_FLOOR
-                        blocks.append(ej)
-                        new = ej
-                        theta_hist.append(np.log([sigma2, phi]))
-                    else:
-                        collapse_tried = sigma2
-                hist.append(new)
-                rel_prev, rel = rel, abs(new - elbo) / (1.0 + abs(new))
-                if self.verbose:
-                    print(f"[VoGCAM] sweep {it}: ELBO {new:.10g}, sigma2 {sigma2:.6g}, phi {phi * self.scale_:.6g}, "
-                          f"relative change {rel:.2g}, hyperparameters moving: {moving}")
-                # converged: the ELBO is flat to tol, after a sweep whose S fixed point ran to full tolerance or
-                # for two sweeps in a row (the hyperparameters may still creep along a flat ridge; the final
-                # pass below brings (m, S, beta) to full tolerance either way)
-                if rel < self.tol and it > 1 and (fp is None or rel_prev < self.tol):
-                    elbo = new
-                    converged = True
-                    break
-                elbo = new
-        if run.interrupted:  # back to the start of the interrupted sweep (a whole state)
-            st = run.state
-            m, st8, prior, beta, sigma2, phi, elbo, it = (st["m"], st["st8"], st["prior"], st["beta"],
-                                                          st["sigma2"], st["phi"], st["elbo"], st["it"])
-            del hist[st["n_hist"]:], blocks[st["n_blocks"]:], theta_hist[st["n_theta"]:]
-            converged = False
-        # final pass at the last hyperparameters: m, S (to full tolerance) and beta, so the returned state
-        # is stationary in (m, S, beta) (e.g. the expected count equals n) -- each block raises the ELBO
-        # (skipped after an interrupt: the fit keeps the state of its last complete sweep)
-        if not run.interrupted:
-            m = self._m_block(m, st8, prior, beta, None)
-            blocks.append(self._elbo(m, st8, prior, beta))
-            st8, _ = self._s_block(m, st8, prior, beta)
-            blocks.append(self._elbo(m, st8, prior, beta))
-            if "mean" in opt:
-                beta = self._beta_block(m, prior)
-                blocks.append(self._elbo(m, st8, prior, beta))
-                m = self._m_block(m, st8, prior, beta, None)
-                blocks.append(self._elbo(m, st8, prior, beta))
-                m, beta = self._shift_block(m, st8, beta)
-                blocks.append(self._elbo(m, st8, prior, beta))
-            elbo = blocks[-1]
-            hist.append(elbo)
+        opt = self._opt
+        m, st8, prior, beta, sigma2, phi = a.m, a.st8, a.prior, a.beta, a.sigma2, a.phi
+        elbo, hist, blocks, it, converged = a.elbo, a.hist, a.blocks, a.it, a.converged
         self._m, self._state, self._prior_fac, self._beta = m, st8, prior, beta
         self._sigma2, self._phi = sigma2, phi
         c = self.scale_
@@ -1162,9 +512,9 @@ class VoGCAM(BaseEstimator):
         if self.n_covariates_ == 0:
             Zq = np.ones((M, 1))
         elif covariates is not None:
-            Zq = self._covariate_matrix(covariates, Xq, M, name="covariates")
+            Zq = design_matrix(covariates, Xq, M, name="covariates")
         elif self._cov_callable is not None:
-            Zq = self._covariate_matrix(self._cov_callable, Xq, M)
+            Zq = design_matrix(self._cov_callable, Xq, M)
         else:
             raise ValueError("the model was fitted with covariates given at the nodes: pass 'covariates' at Xq.")
         if Zq.shape[1] != self._Z.shape[1]:
@@ -1175,33 +525,6 @@ class VoGCAM(BaseEstimator):
         A, Fc = predict_rows(np.ascontiguousarray(U), self._U, nb, np.full(M, k, dtype=np.int64), self._phi,
                              NU_CODES[self.nu], self._st.jitter)
         return U, Zq, nb, A, Fc
-
-    def _s_block_entries(self, nb):
-        """S on nb[i] x nb[i] for every query row (M, k, k)."""
-        st8 = self._state
-        M, k = nb.shape
-        if st8["kind"] == "diag":
-            out = np.zeros((M, k, k))
-            idx = np.arange(k)
-            out[:, idx, idx] = st8["s"][nb]
-            return out
-        fac = st8["fac"]
-        R = np.repeat(nb[:, :, None], k, axis=2)
-        C = np.repeat(nb[:, None, :], k, axis=1)
-        vals = fac.inverse_entries(R.ravel(), C.ravel()).reshape(M, k, k)
-        miss = np.isnan(vals)
-        if miss.any():
-            # pairs outside the factor's pattern: exact columns of S by solves with the cached factor
-            cols = np.unique(np.minimum(R[miss], C[miss]))
-            colpos = {int(j): t for t, j in enumerate(cols)}
-            E = np.zeros((len(self._U), len(cols)))
-            E[cols, np.arange(len(cols))] = 1.0
-            Scols = fac.solve(E)
-            rr, cc = R[miss], C[miss]
-            lo = np.minimum(rr, cc)
-            hi = np.maximum(rr, cc)
-            vals[miss] = Scols[hi, [colpos[int(j)] for j in lo]]
-        return vals
 
     def predict_log_intensity(self, Xq, return_std=False, covariates=None):
         """Posterior mean (and sd) of the log-intensity at ``Xq`` (m, 2), per user unit area.
@@ -1232,7 +555,7 @@ class VoGCAM(BaseEstimator):
         mu = Zq @ beta + np.einsum("ij,ij->i", A, res[nb]) - 2.0 * math.log(self.scale_)
         if not return_std:
             return mu
-        Sb = self._s_block_entries(nb)
+        Sb = s_on_neighbourhoods(self._state, nb, len(self._U))
         v = self._sigma2 * Fc + np.einsum("ij,ijk,ik->i", A, Sb, A)
         return mu, np.sqrt(np.maximum(v, 0.0))
 
@@ -1258,12 +581,7 @@ class VoGCAM(BaseEstimator):
             The band; only when ``alpha`` is given.
         """
         mu, sd = self.predict_log_intensity(Xq, return_std=True, covariates=covariates)
-        mean = np.exp(mu + 0.5 * sd**2)
-        if alpha is None:
-            return mean
-        alpha = check_scalar_float(alpha, "alpha", low=0.0, high=1.0, closed="neither")
-        z = norm.ppf(1 - alpha / 2)
-        return mean, np.exp(mu - z * sd), np.exp(mu + z * sd)
+        return lognormal_band(mu, sd, alpha)
 
     def expected_count(self, region=None):
         """Posterior expected number of points, ``sum_j w_j exp(m_j + S_jj/2)`` over the nodes in
@@ -1310,34 +628,23 @@ class VoGCAM(BaseEstimator):
         """
         n_samples = check_scalar_int(n_samples, "n_samples", low=1)
         rng = check_random_state(self.random_state if random_state is None else random_state)
-        U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
-        st8 = self._state
-        N = len(self._U)
-        out = np.empty((n_samples, len(U)))
-        res_base = Zq @ self._beta - 2.0 * math.log(self.scale_)
-        for t in range(n_samples):
-            z = rng.standard_normal(N)
-            if st8["kind"] == "diag":
-                x = np.sqrt(st8["s"]) * z
-            else:
-                x = _sample(st8["fac"], z)
-            f = self._m + x - self._Z @ self._beta
-            out[t] = res_base + np.einsum("ij,ij->i", A, f[nb]) + np.sqrt(self._sigma2 * Fc) * rng.standard_normal(len(U))
-        return out
+        return self._joint_sample(Xq, n_samples, rng, covariates, keep_nodes=False)[1]
 
-    def _joint_sample(self, Xq, n_samples, rng, covariates=None):
-        """Joint draws (user units) of the log-intensity at the nodes ``(n_samples, N)`` and at ``Xq``."""
+    def _joint_sample(self, Xq, n_samples, rng, covariates=None, keep_nodes=True):
+        """Joint draws (user units) of the log-intensity at the nodes ``(n_samples, N)`` (None unless
+        ``keep_nodes``) and at ``Xq`` ``(n_samples, m)``."""
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
         st8 = self._state
         N = len(self._U)
         log_c2 = 2.0 * math.log(self.scale_)
-        nodes = np.empty((n_samples, N))
+        nodes = np.empty((n_samples, N)) if keep_nodes else None
         out = np.empty((n_samples, len(U)))
         res_base = Zq @ self._beta - log_c2
         for t in range(n_samples):
             z = rng.standard_normal(N)
             x = np.sqrt(st8["s"]) * z if st8["kind"] == "diag" else _sample(st8["fac"], z)
-            nodes[t] = self._m + x - log_c2
+            if keep_nodes:
+                nodes[t] = self._m + x - log_c2
             f = self._m + x - self._Z @ self._beta
             out[t] = (res_base + np.einsum("ij,ij->i", A, f[nb])
                       + np.sqrt(self._sigma2 * Fc) * rng.standard_normal(len(U)))

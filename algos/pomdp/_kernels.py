@@ -1,8 +1,10 @@
 r"""numba kernels of the POMDP belief machinery: the batched Bayes update and the PBVI point backup.
 
 Conventions (the pomdp reconstruction notes §1.1): ``T[a, s, s'] = P(s'|s, a)``, ``Z[a, s', o] = P(o|s', a)``,
-``r[s, a]`` expected immediate reward. Kernels take plain float64 arrays; the readable numpy twins
-live in :mod:`._reference` and tests pin the two together. No random draws here.
+``r[s, a]`` expected immediate reward. Kernels take plain float64 arrays; their readable
+references are the backend-neutral cores of :mod:`accel.pomdp` run on numpy (``_successors``,
+``_backup``, ``_sawtooth``) and :func:`._reference.fib_backup`; tests pin the two together.
+No random draws here.
 """
 
 from __future__ import annotations

@@ -602,7 +602,7 @@ class _TorchEngine:
             X = bk.successors(b)
             P = X.sum(dim=-1)
             pos = P > 0.0
-            UV = torch.where(pos, _upper_of(X, Q, c, Binv, Bmask, Ud), torch.zeros_like(P))
+            UV = torch.where(pos, _upper_of(bk.nx, X, Q, c, Binv, Bmask, Ud), torch.zeros_like(P))
             QU = b @ bk.r + g * UV.sum(dim=1)
             a = int(torch.argmax(QU))
             thr_next = thr / g
@@ -679,10 +679,10 @@ class _TorchEngine:
                 self.Bu[:self.nU].cpu().numpy().copy(), self.Uv[:self.nU].cpu().numpy().copy())
 
 
-def _upper_of(X, Q, c, Binv, Bmask, Ud):
+def _upper_of(nx, X, Q, c, Binv, Bmask, Ud):
     from accel.pomdp import _pbs_upper
 
-    return _pbs_upper(X, Q, c, Binv, Bmask, Ud)
+    return _pbs_upper(nx, X, Q, c, Binv, Bmask, Ud)
 
 
 def _points_csr(Bu, dense=True):

@@ -16,7 +16,7 @@ Sparse model layout (built once per fit by :func:`sparse_model`):
 Every value kernel is positively homogeneous of degree 1 in the belief (``max alpha . x``, the
 sawtooth, the fast informed bound), so it is evaluated at the *unnormalised* successor
 ``x = (b T_a) * Z[a, :, o]``, whose mass is ``P(o | b, a)``: ``value(x) = P(o|b,a) V(tau(b,a,o))``.
-The plain-numpy twins are in :mod:`._reference` (``pbs_*``). No random draws here.
+Their plain-numpy reference is :class:`accel.pomdp.PBSTorchBackup`'s core run on numpy. No random draws here.
 """
 
 from __future__ import annotations

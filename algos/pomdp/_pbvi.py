@@ -102,7 +102,7 @@ def _sawtooth(X, Bu, vu, c):
     """Sawtooth interpolation (Hauskrecht 2000) of the upper-bound points ``(Bu[i], vu[i])`` over
     the corner values ``c``: ``U(x) = x.c + min(0, min_i (vu_i - Bu_i.c) min_{s: Bu_i(s)>0} x(s)/Bu_i(s))``.
     An upper bound of ``V*`` whenever every ``vu_i >= V*(Bu_i)`` and ``c_s >= V*(e_s)``
-    (numba kernel :func:`._kernels.sawtooth`; twin :func:`._reference.sawtooth`)."""
+    (numba kernel :func:`._kernels.sawtooth`; reference: the core ``accel.pomdp._sawtooth`` on numpy)."""
     X = np.ascontiguousarray(X, dtype=float)
     if len(Bu) == 0:
         return X @ c

@@ -79,7 +79,7 @@ def test_demo_section_quick(tmp_path):
 
 
 def test_cli_interrupted_fit_prints_what_it_has_and_exits_130(monkeypatch, capsys):
-    import algos.federated._potara as potara_module
+    import algos.federated._federated_base as potara_module
 
     calls = {"n": 0}
     mean = potara_module._weighted_mean

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-import algos.federated._potara as potara_module
+import algos.federated._federated_base as potara_module  # the round loop of every federated estimator
 from algos._anytime import InterruptedFitWarning
 from algos.federated import (
     APFLClassifier,

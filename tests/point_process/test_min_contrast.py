@@ -186,7 +186,7 @@ def test_laplace_evidence_matches_a_dense_computation():
         est = VoGCAM(window=(0, 1, 0, 1), hyperparameters="laplace", n_dummy=64, solver="dense").fit(X)
     assert est.laplace_log_evidence_ is not None
     s2, phi = est.variance_, est.length_scale_ / est.scale_
-    prior = est._prior(s2, phi)
+    prior = est._ascent.prior(s2, phi)
     Q = prior.Q.toarray()
     y, w, Z = est._y, est._w, est._Z
 
@@ -204,11 +204,11 @@ def test_laplace_evidence_matches_a_dense_computation():
     res = minimize(negpsi, v0, jac=grad, method="L-BFGS-B", options=dict(ftol=1e-15, gtol=1e-10, maxiter=5000))
     f = res.x[:-1]
     lev = (-res.fun + 0.5 * np.linalg.slogdet(Q)[1] - 0.5 * np.linalg.slogdet(Q + np.diag(w * np.exp(f)))[1])
-    _, _, mine = est._laplace_mode(prior, f, np.array([res.x[-1]]))
+    _, _, mine = est._ascent.laplace_mode(prior, f, np.array([res.x[-1]]))
     assert mine == pytest.approx(lev, abs=LAPLACE_ATOL)
     assert est.laplace_log_evidence_ == pytest.approx(lev, abs=LAPLACE_ATOL)
     # a local maximum in (log sigma^2, log phi)
     for ds, dp in ((0.05, 0), (-0.05, 0), (0, 0.05), (0, -0.05)):
-        p2 = est._prior(s2 * math.exp(ds), phi * math.exp(dp))
-        _, _, other = est._laplace_mode(p2, f, np.array([res.x[-1]]))
+        p2 = est._ascent.prior(s2 * math.exp(ds), phi * math.exp(dp))
+        _, _, other = est._ascent.laplace_mode(p2, f, np.array([res.x[-1]]))
         assert other <= est.laplace_log_evidence_ + LAPLACE_OPT_ATOL

@@ -32,7 +32,7 @@ def test_monotone_elbo_when_the_s_fixed_point_is_not_a_contraction(seed, varianc
     Kt = np.linalg.inv(est._prior_fac.Q.toarray())
     assert np.max(np.diag(Kt)) > 2.0
     assert s_fixed_point_rate(np.max(np.diag(Kt))) > 1.0  # T8 gives no contraction here
-    assert sum(len(steps) for steps in est._fp_history) >= 3  # the S fixed point did run
+    assert sum(len(steps) for steps in est._ascent.fp_history) >= 3  # the S fixed point did run
     blocks = est.elbo_blocks_
     assert np.all(np.diff(blocks) >= -MONO_RTOL * (1 + np.abs(blocks[1:]))), np.diff(blocks).min()
     assert np.all(np.diff(est.elbo_history_) >= -MONO_RTOL * (1 + abs(est.elbo_)))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from algos.point_process import VoGCAM
-from algos.point_process import _vogcam
+from algos.point_process import _vogcam, _vogcam_solver
 from algos.point_process._kernels import nngp_block_terms
 from algos.point_process._nngp import NNGPStructure, neighbour_distances, nngp_block_terms_from_distances
 
@@ -60,7 +60,7 @@ def test_collapsing_variance_stops_at_the_boundary(shared_data_dir, monkeypatch)
     log sigma^2 in a few sweeps, at an ELBO at least as high, with the ascent monotone."""
     X = np.loadtxt(shared_data_dir / "points" / "japanesepines.csv", delimiter=",", comments="#")
     fast = _fit(X, (0, 1, 0, 1))
-    monkeypatch.setattr(_vogcam, "VARIANCE_COLLAPSE_TRY", 0.0)  # no boundary trial
+    monkeypatch.setattr(_vogcam_solver, "VARIANCE_COLLAPSE_TRY", 0.0)  # no boundary trial
     slow = _fit(X, (0, 1, 0, 1))
     assert fast.converged_ and slow.converged_
     assert fast.variance_ == _vogcam.VARIANCE_FLOOR
@@ -79,7 +79,7 @@ def test_boundary_trial_leaves_clustered_fits_alone(shared_data_dir, monkeypatch
     X = np.loadtxt(shared_data_dir / "points" / "redwood.csv", delimiter=",", comments="#")
     win = (0.0, 1.0, -1.0, 0.0)
     a = _fit(X, win)
-    monkeypatch.setattr(_vogcam, "VARIANCE_COLLAPSE_TRY", 0.0)
+    monkeypatch.setattr(_vogcam_solver, "VARIANCE_COLLAPSE_TRY", 0.0)
     b = _fit(X, win)
     assert a.variance_ > 1.0
     assert a.elbo_ == b.elbo_ and a.n_iter_ == b.n_iter_

@@ -18,6 +18,7 @@ from algos.point_process import (
     simulate_lgcp,
 )
 from algos.point_process._nngp import JITTER
+from algos.point_process._vogcam_solver import VoGCAMSolver
 from theory.point_process import (
     elbo_upper_bound_check,
     expected_loglik,
@@ -122,7 +123,7 @@ def test_unique_optimum_from_random_starts_T5(fixed_theta_fit, monkeypatch):
     for scale in (0.5, 2.0):
         offset = rng.normal(0, scale, ref.n_nodes_)
         # start the ascent from m0 + offset instead of the constant m0
-        monkeypatch.setattr(VoGCAM, "_initial_mean", staticmethod(lambda m0, n, o=offset: m0 + o))
+        monkeypatch.setattr(VoGCAMSolver, "initial_mean", staticmethod(lambda m0, n, o=offset: m0 + o))
         est = VoGCAM(**ref.get_params())
         est.fit(X)
         assert np.max(np.abs(est.mean_ - ref.mean_)) <= START_TOL
@@ -152,7 +153,7 @@ def test_fixed_point_contraction_T8():
         Kt = np.linalg.inv(est._prior_fac.Q.toarray())
         rate = s_fixed_point_rate(np.max(np.diag(Kt)))
         n_checked = 0
-        for steps in est._fp_history:
+        for steps in est._ascent.fp_history:
             for a, b in zip(steps[:-1], steps[1:]):
                 assert b <= rate * a + 1e-14
                 n_checked += 1
@@ -163,9 +164,9 @@ def test_newton_warm_start_T10(fixed_theta_fit):
     X, est = fixed_theta_fit
     rng = np.random.default_rng(2)
     m = est._m + rng.normal(0, 0.02, len(est._m))
-    est._m_block(m, est._state, est._prior_fac, est._beta, None)
-    assert est._last_grad < 1e-8 * (1 + est._y.max())
-    assert est._newton_iters <= 8
+    est._ascent.m_block(m, est._state, est._prior_fac, est._beta, None)
+    assert est._ascent.last_grad < 1e-8 * (1 + est._y.max())
+    assert est._ascent.newton_iters <= 8
 
 
 # ----------------------------------------------------------------------------- T7
@@ -466,14 +467,14 @@ def test_full_covariance_beats_mean_field_where_s_is_no_contraction(seed, varian
 
 
 def test_sparse_fit_too_large_for_memory_is_refused_before_factorising(monkeypatch):
-    from algos.point_process import _vogcam
+    from algos.point_process import _vogcam_solver
     from algos.point_process._sparse import SparseCholesky
 
     def no_factor(self, data):
         raise AssertionError("factorised before the memory check")
 
     monkeypatch.setattr(SparseCholesky, "factor", no_factor)
-    monkeypatch.setattr(_vogcam, "_memory_budget", lambda: 1e5)  # 100 kB
+    monkeypatch.setattr(_vogcam_solver, "_memory_budget", lambda: 1e5)  # 100 kB
     X = np.random.default_rng(0).uniform(size=(300, 2))
     est = VoGCAM(window=(0, 1, 0, 1), n_dummy=400, solver="sparse", hyperparameters="elbo")
     with pytest.raises(ValueError, match=r"'n_dummy': \d+ quadrature nodes .* GiB .* lower 'n_dummy'"):

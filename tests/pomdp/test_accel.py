@@ -1,7 +1,7 @@
-"""torch cores of the POMDP machinery (accel.pomdp) against the numba kernels: batched Bayes updates
-and the PBVI point backup, on CPU torch always and on CUDA when present; PBVI(backend="torch")
-against the default backend; the numba sawtooth kernel against its numpy twin. Also: importing the
-package and the accel module never imports torch."""
+"""Cores of the POMDP machinery (accel.pomdp, written once against the accel.backend namespace)
+against the numba kernels: batched Bayes updates, the PBVI point backup and the sawtooth bound, run on
+numpy (the kernels' reference), on CPU torch always and on CUDA when present; PBVI(backend="torch")
+against the default backend. Also: importing the package and the accel module never imports torch."""
 
 import subprocess
 import sys
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from algos.pomdp import POMDP, PBVI, _kernels, _reference, blind_policy_values
+import accel.pomdp as ap
+from accel import get_backend
+from algos.pomdp import POMDP, PBVI, _kernels, blind_policy_values
 from tests.strategies import pomdps
 
 #: Parity tolerance of values and vectors: both paths compute the same float64 sums in a different
@@ -35,9 +37,24 @@ def _random_beliefs(rng, n, S):
     return B
 
 
-# ----------------------------------------------------------------------------- sawtooth kernel twin
+NX = get_backend(backend="numpy")
+
+
+def _sawtooth_by_loops(X, Bu, vu, c):
+    """The sawtooth bound (Hauskrecht 2000) written as plain loops over rows, points and states."""
+    out = np.empty(len(X))
+    for k, x in enumerate(X):
+        low = 0.0
+        for i, bu in enumerate(Bu):
+            ratio = min(x[s] / bu[s] for s in range(len(bu)) if bu[s] > 0)
+            low = min(low, min(vu[i] - bu @ c, 0.0) * ratio)
+        out[k] = x @ c + low
+    return out
+
+
+# ----------------------------------------------------------------------------- sawtooth
 @given(pomdps(with_rng=True))
-def test_sawtooth_kernel_equals_numpy_twin(case):
+def test_sawtooth_kernel_core_and_loops_agree(case):
     _, rng = case
     S = int(rng.integers(2, 7))
     Bu = rng.dirichlet(np.full(S, 0.4), size=int(rng.integers(1, 12)))
@@ -47,18 +64,50 @@ def test_sawtooth_kernel_equals_numpy_twin(case):
     X = _random_beliefs(rng, 15, S)
     c = rng.normal(size=S) + 2.0
     vu = Bu @ c - rng.random(len(Bu)) * (rng.random(len(Bu)) < 0.7)  # some points below the corner plane
-    np.testing.assert_allclose(_kernels.sawtooth(X, Bu, vu, c), _reference.sawtooth(X, Bu, vu, c),
+    kern = _kernels.sawtooth(X, Bu, vu, c)
+    np.testing.assert_allclose(kern, _sawtooth_by_loops(X, Bu, vu, c), rtol=0, atol=PARITY_TOL)
+    Binv, Bmask, Ud = ap._dense_points(NX, (Bu, np.minimum(vu - Bu @ c, 0.0)), S)
+    np.testing.assert_allclose(ap._sawtooth(NX, X, c, Binv, Bmask, Ud), kern, rtol=0, atol=PARITY_TOL)
+    # the PointBasedSolver bound is the smaller of the sawtooth and the fast informed bound
+    Q = rng.normal(size=(3, S)) + 2.0
+    np.testing.assert_allclose(ap._pbs_upper(NX, X, Q, c, Binv, Bmask, Ud), np.minimum(kern, (X @ Q.T).max(axis=1)),
                                rtol=0, atol=PARITY_TOL)
 
 
-torch = pytest.importorskip("torch")
-from accel.pomdp import PBVITorchBackup, belief_successors_torch, pbvi_backup_torch  # noqa: E402
+def test_sawtooth_chunking_is_transparent(monkeypatch):
+    rng = np.random.default_rng(4)
+    S = 6
+    X = rng.dirichlet(np.ones(S), size=(4, 5))  # (..., S): leading axes are kept
+    Bu = rng.dirichlet(np.full(S, 0.4), size=23)
+    c = rng.uniform(1, 2, size=S)
+    Binv, Bmask, Ud = ap._dense_points(NX, (Bu, -rng.random(23)), S)
+    full = ap._sawtooth(NX, X, c, Binv, Bmask, Ud)
+    monkeypatch.setattr(ap, "_MAX_BLOCK", 20 * S * 2)  # 2 points per chunk
+    np.testing.assert_array_equal(ap._sawtooth(NX, X, c, Binv, Bmask, Ud), full)
+    assert full.shape == (4, 5)
+    np.testing.assert_allclose(full.reshape(-1), _sawtooth_by_loops(X.reshape(-1, S), Bu, Ud + Bu @ c, c),
+                               rtol=0, atol=PARITY_TOL)
+
+
+# ----------------------------------------------------------------------------- the cores on numpy
+def _run_successors(B, T, Z, where):
+    """``belief_successors_torch`` on ``where`` ("numpy": the core on the numpy backend)."""
+    if where == "numpy":
+        return ap._belief_successors(NX, B, T, Z)
+    return ap.belief_successors_torch(B, T, Z, device=where)
+
+
+def _run_backup(B, alphas, T, Z, r, discount, where):
+    """``pbvi_backup_torch`` on ``where`` ("numpy": the core on the numpy backend)."""
+    if where == "numpy":
+        return ap._pbvi_backup(NX, B, alphas, T, Z, r, discount)
+    return ap.pbvi_backup_torch(B, alphas, T, Z, r, discount, device=where)
 
 
 # ----------------------------------------------------------------------------- belief updates
 def _successor_parity(model, B, device):
     T, Z = np.ascontiguousarray(model.T), np.ascontiguousarray(model.Z)
-    P, Bn, zero = belief_successors_torch(B, T, Z, device=device)
+    P, Bn, zero = _run_successors(B, T, Z, device)
     A = T.shape[0]
     assert P.shape == (len(B), A, Z.shape[2]) and Bn.shape == P.shape + (T.shape[1],)
     for a in range(A):
@@ -67,7 +116,7 @@ def _successor_parity(model, B, device):
         np.testing.assert_allclose(P[:, a], Pk, rtol=0, atol=PARITY_TOL)
         np.testing.assert_allclose(Bn[:, a], Bnk, rtol=0, atol=PARITY_TOL)
         # one action (2-d T, Z): the kernel's exact output layout
-        P1, Bn1, z1 = belief_successors_torch(B, T[a], Z[a], device=device)
+        P1, Bn1, z1 = _run_successors(B, T[a], Z[a], device)
         np.testing.assert_allclose(P1, Pk, rtol=0, atol=PARITY_TOL)
         np.testing.assert_allclose(Bn1, Bnk, rtol=0, atol=PARITY_TOL)
         np.testing.assert_array_equal(z1, zk)
@@ -77,33 +126,24 @@ def _successor_parity(model, B, device):
 
 
 @given(pomdps(with_rng=True))
-def test_torch_successors_equal_numba_on_random_pomdps(case):
+def test_numpy_core_successors_equal_numba_on_random_pomdps(case):
     model, rng = case
-    _successor_parity(model, _random_beliefs(rng, 9, model.T.shape[1]), "cpu")
-
-
-def test_torch_successors_flag_zero_probability_observations():
-    # a deterministic observation: o = state; from a corner the other observation has probability 0
-    T = np.array([np.eye(2)])
-    Z = np.array([np.eye(2)])
-    P, Bn, zero = belief_successors_torch(np.array([[1.0, 0.0]]), T, Z, device="cpu")
-    assert zero.tolist() == [[[False, True]]]
-    np.testing.assert_array_equal(Bn[0, 0, 1], [1.0, 0.0])  # prior-predicted belief, as the kernel
+    _successor_parity(model, _random_beliefs(rng, 9, model.T.shape[1]), "numpy")
 
 
 # ----------------------------------------------------------------------------- PBVI backup
 def _backup_parity(B, alphas, T, Z, r, discount, device):
     """Values agree to round-off everywhere; vectors and actions agree wherever the choice is not a
-    near-tie (checked on the numpy twin's margins). Exact ties (gap 0: e.g. every score 0 when
+    near-tie (checked on the margins of the projections). Exact ties (gap 0: e.g. every score 0 when
     P(o|b,a) = 0, or duplicated vectors) are the same sums in both paths, so both take the first."""
     new_k, act_k, val_k = _kernels.pbvi_backup(B, alphas, T, Z, r, discount)
-    new_t, act_t, val_t = pbvi_backup_torch(B, alphas, T, Z, r, discount, device=device)
+    new_t, act_t, val_t = _run_backup(B, alphas, T, Z, r, discount, device)
     assert new_t.shape == new_k.shape and act_t.dtype == np.int64
     scale = max(1.0, float(np.abs(val_k).max()))
     np.testing.assert_allclose(val_t, val_k, rtol=0, atol=PARITY_TOL * scale)
     np.testing.assert_allclose(np.einsum("ns,ns->n", B, new_t), val_t, rtol=0, atol=PARITY_TOL * scale)
     # margins: a belief is clear when the best action and every best (a, o) alpha win by > TIE_TOL
-    G = _reference.project_alphas(alphas, T, Z)
+    G = np.swapaxes(ap._projections(NX, alphas, T, Z), 2, 3)  # (A, O, n, S)
     sc = np.sort(np.einsum("ns,aois->naoi", B, G), axis=3)
     gap = sc[..., -1] - sc[..., -2] if sc.shape[3] > 1 else np.full(sc.shape[:3], np.inf)
     clear_i = np.all((gap > TIE_TOL * scale) | (gap == 0.0), axis=(1, 2))
@@ -117,13 +157,41 @@ def _backup_parity(B, alphas, T, Z, r, discount, device):
     return clear.mean()
 
 
-@given(pomdps(with_rng=True))
-def test_torch_backup_equals_numba_on_random_pomdps(case):
-    model, rng = case
+def _backup_case(model, rng):
     T, Z, r = (np.ascontiguousarray(x) for x in (model.T, model.Z, model.r))
     S = T.shape[1]
     alphas = np.vstack([blind_policy_values(model).vectors, rng.uniform(-2, 2, size=(4, S))])
-    _backup_parity(_random_beliefs(rng, 12, S), alphas, T, Z, r, model.discount, "cpu")
+    return _random_beliefs(rng, 12, S), alphas, T, Z, r, model.discount
+
+
+@given(pomdps(with_rng=True))
+def test_numpy_core_backup_equals_numba_on_random_pomdps(case):
+    _backup_parity(*_backup_case(*case), "numpy")
+
+
+torch = pytest.importorskip("torch")
+from accel.pomdp import PBVITorchBackup, belief_successors_torch, pbvi_backup_torch  # noqa: E402
+
+
+# ----------------------------------------------------------------------------- the same cores on CPU torch
+@given(pomdps(with_rng=True))
+def test_torch_successors_equal_numba_on_random_pomdps(case):
+    model, rng = case
+    _successor_parity(model, _random_beliefs(rng, 9, model.T.shape[1]), "cpu")
+
+
+@given(pomdps(with_rng=True))
+def test_torch_backup_equals_numba_on_random_pomdps(case):
+    _backup_parity(*_backup_case(*case), "cpu")
+
+
+def test_torch_successors_flag_zero_probability_observations():
+    # a deterministic observation: o = state; from a corner the other observation has probability 0
+    T = np.array([np.eye(2)])
+    Z = np.array([np.eye(2)])
+    P, Bn, zero = belief_successors_torch(np.array([[1.0, 0.0]]), T, Z, device="cpu")
+    assert zero.tolist() == [[[False, True]]]
+    np.testing.assert_array_equal(Bn[0, 0, 1], [1.0, 0.0])  # prior-predicted belief, as the kernel
 
 
 @pytest.mark.parametrize("name", ["hallway.POMDP", "tiger.95.POMDP"])
@@ -138,8 +206,6 @@ def test_torch_backup_equals_numba_on_shared_models(shared_data_dir, name):
 
 
 def test_torch_backup_chunking_is_transparent(monkeypatch):
-    import accel.pomdp as ap
-
     rng = np.random.default_rng(3)
     S, A, O = 5, 3, 4
     T = rng.dirichlet(np.ones(S), size=(A, S))

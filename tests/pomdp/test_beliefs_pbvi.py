@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accel import get_backend
+from accel.pomdp import _belief_successors, _pbvi_backup
 from algos.pomdp import _kernels, _reference
 from algos.pomdp._beliefs import (
     blind_policy_values,
@@ -81,19 +83,22 @@ def test_update_is_bayes_rule_and_observation_probabilities_sum_to_one(case):
 
 @given(random_pomdps())
 def test_kernels_match_reference_twins(case):
+    """The numba kernels against their references: the accel.pomdp cores run on numpy (successors,
+    backup) and the numpy twin of the FIB backup."""
+    nx = get_backend(backend="numpy")
     m, rng = case
     A, S, _ = m.T.shape
     B = rng.dirichlet(np.full(S, 0.5), size=7)
     B[0] = np.eye(S)[0]  # a corner: zero-probability observations become likely
     for a in range(A):
         k = _kernels.belief_successors(B, np.ascontiguousarray(m.T[a]), np.ascontiguousarray(m.Z[a]))
-        ref = _reference.belief_successors(B, m.T[a], m.Z[a])
+        ref = _belief_successors(nx, B, m.T[a], m.Z[a])
         np.testing.assert_allclose(k[0], ref[0], atol=1e-12)
         np.testing.assert_allclose(k[1], ref[1], atol=1e-12)
         np.testing.assert_array_equal(k[2], ref[2])
     alphas = rng.uniform(-3, 3, size=(4, S))
     kn, ka, kv = _kernels.pbvi_backup(B, alphas, m.T, m.Z, m.r, m.discount)
-    rn, ra, rv = _reference.pbvi_backup(B, alphas, m.T, m.Z, m.r, m.discount)
+    rn, ra, rv = _pbvi_backup(nx, B, alphas, m.T, m.Z, m.r, m.discount)
     np.testing.assert_allclose(kv, rv, atol=1e-10)
     np.testing.assert_allclose(np.einsum("ns,ns->n", B, kn), kv, atol=1e-10)
     np.testing.assert_allclose(np.einsum("ns,ns->n", B, rn), rv, atol=1e-10)

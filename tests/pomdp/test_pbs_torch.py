@@ -1,12 +1,15 @@
 """PointBasedSolver's torch backend (accel.pomdp.PBSTorchBackup) against the numba kernels: one
 backup at a belief (node values, backed-up vector, H U(b)) on random models, vectors and sawtooth
-points, on CPU torch; whole solver runs (same trials, same bounds) on the shared models; bad
-backend/device values and a missing PyTorch name the parameter / the extra."""
+points, by the same core on numpy (the kernels' reference) and on CPU torch; whole solver runs
+(same trials, same bounds) on the shared models; bad backend/device values and a missing PyTorch name
+the parameter / the extra."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
+import accel.pomdp as ap
+from accel import get_backend
 from algos.pomdp import PointBasedSolver, read_pomdp, tiger
 from algos.pomdp import _pbs_kernels as _k
 from tests.strategies import pomdps
@@ -24,15 +27,6 @@ def test_bad_backend_and_missing_torch(monkeypatch):
     with pytest.raises(ImportError, match="gpu"):
         PointBasedSolver(backend="torch").fit(tiger())
     assert PointBasedSolver(backend="numba", device="ignored", max_trials=2).fit(tiger()).n_trials_ == 2
-
-
-torch = pytest.importorskip("torch")
-from accel.pomdp import PBSTorchBackup, pbs_backup_torch  # noqa: E402
-
-
-def test_bad_device():
-    with pytest.raises(ValueError, match="device"):
-        PointBasedSolver(backend="torch", device="tpu").fit(tiger())
 
 
 def _numba_state(model, alphas, Bu, vu, Q, c):
@@ -62,9 +56,9 @@ def _numba_state(model, alphas, Bu, vu, Q, c):
     return ALT, ptr, idx, val, inv, Ud, Uv, mask, inv_t
 
 
-@settings(max_examples=40)
-@given(pomdps(max_states=6, with_rng=True))
-def test_torch_backup_equals_numba_update(case):
+def _backup_equals_numba_update(case, where):
+    """One backup at a random belief by the PBS core on ``where`` ("numpy": the core on the numpy
+    backend, else a torch device) against the numba ``update``."""
     model, rng = case
     T, Z, r, g = model.T, np.ascontiguousarray(model.Z), np.ascontiguousarray(model.r), model.discount
     A, S, _ = T.shape
@@ -89,8 +83,11 @@ def test_torch_backup_equals_numba_update(case):
                        Q, c, ptr, idx, val, inv, Ud, Uv, mask, inv_t, nU0, *bufs, work, np.zeros(S), np.zeros(S),
                        np.zeros(S, np.int64), np.zeros(nA0 + nU0 + 2))
     P_k, LV_k, UV_k, LI_k, QU_k = bufs
-    vec, a, v, hu, node = pbs_backup_torch(b, alphas, T, Z, r, g, Q, c, points=(Bu, Ud[:nU0]) if nU0 else None,
-                                           device="cpu")
+    points = (Bu, Ud[:nU0]) if nU0 else None
+    if where == "numpy":
+        vec, a, v, hu, node = ap._pbs_backup(get_backend(backend="numpy"), b, alphas, T, Z, r, g, Q, c, points)
+    else:
+        vec, a, v, hu, node = ap.pbs_backup_torch(b, alphas, T, Z, r, g, Q, c, points=points, device=where)
     scale = max(1.0, float(np.abs(QU_k).max()), float(np.abs(alphas).max()))
     for key, ref in (("P", P_k), ("LV", LV_k), ("UV", UV_k), ("QU", QU_k)):
         np.testing.assert_allclose(node[key], ref, rtol=0, atol=PARITY_TOL * scale, err_msg=key)
@@ -109,6 +106,27 @@ def test_torch_backup_equals_numba_update(case):
         assert v <= lb + 1e-10 * scale
     if nU == nU0 + 1:  # the kernel appended (b, H U(b)): torch's H U(b) is the same number
         assert abs(Uv[nU0] - hu) <= PARITY_TOL * scale
+
+
+@settings(max_examples=40)
+@given(pomdps(max_states=6, with_rng=True))
+def test_numpy_core_backup_equals_numba_update(case):
+    _backup_equals_numba_update(case, "numpy")
+
+
+torch = pytest.importorskip("torch")
+from accel.pomdp import PBSTorchBackup, pbs_backup_torch  # noqa: E402
+
+
+def test_bad_device():
+    with pytest.raises(ValueError, match="device"):
+        PointBasedSolver(backend="torch", device="tpu").fit(tiger())
+
+
+@settings(max_examples=40)
+@given(pomdps(max_states=6, with_rng=True))
+def test_torch_backup_equals_numba_update(case):
+    _backup_equals_numba_update(case, "cpu")
 
 
 @pytest.mark.parametrize("name, trials", [("tiger.95.POMDP", 30), ("4x3.95.POMDP", 30), ("shuttle.95.POMDP", 20),
