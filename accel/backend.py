@@ -434,6 +434,37 @@ class NumpyBackend(Backend):
         """Whether every entry of ``x`` is true (a 0-d boolean array; ``bool()`` of it is the answer)."""
         return np.all(x)
 
+    # ops used by the hetero_regression cores
+    def solve_pinv(self, A, b):
+        """Solve ``A x = b`` for a stack ``A (..., n, n)`` and vectors ``b (..., n)``; pseudo-inverse where singular.
+
+        A matrix whose LU solve fails (exact zero pivot) or gives a non-finite solution is solved by
+        its Moore-Penrose pseudo-inverse instead (the minimum-norm least-squares solution); the others
+        are not touched.
+        """
+        A, b = np.asarray(A), np.asarray(b)
+        try:
+            x = np.linalg.solve(A, b[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # numpy fails the whole stack: solve matrix by matrix
+            x = np.full(b.shape, np.nan, dtype=np.result_type(A, b))
+            for i in np.ndindex(A.shape[:-2]):
+                try:
+                    x[i] = np.linalg.solve(A[i], b[i])
+                except np.linalg.LinAlgError:
+                    pass
+        bad = ~np.isfinite(x).all(axis=-1)
+        if bad.any():
+            x[bad] = (np.linalg.pinv(A[bad]) @ b[bad][..., None])[..., 0]
+        return x
+
+    def norm(self, x, axis=None):
+        """Euclidean (2-)norm over ``axis`` (all entries if ``None``)."""
+        return np.linalg.norm(x, axis=axis) if axis is not None else np.linalg.norm(np.ravel(x))
+
+    def flatnonzero(self, x):
+        """int64 indices of the non-zero (true) entries of the flattened ``x``."""
+        return np.flatnonzero(x).astype(np.int64, copy=False)
+
 
 class TorchBackend(Backend):
     """The torch backend, on one device (CPU or CUDA).
@@ -753,6 +784,31 @@ class TorchBackend(Backend):
     def all(self, x):
         """Whether every entry of ``x`` is true (a 0-d boolean tensor; ``bool()`` of it is the answer)."""
         return self._torch.all(self._t(x))
+
+    # ops used by the hetero_regression cores
+    def solve_pinv(self, A, b):
+        """Solve ``A x = b`` for a stack ``A (..., n, n)`` and vectors ``b (..., n)``; pseudo-inverse where singular.
+
+        A matrix whose LU solve fails (exact zero pivot) or gives a non-finite solution is solved by
+        its Moore-Penrose pseudo-inverse instead (the minimum-norm least-squares solution); the others
+        are not touched.
+        """
+        torch = self._torch
+        A, b = self._t(A), self._t(b)
+        x, info = torch.linalg.solve_ex(A, b.unsqueeze(-1))
+        x = x.squeeze(-1)
+        bad = (info != 0) | ~torch.isfinite(x).all(-1)
+        if bool(bad.any()):
+            x[bad] = (torch.linalg.pinv(A[bad]) @ b[bad].unsqueeze(-1)).squeeze(-1)
+        return x
+
+    def norm(self, x, axis=None):
+        """Euclidean (2-)norm over ``axis`` (all entries if ``None``)."""
+        return self._torch.linalg.vector_norm(self._t(x), dim=axis)
+
+    def flatnonzero(self, x):
+        """int64 indices of the non-zero (true) entries of the flattened ``x``."""
+        return self._torch.nonzero(self._t(x).reshape(-1)).reshape(-1)
 
 
 # --------------------------------------------------------------------------------------------------

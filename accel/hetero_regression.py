@@ -1,26 +1,32 @@
-r"""torch core of :mod:`algos.hetero_regression`: fixed-threshold Huber IRLS for many replicates at once.
+r"""Batched core of :mod:`algos.hetero_regression`: fixed-threshold Huber IRLS for many replicates at once.
 
 :func:`huber_irls_batched` runs the IRLS of :class:`algos.hetero_regression.HuberSoSRegressor` on
-``B`` problems side by side: the residual / weight / gradient pass is a ``(B, n)`` tensor expression,
-the weighted Gram matrices a batched matmul, and the steps one :func:`torch.linalg.solve` on a
-``(B, d, d)`` stack. Each replicate stops on its own (same rule as the numpy estimator: relative
-gradient norm below ``tol``) and is masked out of later iterations. Everything is float64, so the
-result agrees with the numpy estimator to the solver tolerance.
+``B`` problems side by side: the residual / weight / gradient pass is a ``(B, n)`` array expression,
+the weighted Gram matrices one matrix product (a GEMM of the weights with the rows' outer products
+for a shared design, a batched product otherwise), and the steps one batched solve of a ``(B, d, d)``
+stack (pseudo-inverse for a singular one). Each replicate stops on its own (same rule as the numpy
+estimator: relative gradient norm below ``tol``) and is masked out of later iterations. Everything is
+float64, so the result agrees with the numpy estimator to the solver tolerance.
+
+The core (:func:`_irls_batched` and its helpers :func:`_evaluate`, :func:`_gram`, :func:`_ridge_solve`,
+:func:`_irls_step`, :func:`_irls_loop`) is written once against the array namespace ``nx`` of
+:mod:`accel.backend`: run with the torch backend it is :func:`huber_irls_batched`; run with the numpy
+backend (``_irls_batched(get_backend(backend="numpy"), ...)``) it is the plain-numpy reference that the
+tests pin the numba pass :func:`algos.hetero_regression._kernels.huber_pass` and the estimator's
+``solver="mm"`` to.
 
 Worth it for Monte-Carlo sweeps (Hypothesis examples, benchmark grids), especially on a GPU; for one
-fit the numpy/numba path is faster. torch is imported inside the function: importing this module (or
-:mod:`algos`) does not import it.
+fit the numpy/numba path is faster. torch is imported only when the torch backend is created:
+importing this module (or :mod:`algos`) does not import it.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from theory._checks import check_scalar_float, check_scalar_int
 
-from .backend import torch_device as _resolve_device
+from .backend import _is_tensor, get_backend
 
 __all__ = ["huber_irls_batched"]
 
@@ -32,7 +38,6 @@ MAX_BACKTRACKS = 40
 TINY = 1e-300
 # largest n * d^2 (float64 entries) for which the shared-design Gram uses precomputed outer products
 _OUTER_MAX = 1 << 26
-
 
 
 def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coef_init=None,
@@ -98,50 +103,26 @@ def huber_irls_batched(X, Y, delta, max_iter=500, tol=1e-10, device=None, *, coe
     delta = check_scalar_float(delta, "delta", low=0.0, closed="neither")
     max_iter = check_scalar_int(max_iter, "max_iter", low=0)
     tol = check_scalar_float(tol, "tol", low=0.0)
-    dev = _resolve_device(device)
-    import torch
-
-    Xt, Yt, S = _check_data(X, Y, sample_weight, dev)
-    B, d = Yt.shape[0], Xt.shape[-1]
-    outer = _outer_products(Xt)
-    gscale = _gradient_scale(Xt, S, delta)
-    if coef_init is None:
-        b = _ridge_solve(_gram(Xt, S, outer), _rmatvec(Xt, S * Yt))
-    else:
-        b = _as_tensor(coef_init, "coef_init", dev)
-        if b.ndim == 1:
-            b = b[None, :]
-        if tuple(b.shape) != (B, d):
-            raise ValueError(f"'coef_init' must have shape (B, d) = ({B}, {d}); got {tuple(b.shape)}.")
-        b = b.clone()
-    b, n_iter, converged, history = _irls_loop(Xt, Yt, S, b, delta, max_iter, tol, gscale, outer)
-    out = (b.cpu().numpy(), n_iter.cpu().numpy(), converged.cpu().numpy())
-    if return_history:
-        return out + (torch.stack(history, dim=1).cpu().numpy(),)
-    return out
+    nx = get_backend(backend="torch", device=device)
+    return _irls_batched(nx, X, Y, delta, max_iter, tol, coef_init=coef_init, sample_weight=sample_weight,
+                         return_history=return_history)
 
 
 # ------------------------------------------------------------------------------------------ input
-def _as_tensor(a, name, dev):
-    """``a`` as a float64 tensor on ``dev``; ``ValueError`` when it holds a non-finite value."""
-    import torch
-
-    if not isinstance(a, torch.Tensor):
+def _as_float(nx, a, name):
+    """``a`` as a float64 array of ``nx`` (on its device); ``ValueError`` when it holds a non-finite value."""
+    if not _is_tensor(a):
         a = np.asarray(a, dtype=np.float64)
-        if not a.flags.writeable:  # torch.as_tensor warns on read-only arrays
-            a = a.copy()
-    t = torch.as_tensor(a).to(device=dev, dtype=torch.float64)
-    if not bool(torch.isfinite(t).all()):
+    t = nx.asarray(a, dtype=nx.float64)
+    if not bool(nx.all(nx.isfinite(t))):
         raise ValueError(f"'{name}' must contain only finite values.")
     return t
 
 
-def _check_data(X, Y, sample_weight, dev):
-    """Tensors ``X`` (n, d) or (B, n, d), ``Y`` (B, n) and the weights ``S`` (B, n), shapes checked."""
-    import torch
-
-    Xt = _as_tensor(X, "X", dev)
-    Yt = _as_tensor(Y, "Y", dev)
+def _check_data(nx, X, Y, sample_weight):
+    """Arrays ``X`` (n, d) or (B, n, d), ``Y`` (B, n) and the weights ``S`` (B, n), shapes checked."""
+    Xt = _as_float(nx, X, "X")
+    Yt = _as_float(nx, Y, "Y")
     if Yt.ndim == 1:
         Yt = Yt[None, :]
     if Xt.ndim not in (2, 3) or Yt.ndim != 2:
@@ -156,39 +137,61 @@ def _check_data(X, Y, sample_weight, dev):
             f"'X' of shape {tuple(Xt.shape)} does not match 'Y' of shape {tuple(Yt.shape)} "
             "(need X (n, d) or (B, n, d) with Y (B, n))."
         )
+    ones = nx.ones((B, n), type_as=Yt)
     if sample_weight is None:
-        return Xt, Yt, torch.ones((B, n), dtype=torch.float64, device=dev)
-    S = _as_tensor(sample_weight, "sample_weight", dev)
-    if S.ndim == 1:
-        S = S[None, :].expand(B, n)
+        return Xt, Yt, ones
+    S = _as_float(nx, sample_weight, "sample_weight")
+    if S.ndim == 1 and S.shape[0] == n:
+        S = ones * S[None, :]
     if tuple(S.shape) != (B, n) or bool((S < 0).any()):
         raise ValueError(
             f"'sample_weight' must be non-negative of shape (n,) or (B, n) = ({B}, {n}); got shape "
             f"{tuple(S.shape)}."
         )
-    return Xt, Yt, S.contiguous()
+    return Xt, Yt, S
+
+
+def _irls_batched(nx, X, Y, delta, max_iter, tol, coef_init=None, sample_weight=None, return_history=False):
+    """:func:`huber_irls_batched` on the backend ``nx`` (parameters already checked); numpy results.
+
+    Run with ``get_backend(backend="numpy")`` it is the plain-numpy reference of the torch core.
+    """
+    Xt, Yt, S = _check_data(nx, X, Y, sample_weight)
+    B, d = Yt.shape[0], Xt.shape[-1]
+    outer = _outer_products(nx, Xt)
+    gscale = _gradient_scale(nx, Xt, S, delta)
+    if coef_init is None:
+        b = _ridge_solve(nx, _gram(nx, Xt, S, outer), _rmatvec(Xt, S * Yt))
+    else:
+        b = _as_float(nx, coef_init, "coef_init")
+        if b.ndim == 1:
+            b = b[None, :]
+        if tuple(b.shape) != (B, d):
+            raise ValueError(f"'coef_init' must have shape (B, d) = ({B}, {d}); got {tuple(b.shape)}.")
+        b = nx.copy(b)
+    b, n_iter, converged, history = _irls_loop(nx, Xt, Yt, S, b, delta, max_iter, tol, gscale, outer)
+    out = (nx.to_numpy(b), nx.to_numpy(n_iter), nx.to_numpy(converged))
+    if return_history:
+        return out + (nx.to_numpy(nx.stack(history, axis=1)),)
+    return out
 
 
 # ------------------------------------------------------------------------------------ linear algebra
 def _matvec(Xs, b):
     """Rows ``X_k b_k``: (B', n) from a shared (n, d) or stacked (B', n, d) design."""
-    import torch
-
     if Xs.ndim == 2:
         return b @ Xs.T
-    return torch.bmm(Xs, b.unsqueeze(-1)).squeeze(-1)
+    return (Xs @ b[:, :, None])[:, :, 0]
 
 
 def _rmatvec(Xs, v):
     """Rows ``X_k^T v_k``: (B', d)."""
-    import torch
-
     if Xs.ndim == 2:
         return v @ Xs
-    return torch.bmm(v.unsqueeze(1), Xs).squeeze(1)
+    return (v[:, None, :] @ Xs)[:, 0, :]
 
 
-def _outer_products(Xt):
+def _outer_products(nx, Xt):
     """The (n, d*d) row outer products of a shared design when they fit in ``_OUTER_MAX``, else None.
 
     With them, ``X^T diag(w_k) X`` for all ``k`` is one GEMM of the (B', n) weights (memory n d^2,
@@ -197,134 +200,119 @@ def _outer_products(Xt):
     if Xt.ndim != 2:
         return None
     n, d = Xt.shape
-    return (Xt.unsqueeze(-1) * Xt.unsqueeze(-2)).reshape(n, d * d) if n * d * d <= _OUTER_MAX else None
+    return nx.reshape(Xt[:, :, None] * Xt[:, None, :], (n, d * d)) if n * d * d <= _OUTER_MAX else None
 
 
-def _gram(Xs, wt, outer):
+def _gram(nx, Xs, wt, outer):
     """Weighted Gram matrices ``X_k^T diag(w_k) X_k``: (B', d, d)."""
-    import torch
-
     d = Xs.shape[-1]
     if Xs.ndim == 2:
         if outer is not None:
-            return (wt @ outer).reshape(-1, d, d)
-        return torch.matmul(Xs.T.unsqueeze(0) * wt.unsqueeze(1), Xs)
-    return torch.bmm(Xs.transpose(1, 2) * wt.unsqueeze(1), Xs)
+            return nx.reshape(wt @ outer, (-1, d, d))
+        return (Xs.T[None, :, :] * wt[:, None, :]) @ Xs
+    return (nx.swapaxes(Xs, 1, 2) * wt[:, None, :]) @ Xs
 
 
-def _ridge_solve(G, rhs):
+def _ridge_solve(nx, G, rhs):
     """Solve ``(G + lambda I) x = rhs`` per replicate, ``lambda = RIDGE tr(G) / d``; pinv where singular."""
-    import torch
-
     d = G.shape[-1]
-    tr = torch.diagonal(G, dim1=-2, dim2=-1).sum(-1)
-    lam = torch.where(tr > 0, RIDGE * tr / d, torch.full_like(tr, TINY))
-    G = G + lam[:, None, None] * torch.eye(d, dtype=G.dtype, device=G.device)
-    sol, info = torch.linalg.solve_ex(G, rhs.unsqueeze(-1))
-    sol = sol.squeeze(-1)
-    bad = (info != 0) | ~torch.isfinite(sol).all(-1)
-    if bool(bad.any()):
-        sol[bad] = (torch.linalg.pinv(G[bad]) @ rhs[bad].unsqueeze(-1)).squeeze(-1)
-    return sol
+    tr = nx.sum(nx.diagonal(G), axis=-1)
+    lam = nx.where(tr > 0, RIDGE * tr / d, TINY)
+    return nx.solve_pinv(G + lam[:, None, None] * nx.eye(d, type_as=G), rhs)
 
 
 # ------------------------------------------------------------------------------------------ Huber
-def _evaluate(Xs, Ys, Ss, b, delta):
-    """Objective ``L`` (B',), gradient ``g`` (B', d) and IRLS weights ``w`` (B', n) at ``b``."""
-    import torch
+def _evaluate(nx, Xs, Ys, Ss, b, delta):
+    r"""Objective ``L`` (B',), gradient ``g`` (B', d) and IRLS weights ``w`` (B', n) at ``b``.
 
+    :math:`L_k = \sum_i s_{ki} H_\delta(r_{ki})`, :math:`g_k = -X_k^\top(s_k \odot \psi_\delta(r_k))`,
+    :math:`w_{ki} = s_{ki}\min(1, \delta/|r_{ki}|)` with :math:`r_k = Y_k - X_k b_k`.
+    """
     r = Ys - _matvec(Xs, b)
-    a = r.abs()
+    a = nx.abs(r)
     inl = a <= delta
-    h = torch.where(inl, 0.5 * r * r, delta * a - 0.5 * delta * delta)
-    L = (Ss * h).sum(-1)
-    g = -_rmatvec(Xs, Ss * r.clamp(-delta, delta))
-    w = Ss * torch.where(inl, torch.ones_like(a), delta / a.clamp_min(TINY))
+    h = nx.where(inl, 0.5 * r * r, delta * a - 0.5 * delta * delta)
+    L = nx.sum(Ss * h, axis=-1)
+    g = -_rmatvec(Xs, Ss * nx.clip(r, -delta, delta))
+    w = Ss * nx.where(inl, 1.0, delta / nx.clip(a, TINY, None))
     return L, g, w
 
 
-def _gradient_scale(Xt, S, delta):
+def _gradient_scale(nx, Xt, S, delta):
     """``delta * ||diag(sqrt s_k) X_k||_F`` per replicate."""
-    import torch
-
     if Xt.ndim == 2:
-        return delta * torch.sqrt(S @ (Xt * Xt).sum(-1))
-    return delta * torch.sqrt((S * (Xt * Xt).sum(-1)).sum(-1))
+        return delta * nx.sqrt(S @ nx.sum(Xt * Xt, axis=-1))
+    return delta * nx.sqrt(nx.sum(S * nx.sum(Xt * Xt, axis=-1), axis=-1))
 
 
-def _backtrack(Xs, Ys, Ss, delta, b_old, step, bound, new, bad):
+def _backtrack(nx, Xs, Ys, Ss, delta, b_old, step, bound, new, bad):
     """Halve the steps of the replicates ``bad`` (objective above ``bound``) up to ``MAX_BACKTRACKS``
     times; ``new = (b, L, g, w)`` updated where a shorter step was tried, and the still-bad mask.
 
     Round-off only: IRLS is majorise-minimise, so a full step never raises the objective in exact
     arithmetic.
     """
-    import torch
-
     b_new, L_new, g_new, w_new = new
-    t = torch.ones_like(L_new)
+    t = nx.ones(L_new.shape, type_as=L_new)
     for _ in range(MAX_BACKTRACKS):
-        t = torch.where(bad, 0.5 * t, t)
+        t = nx.where(bad, 0.5 * t, t)
         b_try = b_old + t[:, None] * step
-        L_try, g_try, w_try = _evaluate(Xs, Ys, Ss, b_try, delta)
-        b_new = torch.where(bad[:, None], b_try, b_new)
-        L_new = torch.where(bad, L_try, L_new)
-        g_new = torch.where(bad[:, None], g_try, g_new)
-        w_new = torch.where(bad[:, None], w_try, w_new)
+        L_try, g_try, w_try = _evaluate(nx, Xs, Ys, Ss, b_try, delta)
+        b_new = nx.where(bad[:, None], b_try, b_new)
+        L_new = nx.where(bad, L_try, L_new)
+        g_new = nx.where(bad[:, None], g_try, g_new)
+        w_new = nx.where(bad[:, None], w_try, w_new)
         bad = ~(L_new <= bound)
         if not bool(bad.any()):
             break
     return (b_new, L_new, g_new, w_new), bad
 
 
-def _irls_step(Xs, Ys, Ss, delta, outer, state):
+def _irls_step(nx, Xs, Ys, Ss, delta, outer, state):
     """One IRLS step from ``state = (b, L, g, w)`` of the selected replicates, with backtracking;
     returns the new state and the mask of replicates without descent."""
     b_old, L_old, g, w = state
-    step = _ridge_solve(_gram(Xs, w, outer), -g)
-    bound = L_old + MONOTONE_RTOL * L_old.abs()
+    step = _ridge_solve(nx, _gram(nx, Xs, w, outer), -g)
+    bound = L_old + MONOTONE_RTOL * nx.abs(L_old)
     b_new = b_old + step
-    new = (b_new,) + _evaluate(Xs, Ys, Ss, b_new, delta)
+    new = (b_new,) + _evaluate(nx, Xs, Ys, Ss, b_new, delta)
     bad = ~(new[1] <= bound)
     if bool(bad.any()):
-        new, bad = _backtrack(Xs, Ys, Ss, delta, b_old, step, bound, new, bad)
+        new, bad = _backtrack(nx, Xs, Ys, Ss, delta, b_old, step, bound, new, bad)
     return new, bad
 
 
-def _irls_loop(Xt, Yt, S, b, delta, max_iter, tol, gscale, outer):
+def _irls_loop(nx, Xt, Yt, S, b, delta, max_iter, tol, gscale, outer):
     """IRLS from ``b`` until every replicate converged or stalled, or ``max_iter`` iterations;
-    returns ``(b, n_iter, converged, history)`` (tensors; ``history`` a list of (B,) objectives)."""
-    import torch
-
-    B, dev = b.shape[0], b.device
-    L, g, w = _evaluate(Xt, Yt, S, b, delta)
-    active = torch.ones(B, dtype=torch.bool, device=dev)
-    converged = torch.zeros(B, dtype=torch.bool, device=dev)
-    n_iter = torch.zeros(B, dtype=torch.int64, device=dev)
-    history = [L.clone()]
+    returns ``(b, n_iter, converged, history)`` (arrays of ``nx``; ``history`` a list of (B,) objectives)."""
+    B = b.shape[0]
+    L, g, w = _evaluate(nx, Xt, Yt, S, b, delta)
+    active = nx.ones(B, dtype=nx.bool)
+    converged = nx.zeros(B, dtype=nx.bool)
+    n_iter = nx.zeros(B, dtype=nx.int64)
+    history = [nx.copy(L)]
     it = 0
     while True:
-        grad_rel = torch.linalg.vector_norm(g, dim=-1) / gscale
-        newly = active & (grad_rel < tol) if (it >= 1 or max_iter == 0) else torch.zeros_like(active)
+        grad_rel = nx.norm(g, axis=-1) / gscale
+        newly = active & (grad_rel < tol) if (it >= 1 or max_iter == 0) else nx.zeros(B, dtype=nx.bool)
         converged |= newly
         active &= ~newly
         if it >= max_iter or not bool(active.any()):
             break
         it += 1
-        if bool(active.all()):
+        rows = nx.flatnonzero(active)
+        if bool(nx.all(active)):
             Xs, Ys, Ss, state = Xt, Yt, S, (b, L, g, w)
         else:
-            idx = torch.nonzero(active).squeeze(-1)
-            Xs = Xt if Xt.ndim == 2 else Xt[idx]
-            Ys, Ss, state = Yt[idx], S[idx], (b[idx], L[idx], g[idx], w[idx])
-        (b_new, L_new, g_new, w_new), bad = _irls_step(Xs, Ys, Ss, delta, outer, state)
+            Xs = Xt if Xt.ndim == 2 else Xt[rows]
+            Ys, Ss, state = Yt[rows], S[rows], (b[rows], L[rows], g[rows], w[rows])
+        (b_new, L_new, g_new, w_new), bad = _irls_step(nx, Xs, Ys, Ss, delta, outer, state)
         ok = ~bad  # replicates with no descent left at working precision stall (not converged)
-        rows = torch.nonzero(active).squeeze(-1)
         acc = rows[ok]
         n_iter[acc] += 1
         b[acc], L[acc], g[acc], w[acc] = b_new[ok], L_new[ok], g_new[ok], w_new[ok]
         active[rows[bad]] = False
-        h = torch.full_like(L, float("nan"))
+        h = nx.full(L.shape, float("nan"), type_as=L)
         h[acc] = L[acc]
         history.append(h)
     return b, n_iter, converged, history

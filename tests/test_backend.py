@@ -162,6 +162,15 @@ OPS = {
     "all": lambda nx, d: nx.all(d["mask"]),
     "all_true": lambda nx, d: nx.all(d["Xpos"] > 0),
     "all_empty": lambda nx, d: nx.all(d["X"][:0] > 0),
+    # ops used by the hetero_regression cores
+    "solve_pinv": lambda nx, d: nx.solve_pinv(d["spd"], d["v"]),
+    "solve_pinv_batch": lambda nx, d: nx.solve_pinv(d["spd_batch"], d["Bm"].T[:2]),
+    "solve_pinv_singular": lambda nx, d: nx.solve_pinv(  # exact zero pivots: a zero matrix, eye without e_0
+        nx.stack([d["spd"], 0.0 * d["spd"], nx.eye(len(d["v"])) * (nx.arange(len(d["v"])) > 0)]),
+        nx.stack([d["v"], d["v"], d["v"]])),
+    "norm_axis": lambda nx, d: nx.norm(d["X"], axis=-1),
+    "norm_all": lambda nx, d: nx.norm(d["X"]),
+    "flatnonzero": lambda nx, d: nx.flatnonzero(d["mask"]),
 }
 
 
@@ -229,6 +238,7 @@ def test_every_documented_op_is_tested():
         "tanh", "flip", "cumsum", "astype", "copy", "addmatmul", "lerp",  # continual cores
         "eye", "diagonal", "cholesky_solve", "cholesky_inverse", "cdist",  # point_process cores
         "swapaxes", "reshape", "ascontiguousarray", "all",  # ops used by the pomdp cores
+        "solve_pinv", "norm", "flatnonzero",  # hetero_regression cores
     }
     untested = {name for name in api if not any(k == name or k.startswith(name + "_") for k in OPS)}
     assert not untested, f"ops without a parity case: {sorted(untested)}"

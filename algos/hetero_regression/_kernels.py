@@ -1,7 +1,8 @@
 r"""numba kernels of :mod:`algos.hetero_regression`: the fused Huber pass and the coordinate medians.
 
-Three kernels, each with a plain-numpy twin in :mod:`._reference` (the readable definition; tests pin
-the two together):
+Three kernels, each pinned by the tests to a plain-numpy definition: :func:`huber_pass` to the Huber
+evaluation of the batched IRLS core :func:`accel.hetero_regression._evaluate` run on numpy, the two
+median kernels to their twins in :mod:`._reference`:
 
 * :func:`huber_pass` -- one fused pass over the rows that computes the residuals
   :math:`r = y - Xb`, the Huber objective

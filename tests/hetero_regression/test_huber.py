@@ -1,6 +1,8 @@
 """HuberSoSRegressor (M1) and its numba kernels.
 
-Kernels against their numpy twins (Hypothesis sizes and seeds); the estimator against cvxpy's Huber
+The fused Huber pass against the Huber evaluation of the batched IRLS core
+(:func:`accel.hetero_regression._evaluate`, run on numpy), the median kernels against their numpy
+twins (Hypothesis sizes and seeds); the estimator against cvxpy's Huber
 program and a brute-force 1-D grid; the spec's properties P3 (equivariance), P4 (homoskedastic
 sanity), P6 (monotone objective, final gradient); intercept, sample weights, warnings, bad input;
 the scikit-learn estimator checks.
@@ -20,16 +22,14 @@ from sklearn.exceptions import ConvergenceWarning
 from algos.hetero_regression._data import make_subset_of_signals
 from algos.hetero_regression._huber import ConvexRegimeWarning, HuberSoSRegressor
 from algos.hetero_regression._kernels import huber_pass, masked_ratio_medians, quickselect_median
-from algos.hetero_regression._reference import (
-    huber_pass_reference,
-    masked_ratio_medians_reference,
-    quickselect_median_reference,
-)
+from algos.hetero_regression._reference import masked_ratio_medians_reference, quickselect_median_reference
+from accel.backend import get_backend
+from accel.hetero_regression import _evaluate
 
 SEEDS = st.integers(0, 2**32 - 1)
 SIGN_ONLY = 1e5  # noisy sigma of the spec's "sign-only" regime
 
-# kernel vs twin: the kernel sums rows serially, the twin through BLAS; both are exact up to
+# kernel vs the nx core: the kernel sums rows serially, the core through BLAS; both are exact up to
 # summation round-off, ~n * eps * (sum of |terms|)
 KERNEL_RTOL = 1e-12
 # equivariance (P3) is exact for the minimiser; two fits each stop at a relative gradient of 1e-10,
@@ -44,17 +44,28 @@ def _fit(X, y, **kw):
         return HuberSoSRegressor(**kw).fit(X, y)
 
 
+def _core_pass(X, y, b, delta, sw=None):
+    """Objective, gradient, residuals, IRLS weights and inlier count at ``b``, from the Huber evaluation
+    of the batched IRLS core (:func:`accel.hetero_regression._evaluate`) run on numpy with one replicate;
+    the residuals and the inlier count are computed here."""
+    X, y, b = (np.asarray(a, dtype=float) for a in (X, y, b))
+    s = np.ones(len(y)) if sw is None or len(sw) == 0 else np.asarray(sw, dtype=float)
+    L, g, w = _evaluate(get_backend(backend="numpy"), X, y[None, :], s[None, :], b[None, :], delta)
+    r = y - X @ b
+    return float(L[0]), g[0], r, w[0], int(np.count_nonzero((np.abs(r) <= delta) & (s > 0)))
+
+
 def _objective(X, y, b, delta, sw=None):
-    return huber_pass_reference(X, y, b, delta, sw)[0]
+    return _core_pass(X, y, b, delta, sw)[0]
 
 
 # --------------------------------------------------------------------------------------------------
-# kernels vs twins
+# kernels vs the nx core on numpy (the fused pass) and vs twins (the medians)
 # --------------------------------------------------------------------------------------------------
 @settings(max_examples=40)
 @given(n=st.integers(1, 300), d=st.integers(1, 8), seed=SEEDS, delta=st.floats(0.01, 100.0),
        weighted=st.booleans(), scale=st.sampled_from([1.0, 1e3, 1e5]))
-def test_huber_pass_matches_twin(n, d, seed, delta, weighted, scale):
+def test_huber_pass_matches_nx_core(n, d, seed, delta, weighted, scale):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     b = rng.standard_normal(d)
@@ -63,7 +74,7 @@ def test_huber_pass_matches_twin(n, d, seed, delta, weighted, scale):
     sw = rng.integers(0, 4, size=n).astype(float) if weighted else np.empty(0)
     r, w, g = np.empty(n), np.empty(n), np.empty(d)
     obj, nin = huber_pass(X, y, b, delta, sw, r, w, g)
-    obj2, g2, r2, w2, nin2 = huber_pass_reference(X, y, b, delta, sw if weighted else None)
+    obj2, g2, r2, w2, nin2 = _core_pass(X, y, b, delta, sw if weighted else None)
     note(f"obj={obj} ref={obj2} nin={nin} ref={nin2}")
     assert_allclose(r, r2, rtol=KERNEL_RTOL, atol=1e-12 * scale, err_msg="residuals")
     assert np.all(np.isfinite(w)), "weights must be finite (zero residuals)"
@@ -186,7 +197,7 @@ def test_one_dimension_equals_brute_force_grid(seed, weighted):
         return _objective(x[:, None], y, np.array([c]), delta, sw)
 
     def dL(c):  # derivative of L, non-decreasing in c
-        return huber_pass_reference(x[:, None], y, np.array([c]), delta, sw)[1][0]
+        return _core_pass(x[:, None], y, np.array([c]), delta, sw)[1][0]
 
     ratios = y / x
     lo, hi = np.percentile(ratios, [1, 99])
@@ -283,7 +294,7 @@ def test_p6_monotone_objective_and_final_gradient(seed, solver, init, noisy, wei
         assert est.converged_
         assert est.gradient_norm_ < est.tol
     # recompute the gradient independently
-    _, g, *_ = huber_pass_reference(data.X, data.y, est.coef_, est.delta, sw)
+    _, g, *_ = _core_pass(data.X, data.y, est.coef_, est.delta, sw)
     s = np.ones(3000) if sw is None else sw
     rel = np.linalg.norm(g) / (est.delta * np.sqrt(np.sum(s[:, None] * data.X**2)))
     assert rel == pytest.approx(est.gradient_norm_, rel=1e-3, abs=1e-13)
