@@ -46,7 +46,7 @@ def write_pomdpx(pomdp, path=None):
 
     Examples
     --------
-    >>> from algos.pomdp import tiger
+    >>> from algos.pomdp import read_pomdpx, tiger
     >>> text = write_pomdpx(tiger())
     >>> import io
     >>> back = read_pomdpx(io.StringIO(text))
