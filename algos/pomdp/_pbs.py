@@ -240,6 +240,20 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self.device = device
 
     # ------------------------------------------------------------------ fit
+    def _checked_params(self):
+        """The checked ``time_limit``, clock function, ``target_gap``, ``max_trials`` and ``verbose``
+        (the package's messages first, then scikit-learn's parameter validation)."""
+        time_limit = check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="right")
+        now = _CLOCKS[check_option(self.clock, "clock", tuple(_CLOCKS))]
+        target = check_scalar_float(self.target_gap, "target_gap", low=0.0)
+        max_trials = None if self.max_trials is None else check_scalar_int(self.max_trials, "max_trials", low=0)
+        if not isinstance(self.prune, (bool, np.bool_)):
+            raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
+        verbose = check_scalar_int(self.verbose, "verbose", low=0)
+        check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
+        return time_limit, now, target, max_trials, verbose
+
     def fit(self, pomdp):
         """Run trials from ``b0`` until the target gap or the time limit; returns ``self``.
 
@@ -253,30 +267,11 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self
             The fitted solver.
         """
-        time_limit = check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="right")
-        now = _CLOCKS[check_option(self.clock, "clock", tuple(_CLOCKS))]
-        target = check_scalar_float(self.target_gap, "target_gap", low=0.0)
-        max_trials = None if self.max_trials is None else check_scalar_int(self.max_trials, "max_trials", low=0)
-        if not isinstance(self.prune, (bool, np.bool_)):
-            raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
+        time_limit, now, target, max_trials, verbose = self._checked_params()
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
         t_start = now()
-        if getattr(pomdp, "is_sparse", False) and backend != "torch":
-            # sparse model: the CSR layout straight from the per-action CSR (no dense S x S array)
-            T = None
-            Z, r, discount, A, S = _sparse_parts(pomdp)
-            Tptr, Tidx, Tval = _k.sparse_model_from_csr([pomdp.transition_csr(a) for a in range(A)])
-        else:
-            T, Z, r, discount = _arrays(pomdp)  # the torch path needs dense T (to_dense, budget-checked)
-            A, S, _ = T.shape
-            Tptr, Tidx, Tval = _k.sparse_model(T)
-        _need_discount_below_one(discount, "PointBasedSolver")
-        Z = np.ascontiguousarray(Z)
-        r = np.ascontiguousarray(r)
+        T, Z, r, discount, S, (Tptr, Tidx, Tval) = _model_layout(pomdp, backend)
         b0 = _b0(pomdp, None, S)
 
         # initial bounds: blind policies below, fast informed bound above (HSVI2 §3)
@@ -368,6 +363,25 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         Bu, vu, c = self.upper_points_
         return float(max(min((self.upper_alphas_ @ b).max(), _sawtooth(b[None, :], Bu, vu, c)[0]),
                          (self.alphas_ @ b).max()))
+
+
+def _model_layout(pomdp, backend):
+    """``(T, Z, r, discount, S, (Tptr, Tidx, Tval))`` of a model for a fit: the transitions in CSR per
+    action (from a sparse model's per-action CSR without a dense copy, ``T = None``, unless the torch
+    path needs dense ``T``), ``Z`` and ``r`` C-contiguous; refuses ``discount >= 1``."""
+    if getattr(pomdp, "is_sparse", False) and backend != "torch":
+        # sparse model: the CSR layout straight from the per-action CSR (no dense S x S array)
+        T = None
+        Z, r, discount, A, S = _sparse_parts(pomdp)
+        Tptr, Tidx, Tval = _k.sparse_model_from_csr([pomdp.transition_csr(a) for a in range(A)])
+    else:
+        T, Z, r, discount = _arrays(pomdp)  # the torch path needs dense T (to_dense, budget-checked)
+        A, S, _ = T.shape
+        Tptr, Tidx, Tval = _k.sparse_model(T)
+    _need_discount_below_one(discount, "PointBasedSolver")
+    Z = np.ascontiguousarray(Z)
+    r = np.ascontiguousarray(r)
+    return T, Z, r, discount, S, (Tptr, Tidx, Tval)
 
 
 def _depth_cap(eps, span, discount):
