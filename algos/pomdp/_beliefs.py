@@ -505,6 +505,18 @@ def _sample_rows(cum, u):
     return np.minimum(idx, cum.shape[1] - 1)
 
 
+def _simulation_params(n_episodes, horizon, random_state, r, discount, who):
+    """The checked ``(n_episodes, horizon, rng)`` of a Monte-Carlo simulation; ``horizon=None`` is the
+    default horizon of ``r`` and ``discount`` (which needs ``discount < 1``; ``who`` names the caller
+    in that error)."""
+    n_episodes = check_scalar_int(n_episodes, "n_episodes", low=2)
+    if horizon is None:
+        _need_discount_below_one(discount, who)
+        horizon = _default_horizon(r, discount)
+    horizon = check_scalar_int(horizon, "horizon", low=1)
+    return n_episodes, horizon, check_random_state(random_state)
+
+
 def simulate_fsc(pomdp, action, eta, m0=0, n_episodes=10_000, horizon=None, random_state=None, b0=None):
     """Monte-Carlo discounted return of the FSC from ``b0``, vectorised over episodes.
 
@@ -539,12 +551,8 @@ def simulate_fsc(pomdp, action, eta, m0=0, n_episodes=10_000, horizon=None, rand
         Mean, standard error, per-episode returns and truncation bound.
     """
     T, Z, r, discount, action, eta, m0, b0 = _fsc_prepare(pomdp, action, eta, m0, b0)
-    n_episodes = check_scalar_int(n_episodes, "n_episodes", low=2)
-    if horizon is None:
-        _need_discount_below_one(discount, "simulate_fsc with horizon=None")
-        horizon = _default_horizon(r, discount)
-    horizon = check_scalar_int(horizon, "horizon", low=1)
-    rng = check_random_state(random_state)
+    n_episodes, horizon, rng = _simulation_params(n_episodes, horizon, random_state, r, discount,
+                                                  "simulate_fsc with horizon=None")
     cumT = np.cumsum(T, axis=2)
     cumZ = np.cumsum(Z, axis=2)
     s = _sample_rows(np.cumsum(b0)[None, :].repeat(n_episodes, 0), rng.random(n_episodes))

@@ -39,9 +39,9 @@ from ._beliefs import (
     SimulationResult,
     _arrays,
     _b0,
-    _default_horizon,
     _need_discount_below_one,
     _sample_rows,
+    _simulation_params,
     blind_policy_values,
 )
 from numbers import Integral, Real
@@ -136,12 +136,8 @@ def simulate_stochastic_fsc(pomdp, psi, eta, m0, n_episodes=10_000, horizon=None
     eta = np.asarray(eta, dtype=float)
     K, S = psi.shape[0], T.shape[1]
     m0 = check_scalar_int(m0, "m0", low=0, high=K - 1)
-    n_episodes = check_scalar_int(n_episodes, "n_episodes", low=2)
-    if horizon is None:
-        _need_discount_below_one(discount, "simulate with horizon=None")
-        horizon = _default_horizon(r, discount)
-    horizon = check_scalar_int(horizon, "horizon", low=1)
-    rng = check_random_state(random_state)
+    n_episodes, horizon, rng = _simulation_params(n_episodes, horizon, random_state, r, discount,
+                                                  "simulate with horizon=None")
     b0 = _b0(pomdp, b0, S)
     cumT, cumZ = np.cumsum(T, axis=2), np.cumsum(Z, axis=2)
     cumPsi, cumEta = np.cumsum(psi, axis=1), np.cumsum(eta, axis=3)

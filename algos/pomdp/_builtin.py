@@ -118,6 +118,50 @@ def rock_sample_map(n, k):
     return start, np.array(rocks, dtype=np.int64).reshape(k, 2), d0
 
 
+def _rock_sample_dynamics(n, rocks, d0, A, S, nb):
+    """RockSample's ``(nxt, Z, r)`` on the grid cells: the deterministic successor ``nxt[a, s]``, the
+    observation probabilities ``Z`` of the checks and the rewards ``r``; the terminal state's row of
+    ``nxt`` and the ``none`` observations are set by :func:`rock_sample`."""
+    term = S - 1
+    nxt = np.empty((A, S), dtype=np.int64)  # the (deterministic) successor of every (a, s)
+    Z = np.zeros((A, S, 3))
+    r = np.zeros((S, A))
+    bits = np.arange(nb)
+    moves = [(0, 1), (0, -1), (1, 0), (-1, 0)]  # north, south, east, west
+    for x in range(n):
+        for y in range(n):
+            base = (x * n + y) * nb
+            idx = base + bits
+            for a, (dx, dy) in enumerate(moves):
+                nx, ny = x + dx, y + dy
+                if nx >= n:  # exit east
+                    nxt[a, idx] = term
+                    r[idx, a] = 10.0
+                    continue
+                nx, ny = min(max(nx, 0), n - 1), min(max(ny, 0), n - 1)
+                nxt[a, idx] = (nx * n + ny) * nb + bits
+            # sample
+            here = [i for i, (rx, ry) in enumerate(rocks) if (rx, ry) == (x, y)]
+            if here:
+                i = here[0]
+                good = (bits >> i) & 1
+                nxt[4, idx] = base + (bits & ~(1 << i))
+                r[idx, 4] = np.where(good == 1, 10.0, -10.0)
+            else:
+                nxt[4, idx] = idx
+                r[idx, 4] = -10.0
+            # checks: state unchanged, observation depends on rock quality in s'
+            for i, (rx, ry) in enumerate(rocks):
+                a = 5 + i
+                nxt[a, idx] = idx
+                eta = 2.0 ** (-np.hypot(x - rx, y - ry) / d0)
+                acc = 0.5 * (1.0 + eta)
+                good = ((bits >> i) & 1) == 1
+                Z[a, idx, 1] = np.where(good, acc, 1.0 - acc)
+                Z[a, idx, 2] = np.where(good, 1.0 - acc, acc)
+    return nxt, Z, r
+
+
 def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_efficiency_distance=None,
                 storage="auto"):
     """RockSample(n, k) of Smith & Simmons (2004), as a :class:`POMDP` (dense ``T`` or per-action CSR).
@@ -218,42 +262,8 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
         rocks = [(int(c) // n, int(c) % n) for c in cells]  # (x, y)
     term = S - 1
 
-    nxt = np.empty((A, S), dtype=np.int64)  # the (deterministic) successor of every (a, s)
-    Z = np.zeros((A, S, 3))
-    r = np.zeros((S, A))
+    nxt, Z, r = _rock_sample_dynamics(n, rocks, d0, A, S, nb)
     bits = np.arange(nb)
-    moves = [(0, 1), (0, -1), (1, 0), (-1, 0)]  # north, south, east, west
-    for x in range(n):
-        for y in range(n):
-            base = (x * n + y) * nb
-            idx = base + bits
-            for a, (dx, dy) in enumerate(moves):
-                nx, ny = x + dx, y + dy
-                if nx >= n:  # exit east
-                    nxt[a, idx] = term
-                    r[idx, a] = 10.0
-                    continue
-                nx, ny = min(max(nx, 0), n - 1), min(max(ny, 0), n - 1)
-                nxt[a, idx] = (nx * n + ny) * nb + bits
-            # sample
-            here = [i for i, (rx, ry) in enumerate(rocks) if (rx, ry) == (x, y)]
-            if here:
-                i = here[0]
-                good = (bits >> i) & 1
-                nxt[4, idx] = base + (bits & ~(1 << i))
-                r[idx, 4] = np.where(good == 1, 10.0, -10.0)
-            else:
-                nxt[4, idx] = idx
-                r[idx, 4] = -10.0
-            # checks: state unchanged, observation depends on rock quality in s'
-            for i, (rx, ry) in enumerate(rocks):
-                a = 5 + i
-                nxt[a, idx] = idx
-                eta = 2.0 ** (-np.hypot(x - rx, y - ry) / d0)
-                acc = 0.5 * (1.0 + eta)
-                good = ((bits >> i) & 1) == 1
-                Z[a, idx, 1] = np.where(good, acc, 1.0 - acc)
-                Z[a, idx, 2] = np.where(good, 1.0 - acc, acc)
     nxt[:, term] = term
     rows = np.arange(S)
     if sparse:

@@ -272,12 +272,17 @@ class POMDP:
             )
         dev = np.abs(P.sum(axis=2) - 1.0)
         if (dev > tol).any():
-            a, s = (int(i) for i in np.unravel_index(np.argmax(dev), dev.shape))
-            raise ValueError(
-                f"rows of '{name}' must sum to 1 (tol={tol:g}); row {name}[{a}, {s}, :] (action "
-                f"{self.actions[a]!r}, {row_label}={row_names[s]!r}) sums to {float(P[a, s].sum())!r} "
-                f"(deviation {dev[a, s]:.3g})."
-            )
+            self._raise_row_sum(name, row_label, row_names, tol, dev, lambda a, s: P[a, s].sum())
+
+    def _raise_row_sum(self, name, row_label, row_names, tol, dev, row_sum):
+        """Raise the ``ValueError`` for the row of ``name`` deviating most from a sum of 1 (``dev`` of
+        shape (A, n): the deviations; ``row_sum(a, s)``: that row's sum, as reported)."""
+        a, s = (int(i) for i in np.unravel_index(np.argmax(dev), dev.shape))
+        raise ValueError(
+            f"rows of '{name}' must sum to 1 (tol={tol:g}); row {name}[{a}, {s}, :] (action "
+            f"{self.actions[a]!r}, {row_label}={row_names[s]!r}) sums to {float(row_sum(a, s))!r} "
+            f"(deviation {dev[a, s]:.3g})."
+        )
 
     def _check_stochastic_csr(self, mats, name, row_label, row_names, tol):
         """The checks of :meth:`_check_stochastic` on per-action CSR, without densifying."""
@@ -294,12 +299,7 @@ class POMDP:
         sums = np.stack([np.asarray(m.sum(axis=1)).ravel() for m in mats])
         dev = np.abs(sums - 1.0)
         if (dev > tol).any():
-            a, s = (int(i) for i in np.unravel_index(np.argmax(dev), dev.shape))
-            raise ValueError(
-                f"rows of '{name}' must sum to 1 (tol={tol:g}); row {name}[{a}, {s}, :] (action "
-                f"{self.actions[a]!r}, {row_label}={row_names[s]!r}) sums to {float(sums[a, s])!r} "
-                f"(deviation {dev[a, s]:.3g})."
-            )
+            self._raise_row_sum(name, row_label, row_names, tol, dev, lambda a, s: sums[a, s])
 
     # ------------------------------------------------------------------ storage
     @property

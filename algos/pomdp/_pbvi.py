@@ -277,6 +277,21 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
             return B, vu, True
         return B, vu, False
 
+    def _checked_params(self, pomdp):
+        """The checked ``n_beliefs``, ``max_iter``, ``tol``, resolved backend, ``verbose``, ``target_gap``
+        and generator (the package's messages first, then scikit-learn's parameter validation)."""
+        n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
+        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
+        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        check_option(self.expand, "expand", ("ssea", "random"))
+        check_option(self.upper, "upper", ("sawtooth", "fib"))
+        backend = resolve(self.backend, self.device, _model_arrays(pomdp))
+        verbose = check_scalar_int(self.verbose, "verbose", low=0)
+        target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
+        rng = check_random_state(self.random_state)
+        validate_params(self)  # after the checks above, whose messages are the package's
+        return n_beliefs, max_iter, tol, backend, verbose, target_gap, rng
+
     def fit(self, pomdp):
         r"""Run point-based value iteration on ``pomdp``.
 
@@ -290,16 +305,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         self
             The fitted solver.
         """
-        n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
-        check_option(self.expand, "expand", ("ssea", "random"))
-        check_option(self.upper, "upper", ("sawtooth", "fib"))
-        backend = resolve(self.backend, self.device, _model_arrays(pomdp))
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
-        rng = check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
+        n_beliefs, max_iter, tol, backend, verbose, target_gap, rng = self._checked_params(pomdp)
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PBVI")
         # value iteration contracts by discount per sweep: fewer sweeps than log(tol)/log(discount)
