@@ -46,6 +46,11 @@ from ._pomdp_converse import (  # noqa: F401  (_n_partitions: used by algos.pomd
     rate_distortion_lower_bound,
 )
 
+# The converse bounds live in theory/_pomdp_converse.py; their public home is this module.
+for _f in (bregman_hard_clustering, converse_depth1, rate_distortion_lower_bound):
+    _f.__module__ = __name__
+del _f
+
 __all__ = [
     "BOUND_KIND",
     "lipschitz_constant",
