@@ -1,6 +1,7 @@
-"""Plain-numpy twins of the numba kernels in :mod:`._kernels` that have no torch core (readable definitions for
-the tests). The NNGP rows and the dense inverse are references through :mod:`accel.point_process` run on numpy
-(``nngp_rows_batched(..., backend="numpy")``, ``DenseTorchFactor(..., backend="numpy")``)."""
+"""Plain-numpy twins of the numba kernels in :mod:`._kernels` and :mod:`._pair_kernels` that have no torch
+core (readable definitions for the tests). The NNGP rows and the dense inverse are references through
+:mod:`accel.point_process` run on numpy (``nngp_rows_batched(..., backend="numpy")``,
+``DenseTorchFactor(..., backend="numpy")``)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ For a pattern :math:`x_1, \dots, x_n` in a window :math:`W` with distances :math
   :math:`e_{ij}`:
 
   - ``"translation"`` (Ohser & Stoyan 1981): :math:`e_{ij} = |W| / |W \cap (W + x_i - x_j)|`; exact for
-    rectangles and, for polygons, by a signed fan-triangle decomposition (:func:`._kernels.polygon_overlap_area`);
+    rectangles and, for polygons, by a signed fan-triangle decomposition (:func:`._pair_kernels.polygon_overlap_area`);
   - ``"isotropic"`` (Ripley 1977): :math:`e_{ij} = 1 / \text{(fraction of the circle of centre } x_i
     \text{ and radius } d_{ij} \text{ inside } W)`, exact for any simple polygon
-    (:func:`._kernels.circle_fraction_inside`), capped at ``MAX_ISOTROPIC_WEIGHT`` as spatstat does;
+    (:func:`._pair_kernels.circle_fraction_inside`), capped at ``MAX_ISOTROPIC_WEIGHT`` as spatstat does;
   - ``"border"`` (reduced sample): :math:`\hat K(r) = \frac{|W|}{n}\sum_i 1\{b_i \ge r\} \#\{j \ne i:
     d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W;
   - ``"none"``: :math:`e_{ij} = 1`.
@@ -45,7 +45,7 @@ import numpy as np
 from theory.point_process import poisson_k_function
 
 from .._validation import check_array, check_option, check_scalar_float
-from ._kernels import (
+from ._pair_kernels import (
     circle_fraction_inside,
     epanechnikov_pair_sum,
     grid_pair_counts,
@@ -347,7 +347,7 @@ def _pair_histogram(X, win, r, correction, w, b=None, reach=4, h=0.0):
     pairs with ``d_ij <= r[-1]``: the sum of ``w_i w_j e_ij`` (``e_ij`` the edge weight of
     ``correction``), or for ``"border"`` the difference array of ``w_i w_j 1{d_ij <= r <= b_i}``.
 
-    One pass of a compiled kernel over a grid of cells (:func:`._kernels.grid_pair_histogram`: no pair
+    One pass of a compiled kernel over a grid of cells (:func:`._pair_kernels.grid_pair_histogram`: no pair
     is stored, memory O(n + len(r))) unless the correction needs the polygon of a non-rectangular window
     (isotropic, translation), which goes through :func:`_pair_histogram_blocks`."""
     if correction in ("isotropic", "translation") and not win.is_rectangle:

@@ -15,6 +15,9 @@ from algos.point_process._nngp import NNGPStructure, neighbour_distances, nngp_b
 MONO_RTOL = 1e-9
 #: the two range objectives do the same floating-point operations; allow a few ulps of the sums.
 SAME_RTOL = 1e-13
+#: two runs of one fit: the parallel (prange) reductions may add in another order from run to run
+#: (numba's TBB layer schedules chunks dynamically), so the ELBOs agree to round-off, not to the bit.
+REPEAT_RTOL = 1e-10
 
 
 @pytest.mark.parametrize("nu", [0.5, 1.5])
@@ -82,4 +85,5 @@ def test_boundary_trial_leaves_clustered_fits_alone(shared_data_dir, monkeypatch
     monkeypatch.setattr(_vogcam_solver, "VARIANCE_COLLAPSE_TRY", 0.0)
     b = _fit(X, win)
     assert a.variance_ > 1.0
-    assert a.elbo_ == b.elbo_ and a.n_iter_ == b.n_iter_
+    assert a.n_iter_ == b.n_iter_
+    assert b.elbo_ == pytest.approx(a.elbo_, rel=REPEAT_RTOL)

@@ -15,7 +15,7 @@ from algos.point_process import (
     simulate_lgcp,
     simulate_poisson,
 )
-from algos.point_process._kernels import circle_fraction_inside, polygon_overlap_area
+from algos.point_process._pair_kernels import circle_fraction_inside, polygon_overlap_area
 from algos.point_process._reference import circle_fraction_reference, overlap_area_reference
 from algos.point_process._second_order import boundary_distance, isotropic_weights, translation_weights
 from theory.point_process import poisson_k_function
@@ -524,7 +524,7 @@ def test_empty_pattern_is_refused_by_every_function():
 
 
 def test_rectangle_closed_form_equals_the_polygon_kernel():
-    from algos.point_process._kernels import rectangle_circle_fraction
+    from algos.point_process._pair_kernels import rectangle_circle_fraction
 
     rng = np.random.default_rng(9)
     for box in ((0, 1, 0, 1), (-1, 2, 0.5, 1.25)):
