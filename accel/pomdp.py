@@ -190,20 +190,29 @@ def _backup(nx, B, alphas, T, Z, r, discount):
     return new, acts, vals
 
 
+def _checked(nx, T, Z, r, discount, B=None, alphas=None):
+    """``(discount, B, alphas, T, Z, r)`` checked (in this order) and as arrays of backend ``nx``; ``B`` and
+    ``alphas`` stay ``None`` when not given."""
+    discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+    if B is not None:
+        B = _as_array(nx, B, "B", (2,))
+    if alphas is not None:
+        alphas = _as_array(nx, alphas, "alphas", (2,))
+    T = _as_array(nx, T, "T", (3,))
+    Z = _as_array(nx, Z, "Z", (3,))
+    r = _as_array(nx, r, "r", (2,))
+    _check_model(T, Z, B)
+    S, A = T.shape[1], T.shape[0]
+    if alphas is not None and (alphas.shape[1] != S or alphas.shape[0] == 0):
+        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got {tuple(alphas.shape)}.")
+    if tuple(r.shape) != (S, A):
+        raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(r.shape)}.")
+    return discount, B, alphas, T, Z, r
+
+
 def _pbvi_backup(nx, B, alphas, T, Z, r, discount):
     """:func:`pbvi_backup_torch` on backend ``nx``, returning ``nx`` arrays."""
-    discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
-    Bt = _as_array(nx, B, "B", (2,))
-    At = _as_array(nx, alphas, "alphas", (2,))
-    Tt = _as_array(nx, T, "T", (3,))
-    Zt = _as_array(nx, Z, "Z", (3,))
-    rt = _as_array(nx, r, "r", (2,))
-    _check_model(Tt, Zt, Bt)
-    S, A = Tt.shape[1], Tt.shape[0]
-    if At.shape[1] != S or At.shape[0] == 0:
-        raise ValueError(f"'alphas' must have shape (n_alpha, {S}) with n_alpha >= 1; got {tuple(At.shape)}.")
-    if tuple(rt.shape) != (S, A):
-        raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(rt.shape)}.")
+    discount, Bt, At, Tt, Zt, rt = _checked(nx, T, Z, r, discount, B, alphas)
     return _backup(nx, Bt, At, Tt, Zt, rt, discount)
 
 
@@ -266,16 +275,9 @@ class _Model:
     of the backup classes below."""
 
     def __init__(self, T, Z, r, discount, nx):
-        self.discount = check_scalar_float(discount, "discount", low=0.0, high=1.0)
+        self.discount, _, _, self.T, self.Z, self.r = _checked(nx, T, Z, r, discount)
         self.nx = nx
         self.device = nx.device
-        self.T = _as_array(nx, T, "T", (3,))
-        self.Z = _as_array(nx, Z, "Z", (3,))
-        self.r = _as_array(nx, r, "r", (2,))
-        _check_model(self.T, self.Z)
-        A, S = self.T.shape[0], self.T.shape[1]
-        if tuple(self.r.shape) != (S, A):
-            raise ValueError(f"'r' must have shape ({S}, {A}); got {tuple(self.r.shape)}.")
 
 
 class PBVITorchBackup(_Model):
@@ -432,20 +434,8 @@ class _PBSBackup(_Model):
 
         Parameters
         ----------
-        b : torch.Tensor of shape (S,)
-            The belief (float64, on the device; see :meth:`tensor`).
-        alphas : torch.Tensor of shape (n_alpha, S)
-            Lower-bound alpha vectors.
-        Q : torch.Tensor of shape (A, S)
-            Fast-informed-bound vectors.
-        c : torch.Tensor of shape (S,)
-            Upper-bound values at the corners of the simplex.
-        Binv : torch.Tensor of shape (n, S)
-            ``1 / Bu`` of the sawtooth points ``Bu`` on their support, 0 elsewhere.
-        Bmask : torch.Tensor of bool, shape (n, S)
-            Support ``Bu > 0`` of the sawtooth points.
-        Ud : torch.Tensor of shape (n,)
-            Offsets ``min(v - Bu . c, 0)`` of the sawtooth points.
+        b, alphas, Q, c, Binv, Bmask, Ud
+            The belief and the bounds, as in :meth:`node`.
 
         Returns
         -------
@@ -463,20 +453,8 @@ class _PBSBackup(_Model):
 
         Parameters
         ----------
-        b : torch.Tensor of shape (S,)
-            The belief (float64, on the device; see :meth:`tensor`).
-        alphas : torch.Tensor of shape (n_alpha, S)
-            Lower-bound alpha vectors.
-        Q : torch.Tensor of shape (A, S)
-            Fast-informed-bound vectors.
-        c : torch.Tensor of shape (S,)
-            Upper-bound values at the corners of the simplex.
-        Binv : torch.Tensor of shape (n, S)
-            ``1 / Bu`` of the sawtooth points ``Bu`` on their support, 0 elsewhere.
-        Bmask : torch.Tensor of bool, shape (n, S)
-            Support ``Bu > 0`` of the sawtooth points.
-        Ud : torch.Tensor of shape (n,)
-            Offsets ``min(v - Bu . c, 0)`` of the sawtooth points.
+        b, alphas, Q, c, Binv, Bmask, Ud
+            The belief and the bounds, as in :meth:`node`.
 
         Returns
         -------
