@@ -381,6 +381,15 @@ def _lgcp_variance(variance):
     return v
 
 
+def _lgcp_args(r, variance, length_scale, nu):
+    """The checked ``(r, variance, length_scale)`` of an LGCP summary (``nu`` checked too)."""
+    r = _radii(r)
+    variance = _lgcp_variance(variance)
+    length_scale = _pos(length_scale, "length_scale", allow_zero=False)
+    _check_nu(nu)
+    return r, variance, length_scale
+
+
 def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r"""Pair-correlation function of a log-Gaussian Cox process: :math:`g(r) = \exp(C(r))`.
 
@@ -404,10 +413,7 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     float or ndarray
         :math:`g(r)`, of the shape of ``r``.
     """
-    r = _radii(r)
-    variance = _lgcp_variance(variance)
-    length_scale = _pos(length_scale, "length_scale", allow_zero=False)
-    _check_nu(nu)
+    r, variance, length_scale = _lgcp_args(r, variance, length_scale, nu)
     return np.exp(_matern_cov(r, variance, length_scale, nu))
 
 
@@ -434,10 +440,7 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     float or ndarray
         :math:`K(r)`, of the shape of ``r``.
     """
-    r = _radii(r)
-    variance = _lgcp_variance(variance)
-    length_scale = _pos(length_scale, "length_scale", allow_zero=False)
-    _check_nu(nu)
+    r, variance, length_scale = _lgcp_args(r, variance, length_scale, nu)
     rr = r.reshape(-1)
     s = rr[:, None] * _GL_X[None, :]
     inner = np.expm1(_matern_cov(s, variance, length_scale, nu)) @ (_GL_X * _GL_W)

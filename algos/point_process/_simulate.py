@@ -23,11 +23,12 @@ Kernels (``r`` the distance, ``phi`` the length-scale, ``sigma2`` the variance):
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from theory.point_process import _matern_cov
 
 from .._validation import check_array, check_random_state, check_scalar_float, check_scalar_int
 
@@ -64,13 +65,7 @@ def matern_covariance(r, variance, length_scale, nu=0.5):
     >>> round(float(matern_covariance(0.1, 1.0, 0.1)), 6)  # exp(-1)
     0.367879
     """
-    r = np.asarray(r, dtype=np.float64)
-    if nu == 0.5:
-        return variance * np.exp(-r / length_scale)
-    if nu == 1.5:
-        t = math.sqrt(3.0) * r / length_scale
-        return variance * (1.0 + t) * np.exp(-t)
-    raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
+    return _matern_cov(np.asarray(r, dtype=np.float64), variance, length_scale, nu)
 
 
 def _window(window):
