@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .._validation import check_array, check_scalar_float, check_scalar_int, validate_params
+from .._validation import check_scalar_float, check_scalar_int, validate_params
 from ._simulate import _inside_fraction
 from ._vogcam_blocks import lognormal_band
-from ._window import MAX_COORD, Window
+from ._window import MAX_COORD, Window, coordinate_array
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
 #: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y > 0).
@@ -21,9 +21,7 @@ _DENSE_MAX_CELLS = 4096
 
 
 def _check_points(X, win):
-    X = check_array(X, "X", allow_empty=True, finite=False)
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
+    X = coordinate_array(X, "X")
     if X.shape[0] == 0:
         raise ValueError("'X' has n = 0 points; a baseline fit needs at least one point.")
     if not np.all(np.isfinite(X)):
@@ -38,9 +36,7 @@ def _check_points(X, win):
 
 
 def _check_query(Xq):
-    Xq = check_array(Xq, "Xq", allow_empty=True, finite=False)
-    if Xq.ndim != 2 or Xq.shape[1] != 2:
-        raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
+    Xq = coordinate_array(Xq, "Xq", "m")
     if Xq.shape[0] == 0:
         raise ValueError("'Xq' must hold at least one location (m >= 1); got an empty array.")
     if not np.all(np.isfinite(Xq)):

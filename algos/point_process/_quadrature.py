@@ -28,9 +28,9 @@ import warnings
 import numpy as np
 from scipy.spatial import Voronoi
 
-from .._validation import check_array, check_option, check_random_state
+from .._validation import check_option, check_random_state
 from ._kernels import clip_areas
-from ._window import Window
+from ._window import Window, coordinate_array
 
 __all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size",
            "auto_grid_size", "warn_duplicates"]
@@ -41,11 +41,7 @@ FAR_FACTOR = 10.0
 
 def check_points(X, window, name="X"):
     """Validate an (n, 2) array of finite points inside ``window`` (boundary allowed); n = 0 allowed."""
-    X = check_array(X, name, allow_empty=True, finite=False)
-    if X.ndim == 1 and X.size == 0:
-        X = X.reshape(0, 2)
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"'{name}' must have shape (n, 2); got an array of shape {X.shape}.")
+    X = coordinate_array(X, name, empty_1d=True)
     if not np.all(np.isfinite(X)):
         i = int(np.argwhere(~np.isfinite(X))[0, 0])
         raise ValueError(f"'{name}' must contain only finite coordinates; got {X[i].tolist()} at row {i}.")

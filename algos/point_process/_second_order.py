@@ -55,7 +55,7 @@ from ._pair_kernels import (
     rectangle_circle_fraction,
 )
 from ._quadrature import warn_duplicates
-from ._window import Window
+from ._window import Window, coordinate_array
 
 __all__ = [
     "SummaryFunction",
@@ -150,11 +150,7 @@ class SummaryFunction:
 
 # ============================================================================ helpers
 def _check_pattern(X, window, consequence="each copy counts as a separate point at distance 0"):
-    X = check_array(X, "X", allow_empty=True, finite=False)
-    if X.ndim == 1 and X.size == 0:
-        X = X.reshape(0, 2)
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"'X' must have shape (n, 2); got an array of shape {X.shape}.")
+    X = coordinate_array(X, "X", empty_1d=True)
     if not np.all(np.isfinite(X)):
         raise ValueError("'X' must contain only finite coordinates; got NaN or inf.")
     if window is None:

@@ -75,7 +75,7 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     s_on_neighbourhoods,
 )
 from ._vogcam_solver import VoGCAMSolver, make_base_factor
-from ._window import MAX_COORD, Window
+from ._window import MAX_COORD, Window, coordinate_array
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -499,9 +499,7 @@ class VoGCAM(BaseEstimator):
     # ================================================================== prediction
     def _conditional(self, Xq, covariates=None):
         check_is_fitted(self, "mean_")
-        Xq = check_array(Xq, "Xq", allow_empty=True, finite=False)
-        if Xq.ndim != 2 or Xq.shape[1] != 2:
-            raise ValueError(f"'Xq' must have shape (m, 2); got an array of shape {Xq.shape}.")
+        Xq = coordinate_array(Xq, "Xq", "m")
         if not np.all(np.isfinite(Xq)):
             raise ValueError("'Xq' must contain only finite coordinates.")
         if Xq.size and float(np.abs(Xq).max()) > MAX_COORD:

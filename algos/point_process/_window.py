@@ -20,6 +20,8 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_array
+
 __all__ = ["Window"]
 
 #: Largest absolute coordinate of a window: areas and squared distances (products of two coordinates)
@@ -29,6 +31,17 @@ MAX_COORD = 1e100
 #: Relative tolerance (in units of the window diameter) for "on the boundary" in :meth:`contains`:
 #: round-off of coordinates that were computed, e.g. grid centres or reflected points.
 BOUNDARY_RTOL = 1e-12
+
+
+def coordinate_array(X, name, rows="n", empty_1d=False):
+    """``X`` as a float64 array of shape (``rows``, 2) (non-finite values allowed, checked by the caller);
+    ``empty_1d``: an empty 1-d ``X`` is read as (0, 2)."""
+    X = check_array(X, name, allow_empty=True, finite=False)
+    if empty_1d and X.ndim == 1 and X.size == 0:
+        X = X.reshape(0, 2)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"'{name}' must have shape ({rows}, 2); got an array of shape {X.shape}.")
+    return X
 
 
 def _segments_intersect(p1, p2, q1, q2):
