@@ -150,6 +150,11 @@ def _real_array(value, name):
     return arr.astype(float)
 
 
+def _check_step(a, o, A, O):
+    """The action ``a`` in ``[0, A)`` and the observation ``o`` in ``[0, O)`` of a controller step, checked."""
+    return check_scalar_int(a, "a", low=0, high=A - 1), check_scalar_int(o, "o", low=0, high=O - 1)
+
+
 def check_belief(b, S, name="b", tol=SIMPLEX_TOL):
     """Return ``b`` as a float vector on the simplex (clipped and renormalised within ``tol``).
 

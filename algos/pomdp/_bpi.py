@@ -39,6 +39,7 @@ from ._beliefs import (
     SimulationResult,
     _arrays,
     _b0,
+    _check_step,
     _need_discount_below_one,
     _sample_rows,
     _simulation_params,
@@ -398,8 +399,7 @@ class BPIController(BaseEstimator):
         """
         m = self._check_memory(memory)
         A, O = self.successor_probs_.shape[1:3]
-        a = check_scalar_int(a, "a", low=0, high=A - 1)
-        o = check_scalar_int(o, "o", low=0, high=O - 1)
+        a, o = _check_step(a, o, A, O)
         p = self.successor_probs_[m, a, o]
         if random_state is None:
             return int(np.argmax(p))

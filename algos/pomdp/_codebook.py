@@ -37,6 +37,7 @@ from ._beliefs import (
     SIMPLEX_TOL,
     _arrays,
     _b0,
+    _check_step,
     _n_states,
     _real_array,
     _need_discount_below_one,
@@ -376,8 +377,7 @@ class _CodebookController(BaseEstimator):
         self._check_fitted()
         K, A, O = self.eta_full_.shape
         m = check_scalar_int(memory, "memory", low=0, high=K - 1)
-        a = check_scalar_int(a, "a", low=0, high=A - 1)
-        o = check_scalar_int(o, "o", low=0, high=O - 1)
+        a, o = _check_step(a, o, A, O)
         return int(self.eta_[m, o] if a == self.action_[m] else self.eta_full_[m, a, o])
 
     def check(self, pomdp):

@@ -36,6 +36,7 @@ from .._validation import check_bool, check_option, check_scalar_int
 from ._beliefs import (
     _arrays,
     _b0,
+    _check_step,
     _need_discount_below_one,
     blind_policy_values,
     evaluate_fsc,
@@ -280,8 +281,7 @@ class FiniteWindowController(BaseEstimator):
         """
         m = self._check_memory(memory)
         A, O = self.eta_.shape[1:]
-        a = check_scalar_int(a, "a", low=0, high=A - 1)
-        o = check_scalar_int(o, "o", low=0, high=O - 1)
+        a, o = _check_step(a, o, A, O)
         return int(self.eta_[m, a, o])
 
     def evaluate(self, pomdp, b=None):
