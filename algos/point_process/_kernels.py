@@ -161,20 +161,18 @@ def clip_areas(ptr, vidx, verts, centres, window):
 
 
 @numba.njit(cache=True)
-def filter_earlier(cand, rank, k):
-    """For node ``i`` (rows of ``cand``, KD-tree candidates sorted by distance, -1 padded), the first
-    ``k`` candidates with ``rank < rank[i]``. Returns (nbr (N, k) -1 padded, count (N,))."""
-    N, m = cand.shape
-    nbr = -np.ones((N, k), dtype=np.int64)
-    cnt = np.zeros(N, dtype=np.int64)
-    for i in range(N):
-        ri = rank[i]
+def filter_earlier(cand, rank, own_rank, k):
+    """For row ``i`` of ``cand`` (KD-tree candidates of one node sorted by distance, -1 padded, indices
+    into ``rank``), the first ``k`` candidates with ``rank < own_rank[i]``. Returns (nbr (M, k) -1
+    padded, count (M,))."""
+    M, m = cand.shape
+    nbr = -np.ones((M, k), dtype=np.int64)
+    cnt = np.zeros(M, dtype=np.int64)
+    for i in range(M):
         c = 0
         for t in range(m):
             j = cand[i, t]
-            if j < 0 or j >= N:
-                continue
-            if rank[j] < ri:
+            if j >= 0 and rank[j] < own_rank[i]:
                 nbr[i, c] = j
                 c += 1
                 if c == k:

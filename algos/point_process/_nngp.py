@@ -122,36 +122,17 @@ def nngp_neighbors(coords, order, n_neighbors):
     m = min(N, 4 * k + 1)
     _, cand = tree.query(coords, k=m)
     cand = np.asarray(cand, dtype=np.int64).reshape(N, m)
-    nbr, cnt = filter_earlier(cand, rank, k)
+    nbr, cnt = filter_earlier(np.where(cand >= N, -1, cand), rank, rank, k)
     need = np.flatnonzero(cnt < np.minimum(k, rank))
     while len(need) and m < N:
         m = min(N, 4 * m)
         _, cand = tree.query(coords[need], k=m)
         cand = np.asarray(cand, dtype=np.int64).reshape(len(need), m)
         cand = np.where(cand >= N, -1, cand)
-        # filter_earlier compares with rank of the row's own node: pass it through a shifted rank
-        sub_nbr, sub_cnt = _filter_rows(cand, rank, rank[need], k)
+        sub_nbr, sub_cnt = filter_earlier(cand, rank, rank[need], k)
         nbr[need] = sub_nbr
         cnt[need] = sub_cnt
         need = need[sub_cnt < np.minimum(k, rank[need])]
-    return nbr, cnt
-
-
-@numba.njit(cache=True)
-def _filter_rows(cand, rank, own_rank, k):
-    M, m = cand.shape
-    nbr = -np.ones((M, k), dtype=np.int64)
-    cnt = np.zeros(M, dtype=np.int64)
-    for i in range(M):
-        c = 0
-        for t in range(m):
-            j = cand[i, t]
-            if j >= 0 and rank[j] < own_rank[i]:
-                nbr[i, c] = j
-                c += 1
-                if c == k:
-                    break
-        cnt[i] = c
     return nbr, cnt
 
 

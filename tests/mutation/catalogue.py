@@ -581,7 +581,7 @@ MUTANTS = [
                  "d = math.hypot(coords[jp, 0] - coords[i, 0], coords[jp, 1] - coords[i, 0])")),
            tests=("tests/point_process/test_real_patterns.py",)),
     Mutant("point_process.nngp_filter_rows_keeps_self", PP, A,
-           "the numba _filter_rows kernel keeps candidates of equal rank (the node itself) as earlier neighbours",
-           _src("algos.point_process._nngp", ("if j >= 0 and rank[j] < own_rank[i]:", "if j >= 0 and rank[j] <= own_rank[i]:")),
+           "the numba filter_earlier kernel keeps candidates of equal rank (the node itself) as earlier neighbours",
+           _src("algos.point_process._kernels", ("if j >= 0 and rank[j] < own_rank[i]:", "if j >= 0 and rank[j] <= own_rank[i]:")),
            tests=("tests/point_process/test_nngp_sparse.py",)),
 ]
