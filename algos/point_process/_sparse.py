@@ -337,17 +337,24 @@ class SparseCholesky:
         self._require("logdet")
         return float(2.0 * np.sum(np.log(self._diag_of(self.Lx))))
 
-    def _lsolve(self, b):
+    def _triangular(self, simplicial, supernodal, b):
+        """``b`` through the triangular kernel of the factor's layout (``simplicial`` or ``supernodal``)."""
         if self._sn is None:
-            return _lsolve(self.N, self.Lp, self.Li, self.Lx, b)
+            return simplicial(self.N, self.Lp, self.Li, self.Lx, b)
         start, _, Rp, Ri, off = self._sn
-        return _sn_lsolve(self.N, start, Rp, Ri, off, self.Lx, b)
+        return supernodal(self.N, start, Rp, Ri, off, self.Lx, b)
+
+    def _unpermuted(self, x):
+        """``x`` (in the factor's order) back in the original node order."""
+        out = np.empty(self.N)
+        out[self.perm] = x
+        return out
+
+    def _lsolve(self, b):
+        return self._triangular(_lsolve, _sn_lsolve, b)
 
     def _ltsolve(self, b):
-        if self._sn is None:
-            return _ltsolve(self.N, self.Lp, self.Li, self.Lx, b)
-        start, _, Rp, Ri, off = self._sn
-        return _sn_ltsolve(self.N, start, Rp, Ri, off, self.Lx, b)
+        return self._triangular(_ltsolve, _sn_ltsolve, b)
 
     def solve(self, b):
         """P^{-1} b (b of shape (N,) or (N, r)).
@@ -369,9 +376,7 @@ class SparseCholesky:
         if b.ndim == 2:
             return np.column_stack([self.solve(b[:, t]) for t in range(b.shape[1])])
         x = self._ltsolve(self._lsolve(np.ascontiguousarray(b[self.perm])))
-        out = np.empty(self.N)
-        out[self.perm] = x
-        return out
+        return self._unpermuted(x)
 
     def half_solve(self, b):
         """L^{-1} (b permuted): ``||half_solve(b)||^2 = b^T P^{-1} b``.
@@ -404,9 +409,7 @@ class SparseCholesky:
         """
         self._require("sample")
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
-        out = np.empty(self.N)
-        out[self.perm] = x
-        return out
+        return self._unpermuted(x)
 
     def selected_inverse(self):
         """Run the Takahashi recursions (cached until the next :meth:`factor`).
@@ -434,9 +437,7 @@ class SparseCholesky:
             Diagonal of the inverse.
         """
         d = self._diag_of(self.selected_inverse())
-        out = np.empty(self.N)
-        out[self.perm] = d
-        return out
+        return self._unpermuted(d)
 
     def inverse_entries(self, rows, cols):
         """(P^{-1})[rows, cols] (original indices); NaN where a pair is outside the stored pattern.
