@@ -454,7 +454,7 @@ class _PBSBackup(_Model):
         Parameters
         ----------
         b, alphas, Q, c, Binv, Bmask, Ud
-            The belief and the bounds, as in :meth:`node`.
+            As in :meth:`node`.
 
         Returns
         -------
