@@ -223,7 +223,7 @@ class ScoreArgmaxMixin:
 
 
 class LogProbaMixin(ScoreArgmaxMixin):
-    """The prediction methods of an ensemble over ``_log_proba(X)``: the log of its class probabilities."""
+    """The prediction methods over ``_log_proba(X)``, the log class probabilities (scores too unless ``_scores``)."""
 
     def _scores(self, X):
         return self._log_proba(X)
@@ -244,7 +244,7 @@ class LogProbaMixin(ScoreArgmaxMixin):
         return self._log_proba(X)
 
     def predict_proba(self, X):
-        """Average of the heads' tempered softmax over the seen classes (rows sum to 1).
+        """Tempered softmax probabilities of the seen classes (0 for the others; rows sum to 1).
 
         Parameters
         ----------

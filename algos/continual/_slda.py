@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_option, check_scalar_float
-from ._checks import LabelScoreMixin, ScoreArgmaxMixin, StreamFitMixin, check_labels, check_numeric
+from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
 from sklearn.utils._param_validation import Interval
@@ -82,7 +82,7 @@ def _log_softmax(scores, seen):
     return out
 
 
-class StreamingLDA(StreamFitMixin, ScoreArgmaxMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Streaming LDA: running class means, one shared covariance, softmax over the seen classes.
 
     The state after any stream is the class means :math:`\mu_k`, the counts :math:`c_k`, the total
@@ -405,34 +405,7 @@ class StreamingLDA(StreamFitMixin, ScoreArgmaxMixin, LabelScoreMixin, Classifier
         S[:, ~seen] = -np.inf
         return S
 
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for unseen classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Logarithm of :meth:`predict_proba`.
-        """
+    def _log_proba(self, X):
         tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
         S = self._scores(X)
         return _log_softmax(S / tau, self.counts_ > 0)
-
-    def predict_proba(self, X):
-        """:math:`\\operatorname{softmax}(s/\\tau)` over the seen classes (0 for unseen classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K)
-            Rows are non-negative and sum to 1.
-        """
-        return np.exp(self.predict_log_proba(X))
