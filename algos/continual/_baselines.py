@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import numbers
 
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int, spawn_generators
-from ._checks import LabelScoreMixin, ScoreArgmaxMixin, StreamFitMixin, check_labels, check_numeric
+from ._checks import LabelScoreMixin, PredictMixin, ScoreArgmaxMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
@@ -151,7 +151,7 @@ def _check_lda_shrinkage(shrinkage):
     return check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
 
 
-class OfflineLDA(_GrowingLabels, StreamFitMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Offline LDA upper bound: stores every sample and refits scikit-learn's LDA on all of them.
 
     Not exemplar-free (it keeps the whole stream); it is the joint-training reference for the
@@ -218,19 +218,8 @@ class OfflineLDA(_GrowingLabels, StreamFitMixin, LabelScoreMixin, ClassifierMixi
                     self.X_seen_, self.y_seen_)
         return self._model.value
 
-    def predict(self, X):
-        """Prediction of LDA refitted on all stored samples.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
+    def _predict(self, X):
+        """Prediction of LDA refitted on all stored samples."""
         model = self._fitted_model()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -361,7 +350,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return z.reshape(n, -1)
 
 
-class FeatureHead(StreamFitMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""A fixed (data-free) feature transformer followed by a streaming head.
 
     The first ``partial_fit`` fits a clone of ``features`` without data (it only draws weights) and a
@@ -432,19 +421,8 @@ class FeatureHead(StreamFitMixin, LabelScoreMixin, ClassifierMixin, BaseEstimato
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X if self.features_ is None else self.features_.transform(X)
 
-    def predict(self, X):
-        """The head's prediction on the transformed ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
+    def _predict(self, X):
+        """The head's prediction on the transformed ``X``."""
         F = self._features(X)
         return self.head_.predict(F)
 

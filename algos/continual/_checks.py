@@ -12,7 +12,8 @@ import numpy as np
 from .._validation import check_array, check_finite, validate_params
 
 __all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin", "StreamFitMixin",
-           "ScoreArgmaxMixin", "LogProbaMixin", "decision_from_scores"]
+           "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
+           "decision_from_scores"]
 
 
 def check_numeric(X, name="X"):
@@ -187,8 +188,28 @@ def decision_from_scores(S):
     return S
 
 
-class ScoreArgmaxMixin:
-    """``decision_function`` and ``predict`` over ``_scores(X)``: (n, K) scores, ``-inf`` for unseen classes."""
+class PredictMixin:
+    """``predict`` over ``_predict(X)``."""
+
+    def predict(self, X):
+        """The predicted class of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        return self._predict(X)
+
+
+class ScoreArgmaxMixin(PredictMixin):
+    """``decision_function`` and ``predict`` (the seen class with the highest score) over ``_scores(X)``: (n, K)
+    scores, ``-inf`` for unseen classes."""
 
     def decision_function(self, X):
         """Per-class scores (n, K) (``-inf`` for classes not seen yet); (n,) when K == 2 (``s_1 - s_0``) or K == 1.
@@ -205,19 +226,7 @@ class ScoreArgmaxMixin:
         """
         return decision_from_scores(self._scores(X))
 
-    def predict(self, X):
-        """The seen class with the highest score.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
+    def _predict(self, X):
         S = self._scores(X)
         return self.classes_[np.argmax(S, axis=1)]
 
