@@ -65,11 +65,6 @@ class PotaraClientHandlers:
     def session(self, context):
         """The estimator (defaults + run config), data and frozen blocks of this run.
 
-        Parameters
-        ----------
-        context : flwr.app.Context
-            The message's context.
-
         Returns
         -------
         dict
@@ -115,11 +110,6 @@ class PotaraClientHandlers:
 
     def client_data(self, context):
         """The run's state and this node's partition (loaded once per run and partition).
-
-        Parameters
-        ----------
-        context : flwr.app.Context
-            The message's context.
 
         Returns
         -------
