@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory._checks import check_array
+from theory._checks import check_array, check_scalar_int
 
 BLOCK_NAMES = ("W", "b", "A", "B")
 
@@ -45,7 +45,8 @@ def _check_params(params, name="params"):
     return d, C, r
 
 
-def _check_Xy(X, y, n_features, n_classes, name="X"):
+def _check_real_2d(X, name="X"):
+    """``X`` as a C-contiguous float64 2-d array of finite real numbers."""
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"'{name}' must be a 2-d array; got shape {X.shape}.")
@@ -54,6 +55,11 @@ def _check_Xy(X, y, n_features, n_classes, name="X"):
     X = np.ascontiguousarray(X, dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise ValueError(f"'{name}' must contain only finite values.")
+    return X
+
+
+def _check_Xy(X, y, n_features, n_classes, name="X"):
+    X = _check_real_2d(X, name)
     if X.shape[1] != n_features:
         raise ValueError(f"'{name}' has {X.shape[1]} features; the parameters expect {n_features}.")
     if y is None:
@@ -69,6 +75,23 @@ def _check_Xy(X, y, n_features, n_classes, name="X"):
         raise ValueError(f"'y' must contain class indices in [0, {n_classes}); got values in "
                          f"[{y.min()}, {y.max()}].")
     return X, y
+
+
+def _check_n_classes(n_classes, C):
+    """``n_classes`` must be an int >= 2 equal to ``C``, the number of columns of ``W``."""
+    if check_scalar_int(n_classes, "n_classes", low=2) != C:
+        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {n_classes}.")
+
+
+def _check_model_data(params, X, y, n_classes=None):
+    """``(d, C, r)`` of ``params``, ``X`` and ``y`` checked against them (at least one row); ``n_classes`` if given."""
+    d, C, r = _check_params(params)
+    if n_classes is not None:
+        _check_n_classes(n_classes, C)
+    X, y = _check_Xy(X, y, d, C)
+    if X.shape[0] == 0:
+        raise ValueError("'X' must have at least one row; got 0.")
+    return (d, C, r), X, y
 
 
 def _check_trainable(trainable, params):

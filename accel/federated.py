@@ -23,7 +23,7 @@ import numpy as np
 
 from theory._checks import check_scalar_float, check_scalar_int
 
-from ._federated_checks import _check_client_data, _check_params, _check_trainable, _check_weights
+from ._federated_checks import _check_client_data, _check_n_classes, _check_params, _check_trainable, _check_weights
 from .backend import get_backend
 from .backend import torch_device as _device
 
@@ -57,8 +57,7 @@ def train_clients_batched(starts, client_data, *, n_classes, epochs, lr, l2=1e-3
     for i, s in enumerate(starts):
         if _check_params(s, f"starts[{i}]") != (d, C, r) or set(s) != set(starts[0]):
             raise ValueError(f"'starts[{i}]' must have the blocks and shapes of 'starts[0]'.")
-    if check_scalar_int(n_classes, "n_classes", low=2) != C:
-        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {n_classes}.")
+    _check_n_classes(n_classes, C)
     Xs, ys = _check_client_data(client_data, d, C)
     epochs = check_scalar_int(epochs, "epochs", low=0)
     lr = check_scalar_float(lr, "lr", low=0.0, closed="neither")

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import numbers
 
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int, spawn_generators
-from ._checks import LabelScoreMixin, check_labels, check_numeric
+from ._checks import LabelScoreMixin, PredictMixin, ScoreArgmaxMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
@@ -43,7 +43,7 @@ class _GrowingLabels:
         return pos
 
 
-class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Streaming ridge regression on one-hot targets (analytic class-incremental learning).
 
     Accumulates :math:`A = \sum F^\top F` and :math:`B = \sum F^\top Y` (one column per class; the
@@ -74,47 +74,10 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
     def _aug(self, X):
         return np.hstack([X, np.ones((len(X), 1))]) if self.fit_intercept else X
 
-    def fit(self, X, y):
-        """Forget the state and learn ``(X, y)``.
+    _fit_resets = ("classes_", "gram_", "n_features_in_")
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-
-        Returns
-        -------
-        self
-            The fitted estimator.
-        """
-        validate_params(self)
-        for attr in ("classes_", "gram_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, None, first=True, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Add one batch to the sufficient statistics (new labels add columns).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-        classes : array-like or None, default=None
-            Optional labels to register now (they are predicted only once seen).
-
-        Returns
-        -------
-        self
-            The updated estimator.
-        """
-        validate_params(self)
-        return self._partial_fit(X, y, classes, first=not hasattr(self, "gram_"), allow_empty=True)
-
-    def _partial_fit(self, X, y, classes, first, allow_empty):
+    def _partial_fit(self, X, y, classes, allow_empty):
+        first = not hasattr(self, "gram_")
         check_scalar_float(self.alpha, "alpha", low=0.0, closed="neither")
         check_numeric(X, "X")
         check_labels(y, "y")
@@ -167,47 +130,14 @@ class StreamingRidge(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstim
         """Ridge weights :math:`(A + \\alpha I)^{-1} B`, shape (n_features [+ 1], K)."""
         return self._coef()
 
-    def decision_function(self, X):
-        """Ridge outputs :math:`F W` (n, K) (``-inf`` for unseen classes); (n,) when K == 2 or K == 1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes) or (n_samples,)
-            Scores, one column per class (see above for the shape with one or two classes).
-        """
+    def _scores(self, X):
+        """Ridge outputs :math:`F W` (n, K), ``-inf`` for unseen classes."""
         W = self._coef()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         S = self._aug(X) @ W
         S[:, self.counts_ == 0] = -np.inf
-        if S.shape[1] == 2:
-            return S[:, 1] - S[:, 0]
-        return S[:, 0] if S.shape[1] == 1 else S
-
-    def predict(self, X):
-        """The seen class with the largest ridge output.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        W = self._coef()
-        check_numeric(X, "X")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        S = self._aug(X) @ W
-        S[:, self.counts_ == 0] = -np.inf
-        return self.classes_[np.argmax(S, axis=1)]
+        return S
 
 
 def _check_lda_shrinkage(shrinkage):
@@ -221,7 +151,7 @@ def _check_lda_shrinkage(shrinkage):
     return check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
 
 
-class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Offline LDA upper bound: stores every sample and refits scikit-learn's LDA on all of them.
 
     Not exemplar-free (it keeps the whole stream); it is the joint-training reference for the
@@ -248,50 +178,10 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
     def __init__(self, shrinkage="auto"):
         self.shrinkage = shrinkage
 
-    def fit(self, X, y):
-        """Forget the stored data and store ``(X, y)``.
+    _fit_resets = ("X_seen_", "n_features_in_", "classes_")
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-
-        Returns
-        -------
-        self
-            The fitted estimator.
-        """
-        validate_params(self)
-        for attr in ("X_seen_", "n_features_in_", "classes_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, first=True, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Store one batch.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-        classes : array-like or None, default=None
-            Optional labels to register now (they are predicted only once seen).
-
-        Returns
-        -------
-        self
-            The updated estimator.
-        """
-        validate_params(self)
-        self._partial_fit(X, y, first=not hasattr(self, "X_seen_"), allow_empty=True)
-        if classes is not None:
-            self._grow(self.y_seen_, classes)
-        return self
-
-    def _partial_fit(self, X, y, first, allow_empty):
+    def _partial_fit(self, X, y, classes, allow_empty):
+        first = not hasattr(self, "X_seen_")
         _check_lda_shrinkage(self.shrinkage)
         check_numeric(X, "X")
         check_labels(y, "y")
@@ -307,6 +197,8 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
         if len(self.y_seen_):
             self._grow(self.y_seen_)
         self._model = _Cache()
+        if classes is not None:
+            self._grow(self.y_seen_, classes)
         return self
 
     def _fitted_model(self):
@@ -326,19 +218,8 @@ class OfflineLDA(_GrowingLabels, LabelScoreMixin, ClassifierMixin, BaseEstimator
                     self.X_seen_, self.y_seen_)
         return self._model.value
 
-    def predict(self, X):
-        """Prediction of LDA refitted on all stored samples.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
+    def _predict(self, X):
+        """Prediction of LDA refitted on all stored samples."""
         model = self._fitted_model()
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -469,7 +350,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return z.reshape(n, -1)
 
 
-class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""A fixed (data-free) feature transformer followed by a streaming head.
 
     The first ``partial_fit`` fits a clone of ``features`` without data (it only draws weights) and a
@@ -496,45 +377,7 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self.features = features
         self.head = head
 
-    def fit(self, X, y):
-        """Refit from scratch on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-
-        Returns
-        -------
-        self
-            The fitted estimator.
-        """
-        validate_params(self)
-        for attr in ("features_", "head_", "classes_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, None, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Transform one batch and update the head.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-        classes : array-like or None, default=None
-            Optional labels to register now (they are predicted only once seen).
-
-        Returns
-        -------
-        self
-            The updated estimator.
-        """
-        validate_params(self)
-        return self._partial_fit(X, y, classes, allow_empty=True)
+    _fit_resets = ("features_", "head_", "classes_", "n_features_in_")
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "head_")
@@ -578,19 +421,8 @@ class FeatureHead(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X if self.features_ is None else self.features_.transform(X)
 
-    def predict(self, X):
-        """The head's prediction on the transformed ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
+    def _predict(self, X):
+        """The head's prediction on the transformed ``X``."""
         F = self._features(X)
         return self.head_.predict(F)
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_finite
+from .._validation import check_array, check_finite, validate_params
 
-__all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin"]
+__all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin", "StreamFitMixin",
+           "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
+           "decision_from_scores"]
 
 
 def check_numeric(X, name="X"):
@@ -126,3 +128,141 @@ class LabelScoreMixin:
             raise ValueError(f"'X' and 'y' must have the same length; got {len(pred)} and {len(y)}.")
         check_label_kind(y, getattr(self, "classes_", None), "y")
         return float(accuracy_score(y, pred, sample_weight=sample_weight))
+
+
+class StreamFitMixin:
+    """``fit`` and ``partial_fit`` of the streaming classifiers, over ``_partial_fit(X, y, classes, allow_empty)``.
+
+    ``fit`` first drops the fitted attributes named in ``_fit_resets``, so that the next update starts afresh.
+    """
+
+    _fit_resets: tuple = ()
+
+    def fit(self, X, y):
+        """Forget the state and learn ``(X, y)`` in one batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
+        validate_params(self)
+        for attr in self._fit_resets:
+            self.__dict__.pop(attr, None)
+        return self._partial_fit(X, y, None, allow_empty=False)
+
+    def partial_fit(self, X, y, classes=None):
+        """Learn one batch (any classes, any order; labels never seen before extend ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples; ``n_samples`` may be 0.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like or None, default=None
+            Optional labels to register now (they are predicted only once seen).
+
+        Returns
+        -------
+        self
+            The updated estimator.
+        """
+        validate_params(self)
+        return self._partial_fit(X, y, classes, allow_empty=True)
+
+
+def decision_from_scores(S):
+    """Per-class scores ``S`` (n, K) in scikit-learn's shape: ``S[:, 1] - S[:, 0]`` if K == 2, ``S[:, 0]`` if K == 1."""
+    if S.shape[1] == 2:
+        return S[:, 1] - S[:, 0]
+    if S.shape[1] == 1:
+        return S[:, 0]
+    return S
+
+
+class PredictMixin:
+    """``predict`` over ``_predict(X)``."""
+
+    def predict(self, X):
+        """The predicted class of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        return self._predict(X)
+
+
+class ScoreArgmaxMixin(PredictMixin):
+    """``decision_function`` and ``predict`` (the seen class with the highest score) over ``_scores(X)``: (n, K)
+    scores, ``-inf`` for unseen classes."""
+
+    def decision_function(self, X):
+        """Per-class scores (n, K) (``-inf`` for classes not seen yet); (n,) when K == 2 (``s_1 - s_0``) or K == 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Scores, one column per class (see above for the shape with one or two classes).
+        """
+        return decision_from_scores(self._scores(X))
+
+    def _predict(self, X):
+        S = self._scores(X)
+        return self.classes_[np.argmax(S, axis=1)]
+
+
+class LogProbaMixin(ScoreArgmaxMixin):
+    """The prediction methods over ``_log_proba(X)``, the log class probabilities (scores too unless ``_scores``)."""
+
+    def _scores(self, X):
+        return self._log_proba(X)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Logarithm of :meth:`predict_proba`.
+        """
+        return self._log_proba(X)
+
+    def predict_proba(self, X):
+        """Tempered softmax probabilities of the seen classes (0 for the others; rows sum to 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Class probabilities; rows sum to 1.
+        """
+        return np.exp(self._log_proba(X))

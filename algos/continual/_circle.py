@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
-from ._checks import LabelScoreMixin, check_labels, check_numeric
+from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -121,7 +121,7 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
     return image_shape, patch, pool_size
 
 
-class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Prediction ensemble of streaming LDA heads over contiguous column blocks of ``X``.
 
     Head :math:`g` is a :class:`StreamingLDA` on the columns of block :math:`g`;
@@ -163,6 +163,8 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self.covariance = covariance
         self.head_dtype = head_dtype
 
+    _fit_resets = ("heads_", "classes_", "n_features_in_")
+
     def _bounds(self, d):
         if self.group_sizes is None:
             sizes = [d]
@@ -174,46 +176,6 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
                              f"got {self.group_sizes!r}.")
         edges = np.concatenate([[0], np.cumsum(sizes)])
         return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
-
-    def fit(self, X, y):
-        """Forget the state and learn ``(X, y)`` in one batch.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-
-        Returns
-        -------
-        self
-            The fitted estimator.
-        """
-        validate_params(self)
-        for attr in ("heads_", "classes_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, None, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Update every head with one batch (see :meth:`StreamingLDA.partial_fit`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-        classes : array-like or None, default=None
-            Optional labels to register now (they are predicted only once seen).
-
-        Returns
-        -------
-        self
-            The updated estimator.
-        """
-        validate_params(self)
-        return self._partial_fit(X, y, classes, allow_empty=True)
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "heads_")
@@ -245,77 +207,8 @@ class SLDAEnsemble(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         with np.errstate(divide="ignore"):
             return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))
 
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Logarithm of :meth:`predict_proba`.
-        """
-        return self._log_proba(X)
-
-    def predict_proba(self, X):
-        """Average of the heads' tempered softmax over the seen classes (rows sum to 1).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Class probabilities; rows sum to 1.
-        """
-        return np.exp(self._log_proba(X))
-
-    def decision_function(self, X):
-        """Log of the ensemble probabilities: (n, K); (n,) when K == 2 (``log p_1 - log p_0``) or K == 1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes) or (n_samples,)
-            Scores, one column per class (see above for the shape with one or two classes).
-        """
-        return _decision_from_log(self._log_proba(X))
-
-    def predict(self, X):
-        """The seen class with the highest ensemble probability.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        L = self._log_proba(X)
-        return self.classes_[np.argmax(L, axis=1)]
-
-
-def _decision_from_log(L):
-    if L.shape[1] == 2:
-        return L[:, 1] - L[:, 0]
-    if L.shape[1] == 1:
-        return L[:, 0]
-    return L
-
-
-class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""CIRCLE: fixed data-free reservoir features, streaming LDA heads and a softmax ensemble.
 
     ``n_reservoirs`` (R) :class:`~algos.continual.BiRC2DFeatures` extractors, each fully specified by
@@ -472,6 +365,8 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    _fit_resets = ("extractors_", "ensemble_", "groups_", "classes_", "image_shape_", "n_features_in_")
+
     # ------------------------------------------------------------------ construction
     def _build(self, n_features, image_shape):
         from ._reservoir import BiRC2DFeatures
@@ -555,45 +450,6 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         return np.hstack([feats[r] for r in order])
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y):
-        """Forget everything, draw the extractors and learn ``(X, y)`` in one batch.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
-            Labels.
-
-        Returns
-        -------
-        self : CIRCLEClassifier
-        """
-        validate_params(self)
-        for attr in ("extractors_", "ensemble_", "groups_", "classes_", "image_shape_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, None, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Learn one mini-batch (any classes; labels never seen before extend ``classes_``).
-
-        The first call draws the extractors (data-free; from ``random_state``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n, C*H*W) or (n, C, H, W)
-            ``n`` may be 0 (a no-op).
-        y : array-like of shape (n,)
-        classes : array-like or None, default=None
-            Optional labels to register now (predicted only once seen).
-
-        Returns
-        -------
-        self : CIRCLEClassifier
-        """
-        validate_params(self)
-        return self._partial_fit(X, y, classes, allow_empty=True)
-
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "extractors_")
         check_numeric(X, "X")
@@ -620,61 +476,3 @@ class CIRCLEClassifier(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         self.ensemble_.temperature = self.temperature
         return self.ensemble_._log_proba(self._transform(X))
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for classes not seen yet).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Logarithm of :meth:`predict_proba`.
-        """
-        return self._log_proba(X)
-
-    def predict_proba(self, X):
-        """Average over the heads of :math:`\\operatorname{softmax}(s_g/\\tau)` (rows sum to 1).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K)
-        """
-        return np.exp(self._log_proba(X))
-
-    def decision_function(self, X):
-        """Log of the ensemble probabilities (monotone in :meth:`predict_proba`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K); (n_samples,) when K == 2 (``log p_1 - log p_0``) or K == 1.
-        """
-        return _decision_from_log(self._log_proba(X))
-
-    def predict(self, X):
-        """The seen class with the highest ensemble probability.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        L = self._log_proba(X)
-        return self.classes_[np.argmax(L, axis=1)]

@@ -57,6 +57,21 @@ def _activate(z, act, negative_slope):
     return z if z > 0.0 else negative_slope * z
 
 
+@numba.njit(cache=True, inline="always")
+def _leaky_step(h, pre, W, leak, one_minus, act, negative_slope):
+    """One step in place: ``pre += h W`` (``pre`` holds the drive on entry), then
+    ``h = (1 - a) h + a f(pre)``."""
+    U = W.shape[0]
+    for i in range(U):
+        hi = h[i]
+        for j in range(U):
+            pre[j] += hi * W[i, j]
+    for j in range(U):
+        z = pre[j]
+        f = _activate(z, act, negative_slope)
+        h[j] = one_minus * h[j] + leak * f
+
+
 @numba.njit(parallel=True, cache=True)
 def reservoir_scan(Z, W, leak, act, negative_slope, reverse, h0, out):
     r"""Leaky echo-state scan over ``N`` sequences at once (fused recurrence, activation and leak).
@@ -91,14 +106,8 @@ def reservoir_scan(Z, W, leak, act, negative_slope, reverse, h0, out):
             t = L - 1 - s if reverse else s
             for j in range(U):
                 pre[j] = Z[n, t, j]
-            for i in range(U):
-                hi = h[i]
-                for j in range(U):
-                    pre[j] += hi * W[i, j]
+            _leaky_step(h, pre, W, leak, one_minus, act, negative_slope)
             for j in range(U):
-                z = pre[j]
-                f = _activate(z, act, negative_slope)
-                h[j] = one_minus * h[j] + leak * f
                 out[n, t, j] = h[j]
     return out
 
@@ -119,17 +128,12 @@ def _scan_strided(Z, W, leak, act, negative_slope, out, h, pre, b, fixed, along_
         else:
             for j in range(U):
                 pre[j] = Z[b, t, fixed, c0 + j]
-        for i in range(U):
-            hi = h[i]
+        _leaky_step(h, pre, W, leak, one_minus, act, negative_slope)
+        if along_rows:
             for j in range(U):
-                pre[j] += hi * W[i, j]
-        for j in range(U):
-            z = pre[j]
-            f = _activate(z, act, negative_slope)
-            h[j] = one_minus * h[j] + leak * f
-            if along_rows:
                 out[b, fixed, t, c0 + j] = h[j]
-            else:
+        else:
+            for j in range(U):
                 out[b, t, fixed, c0 + j] = h[j]
 
 

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_option, check_scalar_float
-from ._checks import LabelScoreMixin, check_labels, check_numeric
+from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
 from sklearn.utils._param_validation import Interval
@@ -82,7 +82,7 @@ def _log_softmax(scores, seen):
     return out
 
 
-class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
+class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Streaming LDA: running class means, one shared covariance, softmax over the seen classes.
 
     The state after any stream is the class means :math:`\mu_k`, the counts :math:`c_k`, the total
@@ -243,42 +243,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         self._cache.value = None
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y):
-        """Forget the state and learn from ``(X, y)`` in one batch (same result as any stream).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : StreamingLDA
-        """
-        validate_params(self)
-        for attr in ("classes_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, classes=None, first=True, allow_empty=False)
-
-    def partial_fit(self, X, y, classes=None):
-        """Update the state with one batch (any classes, any order, no task boundaries needed).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            ``n_samples`` may be 0 (a no-op).
-        y : array-like of shape (n_samples,)
-            Labels; labels never seen before extend ``classes_``.
-        classes : array-like or None, default=None
-            Optional labels to register now (they are predicted only once seen).
-
-        Returns
-        -------
-        self : StreamingLDA
-        """
-        validate_params(self)
-        first = not hasattr(self, "classes_")
-        return self._partial_fit(X, y, classes=classes, first=first, allow_empty=True)
+    _fit_resets = ("classes_", "n_features_in_")
 
     def _validate_xy(self, X, y, first, allow_empty):
         mode, eps, tau, dtype = self._check_params()
@@ -302,8 +267,8 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
                              f"their squares overflow the {np.dtype(dtype).name} covariance: scale the features.")
         return X.astype(dtype, copy=False), y, mode
 
-    def _partial_fit(self, X, y, classes, first, allow_empty):
-        X, y, mode = self._validate_xy(X, y, first, allow_empty)
+    def _partial_fit(self, X, y, classes, allow_empty):
+        X, y, mode = self._validate_xy(X, y, not hasattr(self, "classes_"), allow_empty)
         if classes is not None:
             self._register(np.asarray(classes))
         if len(y) == 0:
@@ -440,69 +405,7 @@ class StreamingLDA(LabelScoreMixin, ClassifierMixin, BaseEstimator):
         S[:, ~seen] = -np.inf
         return S
 
-    def decision_function(self, X):
-        """Scores :math:`s_k(x)` (up to a constant, the class log-likelihoods).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K), or (n_samples,) when K == 2 (``s_1 - s_0``, scikit-learn's
-        binary convention) or K == 1 (the single score). Unseen classes score ``-inf``.
-        """
-        S = self._scores(X)
-        if S.shape[1] == 2:
-            return S[:, 1] - S[:, 0]
-        if S.shape[1] == 1:
-            return S[:, 0]
-        return S
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` for unseen classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Logarithm of :meth:`predict_proba`.
-        """
+    def _log_proba(self, X):
         tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
         S = self._scores(X)
         return _log_softmax(S / tau, self.counts_ > 0)
-
-    def predict_proba(self, X):
-        """:math:`\\operatorname{softmax}(s/\\tau)` over the seen classes (0 for unseen classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K)
-            Rows are non-negative and sum to 1.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """The seen class with the highest score.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        S = self._scores(X)
-        return self.classes_[np.argmax(S, axis=1)]

@@ -126,6 +126,17 @@ class ExAnteCEF(NamedTuple):
         return gap, se
 
 
+def _checked_runs(instance, allocations, return_se):
+    """``return_se`` checked, the per-run value matrices ``Vr`` (R, k, k) and ``R`` (at least 2 with ``return_se``)."""
+    instance = as_instance(instance)
+    return_se = check_bool(return_se, "return_se")
+    Vr = _run_matrices(instance, allocations)
+    R = Vr.shape[0]
+    if return_se and R < 2:
+        raise ValueError(f"'allocations' must hold at least 2 allocations when return_se=True; got {R}.")
+    return return_se, Vr, R
+
+
 def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
     r"""**Ex-ante** CEF of a randomised algorithm: a ratio of means over Monte-Carlo runs.
 
@@ -170,12 +181,7 @@ def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
     >>> ex_ante_cef_ratio(inst, runs), ex_post_cef_ratio(inst, runs)
     (1.0, 0.0)
     """
-    instance = as_instance(instance)
-    return_se = check_bool(return_se, "return_se")
-    Vr = _run_matrices(instance, allocations)
-    R = Vr.shape[0]
-    if return_se and R < 2:
-        raise ValueError(f"'allocations' must hold at least 2 allocations when return_se=True; got {R}.")
+    return_se, Vr, R = _checked_runs(instance, allocations, return_se)
     Vbar = Vr.mean(axis=0)
     ratio, pair = _ratio_from_matrix(Vbar)
     if not return_se:
@@ -220,12 +226,7 @@ def ex_post_cef_ratio(instance, allocations, *, return_se=False):
     >>> ex_post_cef_ratio(inst, runs)
     0.5
     """
-    instance = as_instance(instance)
-    return_se = check_bool(return_se, "return_se")
-    Vr = _run_matrices(instance, allocations)
-    R = Vr.shape[0]
-    if return_se and R < 2:
-        raise ValueError(f"'allocations' must hold at least 2 allocations when return_se=True; got {R}.")
+    return_se, Vr, R = _checked_runs(instance, allocations, return_se)
     ratios = np.array([_ratio_from_matrix(V)[0] for V in Vr])
     mean = float(ratios.mean())
     if not return_se:

@@ -14,6 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from accel._federated_checks import _check_real_2d
+
 from .._anytime import Interruptible
 from .._validation import check_finite, check_random_state, check_scalar_float, check_scalar_int
 from ._model import (
@@ -176,15 +178,7 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ data
     def _check_X(self, X, name="X"):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"'{name}' must be a 2-d array; got shape {X.shape}.")
-        if X.dtype.kind not in "iuf":
-            raise TypeError(f"'{name}' must contain real numbers; got dtype {X.dtype}.")
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if not np.all(np.isfinite(X)):
-            raise ValueError(f"'{name}' must contain only finite values.")
-        return X
+        return _check_real_2d(X, name)
 
     def _check_client_ids(self, client_ids, n):
         ids = np.asarray(client_ids)

@@ -44,6 +44,12 @@ class PotaraClientHandlers:
         Key of ``context.node_config`` holding the partition index.
     n_args : int
         Positional parameters of ``data_fn`` (2: it also gets the context).
+
+    Notes
+    -----
+    Each handler ``handler(msg, context)`` takes the received ``flwr.app.Message`` and the node's
+    ``flwr.app.Context`` and returns the reply ``flwr.app.Message``; the methods that take only the
+    ``context`` take the message's context.
     """
 
     def __init__(self, estimator, data_fn, classes, partition_key, n_args):
@@ -58,11 +64,6 @@ class PotaraClientHandlers:
     # ------------------------------------------------------------------ per-run state
     def session(self, context):
         """The estimator (defaults + run config), data and frozen blocks of this run.
-
-        Parameters
-        ----------
-        context : flwr.app.Context
-            The message's context.
 
         Returns
         -------
@@ -109,11 +110,6 @@ class PotaraClientHandlers:
 
     def client_data(self, context):
         """The run's state and this node's partition (loaded once per run and partition).
-
-        Parameters
-        ----------
-        context : flwr.app.Context
-            The message's context.
 
         Returns
         -------
@@ -185,17 +181,7 @@ class PotaraClientHandlers:
 
     # ------------------------------------------------------------------ handlers
     def describe(self, msg, context):
-        """``query.describe``: partition id, training-set size, ``num-partitions`` and client id.
-
-        Parameters
-        ----------
-        msg : flwr.app.Message
-        context : flwr.app.Context
-
-        Returns
-        -------
-        flwr.app.Message
-        """
+        """``query.describe``: partition id, training-set size, ``num-partitions`` and client id."""
         _, data = self.client_data(context)
         cid = data["client_id"]
         metrics = MetricRecord({"partition-id": data["pid"], "num-examples": int(data["y"].size),
@@ -207,15 +193,7 @@ class PotaraClientHandlers:
     def train(self, msg, context):
         """``train``: :func:`~algos.federated.local_train` from the received parameters.
 
-        Parameters
-        ----------
-        msg : flwr.app.Message
-        context : flwr.app.Context
-
-        Returns
-        -------
-        flwr.app.Message
-            The trained blocks and ``num-examples``.
+        Replies with the trained blocks and ``num-examples``.
         """
         run, data = self.client_data(context)
         est = run["est"]
@@ -238,15 +216,7 @@ class PotaraClientHandlers:
     def personalize(self, msg, context):
         """``train.personalize``: personalise from :math:`\\theta_F`, keep the models in the state.
 
-        Parameters
-        ----------
-        msg : flwr.app.Message
-        context : flwr.app.Context
-
-        Returns
-        -------
-        flwr.app.Message
-            Metrics (and, with ``return-models``, the personalised model and lambdas).
+        Replies with metrics (and, with ``return-models``, the personalised model and lambdas).
         """
         run, data = self.client_data(context)
         theta_f = self.full_params(msg.content["arrays"], run, data)
@@ -273,17 +243,7 @@ class PotaraClientHandlers:
         return Message(RecordDict(content), reply_to=msg)
 
     def evaluate(self, msg, context):
-        """``evaluate``: accuracy of the global model (when sent) and of the personalised one (when kept).
-
-        Parameters
-        ----------
-        msg : flwr.app.Message
-        context : flwr.app.Context
-
-        Returns
-        -------
-        flwr.app.Message
-        """
+        """``evaluate``: accuracy of the global model (when sent) and of the personalised one (when kept)."""
         run, data = self.client_data(context)
         n_eval = int(data["test"][0].shape[0]) if data["test"] is not None else int(data["y"].size)
         metrics = {"num-examples": max(n_eval, 1), "partition-id": data["pid"]}

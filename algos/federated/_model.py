@@ -30,6 +30,8 @@ import numpy as np
 from accel._federated_checks import (  # noqa: F401 - shared with the torch path; re-exported
     BLOCK_NAMES,
     _check_client_data,
+    _check_model_data,
+    _check_n_classes,
     _check_params,
     _check_trainable,
     _check_weights,
@@ -178,10 +180,7 @@ def predict_logits(params, X):
     ndarray of shape (n, C)
         The logits.
     """
-    d, C, _ = _check_params(params)
-    X, _ = _check_Xy(X, None, d, C)
-    if X.shape[0] == 0:
-        raise ValueError("'X' must have at least one row; got 0.")
+    _, X, _ = _check_model_data(params, X, None)
     return X @ _effective_weights(params) + params["b"]
 
 
@@ -222,12 +221,7 @@ def loss_grad(params, X, y, *, n_classes, l2=1e-3, prox_center=None, mu=0.0, tra
     grads : dict
         One array per trainable block, same shapes as ``params``.
     """
-    d, C, r = _check_params(params)
-    if check_scalar_int(n_classes, "n_classes", low=2) != C:
-        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {n_classes}.")
-    X, y = _check_Xy(X, y, d, C)
-    if X.shape[0] == 0:
-        raise ValueError("'X' must have at least one row; got 0.")
+    (d, C, r), X, y = _check_model_data(params, X, y, n_classes)
     l2 = check_scalar_float(l2, "l2", low=0.0)
     mu = check_scalar_float(mu, "mu", low=0.0)
     prox_center = _check_center(prox_center, params, mu)
@@ -279,12 +273,7 @@ def per_sample_fisher_diag(params, X, y, n_classes):
     """
     from ._kernels import fisher_diag
 
-    d, C, r = _check_params(params)
-    if check_scalar_int(n_classes, "n_classes", low=2) != C:
-        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {n_classes}.")
-    X, y = _check_Xy(X, y, d, C)
-    if X.shape[0] == 0:
-        raise ValueError("'X' must have at least one row; got 0.")
+    (d, C, r), X, y = _check_model_data(params, X, y, n_classes)
     A = params.get("A", np.zeros((d, 0)))
     B = params.get("B", np.zeros((0, C)))
     FW, Fb, FA, FB = np.empty((d, C)), np.empty(C), np.empty((d, r)), np.empty((r, C))
@@ -411,12 +400,7 @@ def local_train(params, X, y, *, n_classes, epochs, lr, l2=1e-3, prox_center=Non
     >>> bool((predict_logits(p, X).argmax(1) == y).all())
     True
     """
-    d, C, r = _check_params(params)
-    if check_scalar_int(n_classes, "n_classes", low=2) != C:
-        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {n_classes}.")
-    X, y = _check_Xy(X, y, d, C)
-    if X.shape[0] == 0:
-        raise ValueError("'X' must have at least one row; got 0.")
+    (d, C, r), X, y = _check_model_data(params, X, y, n_classes)
     epochs, lr, l2, mu, batch_size = _check_train_args(epochs, lr, l2, mu, batch_size)
     trainable = _check_trainable(trainable, params)
     prox_center = _check_center(prox_center, params, mu)
@@ -480,8 +464,7 @@ def fedavg_round(global_params, client_data, weights, **local_train_kwargs):
     extra = sorted(set(kw) - allowed)
     if extra:
         raise TypeError(f"fedavg_round() got unexpected keyword arguments {extra}.")
-    if check_scalar_int(kw["n_classes"], "n_classes", low=2) != C:
-        raise ValueError(f"'n_classes' must equal the number of columns of 'W' ({C}); got {kw['n_classes']}.")
+    _check_n_classes(kw["n_classes"], C)
     Xs, ys = _check_client_data(client_data, d, C)
     w = _check_weights(weights, len(Xs))
     epochs, lr, l2, mu, batch_size = _check_train_args(kw["epochs"], kw["lr"], kw.get("l2", 1e-3),
