@@ -159,7 +159,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
 
     Examples
     --------
-    >>> lo, hi = rate_distortion_lower_bound([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], math.log(2))
+    >>> lo, hi = rate_distortion_lower_bound([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], np.log(2))
     >>> abs(lo) < 1e-6 and hi < 1e-3
     True
     """
