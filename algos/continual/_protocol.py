@@ -110,6 +110,25 @@ def _make_model(model_factory):
     )
 
 
+def _checked_tasks(tasks):
+    """``tasks`` as a list of 1-d label arrays: non-empty, each task non-empty, the tasks disjoint."""
+    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__iter__"):
+        raise TypeError(f"'tasks' must be a list of array-likes of class labels; got {tasks!r} of type "
+                        f"{type(tasks).__name__}.")
+    tasks = [np.atleast_1d(np.asarray(t)) for t in tasks]
+    if not tasks:
+        raise ValueError("'tasks' must contain at least one task; got an empty list.")
+    seen = set()
+    for j, t in enumerate(tasks):
+        if t.size == 0:
+            raise ValueError(f"'tasks' must not contain an empty task; task {j} is empty.")
+        overlap = seen.intersection(t.tolist())
+        if overlap:
+            raise ValueError(f"'tasks' must be disjoint; class {sorted(overlap)[0]!r} appears again in task {j}.")
+        seen.update(t.tolist())
+    return tasks
+
+
 def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=None, shuffle=True, random_state=0,
                  return_model=False):
     r"""Run a class-incremental stream and return the accuracy matrix and its summaries.
@@ -157,20 +176,7 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
     for xn, X, yn, y in (("X_tr", X_tr, "y_tr", y_tr), ("X_te", X_te, "y_te", y_te)):
         if len(X) != len(y):
             raise ValueError(f"'{xn}' and '{yn}' must have the same length; got {len(X)} and {len(y)}.")
-    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__iter__"):
-        raise TypeError(f"'tasks' must be a list of array-likes of class labels; got {tasks!r} of type "
-                        f"{type(tasks).__name__}.")
-    tasks = [np.atleast_1d(np.asarray(t)) for t in tasks]
-    if not tasks:
-        raise ValueError("'tasks' must contain at least one task; got an empty list.")
-    seen = set()
-    for j, t in enumerate(tasks):
-        if t.size == 0:
-            raise ValueError(f"'tasks' must not contain an empty task; task {j} is empty.")
-        overlap = seen.intersection(t.tolist())
-        if overlap:
-            raise ValueError(f"'tasks' must be disjoint; class {sorted(overlap)[0]!r} appears again in task {j}.")
-        seen.update(t.tolist())
+    tasks = _checked_tasks(tasks)
     if batch_size is not None:
         batch_size = check_scalar_int(batch_size, "batch_size", low=1)
     shuffle = check_bool(shuffle, "shuffle")

@@ -347,6 +347,27 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         fs = check_graph(graph, feature_sets, d)
         return graph, fs
 
+    def _compression(self, prm, backend, d, m, n_cols):
+        """``(k, seed, rows, sketch)`` of the protocol: all None for ``"full"``; the message size, the seed drawn
+        from ``random_state`` and the subsampled rows or the sketch (torch-backed on that backend) otherwise.
+        ``n_cols`` is the widest local design (own features plus parents' messages)."""
+        protocol = prm["protocol"]
+        if protocol == "full":
+            return None, None, None, None
+        k = _message_size(prm["k"], protocol, d, m, n_cols)
+        rng = check_random_state(self.random_state)
+        seed = int(rng.integers(0, 2**31 - 1))
+        if protocol == "subsample":
+            from ._sketch import subsample_rows
+
+            return k, seed, subsample_rows(k, m, seed), None
+        from ._sketch import make_sketch
+
+        sketch_obj = make_sketch(prm["sketch"], k, m, seed)
+        if backend == "torch":
+            sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
+        return k, seed, None, sketch_obj
+
     def fit(self, X, y):
         """Run the protocol on the shared sample ``(X, y)``.
 
@@ -381,24 +402,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self.constant_features_ = np.flatnonzero(np.ptp(X, axis=0) == 0) if m else np.zeros(0, dtype=int)
 
         protocol = prm["protocol"]
-        k = None
-        seed = None
-        rows = None
-        sketch_obj = None
-        if protocol != "full":
-            k = _message_size(prm["k"], protocol, d, m, max(len(fs[v]) + len(parents[v]) for v in order))
-            rng = check_random_state(self.random_state)
-            seed = int(rng.integers(0, 2**31 - 1))
-            if protocol == "subsample":
-                from ._sketch import subsample_rows
-
-                rows = subsample_rows(k, m, seed)
-            else:
-                from ._sketch import make_sketch
-
-                sketch_obj = make_sketch(prm["sketch"], k, m, seed)
-                if backend == "torch":
-                    sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
+        n_cols = max(len(fs[v]) + len(parents[v]) for v in order)
+        k, seed, rows, sketch_obj = self._compression(prm, backend, d, m, n_cols)
         self.backend_ = backend
         engine = prm["engine"]
         if engine == "auto":

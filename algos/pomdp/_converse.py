@@ -197,6 +197,43 @@ def _default_solver(pomdp):
     return PointBasedSolver(time_limit=20.0, target_gap=1e-4).fit(pomdp)
 
 
+def _controller_bound(pomdp_arrays, b0, controller, upper, bracket, K, depth, details):
+    """History form for one controller ``(action, eta, m0)``: its own memory cells merge the beliefs."""
+    T, Z, r, g = pomdp_arrays
+    A = T.shape[0]
+    vlo, vup = bracket
+    form = "history"
+    action, eta, m0 = controller
+    cert = _th.check_fsc(action, eta, A, Z.shape[2], m0=m0)
+    if not cert.ok:
+        raise ValueError(f"invalid controller: {cert.violations}")
+    action = np.asarray(action, dtype=np.int64)
+    eta = np.asarray(eta, dtype=np.int64)
+    if eta.ndim == 3:
+        eta = eta[np.arange(len(action)), action]
+    nodes = [(1.0, b0, int(m0))]
+    rew = 0.0
+    per_depth = []
+    for t in range(1, depth + 1):
+        new = []
+        for p, b, m in nodes:
+            a = int(action[m])
+            rew += p * g ** (t - 1) * float(b @ r[:, a])
+            for po, bo, o in _successors(T, Z, b, a):
+                new.append((p * po, bo, int(eta[m, o])))
+        nodes = new
+        merged = 0.0
+        for m in {x[2] for x in nodes}:
+            w = np.array([x[0] for x in nodes if x[2] == m])
+            Bm = np.array([x[1] for x in nodes if x[2] == m])
+            P = float(w.sum())
+            merged += P * float(upper((w @ Bm) / P)[0])
+        per_depth.append(vlo - rew - g ** t * merged)
+    per_depth = np.asarray(per_depth)
+    return ConverseBound(max(0.0, float(per_depth.max())), form, "controller", K, depth, vlo, vup,
+                         np.zeros(0), per_depth, np.zeros(0), details)
+
+
 def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="hard", solver=None,
                          controller=None, max_partitions=200_000, max_trees=20_000):
     r"""Lower bound on the loss ``V*(b0) - V^F(b0)`` of every controller ``F`` with ``n_memory``
@@ -261,35 +298,8 @@ def converse_lower_bound(pomdp, n_memory, *, form="depth1", depth=2, method="har
     if controller is not None:
         if form != "history":
             raise ValueError("'controller' needs form='history' (the depth-1 form is controller-independent).")
-        action, eta, m0 = controller
-        cert = _th.check_fsc(action, eta, A, Z.shape[2], m0=m0)
-        if not cert.ok:
-            raise ValueError(f"invalid controller: {cert.violations}")
-        action = np.asarray(action, dtype=np.int64)
-        eta = np.asarray(eta, dtype=np.int64)
-        if eta.ndim == 3:
-            eta = eta[np.arange(len(action)), action]
-        nodes = [(1.0, b0, int(m0))]
-        rew = 0.0
-        per_depth = []
-        for t in range(1, depth + 1):
-            new = []
-            for p, b, m in nodes:
-                a = int(action[m])
-                rew += p * g ** (t - 1) * float(b @ r[:, a])
-                for po, bo, o in _successors(T, Z, b, a):
-                    new.append((p * po, bo, int(eta[m, o])))
-            nodes = new
-            merged = 0.0
-            for m in {x[2] for x in nodes}:
-                w = np.array([x[0] for x in nodes if x[2] == m])
-                Bm = np.array([x[1] for x in nodes if x[2] == m])
-                P = float(w.sum())
-                merged += P * float(upper((w @ Bm) / P)[0])
-            per_depth.append(vlo - rew - g ** t * merged)
-        per_depth = np.asarray(per_depth)
-        return ConverseBound(max(0.0, float(per_depth.max())), form, "controller", K, depth, vlo, vup,
-                             np.zeros(0), per_depth, np.zeros(0), details)
+        return _controller_bound(pomdp_arrays=(T, Z, r, g), b0=b0, controller=controller, upper=upper,
+                                 bracket=(vlo, vup), K=K, depth=depth, details=details)
 
     q_upper = np.array([
         float(b0 @ r[:, a]) + g * sum(po * float(upper(bo)[0]) for po, bo, _ in _successors(T, Z, b0, a))

@@ -122,6 +122,22 @@ def _upper_backup(Bu, vu, c, T, Z, r, discount):
     return np.minimum(vu, best[S:]), np.minimum(c, best[:S])
 
 
+def _min_sweeps(tol, discount):
+    """Sweeps PBVI runs at least: value iteration contracts by ``discount`` per sweep, so fewer sweeps than
+    ``log(tol) / log(discount)`` cannot have reached ``tol`` from the blind start, whatever the per-sweep
+    change says."""
+    return 1 if tol <= 0 or tol >= 1 or discount == 0 else int(math.ceil(math.log(tol) / math.log(discount)))
+
+
+def _progress_bar(verbose, max_iter):
+    """A tqdm bar over the sweeps when ``verbose >= 1``, else None."""
+    if verbose >= 1 and max_iter > 0:
+        from tqdm.auto import tqdm
+
+        return tqdm(total=max_iter, desc="PBVI", leave=False)
+    return None
+
+
 class PBVI(AlphaBoundsMixin, BaseEstimator):
     """Point-based value iteration giving a lower bound (alpha vectors) and an FIB upper bound.
 
@@ -308,9 +324,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         n_beliefs, max_iter, tol, backend, verbose, target_gap, rng = self._checked_params(pomdp)
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PBVI")
-        # value iteration contracts by discount per sweep: fewer sweeps than log(tol)/log(discount)
-        # cannot have reached tol from the blind start, whatever the per-sweep change says
-        min_sweeps = 1 if tol <= 0 or tol >= 1 or discount == 0 else int(math.ceil(math.log(tol) / math.log(discount)))
+        min_sweeps = _min_sweeps(tol, discount)
         A, S, _ = T.shape
         T = np.ascontiguousarray(T)
         Z = np.ascontiguousarray(Z)
@@ -331,10 +345,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         vu = np.array([float((Q @ b0).max())])  # upper values at the points of B
         upper_hist = [float(vu[0])]
 
-        bar = None
-        if verbose >= 1 and max_iter > 0:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=max_iter, desc="PBVI", leave=False)
+        bar = _progress_bar(verbose, max_iter)
         converged = False
         full = False
         residual = math.inf
