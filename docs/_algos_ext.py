@@ -234,10 +234,19 @@ def _copy_mathjax(app, exc):
             shutil.copy2(path, dest / part)
 
 
+def _skip_namedtuple_fields(app, what, name, obj, skip, options):
+    """Leave out NamedTuple field accessors: each result type documents its fields in its own docstring,
+    and autodoc would list every field again as "Alias for field number N"."""
+    if type(obj).__name__ == "_tuplegetter":
+        return True
+    return None
+
+
 def setup(app):
     _patch_autosummary_summary()
     mathjax_source()  # fail at the start of the build, not after it, when MathJax is missing
     app.connect("build-finished", _copy_mathjax)
+    app.connect("autodoc-skip-member", _skip_namedtuple_fields)
     app.add_directive("bound-kind", BoundKind)
     app.add_directive("bound-kind-table", BoundKindTable)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

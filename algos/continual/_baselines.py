@@ -321,7 +321,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Features of shape (n, n_features_out_) for images (n, C*H*W).
+        """Features of shape (n, ``n_features_out_``) for images (n, C*H*W).
 
         Parameters
         ----------
@@ -330,7 +330,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_out_)
+        ndarray of shape (n_samples, ``n_features_out_``)
             The features.
         """
         check_is_fitted(self, "filters_")

@@ -376,7 +376,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
         Returns
         -------
-        ndarray, shape (n, n_features_out_), of ``dtype``
+        ndarray, shape (n, ``n_features_out_``), of ``dtype``
         """
         check_is_fitted(self, "blocks_")
         dt = self.blocks_[0].W_.dtype

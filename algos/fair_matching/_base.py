@@ -192,6 +192,12 @@ class OnlineAllocatorMixin:
     def predict(self, item_neighbors):
         """Allocate newly arrived items (this *is* an online step: it calls :meth:`partial_fit`).
 
+        Parameters
+        ----------
+        item_neighbors : array-like of int, list of array-likes, or OnlineMatchingInstance
+            One item (a 1-d list of agent ids), several items (a list of such lists) or an
+            instance (its items), as in :meth:`partial_fit`.
+
         Returns
         -------
         ndarray of shape (n_agents,) for one item, or (n_new_items, n_agents) for a batch

@@ -205,7 +205,20 @@ e j}\mathbb E[u_i(X_i)]/\mathbb E[u_i(X_j)]`.
 
     def ex_post_cef_ratio(self, instance, *, return_se=False):
         """Mean over runs of each run's CEF ratio (:func:`~algos.fair_matching.metrics.ex_post_cef_ratio`);
-        a different notion from :meth:`ex_ante_cef_ratio`: report both and label them."""
+        a different notion from :meth:`ex_ante_cef_ratio`: report both and label them.
+
+        Parameters
+        ----------
+        instance : OnlineMatchingInstance
+            The instance the estimator was fitted on.
+        return_se : bool, default=False
+            Also return the standard error of the mean (needs at least two runs).
+
+        Returns
+        -------
+        float or tuple of (float, float)
+            The mean ex-post CEF ratio, and its standard error with ``return_se=True``.
+        """
         from .metrics import ex_post_cef_ratio
 
         return ex_post_cef_ratio(self._check_instance(instance), self.realizations(), return_se=return_se)

@@ -161,7 +161,22 @@ class _LGCPMixin:
 
     def predict_intensity(self, Xq, alpha=None):
         """Posterior mean intensity ``exp(mu + v/2)``; with ``alpha``, also the lognormal
-        ``(1 - alpha)`` band ``exp(mu -/+ z_{alpha/2} sqrt(v))``: returns ``(mean, lower, upper)``."""
+        ``(1 - alpha)`` band ``exp(mu -/+ z_{alpha/2} sqrt(v))``: returns ``(mean, lower, upper)``.
+
+        Parameters
+        ----------
+        Xq : array-like of shape (m, 2)
+            Query locations, in the units of the fitted pattern.
+        alpha : float or None, default=None
+            Level of the pointwise band, in (0, 1).
+
+        Returns
+        -------
+        mean : ndarray of shape (m,)
+            Posterior mean intensity.
+        lower, upper : ndarray of shape (m,)
+            The band; only when ``alpha`` is given.
+        """
         mu, sd = self.predict_log_intensity(Xq, return_std=True)
         return lognormal_band(mu, sd, alpha)
 

@@ -349,7 +349,20 @@ class _CodebookController(BaseEstimator):
         return self
 
     def fit(self, pomdp, alphas=None):
-        """Build the codebook and its FSC. ``alphas``: None (fit PBVI), a fitted PBVI, or (n, S)."""
+        """Build the codebook and its FSC.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        alphas : None, fitted PBVI or array-like of shape (n, S), default=None
+            The alpha vectors the codebook is built from: None fits a PBVI on ``pomdp`` first.
+
+        Returns
+        -------
+        self
+            The fitted controller.
+        """
         validate_params(self)
         self._check_common(pomdp)
         rng = check_random_state(getattr(self, "random_state", None))
@@ -367,13 +380,40 @@ class _CodebookController(BaseEstimator):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(pomdp) first.")
 
     def predict(self, memory):
-        """Action of memory node ``memory``."""
+        """Action of memory node ``memory``.
+
+        Parameters
+        ----------
+        memory : int
+            A memory node, ``0 <= memory < n_memory_``.
+
+        Returns
+        -------
+        int
+            The action the controller plays in that node.
+        """
         self._check_fitted()
         m = check_scalar_int(memory, "memory", low=0, high=len(self.action_) - 1)
         return int(self.action_[m])
 
     def update(self, memory, a, o):
-        """Next memory node after playing ``a`` in node ``memory`` and observing ``o``."""
+        """Next memory node after playing ``a`` in node ``memory`` and observing ``o``.
+
+        Parameters
+        ----------
+        memory : int
+            The current memory node.
+        a : int
+            The action played (any action: off the controller's own action, the full table ``eta_full_``
+            answers).
+        o : int
+            The observation received.
+
+        Returns
+        -------
+        int
+            The next memory node.
+        """
         self._check_fitted()
         K, A, O = self.eta_full_.shape
         m = check_scalar_int(memory, "memory", low=0, high=K - 1)
@@ -381,18 +421,59 @@ class _CodebookController(BaseEstimator):
         return int(self.eta_[m, o] if a == self.action_[m] else self.eta_full_[m, a, o])
 
     def check(self, pomdp):
-        """Totality certificate (:func:`check_fsc`) of the fitted tables."""
+        """Totality certificate (:func:`check_fsc`) of the fitted tables.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model whose action and observation counts the tables must cover.
+
+        Returns
+        -------
+        FSCCertificate
+            ``ok`` and the list of violations.
+        """
         self._check_fitted()
         T, Z, _, _ = _arrays(pomdp)
         return check_fsc(self.action_, self.eta_, T.shape[0], Z.shape[2])
 
     def evaluate(self, pomdp, b=None):
-        """Exact value ``b . W[m0]`` (b defaults to the model's b0) of the fitted FSC."""
+        """Exact value ``b . W[m0]`` of the fitted FSC.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        b : array-like of shape (S,), default=None
+            The start belief; None means the model's ``b0``.
+
+        Returns
+        -------
+        float
+            The controller's expected discounted return from ``b``.
+        """
         self._check_fitted()
         return evaluate_fsc(pomdp, self.action_, self.eta_, self.m0_, b0=b)
 
     def simulate(self, pomdp, n_episodes=10_000, horizon=None, random_state=None):
-        """Monte-Carlo returns of the fitted FSC (a :class:`SimulationResult`)."""
+        """Monte-Carlo returns of the fitted FSC.
+
+        Parameters
+        ----------
+        pomdp : POMDP
+            The model.
+        n_episodes : int, default=10000
+            Number of episodes.
+        horizon : int or None, default=None
+            Steps per episode (``None``: the smallest horizon whose truncation bound is at most 1e-8).
+        random_state : None, int, SeedSequence or Generator, default=None
+            Seed of the simulation.
+
+        Returns
+        -------
+        SimulationResult
+            Mean, standard error, per-episode returns and truncation bound (:func:`simulate_fsc`).
+        """
         self._check_fitted()
         return simulate_fsc(pomdp, self.action_, self.eta_, self.m0_, n_episodes=n_episodes,
                             horizon=horizon, random_state=random_state)
