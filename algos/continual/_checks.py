@@ -154,9 +154,13 @@ class StreamFitMixin:
             The fitted estimator.
         """
         validate_params(self)
+        self._forget()
+        return self._partial_fit(X, y, None, allow_empty=False)
+
+    def _forget(self):
+        """Drop the fitted attributes named in ``_fit_resets``."""
         for attr in self._fit_resets:
             self.__dict__.pop(attr, None)
-        return self._partial_fit(X, y, None, allow_empty=False)
 
     def partial_fit(self, X, y, classes=None):
         """Learn one batch (any classes, any order; labels never seen before extend ``classes_``).

@@ -15,7 +15,7 @@ from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_label
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
+from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 

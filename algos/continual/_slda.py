@@ -21,7 +21,7 @@ from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_label
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
 from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, validate_params
+from .._validation import OrderedStrOptions
 
 __all__ = ["StreamingLDA"]
 
@@ -328,8 +328,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         """
         from sklearn.covariance import OAS
 
-        for attr in ("classes_", "n_features_in_"):
-            self.__dict__.pop(attr, None)
+        self._forget()
         X, y, mode = self._validate_xy(X, y, first=True, allow_empty=False)
         self._register(y)
         yidx = np.searchsorted(self.classes_, y)

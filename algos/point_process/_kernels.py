@@ -163,16 +163,18 @@ def clip_areas(ptr, vidx, verts, centres, window):
 @numba.njit(cache=True)
 def filter_earlier(cand, rank, own_rank, k):
     """For row ``i`` of ``cand`` (KD-tree candidates of one node sorted by distance, -1 padded, indices
-    into ``rank``), the first ``k`` candidates with ``rank < own_rank[i]``. Returns (nbr (M, k) -1
-    padded, count (M,))."""
+    into ``rank``; indices outside ``[0, len(rank))`` -- the padding and the KD-tree's "missing" index -- are
+    skipped), the first ``k`` candidates with ``rank < own_rank[i]``. Returns (nbr (M, k) -1 padded,
+    count (M,))."""
     M, m = cand.shape
+    N = rank.shape[0]
     nbr = -np.ones((M, k), dtype=np.int64)
     cnt = np.zeros(M, dtype=np.int64)
     for i in range(M):
         c = 0
         for t in range(m):
             j = cand[i, t]
-            if j >= 0 and rank[j] < own_rank[i]:
+            if 0 <= j < N and rank[j] < own_rank[i]:
                 nbr[i, c] = j
                 c += 1
                 if c == k:

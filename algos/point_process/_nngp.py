@@ -122,13 +122,12 @@ def nngp_neighbors(coords, order, n_neighbors):
     m = min(N, 4 * k + 1)
     _, cand = tree.query(coords, k=m)
     cand = np.asarray(cand, dtype=np.int64).reshape(N, m)
-    nbr, cnt = filter_earlier(np.where(cand >= N, -1, cand), rank, rank, k)
+    nbr, cnt = filter_earlier(cand, rank, rank, k)
     need = np.flatnonzero(cnt < np.minimum(k, rank))
     while len(need) and m < N:
         m = min(N, 4 * m)
         _, cand = tree.query(coords[need], k=m)
         cand = np.asarray(cand, dtype=np.int64).reshape(len(need), m)
-        cand = np.where(cand >= N, -1, cand)
         sub_nbr, sub_cnt = filter_earlier(cand, rank, rank[need], k)
         nbr[need] = sub_nbr
         cnt[need] = sub_cnt

@@ -583,6 +583,6 @@ MUTANTS = [
     Mutant("point_process.nngp_filter_rows_keeps_self", PP, A,
            "the numba filter_earlier kernel keeps candidates of equal rank (the node itself) as earlier neighbours",
            _src("algos.point_process._kernels",
-                ("if j >= 0 and rank[j] < own_rank[i]:", "if j >= 0 and rank[j] <= own_rank[i]:")),
+                ("if 0 <= j < N and rank[j] < own_rank[i]:", "if 0 <= j < N and rank[j] <= own_rank[i]:")),
            tests=("tests/point_process/test_nngp_sparse.py",)),
 ]
