@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def matern_corr(d, phi, nu_code):
     """Matérn correlation at distance ``d``: ``nu_code`` 0 is nu = 1/2, 1 is nu = 3/2."""
     r = d / phi
@@ -51,7 +51,7 @@ def matern_corr(d, phi, nu_code):
     return (1.0 + s) * math.exp(-s)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _sort_by_angle(xs, ys, cx, cy, n):
     ang = np.empty(n)
     for t in range(n):
@@ -60,7 +60,7 @@ def _sort_by_angle(xs, ys, cx, cy, n):
     return xs[idx], ys[idx]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _shoelace(xs, ys, n):
     a = 0.0
     for t in range(n):
@@ -69,7 +69,7 @@ def _shoelace(xs, ys, n):
     return 0.5 * a
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _cell_polygon(ptr, vidx, verts, centres, c):
     """The vertices of convex cell ``c`` sorted by angle around ``centres[c]`` (a CCW polygon)."""
     n = ptr[c + 1] - ptr[c]
@@ -81,7 +81,7 @@ def _cell_polygon(ptr, vidx, verts, centres, c):
     return _sort_by_angle(xs, ys, centres[c, 0], centres[c, 1], n)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def convex_cell_areas(ptr, vidx, verts, centres):
     """Areas of convex cells: cell ``c`` has vertices ``verts[vidx[ptr[c]:ptr[c+1]]]`` (any order);
     ``centres[c]`` is a point inside it (its generator)."""
@@ -94,7 +94,7 @@ def convex_cell_areas(ptr, vidx, verts, centres):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _clip_halfplane(sx, sy, ns, ax, ay, bx, by, ox, oy):
     """Keep the part of polygon (sx, sy)[:ns] left of the directed line a->b; write into (ox, oy).
 
@@ -125,7 +125,7 @@ def _clip_halfplane(sx, sy, ns, ax, ay, bx, by, ox, oy):
     return no
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def clip_areas(ptr, vidx, verts, centres, window):
     """Area of ``window`` (W, 2), a CCW simple polygon, clipped to each convex cell.
 
@@ -183,7 +183,7 @@ def filter_earlier(cand, rank, own_rank, k):
     return nbr, cnt
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _chol_solve_small(R, rhs, m):
     """Solve R x = rhs (R SPD m x m) by Cholesky in place on a copy; returns x."""
     L = R.copy()
@@ -213,7 +213,7 @@ def _chol_solve_small(R, rhs, m):
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _kriging_row(coords, nbr_i, m, x, y, phi, nu_code, jitter, A_row):
     """Kriging weights of a target at ``(x, y)`` on the ``m`` nodes ``nbr_i[:m]`` (correlation scale,
     ``jitter`` on the diagonal), written into ``A_row``; returns ``1 + jitter - r . a``."""
@@ -238,7 +238,7 @@ def _kriging_row(coords, nbr_i, m, x, y, phi, nu_code, jitter, A_row):
     return f
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
     """NNGP rows on the correlation scale: ``a (N, k)`` and ``F (N,)`` with F floored at ``jitter``.
 
@@ -257,7 +257,7 @@ def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
     return A, F
 
 
-@numba.njit(cache=True)
+@numba.njit
 def row_quadratic(S_i, a, m, r, nbr_i, r_i):
     """``b^T S_i b + (b . r_[i])^2`` with ``b = (1, -a_1..a_m)`` on ``(i, N(i))``: one row's term of
     :func:`nngp_block_terms` before the division by ``F_i``."""
@@ -276,7 +276,7 @@ def row_quadratic(S_i, a, m, r, nbr_i, r_i):
     return q + br * br
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def nngp_block_objective(coords, nbr, cnt, phi, nu_code, jitter, sblk, r, variance):
     r"""``sum_i [b_i^T (S_[i] + r_[i] r_[i]^T) b_i / (variance F_i) + log(variance F_i)]``.
 
@@ -287,7 +287,7 @@ def nngp_block_objective(coords, nbr, cnt, phi, nu_code, jitter, sblk, r, varian
     return q_sum / variance + logf_sum + nbr.shape[0] * math.log(variance)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def nngp_block_terms(coords, nbr, cnt, phi, nu_code, jitter, sblk, r):
     """``(sum_i b_i^T (S_[i] + r_[i] r_[i]^T) b_i / F_i, sum_i log F_i)`` on the correlation scale."""
     N, k = nbr.shape
@@ -300,7 +300,7 @@ def nngp_block_terms(coords, nbr, cnt, phi, nu_code, jitter, sblk, r):
     return out.sum(), out2.sum()
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def predict_rows(xq, coords, nbr, cnt, phi, nu_code, jitter):
     """Kriging weights ``a (M, k)`` on the nodes ``nbr`` and conditional variances ``F (M,)`` (correlation scale)."""
     M, k = nbr.shape

@@ -135,7 +135,7 @@ def nngp_neighbors(coords, order, n_neighbors):
     return nbr, cnt
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def neighbour_distances(coords, nbr, cnt):
     """``D (N, k+1, k+1)``: the distances within ``{i} U N(i)`` (position 0 is ``i``; 0 where padded),
     computed as in :func:`._kernels.nngp_rows`, so objectives built on them agree to the last bit."""
@@ -156,7 +156,7 @@ def neighbour_distances(coords, nbr, cnt):
     return D
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(parallel=True)
 def nngp_block_terms_from_distances(D, nbr, cnt, phi, nu_code, jitter, sblk, r):
     """:func:`._kernels.nngp_block_terms` on precomputed distances ``D`` (:func:`neighbour_distances`):
     ``(sum_i b_i^T (S_[i] + r_[i] r_[i]^T) b_i / F_i, sum_i log F_i)`` on the correlation scale. The range
