@@ -29,7 +29,6 @@ from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
     PFedMeClassifier,
 )
 from ._data import (
-    DigitsClients,
     dirichlet_label_split,
     dirichlet_mixture_sample,
     make_digits_clients,
@@ -78,5 +77,4 @@ __all__ = [
     "make_hetero_linear",
     "dirichlet_mixture_sample",
     "make_digits_clients",
-    "DigitsClients",
 ]

@@ -372,6 +372,10 @@ def dirichlet_mixture_sample(y, client, alpha, n_samples, *, random_state=0):
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] == 0:
         raise ValueError(f"'y' must be a non-empty 1-d array of labels; got shape {y.shape}.")
+    if y.dtype.kind == "c":
+        raise TypeError("'y' must hold class labels (integers, strings or finite floats); got complex values.")
+    if y.dtype.kind == "f":
+        check_finite(y, "y")
     alpha = check_scalar_float(alpha, "alpha", low=0.0, closed="neither")
     n_samples = check_scalar_int(n_samples, "n_samples", low=0)
     rng = _client_rng(random_state, client)
