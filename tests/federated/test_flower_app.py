@@ -344,3 +344,23 @@ def test_flwr_run_simulation_200_supernodes_matches_in_process(flower):
             assert abs(got[f"lam-{k}"] - float(np.mean(v))) <= PARAM_TOL, (c, k, got[f"lam-{k}"], v)
     lam = np.array([clients[str(c)]["lam-mean"] for c in range(SCALE_NODES)])
     assert 0.0 < lam.mean() < 1.0 and lam.std() > 0  # per-client weights from per-client variances
+
+
+def test_app_digits_resample_partition_is_that_client_of_load_all():
+    """A SuperNode's ``load_partition`` builds its own client only, equal to that client of ``load_all``;
+    bad run-config values name the key."""
+    from types import SimpleNamespace
+
+    task = _load_task()
+    rc = {"data-generator": "digits-resample", "samples-per-client": 12, "test-samples-per-client": 4}
+    part = task.load_partition(7, SimpleNamespace(run_config=rc, node_config={"partition-id": 7,
+                                                                              "num-partitions": 1000}))
+    X, y, ids, is_test = task.load_all(8, generator="digits-resample", n_train=12, n_test=4)
+    np.testing.assert_array_equal(part["X"], X[(ids == 7) & ~is_test])
+    np.testing.assert_array_equal(part["y_test"], y[(ids == 7) & is_test])
+    with pytest.raises(ValueError, match="'data-generator'"):
+        task.load_partition(0, SimpleNamespace(run_config={"data-generator": "mnist"},
+                                               node_config={"partition-id": 0, "num-partitions": 2}))
+    with pytest.raises(ValueError, match="'num-clients'"):
+        task.load_partition(5, SimpleNamespace(run_config={"num-clients": 3},
+                                               node_config={"partition-id": 5, "num-partitions": 10}))
