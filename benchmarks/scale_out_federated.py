@@ -213,7 +213,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     nodes = args.nodes or (200 if args.quick else 1000)
     rounds = args.rounds or (3 if args.quick else 20)
-    print(environment() if callable(environment) else "")
+    print(environment())
     with tempfile.TemporaryDirectory(prefix="scale_out_federated_") as tmp:
         result, wall, peak = run_flower(nodes, rounds, args.fraction, args.alpha, args.n_train, args.n_test,
                                         Path(tmp), num_cpus=args.num_cpus)
