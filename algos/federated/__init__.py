@@ -7,7 +7,8 @@ expected loss (Zou, Shisher, Brinton, Tripathi 2026, arXiv:2602.18658; the bound
 :math:`V_F, V_L` are reconstructed, see :mod:`theory.federated`). Base model: :class:`LowRankSoftmax`
 (softmax head with an optional low-rank adapter). Baselines: local only, FedAvg, FedAvg + fine-tune,
 fixed-lambda mixing, oracle grid, APFL, Ditto, pFedMe, FedRep, FedIT, FFA-LoRA, FedSA-LoRA.
-Data: :func:`dirichlet_label_split`, :func:`make_fedprox_synthetic`, :func:`make_hetero_linear`.
+Data: :func:`dirichlet_label_split`, :func:`make_fedprox_synthetic`, :func:`make_hetero_linear`,
+:func:`make_digits_clients` (any number of clients, each built from its own seed).
 Deployment on Flower: :mod:`algos.federated.flower` (extra ``federated``; imported on demand).
 """
 
@@ -27,7 +28,13 @@ from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
     OracleGridClassifier,
     PFedMeClassifier,
 )
-from ._data import dirichlet_label_split, make_fedprox_synthetic, make_hetero_linear
+from ._data import (
+    dirichlet_label_split,
+    dirichlet_mixture_sample,
+    make_digits_clients,
+    make_fedprox_synthetic,
+    make_hetero_linear,
+)
 from ._model import (
     LowRankSoftmax,
     default_trainable,
@@ -68,4 +75,6 @@ __all__ = [
     "dirichlet_label_split",
     "make_fedprox_synthetic",
     "make_hetero_linear",
+    "dirichlet_mixture_sample",
+    "make_digits_clients",
 ]

@@ -7,7 +7,14 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import norm
 
-from algos.federated._data import dirichlet_label_split, make_fedprox_synthetic, make_hetero_linear
+from algos.federated._data import (
+    _digits_pools,
+    dirichlet_label_split,
+    dirichlet_mixture_sample,
+    make_digits_clients,
+    make_fedprox_synthetic,
+    make_hetero_linear,
+)
 
 N_SE = 4.0  # Monte-Carlo checks: pass within 4 standard errors (two-sided miss probability ~6e-5)
 
@@ -221,3 +228,56 @@ def test_client_generator_honours_the_spawn_key_of_a_generator():
     assert not np.array_equal(draw(np.random.default_rng(a)), draw(np.random.default_rng(b)))
     np.testing.assert_array_equal(draw(np.random.default_rng(np.random.SeedSequence(5))), draw(5))
     np.testing.assert_array_equal(draw(np.random.default_rng(a)), draw(np.random.default_rng(a)))
+
+
+# ----------------------------------------------------------------- per-client Dirichlet mixtures
+def test_digits_clients_each_client_from_its_own_seed():
+    """A client's rows depend only on its id and the seed, not on the other clients built with it."""
+    many = make_digits_clients([5, 999, 0], n_train=20, n_test=7, random_state=3)
+    for pos, c in enumerate([5, 999, 0]):
+        one = make_digits_clients(c, n_train=20, n_test=7, random_state=3)
+        assert_array_equal(one.X, many.X[20 * pos:20 * (pos + 1)])
+        assert_array_equal(one.y, many.y[20 * pos:20 * (pos + 1)])
+        assert_array_equal(one.X_test, many.X_test[7 * pos:7 * (pos + 1)])
+        assert_array_equal(one.client_ids, np.full(20, c))
+    assert not np.array_equal(make_digits_clients(5, random_state=4).X, make_digits_clients(5, random_state=3).X)
+    assert many.X.shape == (60, 64) and many.X_test.shape == (21, 64)
+    assert np.all(np.isfinite(many.X))
+
+
+def test_digits_clients_label_skew_follows_alpha_and_pools_are_disjoint():
+    small = make_digits_clients(np.arange(100), alpha=0.05, n_train=40, n_test=0)
+    large = make_digits_clients(np.arange(100), alpha=100.0, n_train=40, n_test=0)
+
+    def classes_per_client(d):
+        return np.mean([np.unique(d.y[d.client_ids == c]).size for c in range(100)])
+
+    assert classes_per_client(small) < 4.0 < 8.0 < classes_per_client(large)
+    # train rows come from the training pool, test rows from the test pool: same mixture, no shared image
+    _, labels, is_test = _digits_pools(0)
+    rows, p = dirichlet_mixture_sample(labels[~is_test], 7, 0.5, 500, random_state=0)
+    assert rows.max() < int((~is_test).sum()) and np.isclose(p.sum(), 1.0)
+    freq = np.bincount(labels[~is_test][rows], minlength=10) / 500
+    assert np.max(np.abs(freq - p)) < N_SE * np.sqrt(0.25 / 500)
+
+
+def test_dirichlet_mixture_sample_rows_have_the_drawn_labels():
+    y = np.array(["a", "b", "c"] * 4)
+    rows, p = dirichlet_mixture_sample(y, 0, 1.0, 50, random_state=1)
+    again, p2 = dirichlet_mixture_sample(y, 0, 1.0, 50, random_state=1)
+    assert_array_equal(rows, again) and assert_allclose(p, p2) is None
+    assert rows.dtype == np.int64 and rows.min() >= 0 and rows.max() < y.size
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"clients": -1}, ValueError, "'clients'"),
+    ({"clients": [1.5]}, ValueError, "'clients'"),
+    ({"clients": 1, "alpha": 0.0}, ValueError, "'alpha'"),
+    ({"clients": 1, "n_train": 0}, ValueError, "'n_train'"),
+    ({"clients": 1, "shift": 4}, ValueError, "'shift'"),
+    ({"clients": 1, "noise": -1.0}, ValueError, "'noise'"),
+    ({"clients": 1, "random_state": -2}, ValueError, "'random_state'"),
+])
+def test_digits_clients_bad_input(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        make_digits_clients(**kwargs)

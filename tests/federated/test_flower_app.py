@@ -7,7 +7,9 @@ installed here, as in Flower's Docker deployment guide):
 * simulation: a ``flower-superlink --simulation`` and ``flwr run <app> <connection>`` with
   ``options.num-supernodes = 3``;
 * deployment: a ``flower-superlink`` and 3 ``flower-supernode`` processes, each with its
-  ``partition-id`` / ``num-partitions`` node config.
+  ``partition-id`` / ``num-partitions`` node config;
+* scale: 200 virtual SuperNodes in the simulation runtime with the ``digits-resample`` generator (each
+  SuperNode builds only its own client) and a client fraction of 0.05 (10 clients per round).
 
 Both must give the per-client accuracies, federated parameters, lambdas and personalised parameters of
 the in-process ``PotaraClassifier.fit`` on the same split. One FedAvg round keeps each run short (every
@@ -123,8 +125,10 @@ def flower(tmp_path):
     # test writes its own connections there instead, with free ports
     text = (app / "pyproject.toml").read_text()
     (app / "pyproject.toml").write_text(text[: text.index("[tool.flwr.federations]")])
+    # the Flower processes import this checkout's algos (also when another copy is installed)
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "FLWR_HOME": str(home), "FLWR_DISABLE_UPDATE_CHECK": "1",
-           "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0", "PYTHONUNBUFFERED": "1"}
+           "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0", "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
     procs = Processes(env, tmp_path)
     try:
         yield {"home": home, "app": app, "env": env, "procs": procs, "tmp": tmp_path}
@@ -152,8 +156,8 @@ def _write_connection(home, name, port, options=None):
     (home / "config.toml").write_text("\n".join(lines) + "\n")
 
 
-def _flwr_run(flower, connection, result_dir):
-    cfg = f"num-server-rounds=1 return-models=true node-timeout=240.0 result-dir='{result_dir}'"
+def _flwr_run(flower, connection, result_dir, run_config="num-server-rounds=1 return-models=true"):
+    cfg = f"{run_config} node-timeout=240.0 result-dir='{result_dir}'"
     cmd = [_exe("flwr"), "run", str(flower["app"]), connection, "--run-config", cfg, "--stream"]
     try:
         out = subprocess.run(cmd, env=flower["env"], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -296,3 +300,67 @@ def test_documented_simulation_commands_run_as_written(flower):
     est.fit(X[~is_test], y[~is_test], ids[~is_test])
     acc = est.client_scores(X[is_test], y[is_test], ids[is_test])
     assert abs(summary["accuracy-client-mean"] - float(np.mean([acc[c] for c in range(n_nodes)]))) <= PARITY_TOL
+
+
+SCALE_NODES, SCALE_ROUNDS, SCALE_FRACTION = 200, 2, 0.05
+SCALE_CONFIG = (f"data-generator='digits-resample' client-fraction={SCALE_FRACTION} "
+                f"num-server-rounds={SCALE_ROUNDS} return-models=false")
+
+
+def test_flwr_run_simulation_200_supernodes_matches_in_process(flower):
+    """200 virtual SuperNodes, 2 rounds of 10 sampled clients, then all 200 personalise.
+
+    The server samples clients with the in-process estimator's generator, so the run must equal
+    ``PotaraClassifier(client_fraction=0.05).fit`` on the same 200 clients exactly: the same clients in
+    every round, the same federated model (1e-12), and for every client the same personalised accuracy
+    (1e-6) and the same per-block mixing weight lambda (1e-12), i.e. each client's variance estimates
+    ran there as in-process."""
+    port = _free_port()
+    link = flower["procs"].start("superlink", [
+        _exe("flower-superlink"), "--insecure", "--simulation", "--host", "127.0.0.1", "--port", str(port),
+        "--disable-runtime-dependency-installation"])
+    _wait_http(port, flower["procs"], link)
+    _write_connection(flower["home"], "sim", port, {"num-supernodes": SCALE_NODES})
+    result_dir = flower["tmp"] / "result"
+    result, models = _flwr_run(flower, "sim", result_dir, SCALE_CONFIG)
+
+    task = _load_task()
+    X, y, ids, is_test = task.load_all(SCALE_NODES, generator="digits-resample")
+    est = task.make_estimator().set_params(n_rounds=SCALE_ROUNDS, client_fraction=SCALE_FRACTION)
+    est.fit(X[~is_test], y[~is_test], ids[~is_test])
+    acc_in = est.client_scores(X[is_test], y[is_test], ids[is_test])
+
+    clients = result["clients"]
+    assert sorted(int(c) for c in clients) == list(range(SCALE_NODES))
+    assert [h["clients"] for h in result["history"]] == [h["clients"] for h in est.history_]
+    assert [h["clients"] for h in result["history"]][:SCALE_ROUNDS] == [10] * SCALE_ROUNDS
+    assert [h["bytes_sent"] for h in result["history"]] == [h["bytes_sent"] for h in est.history_]
+    for k, v in est.federated_model_.items():
+        assert_allclose(models[f"federated/{k}"], v, rtol=0, atol=PARAM_TOL, err_msg=f"federated block {k}")
+    for c in range(SCALE_NODES):
+        got = clients[str(c)]
+        assert abs(got["accuracy"] - acc_in[c]) <= PARITY_TOL, (c, got["accuracy"], acc_in[c])
+        for k, v in est.mixing_weights_[c].items():
+            assert abs(got[f"lam-{k}"] - float(np.mean(v))) <= PARAM_TOL, (c, k, got[f"lam-{k}"], v)
+    lam = np.array([clients[str(c)]["lam-mean"] for c in range(SCALE_NODES)])
+    assert 0.0 < lam.mean() < 1.0 and lam.std() > 0  # per-client weights from per-client variances
+
+
+def test_app_digits_resample_partition_is_that_client_of_load_all():
+    """A SuperNode's ``load_partition`` builds its own client only, equal to that client of ``load_all``;
+    bad run-config values name the key."""
+    from types import SimpleNamespace
+
+    task = _load_task()
+    rc = {"data-generator": "digits-resample", "samples-per-client": 12, "test-samples-per-client": 4}
+    part = task.load_partition(7, SimpleNamespace(run_config=rc, node_config={"partition-id": 7,
+                                                                              "num-partitions": 1000}))
+    X, y, ids, is_test = task.load_all(8, generator="digits-resample", n_train=12, n_test=4)
+    np.testing.assert_array_equal(part["X"], X[(ids == 7) & ~is_test])
+    np.testing.assert_array_equal(part["y_test"], y[(ids == 7) & is_test])
+    with pytest.raises(ValueError, match="'data-generator'"):
+        task.load_partition(0, SimpleNamespace(run_config={"data-generator": "mnist"},
+                                               node_config={"partition-id": 0, "num-partitions": 2}))
+    with pytest.raises(ValueError, match="'num-clients'"):
+        task.load_partition(5, SimpleNamespace(run_config={"num-clients": 3},
+                                               node_config={"partition-id": 5, "num-partitions": 10}))

@@ -578,6 +578,10 @@ def _federated():
             "alpha": 1.0, "beta": 1.0, "n_clients": 3, "n_per_client": 10, "random_state": 0})),
         "make_hetero_linear": Recipe(FD.make_hetero_linear, args=_fresh(lambda: {
             "n_clients": 3, "p": 2, "tau": 0.5, "sigma": 1.0, "n_per_client": [5, 6, 7], "random_state": 0})),
+        "dirichlet_mixture_sample": Recipe(FD.dirichlet_mixture_sample, args=_fresh(lambda: {
+            "y": np.arange(40) % 4, "client": 3, "alpha": 0.5, "n_samples": 10, "random_state": 0}), labels=("y",)),
+        "make_digits_clients": Recipe(FD.make_digits_clients, args=_fresh(lambda: {
+            "clients": [0, 7], "n_train": 5, "n_test": 2, "random_state": 0})),
         "theory.variance_trace_bound": Recipe(T.variance_trace_bound, args=_fresh(lambda: {"lam": 0.5, "v_fed": 1.0,
                                                                                            "v_loc": 3.0})),
         "theory.expected_loss_bound": Recipe(T.expected_loss_bound, args=_fresh(lambda: {
