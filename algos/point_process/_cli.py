@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import command_parser, print_json
+from ..cli import add_engine_options, command_parser, engine_options, print_json
 
 EPILOG = """\
 examples:
@@ -63,6 +63,7 @@ def add_parser(subparsers, name):
                    help="kfunction: edge correction (default isotropic)")
     p.add_argument("--seed", type=int, default=None, help="kfunction: seed of the simulations (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_engine_options(p, "kfunction: the envelope's simulations")
     p.set_defaults(func=run)
     return p
 
@@ -209,6 +210,7 @@ def _resolve_window(args):
 def run_kfunction(args):
     from ._second_order import envelope
 
+    engine = engine_options(args)  # checked before any work
     win = _resolve_window(args)
     X = read_points(_points_path(args), win)
     if len(X) < 2:
@@ -216,7 +218,7 @@ def run_kfunction(args):
     if args.nsim < 1:
         raise ValueError(f"'nsim' must be an int >= 1; got {args.nsim}.")
     env = envelope("poisson", "L", n_sim=args.nsim, X=X, window=win, correction=args.correction,
-                   random_state=args.seed)
+                   random_state=args.seed, **engine)
     idx = np.unique(np.linspace(0, len(env.r) - 1, 11).astype(int))[1:]
     summary = {
         "points": str(args.points), "n": int(len(X)), "window": list(win), "correction": args.correction,
