@@ -214,3 +214,9 @@ def test_no_running_client_says_how_to_start_one(executor, hint):
     assert out.returncode == 0, out.stderr
     assert f"executor='{executor}' needs a running" in out.stdout and hint in out.stdout, out.stdout
     assert "scheduler=" in out.stdout
+
+
+def test_ray_scheduler_with_a_running_session_is_refused(ray_session):
+    X, y = _data(200)
+    with pytest.raises(ValueError, match="Ray is already started in this process; drop .scheduler."):
+        NetworkedDAGRegressor(executor="ray", scheduler="local").fit(X, y)
