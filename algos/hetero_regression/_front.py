@@ -356,6 +356,8 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a row-chunked ``dask.array.Array`` (with ``y`` one too), for ``method="huber"`` only:
+            the fit of :meth:`HuberSoSRegressor.fit` on Dask arrays, by passes over the blocks.
         y : array-like of shape (n_samples,)
 
         Returns
