@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_array, check_finite, validate_params
+from ._merge import fit_dask, is_dask_array
 
 __all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin", "StreamFitMixin",
            "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
@@ -130,39 +131,6 @@ class LabelScoreMixin:
         return float(accuracy_score(y, pred, sample_weight=sample_weight))
 
 
-#: Covariance modes whose state depends on the order of the samples (they cannot be merged).
-ORDER_DEPENDENT = ("hayes", "fixed")
-
-
-def _same(a, b):
-    try:
-        return bool(np.dtype(a) == np.dtype(b)) if not isinstance(a, str) or not isinstance(b, str) else a == b
-    except TypeError:
-        return a == b
-
-
-def check_merge_params(est, other, names):
-    """Check that two estimators to merge agree on the parameters ``names`` and that ``covariance`` is
-    order-free; returns the covariance mode. Raises ``ValueError`` naming the first parameter that differs."""
-    mode = est.covariance
-    if other.covariance in ORDER_DEPENDENT:
-        mode = other.covariance
-    if mode in ORDER_DEPENDENT:
-        raise ValueError(
-            f"'covariance' = {mode!r} cannot be merged: its state depends on the order of the samples "
-            "(no merge of two states equals the fit on their union); use covariance='exact'."
-        )
-    for name in names:
-        a, b = getattr(est, name), getattr(other, name)
-        equal = _same(a, b) if name in ("dtype", "head_dtype") else (a == b)
-        if not np.all(equal):
-            if name in ("dtype", "head_dtype"):
-                a, b = (v if isinstance(v, str) else np.dtype(v).name for v in (a, b))
-            raise ValueError(f"'{name}' differs between the states to merge ({a!r} and {b!r}); "
-                             "only estimators with equal parameters can be merged.")
-    return mode
-
-
 class StreamFitMixin:
     """``fit`` and ``partial_fit`` of the streaming classifiers, over ``_partial_fit(X, y, classes, allow_empty)``.
 
@@ -176,9 +144,10 @@ class StreamFitMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Samples. A Dask array (chunked along rows) is fitted data-parallel on its blocks by
+            :func:`~algos.continual.fit_dask`, with the same result to round-off.
+        y : array-like or dask.array.Array of shape (n_samples,)
             Labels.
 
         Returns
@@ -187,6 +156,8 @@ class StreamFitMixin:
             The fitted estimator.
         """
         validate_params(self)
+        if is_dask_array(X):
+            return fit_dask(self, X, y)
         self._forget()
         return self._partial_fit(X, y, None, allow_empty=False)
 

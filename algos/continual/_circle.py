@@ -13,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
 from .._validation import validate_params
-from ._checks import check_merge_params, LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from ._merge import check_merge_params
+from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -461,7 +462,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         if expected is not None and shape != tuple(expected):
             raise ValueError(f"'X' must have shape (n, {', '.join(map(str, expected))}) to match image_shape; "
                              f"got {X_arr.shape}.")
-        return np.asarray(X_arr).reshape(X_arr.shape[0], -1), shape
+        return np.asarray(X_arr).reshape(X_arr.shape[0], math.prod(shape)), shape
 
     def extract_features(self, X):
         """Concatenated features of all R extractors, ``[phi_1(X), ..., phi_R(X)]``.

@@ -18,7 +18,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_option, check_scalar_float, validate_params
-from ._checks import check_merge_params, LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from ._merge import check_merge_params
+from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
 from sklearn.utils._param_validation import Interval
