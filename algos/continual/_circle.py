@@ -548,7 +548,8 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         if other.image_shape_ != self.image_shape_:
             raise ValueError(f"'image_shape' differs between the states to merge ({self.image_shape_} and "
                              f"{other.image_shape_}); only estimators with equal parameters can be merged.")
-        probe = np.random.default_rng(0).random((2, self.n_features_in_)) * (255.0 if self.pixel_range == "byte" else 1.0)
+        scale = 255.0 if self.pixel_range == "byte" else 1.0
+        probe = np.random.default_rng(0).random((2, self.n_features_in_)) * scale
         if not np.array_equal(self._transform(probe), other._transform(probe)):
             raise ValueError("the extractors differ ('random_state' gave different reservoirs): only "
                              "CIRCLEClassifiers with the same features can be merged; pass the same int "
