@@ -37,14 +37,22 @@ except ImportError:  # run as a script
     from _common import environment, make_parser, markdown_table
 
 
-def make_block(seed, index, rows, d, n_classes):
-    """Block ``index`` of the data set: ``rows`` samples from its own generator ``(seed, index)``."""
+def make_labels(seed, index, rows, n_classes):
+    """Labels of block ``index``, from their own generator ``(seed, index, 0)``."""
+    return np.random.default_rng([seed, index, 0]).integers(0, n_classes, rows)
+
+
+def make_features(seed, index, rows, d, n_classes):
+    """Samples of block ``index``: class centre + standard normal noise from the generator ``(seed, index, 1)``."""
     centres = np.random.default_rng(seed).normal(scale=2.0, size=(n_classes, d))
-    rng = np.random.default_rng([seed, index])
-    y = rng.integers(0, n_classes, rows)
-    X = rng.standard_normal((rows, d))
-    X += centres[y]
-    return X, y
+    X = np.random.default_rng([seed, index, 1]).standard_normal((rows, d))
+    X += centres[make_labels(seed, index, rows, n_classes)]
+    return X
+
+
+def make_block(seed, index, rows, d, n_classes):
+    """Block ``index`` of the data set, ``(X, y)``."""
+    return make_features(seed, index, rows, d, n_classes), make_labels(seed, index, rows, n_classes)
 
 
 def block_sizes(n, chunk):
@@ -94,12 +102,12 @@ def fit_on_cluster(client, args):
 
     from algos.continual import StreamingLDA, fit_dask
 
-    make = dask.delayed(make_block, pure=True, nout=2)
+    features, labels = dask.delayed(make_features, pure=True), dask.delayed(make_labels, pure=True)
     Xs, ys = [], []
-    for i, rows in enumerate(block_sizes(args.n_samples, args.chunk)):
-        Xb, yb = make(args.seed, i, rows, args.d, args.classes)
-        Xs.append(da.from_delayed(Xb, shape=(rows, args.d), dtype=np.float64))
-        ys.append(da.from_delayed(yb, shape=(rows,), dtype=np.int64))
+    for i, rows in enumerate(block_sizes(args.n_samples, args.chunk)):  # X and y of a block: separate tasks
+        Xs.append(da.from_delayed(features(args.seed, i, rows, args.d, args.classes), shape=(rows, args.d),
+                                  dtype=np.float64))
+        ys.append(da.from_delayed(labels(args.seed, i, rows, args.classes), shape=(rows,), dtype=np.int64))
     X, y = da.concatenate(Xs), da.concatenate(ys)
     w0 = client.run(time.process_time)
     c0, t0 = time.process_time(), time.perf_counter()
