@@ -173,7 +173,7 @@ def make_estimators(args, names):
     import inspect
 
     from ._baselines import BASELINES
-    from ._model import LowRankSoftmax
+    from ._low_rank_softmax import LowRankSoftmax
     from ._potara import PotaraClassifier
 
     base = LowRankSoftmax(rank=args.rank or None, lr=args.lr)

@@ -67,7 +67,7 @@ __all__ = [
     "estimator_from_run_config",
     "save_result",
     "RUN_CONFIG_KEYS",
-    "PotaraFedAvg",
+    "PotaraFedAvg",  # noqa: F822 (resolved lazily by the module __getattr__: Flower is imported on first use)
     "PotaraResult",
     "FlowerRun",
     "run_flower_simulation",

@@ -208,7 +208,7 @@ def _resolve_window(args):
 
 
 def run_kfunction(args):
-    from ._second_order import envelope
+    from ._envelope import envelope
 
     engine = engine_options(args)  # checked before any work
     win = _resolve_window(args)
