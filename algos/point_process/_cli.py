@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import atomic_savefig, atomic_write_text, check_output_dir
 from ..cli import command_parser, print_json
 
 EPILOG = """\
@@ -237,10 +238,10 @@ def run_kfunction(args):
         ax.set_title(f"L(r), {args.correction} correction; Poisson envelope ({args.nsim} sims)")
         fig.tight_layout()
         png = out / "lfunction.png"
-        fig.savefig(png, dpi=110)
+        atomic_savefig(fig, png, dpi=110)
         plt.close(fig)
         summary["plot"] = str(png)
-        (out / "kfunction.json").write_text(json.dumps(summary, indent=2))
+        atomic_write_text(out / "kfunction.json", json.dumps(summary, indent=2))
     if args.json:
         print_json(summary)
         return 0
@@ -261,6 +262,8 @@ def run(args):
     from ._vogcam import VoGCAM
 
     _action_options(args)
+    if args.out is not None:
+        check_output_dir(args.out, "--out")  # before the data are read and the model fitted
     if args.action == "kfunction":
         return run_kfunction(args)
     if args.out is None:
@@ -298,7 +301,7 @@ def run(args):
         "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
         "map": str(png),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2))
     if args.json:
         print_json(summary)
         return 0
@@ -350,6 +353,6 @@ def _intensity_map(est, X, win, g, png):
         ax.set_xlabel("x")
         ax.set_ylabel("y")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    atomic_savefig(fig, png, dpi=110)
     plt.close(fig)
     return flat, centre
