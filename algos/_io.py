@@ -20,14 +20,18 @@ import tempfile
 import numpy as np
 
 __all__ = [
+    "MEMORY_BUDGET_ENV",
+    "MEMORY_BUDGET_FRACTION",
     "READ_BUDGET_ENV",
     "READ_BUDGET_MB",
     "atomic_savefig",
     "atomic_write",
     "atomic_write_text",
     "check_output_dir",
+    "check_memory_budget",
     "check_output_path",
     "check_read_budget",
+    "memory_budget_bytes",
     "read_budget_bytes",
     "read_csv_columns",
 ]
@@ -127,7 +131,10 @@ def read_budget_bytes(max_bytes=None):
 
 
 def _fmt_bytes(n):
-    n = float(n)
+    try:
+        n = float(n)
+    except OverflowError:
+        return "more than 1e308 bytes"
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
@@ -162,6 +169,69 @@ def check_read_budget(nbytes, what, where, max_bytes=None, hint=None):
         raise ValueError(
             f"{where}: {what} would need about {_fmt_bytes(nbytes)}, over the memory budget of "
             f"{_fmt_bytes(budget)}; " + (f"{hint}, or " if hint else "") + f"raise the budget with {knob}."
+        )
+
+
+#: Environment variable that sets the memory budget (MiB) of the size-driven generators.
+MEMORY_BUDGET_ENV = "ALGOS_MEMORY_BUDGET_MB"
+#: Default memory budget of the generators: this fraction of the machine's physical memory.
+MEMORY_BUDGET_FRACTION = 0.5
+
+
+def memory_budget_bytes():
+    """The memory budget of the size-driven generators in bytes.
+
+    ``ALGOS_MEMORY_BUDGET_MB`` (MiB) if set, else :data:`MEMORY_BUDGET_FRACTION` of the physical memory
+    (8 GiB where the platform does not say).
+
+    Returns
+    -------
+    int
+        The budget in bytes.
+    """
+    env = os.environ.get(MEMORY_BUDGET_ENV)
+    if env:
+        try:
+            mb = float(env)
+        except ValueError:
+            mb = -1.0
+        if not mb > 0 or mb != mb:
+            raise ValueError(f"the environment variable {MEMORY_BUDGET_ENV} must be a positive number of MiB; "
+                             f"got {env!r}.")
+        return int(mb * 2**20)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = 0
+    return int(MEMORY_BUDGET_FRACTION * total) if total > 0 else 8 * 2**30
+
+
+def check_memory_budget(nbytes, what, where, hint=None):
+    """Raise ``ValueError`` when a generator's estimate ``nbytes`` exceeds :func:`memory_budget_bytes`.
+
+    Parameters
+    ----------
+    nbytes : int or float
+        The estimate in bytes (a Python int: no overflow).
+    what : str
+        What would be built, e.g. ``"RockSample(100, 100): S = 1.27e+34 states"``.
+    where : str
+        The argument(s) that set the size, e.g. ``"'n', 'k'"``.
+    hint : str or None, default=None
+        What to do instead.
+
+    Raises
+    ------
+    ValueError
+        Naming the arguments, the estimate, the budget and how to raise it.
+    """
+    budget = memory_budget_bytes()
+    if nbytes > budget:
+        raise ValueError(
+            f"{where}: {what} would need about {_fmt_bytes(nbytes)}, over the memory budget of "
+            f"{_fmt_bytes(budget)} ({MEMORY_BUDGET_FRACTION:g} of this machine's memory unless "
+            f"{MEMORY_BUDGET_ENV} is set); " + (f"{hint}, or " if hint else "")
+            + f"raise the budget with the environment variable {MEMORY_BUDGET_ENV} (MiB)."
         )
 
 
