@@ -146,8 +146,12 @@ def _near_budget_files(d):
                          + "R: * : * : * : * 1\n",
         "names.POMDP": HEAD + "states: " + " ".join(f"s{i}" for i in range(60000)) + "\nactions: 1\nobservations: 1\n",
         "over.POMDP": HEAD + "states: 1000000000\nactions: 2\nobservations: 2\n",
+        "tokens.POMDP": HEAD + "states: 250\nactions: 1\nobservations: 1\nT: 0\n"
+                        + "\n".join(" ".join(["0.004"] * 250) for _ in range(250)) + "\n",
+        "entries.POMDP": HEAD + "states: 20\nactions: 2\nobservations: 2\nT: * identity\nO: * uniform\n"
+                         + "R: * : * : * : * 1\n" * 50000,
         "over.pomdpx": _pomdpx(10**9),
-        "under.pomdpx": _pomdpx(40000, 2),
+        "partial.pomdpx": _pomdpx(40000, 2),
     }
     paths = []
     for name, text in files.items():
@@ -169,7 +173,7 @@ def test_peak_rss_bounded_for_small_files(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     results = dict(zip((Path(p).name for p in paths), out["results"]))
-    assert results["under-T.POMDP"] == "ok" and results["under-Z.POMDP"] == "ok"
+    assert all(results[k] == "ok" for k in ("under-T.POMDP", "under-Z.POMDP", "tokens.POMDP", "entries.POMDP"))
     assert results["over.POMDP"].startswith("refused") and results["over.pomdpx"].startswith("refused")
     scale = 1 if sys.platform.startswith("linux") else 1024  # ru_maxrss is KiB on Linux, bytes on macOS
     gain_mb = out["gain_kib"] * 1024 / scale / 1e6
