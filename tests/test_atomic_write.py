@@ -155,7 +155,8 @@ def test_no_plain_writes_left_in_the_package():
     import re
 
     bad = []
-    pat = re.compile(r"open\([^)]*[\"']w|\.write_text\(|\.write_bytes\(|fig\.savefig\(|np\.save(z|z_compressed)?\(\s*[^f]")
+    pat = re.compile(r"open\([^)]*[\"']w|\.write_text\(|\.write_bytes\(|fig\.savefig\("
+                     r"|np\.save(z|z_compressed)?\(\s*[^f]")
     for path in (ROOT / "algos").rglob("*.py"):
         if path.name == "_io.py":
             continue
