@@ -200,6 +200,10 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     :data:`algos.pomdp._model.SPARSE_AUTO_BYTES` (256 MiB; RockSample(5, 7) and larger), dense
     otherwise; ``storage="dense"`` beyond 4 GiB is refused with a ``ValueError`` that gives the size
     (RockSample(7, 8) has S = 12545, 15.2 GiB dense; RockSample(11, 11) S = 247 809).
+    Any ``(n, k)`` whose arrays (next states, ``Z``, ``r``, the sparse ``T`` and the state names)
+    would exceed the memory budget of the generators (half the physical memory, or
+    ``ALGOS_MEMORY_BUDGET_MB``) is refused with a ``ValueError`` that gives the estimate, before
+    anything is allocated (``rock_sample(100, 100)`` has S = 100^2 * 2^100 + 1).
 
     Parameters
     ----------
