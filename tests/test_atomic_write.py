@@ -164,3 +164,19 @@ def test_no_plain_writes_left_in_the_package():
             if pat.search(line) and not line.lstrip().startswith("#"):
                 bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+def test_federated_save_result_atomic(tmp_path):
+    pytest.importorskip("flwr")
+    import json
+
+    from algos.federated.flower import PotaraResult, save_result
+
+    res = PotaraResult(result=None, federated_params={"W": np.arange(6.0).reshape(2, 3)}, personalization={},
+                       clients={0: {"accuracy": 0.5, "personalized": {"W": np.ones((2, 3))}}}, history=[])
+    save_result(res, tmp_path / "run")
+    with np.load(tmp_path / "run" / "models.npz") as z:
+        assert np.array_equal(z["federated/W"], np.arange(6.0).reshape(2, 3))
+        assert np.array_equal(z["client0/personalized/W"], np.ones((2, 3)))
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["clients"]["0"]["accuracy"] == 0.5
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["models.npz", "result.json"]
