@@ -255,6 +255,7 @@ def test_lgcp_out_checked_before_the_fit(files, tmp_path, capsys):
 @pytest.mark.parametrize("argv, where", [
     (["pomdp", "info", "rocksample:100,100"], "'n'=100, 'k'=100"),
     (["pomdp", "solve", "rocksample:40,30", "--memory", "2"], "'n'=40, 'k'=30"),
+    (["pomdp", "solve", "tiger", "--memory", "2", "--simulate", "1000000000000"], "'--simulate'=1000000000000"),
     (["matching", "--instance", "random", "--n-agents", "1000000000", "--n-items", "60"], "'n_agents'=1000000000"),
     (["matching", "--instance", "triangular", "--n-agents", "10000000"], "'n'=10000000"),
     (["matching", "--instance", "ub", "--n-agents", "10000000", "--n-classes", "3"], "'n'=10000000"),

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from .._io import check_output_path
+from .._io import check_memory_budget, check_output_path
 from ..cli import _error_line, command_parser, print_json
 
 CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
@@ -275,6 +275,9 @@ def run(args):
             raise ValueError(f"'--time-limit' must be a float > 0; got {args.time_limit}.")
         if not args.target_gap >= 0:
             raise ValueError(f"'--target-gap' must be a float >= 0; got {args.target_gap}.")
+        if args.simulate:  # per episode: its return, discount, state, node and random draws (8 numbers)
+            check_memory_budget(64 * args.simulate, f"{args.simulate} simulated episodes",
+                                f"'--simulate'={args.simulate}", hint="simulate fewer episodes")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
 
