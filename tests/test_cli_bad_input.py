@@ -261,6 +261,8 @@ def test_lgcp_out_checked_before_the_fit(files, tmp_path, capsys):
     (["matching", "--instance", "ub", "--n-agents", "10000000", "--n-classes", "3"], "'n'=10000000"),
     (["hetero", "simulate", "--n", "1000000000", "--d", "1000", "--ms", "10", "--reps", "1", "--estimator", "ols"],
      "'n'=1000000000, 'd'=1000"),
+    (["circle", "--dataset", "digits", "--tasks", "2", "--units", "1000000"], "'--units'=1000000"),
+    (["potara", "--dataset", "fedprox", "--clients", "1000000000", "--rounds", "1"], "'--clients'=1000000000"),
 ])
 def test_huge_sizes_are_a_clean_error_with_the_estimate(argv, where, capsys, monkeypatch):
     monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", "4096")
