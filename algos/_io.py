@@ -4,8 +4,10 @@ generators, output-path checks, and the CSV reader of the command-line subcomman
 * :func:`atomic_write` writes to a temporary file in the target folder, flushes and fsyncs it, then
   renames it over the target (:func:`os.replace`): a reader, a crash or a kill sees either the
   previous file or the complete new one, never a partial file under the target name.
-* :func:`read_budget_bytes` is the memory a reader or generator may allocate for what a file or a
-  size argument declares (default 128 MiB, or the ``ALGOS_READ_BUDGET_MB`` environment variable);
+* :func:`read_budget_bytes` is the memory a reader may allocate for what a file declares (default: the
+  larger of 128 MiB and 1024 times the file's size, at most half the physical memory; or the
+  ``ALGOS_READ_BUDGET_MB`` environment variable): a small file cannot make the reader allocate much,
+  while a large model file, which takes room of its own, is read as before;
   :func:`check_read_budget` refuses an estimate above it with a ``ValueError`` that gives the
   estimate, the place (file and line, or argument) and what to do.
 * :func:`check_output_path` tells, before any work, whether a path can be written.
@@ -38,6 +40,8 @@ __all__ = [
 
 #: Default memory budget (MiB) of a file reader or a size-driven generator.
 READ_BUDGET_MB = 128
+#: The default budget of a reader grows with the file: this many bytes of memory per byte of file.
+READ_BUDGET_PER_FILE_BYTE = 1024
 #: Environment variable that overrides :data:`READ_BUDGET_MB` (a positive number of MiB).
 READ_BUDGET_ENV = "ALGOS_READ_BUDGET_MB"
 
@@ -100,13 +104,17 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
         raise
 
 
-def read_budget_bytes(max_bytes=None):
-    """The memory budget in bytes: ``max_bytes`` if given, else ``ALGOS_READ_BUDGET_MB``, else 128 MiB.
+def read_budget_bytes(max_bytes=None, file_bytes=0):
+    """The memory budget in bytes: ``max_bytes`` if given, else ``ALGOS_READ_BUDGET_MB``, else the larger
+    of 128 MiB and :data:`READ_BUDGET_PER_FILE_BYTE` times ``file_bytes``, capped at
+    :func:`memory_budget_bytes`.
 
     Parameters
     ----------
     max_bytes : int or None, default=None
         An explicit budget in bytes (positive).
+    file_bytes : int, default=0
+        Size of the file being read (0 when unknown, e.g. a stream).
 
     Returns
     -------
@@ -127,7 +135,8 @@ def read_budget_bytes(max_bytes=None):
             raise ValueError(f"the environment variable {READ_BUDGET_ENV} must be a positive number of MiB; "
                              f"got {env!r}.")
         return int(mb * 2**20)
-    return READ_BUDGET_MB * 2**20
+    scaled = min(READ_BUDGET_PER_FILE_BYTE * int(file_bytes), memory_budget_bytes())
+    return max(READ_BUDGET_MB * 2**20, scaled)
 
 
 def _fmt_bytes(n):
@@ -141,7 +150,7 @@ def _fmt_bytes(n):
     return f"{int(n)} bytes"
 
 
-def check_read_budget(nbytes, what, where, max_bytes=None, hint=None):
+def check_read_budget(nbytes, what, where, max_bytes=None, hint=None, file_bytes=0):
     """Raise ``ValueError`` when an allocation of ``nbytes`` exceeds the budget.
 
     Parameters
@@ -156,13 +165,15 @@ def check_read_budget(nbytes, what, where, max_bytes=None, hint=None):
         Explicit budget (see :func:`read_budget_bytes`).
     hint : str or None, default=None
         What to do instead, appended to the message.
+    file_bytes : int, default=0
+        Size of the file being read (see :func:`read_budget_bytes`).
 
     Raises
     ------
     ValueError
         Naming the place, the estimate, the budget and how to raise it.
     """
-    budget = read_budget_bytes(max_bytes)
+    budget = read_budget_bytes(max_bytes, file_bytes)
     if nbytes > budget:
         knob = ("max_bytes=" if max_bytes is not None
                 else f"the environment variable {READ_BUDGET_ENV} (MiB)")

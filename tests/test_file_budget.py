@@ -179,3 +179,16 @@ def test_peak_rss_bounded_for_small_files(tmp_path):
     gain_mb = out["gain_kib"] * 1024 / scale / 1e6
     assert gain_mb < 200, (gain_mb, results)
     assert resource.RLIMIT_AS  # the bound is measured, not imposed
+
+
+def test_the_default_budget_grows_with_the_file_so_large_model_files_still_read(monkeypatch):
+    monkeypatch.delenv(READ_BUDGET_ENV, raising=False)
+    small, large = read_budget_bytes(None, 1000), read_budget_bytes(None, 10 * 2**20)
+    assert small == 128 * 2**20  # a small file: the floor
+    assert large == min(1024 * 10 * 2**20, large) and large > small  # 10 MiB of file: up to 10 GiB
+    # a .POMDP declaring S = 2000, A = 5 (about 0.5 GB dense) is refused as a 100-byte file...
+    text = "discount: 0.9\nvalues: reward\nstates: 2000\nactions: 5\nobservations: 2\n"
+    with pytest.raises(ValueError, match="memory budget"):
+        check_read_budget(5 * 2000 * 2000 * 24, "states: 2000", "f.POMDP, line 3", file_bytes=len(text))
+    # ... and accepted when the file is large enough to be a real dense model of that size
+    check_read_budget(5 * 2000 * 2000 * 24, "states: 2000", "f.POMDP, line 3", file_bytes=2 * 2**20)

@@ -112,6 +112,7 @@ class _Parser:
     def __init__(self, text, name, renormalize, missing_rows, max_bytes=None):
         self.name = name
         self.max_bytes = max_bytes
+        self.file_bytes = len(text)
         self.renormalize = renormalize
         self.missing_rows = missing_rows
         self.toks = _tokenize(text, name)
@@ -294,7 +295,7 @@ class _Parser:
         what = ", ".join(f"{k}: {v}" for k, v in declared.items())
         check_read_budget(
             nbytes, f"'{what}' (a dense model with S={S}, A={A}, O={O} so far: T and Z as float64)",
-            f"{self.name}, line {tok.line if tok is not None else 1}", self.max_bytes,
+            f"{self.name}, line {tok.line if tok is not None else 1}", self.max_bytes, file_bytes=self.file_bytes,
             hint="the .POMDP reader builds dense arrays; for a large sparse model build a POMDP with a "
                  "sequence of sparse T matrices (storage='sparse') or write it as POMDPX",
         )
@@ -557,7 +558,8 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
         (``"self"``) make a ``T`` row an absorbing self-loop (``O`` rows then become uniform).
     max_bytes : int or None, default=None
         Memory budget of the reader in bytes. ``None``: the environment variable
-        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else 128 MiB. Declared sizes whose dense model
+        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
+        the file (at most half the physical memory). Declared sizes whose dense model
         (``T`` (A, S, S) and ``Z`` (A, S, O), float64, with the reader's copies) would exceed it are
         refused when they are read, before anything proportional to them is allocated.
 

@@ -85,8 +85,8 @@ class _Var:
 class _Reader:
     """Collects the factored model while the XML streams by."""
 
-    def __init__(self, fname, tol, max_bytes=None):
-        self.fname, self.tol, self.max_bytes = fname, tol, max_bytes
+    def __init__(self, fname, tol, max_bytes=None, file_bytes=0):
+        self.fname, self.tol, self.max_bytes, self.file_bytes = fname, tol, max_bytes, file_bytes
         self.discount = None
         self.vars = {}  # variable name -> _Var
         self.state_vars, self.obs_vars, self.action_vars, self.reward_vars = [], [], [], []
@@ -99,7 +99,7 @@ class _Reader:
         tag = node.tag if node is not None else tag
         line = node.line if node is not None else line
         check_read_budget(nbytes, what, f"{self.fname}: <{tag}> at line {line}", self.max_bytes,
-                          hint="declare fewer values")
+                          hint="declare fewer values", file_bytes=self.file_bytes)
 
     def err(self, node, msg, line=None):
         where = node.tag if node is not None else "file"
@@ -536,7 +536,11 @@ def _read_pomdpx_arrays(path_or_file, *, tol=1e-6, max_bytes=None):
     else:
         fname = os.fspath(path_or_file)
         fh, close = open(fname, "rb"), True
-    reader = _Reader(str(fname), tol, max_bytes)
+    try:
+        file_bytes = os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # a stream without a file behind it
+        file_bytes = 0
+    reader = _Reader(str(fname), tol, max_bytes, file_bytes)
     stack = []
     state = {"root": False}
     parser = expat.ParserCreate()
@@ -597,7 +601,8 @@ def read_pomdpx(path, *, tol=1e-6, max_bytes=None):
         Allowed deviation of each conditional distribution's sum from 1; rows are renormalised.
     max_bytes : int or None, default=None
         Memory budget of the reader in bytes. ``None``: the environment variable
-        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else 128 MiB. ``<NumValues>``, the flat model the
+        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
+        the file (at most half the physical memory). ``<NumValues>``, the flat model the
         variables declare and every table are checked against it before they are allocated.
 
     Returns
