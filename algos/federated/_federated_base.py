@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numbers
 import zlib
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
