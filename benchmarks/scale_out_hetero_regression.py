@@ -120,8 +120,11 @@ def main():
 
     # the scheduler and each worker in a process of its own (no nanny): the CPU of each is measured apart; the
     # workers' statistical profiler (a sampling thread, for the dashboard) is off unless --profiler
+    # workers' BLAS single-threaded (what a Nanny sets for the processes it spawns: OMP/MKL/OPENBLAS_NUM_THREADS=1)
     if not args.profiler:
         os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
     cluster = SubprocessCluster(host="127.0.0.1", n_workers=2, threads_per_worker=1,
                                 worker_class="distributed.Worker", dashboard_address=None)
     client = distributed.Client(cluster)

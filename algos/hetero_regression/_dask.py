@@ -79,8 +79,7 @@ def _gram_task(Xc, yc, fit_intercept, block_id=None):
 
 
 def _stats_task(Xc, yc, fit_intercept, b, delta, grams):
-    return _one(block_stats(np.ascontiguousarray(Xc, dtype=np.float64),
-                            np.ascontiguousarray(yc[:, 0], dtype=np.float64), fit_intercept, b, delta, grams))
+    return _one(block_stats(Xc, yc[:, 0], fit_intercept, b, delta, grams))  # copied a few rows at a time
 
 
 def _leaf(part):
