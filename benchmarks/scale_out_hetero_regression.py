@@ -1,17 +1,22 @@
 """Scale-out benchmark: ``HuberSoSRegressor.fit`` on a lazily generated Dask array, on a LocalCluster.
 
 X (n x 20) and y are generated block by block on the workers from a seed per block (never in one
-place), y = X beta + noise with noise scale 1 on a quarter of the rows and 100 elsewhere. Reported:
+place; X and y of a block by one task, as views of one ``[X | y]`` array), y = X beta + noise with noise
+scale 1 on a quarter of the rows and 100 elsewhere. The cluster: 2 worker processes x 1 thread and the
+scheduler in a process of its own (``SubprocessCluster``, no nanny; BLAS single-threaded in the workers as
+a Nanny would set it, the workers' statistical profiler off unless ``--profiler``). Reported:
 
-* CPU per row of the Dask fit (the workers' process CPU, measured with ``client.run(time.process_time)``
-  before and after, plus this process's) next to the in-memory ``fit`` at 10^6 x 20 (this process's
-  CPU). The Dask figure includes generating the blocks again at every pass (the data are never
-  stored); the in-memory figure does not include generating X.
+* CPU per row of the Dask fit: the workers' and the scheduler's process CPU (``client.run(time.process_time)``,
+  ``client.run_on_scheduler(time.process_time)`` before and after) plus this client process's, each also
+  apart, next to the in-memory ``fit`` at 10^6 x 20 (this process's CPU). The Dask figure includes
+  generating the blocks again at every pass (the data are never stored); the in-memory figure does not
+  include generating X, so the Dask CPU less (passes x one generating pass) is reported too.
 * Peak RSS per worker (``ru_maxrss``).
 * The largest coefficient difference to ``fit_chunks`` (the same iteration, in this process,
   chunk by chunk) on the same blocks.
 
-Run: ``python benchmarks/scale_out_hetero_regression.py --n-rows 10000000`` (``--quick``: 2 * 10^5 rows).
+Run: ``python benchmarks/scale_out_hetero_regression.py --n-rows 10000000`` (``--quick``: 2 * 10^5 rows;
+``--repeats 3``: medians of 3 fits on one cluster). Run it from the repository root with ``PYTHONPATH=$PWD``.
 """
 
 from __future__ import annotations
@@ -193,10 +198,11 @@ def main():
     print_table("HuberSoSRegressor: in memory vs Dask", ["fit", "rows", "iterations", "wall s", "CPU s",
                                                           "CPU ns / row", "peak RSS per worker (MB)"], rows,
                 notes=[f"max |coef or SE difference| to fit_chunks in this process on the same blocks: {diff}",
-                       f"Dask figures: median of {len(fits)} fit(s) on one cluster of 2 worker processes x 1 thread "
-                       "and a scheduler process; the CPU counts the workers, the scheduler and this client process "
-                       "and includes generating the blocks again at every pass; the in-memory figure does not "
-                       "include generating X", "workers' statistical profiler: " + ("on" if args.profiler else "off")])
+                       (f"Dask figures: median of {len(fits)} fit(s) on one cluster of 2 worker processes x 1 thread "
+                        "and a scheduler process; the CPU counts the workers, the scheduler and this client process "
+                        "and includes generating the blocks again at every pass; the in-memory figure does not "
+                        "include generating X"),
+                       "workers' statistical profiler: " + ("on" if args.profiler else "off")])
 
 
 if __name__ == "__main__":
