@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
+from .._anytime import unfitted_on_interrupt
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
@@ -172,7 +173,9 @@ class VoGCAM(BaseEstimator):
     converged_ : bool
     interrupted_ : bool
         Whether an interrupt (Ctrl-C) stopped the sweeps: the fit then keeps the state at the start
-        of the interrupted sweep (no final pass) and an ``InterruptedFitWarning`` says so.
+        of the interrupted sweep (no final pass) and an ``InterruptedFitWarning`` says so. An
+        interrupt before the first sweep (quadrature, hyperparameter step, factorisation) or a
+        second one is re-raised and leaves the estimator unfitted (:mod:`algos._anytime`).
     min_contrast_ : MinContrastFit or None
         The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
     laplace_log_evidence_ : float or None
@@ -295,6 +298,12 @@ class VoGCAM(BaseEstimator):
         self
             The fitted estimator.
         """
+        # an interrupt before the ascent (nothing to keep) or a second one: re-raised, unfitted
+        with unfitted_on_interrupt(self):
+            return self._fit(X, covariates)
+
+    def _fit(self, X, covariates):
+        """The body of :meth:`fit`."""
         validate_params(self)
         self._validate()
         backend = resolve(self.backend, self.device, (X, covariates))
@@ -438,6 +447,8 @@ class VoGCAM(BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pois.fit(X, covariates=covariates)
+        if pois.interrupted_:  # the whole fit stops: the Poisson fit is a step of the set-up
+            raise KeyboardInterrupt
         with duplicates_reported():
             return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
