@@ -55,7 +55,7 @@ import signal
 import threading
 import warnings
 
-__all__ = ["Interruptible", "InterruptedFitWarning", "unfitted_on_interrupt"]
+__all__ = ["Interruptible", "InterruptedFitWarning", "is_interrupt", "unfitted_on_interrupt"]
 
 _LOCAL = threading.local()  # the stack of the runs entered in this thread (nested fits)
 
@@ -69,6 +69,25 @@ def _stack():
 
 def _in_main_thread():
     return threading.current_thread() is threading.main_thread()
+
+
+def is_interrupt(exc):
+    """Whether ``exc`` is an interrupt: a ``KeyboardInterrupt``, or the ``SystemError`` a compiled
+    (numba) function raises when a SIGINT's ``KeyboardInterrupt`` was set while it ran ("returned a
+    result with an exception set"; the interrupt is its cause).
+
+    Parameters
+    ----------
+    exc : BaseException or None
+        The exception.
+
+    Returns
+    -------
+    bool
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return isinstance(exc, SystemError) and isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt)
 
 
 def fitted_attributes(estimator):
@@ -118,13 +137,17 @@ def unfitted_on_interrupt(estimator):
     """
     try:
         yield estimator
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):
+            raise
         for name in fitted_attributes(estimator):
             try:
                 delattr(estimator, name)
             except AttributeError:  # a read-only property: nothing was set
                 pass
-        raise
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise KeyboardInterrupt from exc  # an interrupt that a compiled function reported as SystemError
 
 
 class InterruptedFitWarning(UserWarning):
@@ -231,7 +254,7 @@ class Interruptible:
             self._previous = None
         if self.defer:
             return False  # a KeyboardInterrupt here is the second interrupt (or raised by code): abort
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        if exc_type is not None and is_interrupt(exc):
             self._mark()  # the enclosing fits stop too
             return True  # swallowed: the fit finishes with the checkpointed state
         return False

@@ -26,7 +26,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from algos._anytime import InterruptedFitWarning, Interruptible, unfitted_on_interrupt
+from algos._anytime import InterruptedFitWarning, Interruptible, is_interrupt, unfitted_on_interrupt
 from algos.pomdp import PBVI, PointBasedSolver, RECAPController, read_pomdp, tiger
 from algos.pomdp import _pbs, _pbvi
 from algos.pomdp._beliefs import check_fsc, evaluate_fsc
@@ -125,6 +125,35 @@ def test_unfitted_on_interrupt_removes_fitted_attributes_and_reraises():
             est.coef_ = 1.0
             raise ValueError("x")
     assert est.coef_ == 1.0
+
+
+
+def test_an_interrupt_reported_by_a_compiled_function_as_system_error_is_an_interrupt():
+    """numba reports a SIGINT's KeyboardInterrupt set during a compiled call as a SystemError."""
+    class Est:
+        pass
+
+    est = Est()
+    with pytest.raises(KeyboardInterrupt):
+        with unfitted_on_interrupt(est):
+            est.coef_ = 1.0
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as ki:
+                raise SystemError("returned a result with an exception set") from ki
+    assert not hasattr(est, "coef_")
+    assert not is_interrupt(SystemError("other")) and is_interrupt(KeyboardInterrupt())
+    run = Interruptible("loop")
+    with run:  # swallowed like a KeyboardInterrupt, the state restored
+        run.checkpoint(k=1)
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as ki:
+            raise SystemError("returned a result with an exception set") from ki
+    assert run.interrupted and run.state == {"k": 1}
+    with pytest.raises(SystemError):  # any other SystemError passes through
+        with unfitted_on_interrupt(est):
+            raise SystemError("other")
 
 
 # ------------------------------------------------------------------ PointBasedSolver

@@ -80,7 +80,7 @@ from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
 from ._recap_search import BestSoFar, RecapSearch, _tie
-from .._anytime import Interruptible, unfitted_on_interrupt
+from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
@@ -501,8 +501,8 @@ class RECAPController(_CodebookController):
             try:
                 return self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine,
                                         n_refine, verbose, starts, restart, n_samples)
-            except KeyboardInterrupt:
-                if run.interrupted:  # the second interrupt (raised by the SIGINT handler): abort
+            except (KeyboardInterrupt, SystemError) as exc:
+                if not is_interrupt(exc) or run.interrupted:  # not one, or the second interrupt: abort
                     raise
                 run.interrupted = True
                 return None
