@@ -260,7 +260,13 @@ class RECAPController(_CodebookController):
     inside the search otherwise (another thread, or code) stops it at once: the fit keeps the
     controller of highest exact value among those the search had settled (each growth path's
     kept controller, the starts, the controllers of the smaller fit), or the blind 1-node
-    controller when none was, and sets ``interrupted_`` and warns in the same way.
+    controller when none was, and sets ``interrupted_`` and warns in the same way. The solver that
+    ``fit`` runs when it gets no ``alphas`` runs inside the same interrupt: a SIGINT during it stops
+    the solver at its next consistent point (``pbvi_.interrupted_``) and the whole fit with it: the
+    search is skipped and the blind 1-node controller is returned (pass ``alphas=est.pbvi_`` to a
+    later fit to go on from the solver's vectors). An interrupt during the parameter checks, before
+    the fit's interrupt handling starts, or a second one is re-raised and leaves the estimator
+    unfitted (:mod:`algos._anytime`).
     """
 
     _parameter_constraints: dict = {
