@@ -259,7 +259,7 @@ class Interruptible:
             return True  # swallowed: the fit finishes with the checkpointed state
         return False
 
-    def finish(self, estimator, detail=""):
+    def finish(self, estimator, detail="", stacklevel=3):
         """Set ``estimator.interrupted_`` and warn when the loop was interrupted.
 
         Parameters
@@ -268,6 +268,8 @@ class Interruptible:
             The estimator being fitted.
         detail : str, default=""
             Where the fit stopped (e.g. ``"after 12 sweeps"``).
+        stacklevel : int, default=3
+            The warning's ``stacklevel`` (3: the caller of the method that calls ``finish``).
         """
         estimator.interrupted_ = bool(self.interrupted)
         if self.interrupted:
@@ -276,5 +278,5 @@ class Interruptible:
                 f"{self.name} was interrupted{where}: it is fitted with its last consistent state "
                 "(interrupted_ = True); interrupt again to abort a fit.",
                 InterruptedFitWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )

@@ -340,14 +340,14 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self.n_trials_ = int(n_trials)
         self.backend_ = backend
         self.converged_ = bool(up - lo <= target)
-        run.finish(self, f"after {n_trials} trials (bounds [{lo:.6g}, {up:.6g}])")
+        run.finish(self, f"after {n_trials} trials (bounds [{lo:.6g}, {up:.6g}])", stacklevel=4)
         if out_of_time and not self.converged_:
             from sklearn.exceptions import ConvergenceWarning
 
             warnings.warn(
                 f"PointBasedSolver stopped at time_limit={time_limit:g} s ({self.clock} clock) after "
                 f"{n_trials} trials with gap {up - lo:.6g} > target_gap={target:g} (bounds [{lo:.6g}, "
-                f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=2)
+                f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=3)
         self.upper_alphas_ = Q
         self.upper_points_ = (Bu, vu, c.copy())
         return self

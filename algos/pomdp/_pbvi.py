@@ -387,11 +387,11 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
             converged = False
         if bar is not None:
             bar.close()
-        run.finish(self, f"after {it} sweeps")
+        run.finish(self, f"after {it} sweeps", stacklevel=4)
         if not converged and max_iter > 0 and not run.interrupted:
             knob = _not_converged_knob(full, len(B), n_beliefs, max_iter, target_gap, upper_hist[-1] - history[-1],
                                        residual, tol, it, min_sweeps)
-            warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=2)
+            warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=3)
 
         self.alphas_ = alphas
         self.actions_ = actions
