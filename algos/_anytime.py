@@ -247,8 +247,8 @@ class Interruptible:
     def __exit__(self, exc_type, exc, tb):
         self._inside = False
         stack = _stack()
-        if stack and stack[-1] is self:
-            stack.pop()
+        if self in stack:  # (normally the top; a run left out of order never stays as a parent)
+            del stack[len(stack) - 1 - stack[::-1].index(self):]
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
