@@ -58,6 +58,41 @@ def command_parser(subparsers, name, *, description, epilog=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+ENGINE_BACKENDS = ("sequential", "loky", "threading", "dask", "ray")
+
+
+def add_engine_options(parser, what):
+    """``--backend``, ``--scheduler`` and ``--n-jobs`` for a subcommand whose repeated work (``what``)
+    runs through :mod:`algos.experiments`; :func:`engine_options` turns them into keyword arguments."""
+    group = parser.add_argument_group("where the repeated work runs")
+    group.add_argument("--backend", choices=ENGINE_BACKENDS, default="sequential",
+                       help=f"{what}: this process in order (sequential, the default), local processes (loky) "
+                            "or threads, or a Dask / Ray cluster; the results are identical whatever runs them")
+    group.add_argument("--scheduler", default=None,
+                       help="dask: the scheduler's address (tcp://host:8786); ray: ray://host:10001, 'auto' or "
+                            "'local' (a Ray session started for the command). Required with dask/ray.")
+    group.add_argument("--n-jobs", type=int, default=None,
+                       help="parallel jobs of loky/threading (default 2); with dask/ray every worker is used")
+
+
+def engine_options(args):
+    """``{"backend", "n_jobs", "scheduler"}`` from the options of :func:`add_engine_options`, checked."""
+    backend, scheduler, n_jobs = args.backend, args.scheduler, args.n_jobs
+    if backend in ("dask", "ray"):
+        if scheduler is None:
+            raise ValueError(f"'--scheduler' is required with --backend {backend} (a command starts no cluster of "
+                             "its own): pass the address, e.g. tcp://host:8786 for dask, or 'local' for a Ray "
+                             "session on this machine.")
+        if n_jobs is not None:
+            raise ValueError(f"'--n-jobs' is for the local backends; --backend {backend} uses every worker.")
+        return {"backend": backend, "n_jobs": 1, "scheduler": scheduler}
+    if scheduler is not None:
+        raise ValueError(f"'--scheduler' is only used with --backend dask or ray; got --backend {backend}.")
+    if n_jobs is not None and (n_jobs == 0 or n_jobs < -1):
+        raise ValueError(f"'--n-jobs' must be a positive int or -1 (every core); got {n_jobs}.")
+    return {"backend": backend, "n_jobs": 1 if backend == "sequential" else (n_jobs or 2), "scheduler": None}
+
+
 def print_json(payload, **kwargs):
     """Print ``payload`` as indented JSON on stdout (``kwargs`` go to :func:`json.dumps`)."""
     print(json.dumps(payload, indent=2, **kwargs))
@@ -205,6 +240,9 @@ def _run_demo(args):
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"'out' must be a folder; {str(out)!r} exists and is a file.")
+    from ._io import check_output_dir
+
+    check_output_dir(out, "--out")  # a folder that cannot be created or written is reported before any work
     import matplotlib
 
     matplotlib.use("Agg")

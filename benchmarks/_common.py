@@ -6,8 +6,8 @@
 * :func:`make_parser` builds the common command line (``--quick``, ``--repeat``, ``--sections``);
 * :func:`environment` describes the machine, to print above the tables;
 * :func:`add_cluster_options` / :func:`sweep_options` add ``--backend dask|ray --scheduler ADDRESS``
-  to a benchmark whose Monte-Carlo grid runs through :func:`algos._experiments.run_sweep` /
-  :func:`~algos._experiments.monte_carlo`, and turn them into those functions' keyword arguments;
+  to a benchmark whose Monte-Carlo grid runs through :func:`algos.experiments.run_sweep` /
+  :func:`~algos.experiments.monte_carlo`, and turn them into those functions' keyword arguments;
   :func:`describe_sweep` says in one line where the grid runs.
 
 Benchmarks are scripts, not tests: nothing here asserts a time.

@@ -20,7 +20,7 @@ would write or reach for today:
 (d) ``HybridRanking`` Monte Carlo, numba kernel (``backend="numpy"``) against the torch batched
     path (``backend="torch"``, CPU) for R = 1000 runs on 1000 agents x 2000 items.
 
-In (b) every size and in (c) every instance is one task of ``algos._experiments.run_sweep``:
+In (b) every size and in (c) every instance is one task of ``algos.experiments.run_sweep``:
 sequential by default, or spread over a cluster with ``--backend dask|ray --scheduler ADDRESS``
 (see docs/scaling.md). The tasks use fixed seeds, so sizes, values and quality checks are the same
 wherever they run; on a cluster each time is measured on the worker that ran the task (and tasks
@@ -308,10 +308,10 @@ def b_cell(n, repeat, random_state=None):
 
 
 def _sweep(cell, grid, repeat, sweep):
-    """Run ``cell(**point, repeat=repeat)`` over ``grid`` with :func:`algos._experiments.run_sweep`."""
+    """Run ``cell(**point, repeat=repeat)`` over ``grid`` with :func:`algos.experiments.run_sweep`."""
     import functools
 
-    from algos._experiments import run_sweep
+    from algos.experiments import run_sweep
 
     return run_sweep(functools.partial(cell, repeat=repeat), grid, random_state=SEED,
                      **(sweep or {"backend": "sequential"}))

@@ -29,7 +29,7 @@ c  **Statistics vs compression vs subsampling**: excess risk of the output agent
    means and how many subsamples contain no row with ``x_1 != 0`` (probability ``(1-q)^k``).
 
    The grid (every k x protocol x seed cell, and the full protocol per seed) runs as one
-   ``algos._experiments.run_sweep``: sequential by default, or on a cluster with
+   ``algos.experiments.run_sweep``: sequential by default, or on a cluster with
    ``--backend dask|ray --scheduler ADDRESS`` (see docs/scaling.md). Every cell uses the fixed
    seeds above, so the table is the same wherever the cells run (only the fit times differ).
 
@@ -285,12 +285,12 @@ def c_cell(design, protocol, k, seed, m, random_state=None):
 def section_c_records(m, ks, n_seeds, designs=C_DESIGNS, sweep=None):
     """Run the k x protocol x seed grid of section (c) (plus the full protocol per seed) as one sweep.
 
-    Every cell is one :func:`c_cell` task of :func:`algos._experiments.run_sweep`; ``sweep`` holds
+    Every cell is one :func:`c_cell` task of :func:`algos.experiments.run_sweep`; ``sweep`` holds
     its ``backend`` / ``scheduler`` / ``n_jobs`` (default: sequential, in this process). Returns the
     records in grid order: per design, the full protocol for every seed, then for every ``k`` and
     protocol every seed. Only the ``*_s`` (timing) values depend on where a cell ran.
     """
-    from algos._experiments import run_sweep
+    from algos.experiments import run_sweep
 
     grid = []
     for design in designs:

@@ -80,6 +80,11 @@ def write_api_pages(api_dir):
             theory=True,
         )
     pages["algos.datasets"] = _page("algos.datasets")
+    pages["algos.experiments"] = _page(
+        "algos.experiments",
+        intro=("Seeded parameter sweeps and Monte-Carlo runs on local processes or a Dask / Ray cluster "
+               "(see :doc:`../scaling`)."),
+    )
     pages["accel"] = _page("accel", intro="Array backends: numpy, or torch on CPU/CUDA (optional extra ``gpu``).")
     for m in MODULES:
         pages[f"accel.{m}"] = _page(f"accel.{m}")

@@ -432,7 +432,7 @@ def test_importing_accel_never_imports_torch():
     code = (
         "import accel.backend, sys\n"
         "assert 'torch' not in sys.modules, 'import accel.backend imported torch'\n"
-        "import numpy as np, accel, algos._experiments\n"
+        "import numpy as np, accel, algos.experiments\n"
         "from accel import get_backend, available_backends\n"
         "nx = get_backend(np.zeros(2)); nx.solve(np.eye(2), np.ones(2)); nx.logsumexp(np.zeros(3))\n"
         "available_backends()\n"

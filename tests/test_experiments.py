@@ -1,4 +1,4 @@
-"""Tests of algos._experiments: seeded sweeps and Monte-Carlo runs over joblib, and summarize."""
+"""Tests of algos.experiments: seeded sweeps and Monte-Carlo runs over joblib, and summarize."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from algos._experiments import monte_carlo, run_sweep, summarize
+from algos.experiments import monte_carlo, run_sweep, summarize
 from algos._validation import spawn_generators
 
 # Summaries are compared with an explicit-loop reference: both are float64 sums of <= 50 terms.
@@ -306,9 +306,9 @@ def _worker_name(random_state):
 
 def test_dask_without_a_client_says_how_to_start_one(monkeypatch):
     distributed = pytest.importorskip("distributed")
-    import algos._experiments as ex
+    import algos._engines as engines
 
-    monkeypatch.setattr(ex, "_DASK_CONNECT_TIMEOUT", "1s")  # nothing listens on port 9: fail fast
+    monkeypatch.setattr(engines, "DASK_CONNECT_TIMEOUT", "1s")  # nothing listens on port 9: fail fast
     with pytest.raises(ValueError):  # precondition: no client in this process
         distributed.get_client()
     with pytest.raises(ValueError, match=r"^backend='dask' needs a running dask\.distributed client and none is "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_array, check_finite, validate_params
+from ._merge import fit_dask, is_dask_array
 
 __all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin", "StreamFitMixin",
            "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
@@ -143,9 +144,10 @@ class StreamFitMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        y : array-like of shape (n_samples,)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Samples. A Dask array (chunked along rows) is fitted data-parallel on its blocks by
+            :func:`~algos.continual.fit_dask`, with the same result to round-off.
+        y : array-like or dask.array.Array of shape (n_samples,)
             Labels.
 
         Returns
@@ -154,6 +156,8 @@ class StreamFitMixin:
             The fitted estimator.
         """
         validate_params(self)
+        if is_dask_array(X):
+            return fit_dask(self, X, y)
         self._forget()
         return self._partial_fit(X, y, None, allow_empty=False)
 

@@ -2,6 +2,7 @@ r"""``CIRCLEClassifier``: R fixed reservoir extractors, G streaming-LDA heads, a
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 
@@ -11,6 +12,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
+from .._validation import validate_params
+from ._merge import check_merge_params
 from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 from numbers import Integral, Real
@@ -196,6 +199,49 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self.classes_ = self.heads_[0].classes_
         return self
 
+    def merge(self, other):
+        """Merge the heads of another fitted ``SLDAEnsemble`` into this one, in place (see :meth:`StreamingLDA.merge`).
+
+        Head :math:`g` merges with head :math:`g` of ``other``; the result equals the fit on the
+        union of both estimators' samples to round-off. An unfitted ``other`` adds nothing.
+
+        Parameters
+        ----------
+        other : SLDAEnsemble
+            Same ``group_sizes`` (column blocks), ``shrinkage``, ``covariance``, ``temperature``
+            and ``head_dtype``.
+
+        Returns
+        -------
+        self : SLDAEnsemble
+            The merged estimator.
+
+        Raises
+        ------
+        ValueError
+            For ``covariance="hayes"`` or ``"fixed"`` (order-dependent; use ``"exact"``), or a
+            parameter, column block or feature count that differs (the message names it).
+        """
+        if not isinstance(other, SLDAEnsemble):
+            raise TypeError(f"'other' must be an SLDAEnsemble; got {type(other).__name__}.")
+        validate_params(self)
+        validate_params(other)
+        check_merge_params(self, other, ("covariance", "shrinkage", "temperature", "head_dtype"))
+        if not hasattr(other, "heads_"):
+            return self
+        if not hasattr(self, "heads_"):
+            for attr in ("heads_", "_slices", "classes_", "n_features_in_", "feature_names_in_"):
+                if hasattr(other, attr):
+                    setattr(self, attr, copy.deepcopy(getattr(other, attr)))
+            return self
+        if other._slices != self._slices:
+            raise ValueError(f"'group_sizes' differs between the states to merge (column blocks {self._slices} "
+                             f"and {other._slices}); only estimators with equal parameters can be merged.")
+        for head, other_head in zip(self.heads_, other.heads_):
+            head.merge(other_head)
+        self.classes_ = self.heads_[0].classes_
+        return self
+
     def _log_proba(self, X):
         check_is_fitted(self, "heads_")
         check_numeric(X, "X")
@@ -369,7 +415,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
 
     # ------------------------------------------------------------------ construction
     def _build(self, n_features, image_shape):
-        from ._reservoir import BiRC2DFeatures
+        from ._birc2d import BiRC2DFeatures
 
         R = check_scalar_int(self.n_reservoirs, "n_reservoirs", low=1)
         G = check_scalar_int(self.n_groups, "n_groups", low=1, high=R)
@@ -416,7 +462,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         if expected is not None and shape != tuple(expected):
             raise ValueError(f"'X' must have shape (n, {', '.join(map(str, expected))}) to match image_shape; "
                              f"got {X_arr.shape}.")
-        return np.asarray(X_arr).reshape(X_arr.shape[0], -1), shape
+        return np.asarray(X_arr).reshape(X_arr.shape[0], math.prod(shape)), shape
 
     def extract_features(self, X):
         """Concatenated features of all R extractors, ``[phi_1(X), ..., phi_R(X)]``.
@@ -460,6 +506,55 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         if first:
             self._build(X.shape[1], img if img is not None else self.image_shape)
         self.ensemble_.partial_fit(self._transform(X), y, classes=classes)
+        self.classes_ = self.ensemble_.classes_
+        return self
+
+    def merge(self, other):
+        """Merge the heads of another fitted ``CIRCLEClassifier`` into this one, in place.
+
+        Both estimators must compute the same features (equal parameters and equal extractors: an
+        int ``random_state`` makes them reproducible on every worker); head :math:`g` then merges
+        with head :math:`g` of ``other`` (:meth:`StreamingLDA.merge`) and the result equals the fit
+        on the union of both estimators' samples to round-off. An unfitted ``other`` adds nothing.
+
+        Parameters
+        ----------
+        other : CIRCLEClassifier
+
+        Returns
+        -------
+        self : CIRCLEClassifier
+            The merged estimator.
+
+        Raises
+        ------
+        ValueError
+            For ``covariance="hayes"`` or ``"fixed"`` (order-dependent; use ``"exact"``), a
+            parameter that differs (the message names it) or extractors whose features differ.
+        """
+        if not isinstance(other, CIRCLEClassifier):
+            raise TypeError(f"'other' must be a CIRCLEClassifier; got {type(other).__name__}.")
+        validate_params(self)
+        validate_params(other)
+        names = [k for k in self.get_params(deep=False) if k not in ("n_jobs", "random_state")]
+        check_merge_params(self, other, names)
+        if not hasattr(other, "ensemble_"):
+            return self
+        if not hasattr(self, "ensemble_"):
+            for attr in self._fit_resets + ("feature_names_in_",):
+                if hasattr(other, attr):
+                    setattr(self, attr, copy.deepcopy(getattr(other, attr)))
+            return self
+        if other.image_shape_ != self.image_shape_:
+            raise ValueError(f"'image_shape' differs between the states to merge ({self.image_shape_} and "
+                             f"{other.image_shape_}); only estimators with equal parameters can be merged.")
+        scale = 255.0 if self.pixel_range == "byte" else 1.0
+        probe = np.random.default_rng(0).random((2, self.n_features_in_)) * scale
+        if not np.array_equal(self._transform(probe), other._transform(probe)):
+            raise ValueError("the extractors differ ('random_state' gave different reservoirs): only "
+                             "CIRCLEClassifiers with the same features can be merged; pass the same int "
+                             "'random_state' to both.")
+        self.ensemble_.merge(other.ensemble_)
         self.classes_ = self.ensemble_.classes_
         return self
 

@@ -6,6 +6,7 @@ covariance, a Gaussian (equal-prior) posterior with a tempered softmax.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -16,7 +17,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_option, check_scalar_float
+from .._validation import check_option, check_scalar_float, validate_params
+from ._merge import check_merge_params
 from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda_kernels import RULE_HAYES, delta_pass
 from numbers import Real
@@ -216,6 +218,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self.n_samples_seen_ = 0
         self._scatter = np.zeros((d, d), dtype=dtype)  # only its lower triangle is kept current
         self._fixed_cov = None
+        self._from_base = False
         self._cache = _Cache()
 
     def _register(self, labels):
@@ -336,8 +339,101 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         R = X.astype(np.float64) - self.means_[yidx]
         cov = OAS(assume_centered=True).fit(R).covariance_.astype(self.means_.dtype)
         self._scatter = cov * self.n_samples_seen_
+        self._from_base = True
         if mode == "fixed":
             self._fixed_cov = cov
+        self._cache.value = None
+        return self
+
+    # ------------------------------------------------------------------ merging
+    def merge(self, other):
+        r"""Add the state of another fitted ``StreamingLDA`` to this one, in place.
+
+        After ``a.merge(b)``, ``a`` is (to round-off) the estimator that ``fit`` on the union of the
+        samples seen by ``a`` and by ``b`` gives: the class list is the union, and per class
+        :math:`c = c_a + c_b`, :math:`\mu = (c_a\mu_a + c_b\mu_b)/c` and the pooled scatter
+        :math:`S = S_a + S_b + \sum_k \tfrac{c_{a,k}c_{b,k}}{c_k}(\mu_{a,k}-\mu_{b,k})
+        (\mu_{a,k}-\mu_{b,k})^\top` (Chan et al. 1979). Merging is associative and commutative
+        up to round-off, so states computed on different parts of a data set (on different workers)
+        can be combined in any grouping and order; :func:`algos.continual.fit_dask` does so over
+        the blocks of a Dask array.
+
+        Like ``partial_fit``, ``merge`` updates ``self`` and returns it; ``other`` is not changed
+        (merge into ``copy.deepcopy(a)`` to keep ``a``). An unfitted ``other`` (never fitted or
+        with no samples) adds nothing; merging into an unfitted ``self`` copies ``other``'s state.
+
+        Parameters
+        ----------
+        other : StreamingLDA
+            A state with the same ``shrinkage``, ``covariance``, ``temperature``, ``dtype`` and
+            number of features.
+
+        Returns
+        -------
+        self : StreamingLDA
+            The merged estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``covariance`` is ``"hayes"`` or ``"fixed"``: their state depends on the order of
+            the samples (Hayes's rule adds :math:`xx^\top` for the first sample of each class;
+            ``"fixed"`` freezes the covariance of the first batch), so no merge equals a fit on
+            the union; use ``covariance="exact"``. Also if a state comes from :meth:`fit_base`
+            (its OAS covariance is not a sum over samples), or if a parameter or the number of
+            features differs (the message names it).
+        TypeError
+            If ``other`` is not a ``StreamingLDA``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from algos.continual import StreamingLDA
+        >>> rng = np.random.default_rng(0)
+        >>> X, y = rng.normal(size=(200, 4)), rng.integers(0, 3, 200)
+        >>> a = StreamingLDA().fit(X[:120], y[:120])
+        >>> b = StreamingLDA().fit(X[120:], y[120:])
+        >>> whole = StreamingLDA().fit(X, y)
+        >>> bool(np.allclose(a.merge(b).covariance_, whole.covariance_, rtol=0, atol=1e-12))
+        True
+        """
+        if not isinstance(other, StreamingLDA):
+            raise TypeError(f"'other' must be a StreamingLDA; got {type(other).__name__}.")
+        validate_params(self)
+        validate_params(other)
+        mode = check_merge_params(self, other, ("covariance", "shrinkage", "temperature", "dtype"))
+        for est, name in ((self, "self"), (other, "other")):
+            if getattr(est, "_from_base", False):
+                raise ValueError(f"'{name}' was initialised by fit_base, whose OAS covariance is not a sum over "
+                                 "samples and cannot be merged; fit it with fit or partial_fit instead.")
+        if not hasattr(other, "classes_"):
+            return self
+        if not hasattr(self, "classes_"):
+            for attr in ("classes_", "means_", "counts_", "n_samples_seen_", "_scatter", "_fixed_cov",
+                         "_from_base", "n_features_in_", "feature_names_in_"):
+                if hasattr(other, attr):
+                    setattr(self, attr, copy.deepcopy(getattr(other, attr)))
+            self._cache = _Cache()
+            return self
+        if other.n_features_in_ != self.n_features_in_:
+            raise ValueError(f"'other' has n_features_in_ = {other.n_features_in_}; this estimator has "
+                             f"{self.n_features_in_}: states over different features cannot be merged.")
+        self._register(other.classes_)
+        seen = other.counts_ > 0
+        if not seen.any():
+            return self
+        ks = np.searchsorted(self.classes_, other.classes_[seen])
+        ca, cb = self.counts_[ks], other.counts_[seen]
+        mb = other.means_[seen]
+        dt = self.means_.dtype
+        tot = ca + cb
+        if mode == "exact":
+            wk = np.sqrt(ca * cb / tot).astype(dt)
+            self._scatter += np.tril(other._scatter)
+            _syrk_update(self._scatter, wk[:, None] * (self.means_[ks] - mb))
+        self.means_[ks] = ((ca / tot)[:, None] * self.means_[ks] + (cb / tot)[:, None] * mb).astype(dt)
+        self.counts_[ks] = tot
+        self.n_samples_seen_ += other.n_samples_seen_
         self._cache.value = None
         return self
 

@@ -18,6 +18,7 @@ from sklearn.utils.validation import validate_data
 
 from .._validation import check_bool, check_option, check_random_state, check_scalar_int
 from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
+from ._dask import is_dask_array
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
 from ._huber_solvers import _init_lad
@@ -355,6 +356,8 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a row-chunked ``dask.array.Array`` (with ``y`` one too), for ``method="huber"`` only:
+            the fit of :meth:`HuberSoSRegressor.fit` on Dask arrays, by passes over the blocks.
         y : array-like of shape (n_samples,)
 
         Returns
@@ -371,6 +374,8 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         refine = check_option(self.refine, "refine", _REFINE)
         rng = check_random_state(self.random_state)
         validate_params(self)  # after the checks above, whose messages are the package's
+        if is_dask_array(X) or is_dask_array(y):
+            return self._fit_dask(X, y, method, fit_intercept, max_iter)
         _check_real(X, "X")
         _check_real(y, "y")
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, order="C", y_numeric=True)
@@ -407,6 +412,39 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
             self.coef_ = np.ascontiguousarray(b * col_scale)
             self.intercept_ = 0.0
         self._warn(method, chosen, p, max_iter)
+        return self
+
+    def _fit_dask(self, X, y, method, fit_intercept, max_iter):
+        """``method="huber"`` on row-chunked Dask arrays: :meth:`HuberSoSRegressor.fit` by passes over the blocks."""
+        if method != "huber":
+            raise ValueError(f"SubsetOfSignalsRegressor(method={method!r}) needs X in memory; of its methods only "
+                             "method='huber' runs out of core, on dask arrays (one pass per iteration over the "
+                             "blocks). Set method='huber', or fit an in-memory sample (e.g. X[:n].compute()).")
+        if isinstance(self.delta, str):
+            raise ValueError(f"SubsetOfSignalsRegressor on a dask array needs a numeric 'delta'; got {self.delta!r}. "
+                             "Fit an in-memory sample first and pass its delta_.")
+        import dask
+
+        huber = HuberSoSRegressor(delta=self.delta, fit_intercept=fit_intercept, max_iter=max_iter).fit(X, y)
+        delta = huber.delta_
+        r = y - X @ huber.coef_ - huber.intercept_
+        a = abs(r)
+        n_in, ring = dask.compute((a <= delta).sum(), ((a > 3.0 * delta) & (a <= 5.0 * delta)).sum())
+        p = huber.coef_.shape[0] + (1 if fit_intercept else 0)
+        self.n_features_in_ = huber.n_features_in_
+        self.delta_ = delta
+        self.method_ = "huber"
+        self.n_iter_ = max(int(huber.n_iter_), 1)
+        self.n_inliers_ = int(n_in)
+        self.excess_inliers_ = float(n_in - p - 0.5 * ring)
+        self.recovered_ = _recovered(int(n_in), 0.5 * int(ring), p)
+        self.fixed_point_ = self.converged_ = bool(huber.converged_)
+        self.optimality_residual_ = float(huber.gradient_norm_)
+        self.inference_ = "sandwich" if np.all(np.isfinite(huber.cov_params_)) else "none"
+        self.refined_ = False
+        self._set_cov(huber.cov_params_)
+        self.coef_, self.intercept_ = huber.coef_, huber.intercept_
+        self._warn(method, "huber", p, max_iter)
         return self
 
     def _set_diagnostics(self, chosen, b, Xa, ys, delta, p, huber, widths):

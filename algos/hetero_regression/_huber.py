@@ -36,6 +36,10 @@ from ._huber_solvers import (
     _spd_solve,
     _weighted_gram,
 )
+from ._chunked import huber_fit_chunks
+from ._dask import DaskPass, check_dask_xy, is_dask_array
+from ._irls import RANK_RTOL, irls_passes  # noqa: F401  (RANK_RTOL: documented here)
+from ._irls import check_full_rank as _check_full_rank
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -43,12 +47,6 @@ from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 
-#: Column-scaled X with a condition number above ``1 / sqrt(RANK_RTOL)`` (= 1e6) is treated as
-#: rank-deficient. The check works on the Gram matrix, whose smallest eigenvalue is only known to
-#: ~``p * eps`` of the largest: an exactly collinear column shows up as a ratio ~1e-16..1e-14, so the
-#: threshold keeps a margin of 100 above that noise (a design this ill-conditioned would also make the
-#: normal-equation steps of IRLS lose ~12 digits).
-RANK_RTOL = 1e-12
 #: Relative gradient tolerance of the intermediate stages of ``continuation=True``.
 CONTINUATION_STAGE_TOL = 1e-4
 #: Default ``regime_cap``: iterations after which a fit still without an accepted Newton step and
@@ -85,47 +83,6 @@ def _pow2_scale(absmax):
     if np.any(bad):
         out[bad] = np.ldexp(1.0, -np.frexp(absmax[bad])[1])
     return out
-
-
-def _check_full_rank(X, G_upper, pos, fit_intercept):
-    """Raise ``ValueError`` naming the column if ``X`` (rows with positive weight) lacks full column rank."""
-    n_cols = X.shape[1]
-    d = n_cols - 1 if fit_intercept else n_cols
-    diag = np.diag(G_upper).copy()
-    for j in range(d):
-        if diag[j] <= 0.0:
-            raise ValueError(
-                f"Column {j} of X is zero on every sample with positive weight; X must have full column "
-                "rank. Remove the column."
-            )
-    if fit_intercept:
-        Xp = X[pos, :d] if pos is not None else X[:, :d]
-        spread = np.ptp(Xp, axis=0) if Xp.shape[0] else np.zeros(d)
-        for j in range(d):
-            if spread[j] == 0.0:
-                raise ValueError(
-                    f"Column {j} of X is constant, which duplicates the intercept added by "
-                    "fit_intercept=True; remove the column or set fit_intercept=False."
-                )
-    scale = 1.0 / np.sqrt(diag)
-    G = np.triu(G_upper) + np.triu(G_upper, 1).T
-    C = G * scale[:, None] * scale[None, :]
-    evals, evecs = np.linalg.eigh(C)
-    if evals[0] <= RANK_RTOL * evals[-1]:
-        v = np.abs(evecs[:, 0])
-        involved = np.flatnonzero(v >= 1e-3 * v.max())
-        j = int(involved.max())
-        others = [int(k) for k in involved if k != j]
-
-        def name(k):
-            return "the intercept column (fit_intercept=True)" if fit_intercept and k == d else f"column {k}"
-
-        cond = f"~{math.sqrt(evals[-1] / evals[0]):.1e}" if evals[0] > 0 else "infinite"
-        raise ValueError(
-            f"X is rank-deficient: {name(j)} is (numerically) a linear combination of "
-            f"{', '.join(name(k) for k in others) or 'the other columns'} (condition number of the "
-            f"column-scaled X {cond} > 1e6). Remove or combine columns so that X has full column rank."
-        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -383,7 +340,19 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         Returns
         -------
         self : HuberSoSRegressor
+
+        Notes
+        -----
+        ``X`` and ``y`` may be row-chunked ``dask.array.Array`` objects (all features of a row in one
+        block, the same row blocks for both): then every pass of the iteration of :meth:`fit_chunks`
+        runs as one task per block on the active Dask scheduler and the (p, p) statistics are
+        tree-reduced; ``X`` is never gathered. The same restrictions as :meth:`fit_chunks` apply
+        (numeric ``delta``, no ``sample_weight``, ``continuation=False``, ``init="ols"``,
+        ``solver="irls"``, a CPU ``backend``); standard errors and ``conf_int`` come from the same
+        reductions.
         """
+        if is_dask_array(X) or is_dask_array(y):
+            return self._fit_dask(X, y, sample_weight)
         prob = self._prepare(X, y, sample_weight)
         stage, b, deltas, n_iter = self._solve(prob)
         self._set_fitted(prob, stage, b, deltas, n_iter)
@@ -578,8 +547,6 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         are not used (OLS start, the iteration above). Entries are not rescaled: keep ``X`` and
         ``y`` within about ``1e150``.
         """
-        from ._chunked import huber_fit_chunks
-
         if not callable(chunks):
             raise TypeError(f"'chunks' must be a callable returning an iterable of (X, y) pairs; got "
                             f"{type(chunks).__name__}.")
@@ -591,6 +558,36 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
         tol = check_scalar_float(self.tol, "tol", low=0.0)
         out = huber_fit_chunks(chunks, float(delta), fit_intercept, tol, max_iter)
+        return self._set_from_passes(out, float(delta), fit_intercept, tol, max_iter, "fit_chunks")
+
+    def _fit_dask(self, X, y, sample_weight):
+        """:meth:`fit` on Dask arrays: the pass iteration with every pass mapped onto the row blocks."""
+        prm = self._check_params()
+        validate_params(self)
+        if isinstance(self.delta, str):
+            raise ValueError(f"fit on a dask array needs a numeric 'delta'; got {self.delta!r} ('auto' needs all "
+                             "residuals at once: fit a sample in memory first and pass its delta_).")
+        unsupported = [(name, prm[name], ok) for name, ok in (("continuation", False), ("init", "ols"),
+                                                             ("solver", "irls"))
+                       if prm[name] != ok]
+        if prm["backend"] == "torch":
+            unsupported.append(("backend", "torch", "numpy"))
+        if unsupported:
+            name, got, ok = unsupported[0]
+            raise ValueError(f"fit on a dask array runs the pass iteration only: '{name}' must be {ok!r}; got "
+                             f"{got!r}. Use the default, or fit an in-memory sample.")
+        if sample_weight is not None:
+            raise ValueError("fit on a dask array does not take 'sample_weight'; got one. Fit in memory, or "
+                             "repeat rows instead of weighting them.")
+        check_dask_xy(X, y)
+        self.backend_ = "numpy"
+        out = irls_passes(DaskPass(X, y, prm["fit_intercept"]), float(prm["delta"]), prm["fit_intercept"],
+                          prm["tol"], prm["max_iter"])
+        return self._set_from_passes(out, float(prm["delta"]), prm["fit_intercept"], prm["tol"], prm["max_iter"],
+                                     "fit")
+
+    def _set_from_passes(self, out, delta, fit_intercept, tol, max_iter, name):
+        """The fitted attributes from the dict of :func:`._irls.irls_passes`, then its warnings."""
         b, d = out["coef"], out["d"]
         self.n_features_in_ = d
         if fit_intercept:
@@ -615,10 +612,10 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         self._set_cov(cov)
         if not self.converged_:
             warnings.warn(
-                f"HuberSoSRegressor.fit_chunks did not converge: relative gradient norm {self.gradient_norm_:.2e} "
+                f"HuberSoSRegressor.{name} did not converge: relative gradient norm {self.gradient_norm_:.2e} "
                 f"> tol={tol:g} after {self.n_iter_} iterations (max_iter={max_iter}). Increase max_iter, or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         threshold = 2.0 * math.sqrt(n * p)
         if self.n_inliers_ < threshold:
@@ -627,7 +624,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
                 f"2*sqrt(n*d) = {threshold:.0f}: convex estimators can fail below m ~ 2 sqrt(nd); see Compton & "
                 "Schramm 2026. Check that delta matches the noise scale of the reliable sources.",
                 ConvexRegimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return self
 

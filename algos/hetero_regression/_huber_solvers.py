@@ -14,22 +14,17 @@ import numpy as np
 from scipy import linalg as sla
 from scipy.linalg.blas import dsyrk
 
+from ._irls import (  # noqa: F401  (RIDGE ... are part of this file's documented interface)
+    ARMIJO_C,
+    MAX_BACKTRACKS,
+    MONOTONE_RTOL,
+    NEWTON_MIN_INLIERS_PER_COEF,
+    NEWTON_TRIES,
+    RIDGE,
+)
 from ._kernels import huber_pass, masked_ratio_medians
 
-#: IRLS ridge safety: ``RIDGE * trace(G) / p`` is added to the diagonal of the weighted Gram matrix.
-#: It keeps the Cholesky factorisation defined when almost every weight is tiny (sign-only regime) and
-#: does not break monotonicity (a larger quadratic majoriser is still a majoriser).
-RIDGE = 1e-12
-#: An accepted step may raise the objective by at most ``MONOTONE_RTOL * |L|`` (summation round-off of
-#: ``n`` terms; the property test P6 allows ``1e-9 * |L|``). Beyond that, the step is backtracked.
-MONOTONE_RTOL = 1e-11
-#: Step halvings tried before IRLS declares that it stalls.
-MAX_BACKTRACKS = 40
-#: Newton acceleration (solver="irls"): tried only with at least this many inliers per coefficient,
-#: accepted with the Armijo constant ``ARMIJO_C`` at one of ``NEWTON_TRIES`` step lengths 1, 1/2, ...
-NEWTON_MIN_INLIERS_PER_COEF = 2
-ARMIJO_C = 1e-4
-NEWTON_TRIES = 3
+#: after a refused Newton step, the next 1, 2, 4, ... attempts (at most this many) are skipped
 NEWTON_MAX_BACKOFF = 4
 #: solver="irls" doubles an accepted MM step while the objective keeps decreasing, up to this factor
 MAX_EXTRAPOLATION = 64.0

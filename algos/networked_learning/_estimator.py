@@ -16,8 +16,9 @@ from theory import networked_learning as _th
 from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
 from .._validation import check_not_strings as _check_real
 from .._validation import r2_score_checked
+from ._executors import EXECUTORS, check_scheduler, dask_client, ray_session, run_dask, run_inprocess, run_ray
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
-from ._population import POPULATION_RCOND
+from ._message import agent_step
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
@@ -73,12 +74,6 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
 
 
 
-def _lstsq(A, y, rcond):
-    if A.shape[1] == 0 or A.shape[0] == 0:
-        return np.zeros(A.shape[1])
-    return np.linalg.lstsq(A, y, rcond=POPULATION_RCOND if rcond is None else rcond)[0]
-
-
 class _TorchGaussianSketch:
     """The same Gaussian sketch, applied with torch (blocks drawn identically, matmul on device)."""
 
@@ -93,40 +88,29 @@ class _TorchGaussianSketch:
         return gaussian_sketch_apply_torch(sk.k, sk.m, sk.seed, A, chunk=sk.chunk, device=self._device)
 
 
-def _run_protocol(Xc, yc, order, parents, fs, rcond, sketch=None, engine="messages"):
-    """Fit every agent in topological order.
-
-    Without ``sketch`` this is the full-message protocol on ``(Xc, yc)``. With ``sketch`` (an object
-    with ``apply``) and ``engine="messages"`` it is the literal sketched protocol: each agent applies
-    ``S`` to its own columns and combines its parents' messages ``z_u = S yhat_u``. Returns local
-    coefficients ``{v: (theta_v, w_v)}`` and global coefficients ``{v: beta_v}``.
-    """
-    d = Xc.shape[1]
-    target = yc if sketch is None else sketch.apply(yc)
-    messages, local, glob = {}, {}, {}
+def _global_coefs(order, parents, fs, local, d, glob=None):
+    """``{v: beta_v}`` from the local coefficients, ``beta_v = E_v theta_v + sum_u w_vu beta_u``, over
+    ``order`` (``glob``, updated in place when given, holds the parents already computed)."""
+    glob = {} if glob is None else glob
     for v in order:
-        cols = list(fs[v])
-        pa = parents[v]
-        own = Xc[:, cols]
-        if sketch is not None:
-            own = sketch.apply(own) if cols else np.zeros((target.shape[0], 0))
-            if own.ndim == 1:
-                own = own[:, None]
-        if engine == "coef" and sketch is None:
-            par = [Xc @ glob[u] for u in pa]  # parent predictions recomputed from coefficients
-        else:
-            par = [messages[u] for u in pa]
-        A = np.column_stack([own] + par) if par else own
-        c = _lstsq(A, target, rcond)
-        theta, w = c[: len(cols)], c[len(cols):]
+        theta, w = local[v][0], local[v][1]
         beta = np.zeros(d)
-        beta[cols] = theta
-        for wu, u in zip(w, pa):
+        beta[list(fs[v])] = theta
+        for wu, u in zip(w, parents[v]):
             beta += wu * glob[u]
-        local[v] = (theta.copy(), w.copy())
         glob[v] = beta
-        messages[v] = A @ c
-    return local, glob
+    return glob
+
+
+def _run_coef(Xc, yc, order, parents, fs, rcond):
+    """The full protocol with each parent's prediction recomputed from its coefficients (``Xc @ beta_u``)
+    instead of received: ``{v: (theta_v, w_v, nbytes_v)}``."""
+    d = Xc.shape[1]
+    local, glob = {}, {}
+    for v in order:
+        local[v], _ = agent_step(Xc[:, list(fs[v])], yc, None, rcond, *(Xc @ glob[u] for u in parents[v]))
+        _global_coefs([v], parents, fs, local, d, glob)
+    return local
 
 
 class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
@@ -202,6 +186,21 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         run their numba kernels (they cost O(m log m) and O(m) per column).
     device : str or torch.device, optional
         Device of the torch backend (default: CUDA when available).
+    executor : {"inprocess", "dask", "ray"}, default="inprocess"
+        Where the agents run. ``"inprocess"``: one after the other in this process. ``"dask"``: each agent's
+        fit is a task of the running ``dask.distributed`` client (``distributed.get_client()``), submitted
+        in topological order with its parents' message futures as arguments; ``"ray"``: each agent is a Ray
+        task of the running session taking its parents' message ``ObjectRef``\ s. The messages go from
+        worker to worker through the engine (never through this process), each agent sketching or
+        subsampling its own columns on its worker; only the coefficients come back. Every executor runs
+        the same per-agent step, so the fitted attributes equal the in-process ones (to BLAS round-off).
+        Needs the ``scale`` extra; ``engine="auto"`` means ``"messages"`` on a cluster, ``engine="coef"``
+        is refused there for ``"full"``/``"subsample"`` (it sends no message).
+    scheduler : str or None, default=None
+        With ``executor="dask"``: the address of a dask scheduler (``"tcp://host:8786"``), a client is
+        opened for the fit and closed after it; with ``executor="ray"``: ``"local"``, ``"auto"`` or
+        ``"ray://host:10001"``, Ray is started for the fit and shut down after it. ``None``: use the
+        running client / session (``ValueError`` saying how to start one when there is none).
     random_state : None, int, SeedSequence or Generator, default=None
         Source of the shared seed (one draw per ``fit``) for the sketch or the row subset.
 
@@ -221,6 +220,13 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         Agents on the longest path ending at ``v`` (sources: 1).
     comm_floats_ : int
         Floats sent along edges: ``m`` (full) or ``k`` (sketch, subsample) times the number of edges.
+    communication_bytes_ : dict (u, v) -> int
+        Bytes serialised for the message on each edge, measured by the sending agent (on its worker for a
+        cluster executor) as ``len(pickle.dumps(message, protocol=5))`` of the object that travels: a
+        contiguous float64 vector pickled as its raw bytes, ``8 * n`` bytes plus a fixed overhead of
+        about 80 bytes (pickle opcodes and frame, the constructor's module path, the byte-string length).
+    communication_nominal_bytes_ : dict (u, v) -> int
+        The protocol's cost per edge: ``8 * m`` (full) or ``8 * k`` (sketch, subsample) bytes.
     train_mse_ : dict node -> float
         Each agent's mean squared error on all ``m`` training rows (for the sketched protocol too).
     graph_ : networkx.DiGraph
@@ -229,6 +235,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     k_ : int or None
     engine_ : {"messages", "coef"}
         The engine used (``"auto"`` resolved).
+    executor_ : {"inprocess", "dask", "ray"}
+        Where the agents ran.
     backend_ : {"numpy", "torch"}
         The core that applied the sketch (``backend`` resolved).
     sketch_seed_ : int or None
@@ -264,6 +272,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
+        "executor": [OrderedStrOptions(("inprocess", "dask", "ray"))],
         "feature_sets": "no_validation",  # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
         "fit_intercept": ["boolean"],
         "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
@@ -272,6 +281,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         "protocol": [OrderedStrOptions(("full", "sketch", "subsample"))],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "rcond": [Interval(Real, 0, None, closed="left"), None],
+        "scheduler": [str, None],
         "sketch": [OrderedStrOptions(("gaussian", "srht", "countsketch"))],
     }
 
@@ -288,6 +298,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         engine="auto",
         backend="numpy",
         device=None,
+        executor="inprocess",
+        scheduler=None,
         random_state=None,
     ):
         self.graph = graph
@@ -301,6 +313,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self.engine = engine
         self.backend = backend
         self.device = device
+        self.executor = executor
+        self.scheduler = scheduler
         self.random_state = random_state
 
     def _check_params(self):
@@ -312,7 +326,15 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
             "rcond": None if self.rcond is None else check_scalar_float(self.rcond, "rcond", low=0.0),
             "engine": check_option(self.engine, "engine", _ENGINES),
             "backend": check_option(self.backend, "backend", RESOLVE_OPTIONS),
+            "executor": check_option(self.executor, "executor", EXECUTORS),
         }
+        prm["scheduler"] = check_scheduler(self.scheduler, prm["executor"])
+        if prm["executor"] != "inprocess" and prm["engine"] == "coef" and prm["protocol"] != "sketch":
+            raise ValueError(
+                f"engine='coef' recomputes the parents' predictions from their coefficients and sends no "
+                f"message, so it cannot run on executor={prm['executor']!r}; use engine='messages' or 'auto' "
+                f"(got protocol={prm['protocol']!r})."
+            )
         if not isinstance(self.random_state, np.random.RandomState):  # (drawing from one would consume it)
             check_random_state(self.random_state)
         return prm
@@ -327,6 +349,13 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
                 "'backend'='torch' applies the Gaussian sketch on torch: it needs protocol='sketch' and "
                 f"sketch='gaussian'; got protocol={prm['protocol']!r} and sketch={prm['sketch']!r} "
                 "(use backend='numpy' or 'auto')."
+            )
+        if backend == "torch" and prm["executor"] != "inprocess":
+            if prm["backend"] == "auto":  # the agents' workers apply the sketch with the CPU kernels
+                return "numpy"
+            raise ValueError(
+                f"'backend'='torch' applies the sketch on this process's device and cannot run inside the "
+                f"agents' tasks of executor={prm['executor']!r}; use backend='numpy' or 'auto'."
             )
         return backend
 
@@ -368,6 +397,17 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
             sketch_obj = _TorchGaussianSketch(sketch_obj, self.device)
         return k, seed, None, sketch_obj
 
+    def _run_agents(self, prm, order, parents, own, y, compress):
+        """``{v: (theta_v, w_v, nbytes_v)}`` from the executor (one :func:`agent_step` per agent)."""
+        executor, scheduler = prm["executor"], prm["scheduler"]
+        if executor == "inprocess":
+            return run_inprocess(order, parents, own, y, compress, prm["rcond"])
+        if executor == "dask":
+            with dask_client(scheduler) as client:
+                return run_dask(client, order, parents, own, y, compress, prm["rcond"])
+        with ray_session(scheduler) as ray:
+            return run_ray(ray, order, parents, own, y, compress, prm["rcond"])
+
     def fit(self, X, y):
         """Run the protocol on the shared sample ``(X, y)``.
 
@@ -407,19 +447,20 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self.backend_ = backend
         engine = prm["engine"]
         if engine == "auto":
-            engine = "coef" if protocol == "sketch" else "messages"
+            engine = "coef" if protocol == "sketch" and prm["executor"] == "inprocess" else "messages"
         self.engine_ = engine
+        self.executor_ = prm["executor"]
 
-        if protocol == "full":
-            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], engine=engine)
-        elif protocol == "subsample":
-            local, glob = _run_protocol(Xc[rows], yc[rows], order, parents, fs, prm["rcond"], engine=engine)
-        elif engine == "messages":
-            local, glob = _run_protocol(Xc, yc, order, parents, fs, prm["rcond"], sketch=sketch_obj)
+        compress = rows if protocol == "subsample" else sketch_obj
+        if engine == "coef" and protocol == "sketch":  # the reduction: sketch [X, y] once, then full messages
+            Xc, yc, compress = sketch_obj.apply(Xc), sketch_obj.apply(yc), None
+        if engine == "coef" and protocol != "sketch":
+            Xa, ya = (Xc, yc) if rows is None else (Xc[rows], yc[rows])
+            local = _run_coef(Xa, ya, order, parents, fs, prm["rcond"])
         else:
-            SX = sketch_obj.apply(Xc)
-            Sy = sketch_obj.apply(yc)
-            local, glob = _run_protocol(SX, Sy, order, parents, fs, prm["rcond"], engine="messages")
+            own = {v: Xc[:, list(fs[v])] for v in order}
+            local = self._run_agents(prm, order, parents, own, yc, compress)
+        glob = _global_coefs(order, parents, fs, local, d)
 
         self.graph_ = graph
         self.feature_sets_ = fs
@@ -429,13 +470,15 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self.k_ = k
         self.sketch_seed_ = seed
         self.rows_ = rows
-        self.local_coefs_ = {v: local[v] for v in graph.nodes()}
+        self.local_coefs_ = {v: (local[v][0], local[v][1]) for v in graph.nodes()}
         self.global_coefs_ = {v: glob[v] for v in graph.nodes()}
         self.intercepts_ = {v: float(y_mean - x_mean @ glob[v]) for v in graph.nodes()}
         self.coef_ = glob[out].copy()
         self.intercept_ = self.intercepts_[out]
         per_edge = m if protocol == "full" else k
         self.comm_floats_ = int(per_edge * graph.number_of_edges())
+        self.communication_bytes_ = {(u, v): int(local[u][2]) for u, v in graph.edges()}
+        self.communication_nominal_bytes_ = {(u, v): 8 * int(per_edge) for u, v in graph.edges()}
         with np.errstate(over="ignore", invalid="ignore"):
             self.train_mse_ = {
                 v: float(np.mean((y - X @ glob[v] - self.intercepts_[v]) ** 2)) if m else 0.0 for v in graph.nodes()

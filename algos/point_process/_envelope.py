@@ -165,7 +165,7 @@ class Envelope:
 
 
 def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correction=None,
-             random_state=None, grid=64, **kwargs):
+             random_state=None, grid=64, backend="sequential", n_jobs=1, scheduler=None, **kwargs):
     """Simulation envelope of a second-order summary under a model.
 
     Parameters
@@ -185,15 +185,38 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         Each simulation draws from a child of this seed (``SeedSequence.spawn``).
     grid : int, default=64
         Raster side for the posterior draws of a fitted :class:`VoGCAM`.
+    backend : str, default="sequential"
+        Where the ``n_sim`` simulations run: ``"sequential"`` (this process, in order), a local joblib
+        backend (``"loky"``, ``"threading"``) or a cluster engine, ``"dask"`` (a running
+        ``dask.distributed`` client, or ``scheduler``) or ``"ray"`` (after ``ray.init()``, or
+        ``scheduler``), through :func:`algos.experiments.monte_carlo`. Simulation ``i`` draws from the
+        same child seed whatever runs it: the envelope is identical to the sequential one.
+    n_jobs : int, default=1
+        Parallel jobs for a local backend; with ``"dask"`` / ``"ray"``, 1 means every worker.
+    scheduler : str or None, default=None
+        Cluster address for ``"dask"`` (``"tcp://host:8786"``) or ``"ray"`` (``"ray://host:10001"``,
+        ``"auto"``, ``"local"``), opened for the call; ``None`` uses the running client or session.
     **kwargs
         Passed to the statistic.
 
     Returns
     -------
     Envelope
+
+    Notes
+    -----
+    With a cluster backend the model, the window and the statistic are shipped to the workers
+    (cloudpickle); a fitted :class:`VoGCAM` travels whole, so the workers need ``algos-theory``
+    installed. Only the ``n_sim`` curves (``n_sim x len(r)`` floats) come back.
     """
     n_sim = check_scalar_int(n_sim, "n_sim", low=1, high=100000)
     grid = check_scalar_int(grid, "grid", low=2, high=2048)
+    if not isinstance(backend, str):
+        raise TypeError(f"'backend' must be a joblib backend name or 'dask' / 'ray' (str); got {backend!r} of type "
+                        f"{type(backend).__name__}.")
+    if scheduler is not None and backend not in ("dask", "ray"):
+        raise ValueError(f"'scheduler' is only used with backend 'dask' or 'ray'; got scheduler={scheduler!r} with "
+                         f"backend={backend!r}.")
     w = window
     if w is None and not isinstance(model, str):
         w = getattr(model, "window_", None)
@@ -235,10 +258,20 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         theo = np.full(len(r), np.nan)
     else:
         raise TypeError(f"'statistic' must be 'K', 'L', 'g' or a callable; got {type(statistic).__name__}.")
-    seeds = np.random.SeedSequence(
-        check_random_state(random_state).integers(0, 2**63 - 1)).spawn(n_sim)
-    with duplicates_reported():  # the pattern's copies are reported once, above
-        sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in seeds])
+    root = np.random.SeedSequence(check_random_state(random_state).integers(0, 2**63 - 1))
+    if backend == "sequential":
+        with duplicates_reported():  # the pattern's copies are reported once, above
+            sims = np.vstack([stat(sample(np.random.default_rng(s))) for s in root.spawn(n_sim)])
+    else:
+        from algos.experiments import monte_carlo
+
+        def one_simulation(random_state):
+            with duplicates_reported():
+                return np.asarray(stat(sample(random_state)), dtype=np.float64)
+
+        # monte_carlo spawns the same n_sim children of ``root`` in the same order
+        sims = np.vstack(monte_carlo(one_simulation, n_sim, random_state=root, n_jobs=n_jobs, backend=backend,
+                                     scheduler=scheduler))
     with np.errstate(all="ignore"):
         mean = np.nanmean(sims, axis=0) if np.any(np.isfinite(sims)) else np.full(len(r), np.nan)
         lo, hi = np.nanmin(sims, axis=0), np.nanmax(sims, axis=0)

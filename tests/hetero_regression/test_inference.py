@@ -345,3 +345,23 @@ def test_fit_chunks_warns_naming_max_iter():
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         est = HuberSoSRegressor(max_iter=1).fit_chunks(_chunker(data.X, data.y, 1000))
     assert not est.converged_
+
+
+def test_pass_iteration_files_import_as_a_tree():
+    """_irls is a leaf; _chunked and _dask import nothing from the estimators (no cycle with _huber)."""
+    import ast
+    import pathlib
+
+    import algos.hetero_regression as pkg
+
+    root = pathlib.Path(pkg.__file__).parent
+
+    def package_imports(name):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 1}
+
+    assert package_imports("_irls") == set()
+    assert package_imports("_chunked") == {"_irls", "_kernels"}
+    assert package_imports("_dask") == {"_chunked"}
+    for name in ("_chunked", "_dask", "_huber_solvers"):
+        assert "_huber" not in package_imports(name)
