@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from algos._engines import check_scheduler, dask_client, ray_session
 from algos._validation import (
     check_finite,
     check_option,
@@ -59,8 +60,6 @@ __all__ = ["run_sweep", "monte_carlo", "summarize"]
 
 _RESERVED = ("random_state", "repeat")
 ENGINES = ("dask", "ray")
-_DASK_CONNECT_TIMEOUT = "10s"  # how long a ``scheduler=`` address may take to answer
-_INSTALL_HINT = "pip install 'algos-theory[scale]' (or 'dask[distributed]' and 'ray')"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -172,78 +171,27 @@ def _make_parallel(n_jobs, backend):
 
 
 def _check_scheduler(scheduler, backend):
-    if scheduler is None:
-        return None
-    if not isinstance(scheduler, str) or not scheduler:
-        raise TypeError(f"'scheduler' must be None or an address (str); got {scheduler!r} of type "
-                        f"{type(scheduler).__name__}.")
-    if backend not in ENGINES:
-        raise ValueError(f"'scheduler' is only used with backend 'dask' or 'ray'; got scheduler={scheduler!r} "
-                         f"with backend={backend!r}.")
-    return scheduler
+    return check_scheduler(scheduler, backend, "backend")
 
 
 @contextlib.contextmanager
 def _dask_config(n_jobs, scheduler):
-    try:
-        import distributed
-        from joblib import parallel_config
-    except ImportError as exc:
-        raise ImportError(f"backend='dask' needs dask.distributed, which is not installed: {_INSTALL_HINT}.") from exc
-    own = None
-    if scheduler is not None:
-        try:
-            own = distributed.Client(scheduler, timeout=_DASK_CONNECT_TIMEOUT, set_as_default=False)
-        except OSError as exc:
-            raise ValueError(f"backend='dask': no dask scheduler answers at 'scheduler'={scheduler!r} "
-                             f"({exc}).") from exc
-        client = own
-    else:
-        try:
-            client = distributed.get_client()
-        except ValueError as exc:
-            raise ValueError(
-                "backend='dask' needs a running dask.distributed client and none is running: start one "
-                "first (`from dask.distributed import Client; client = Client('tcp://host:8786')`, or "
-                "`Client(LocalCluster())` on one machine) or pass scheduler='tcp://host:8786'."
-            ) from exc
-    try:
-        with parallel_config(backend="dask", n_jobs=n_jobs, client=client):
-            yield
-    finally:
-        if own is not None:
-            own.close()
+    from joblib import parallel_config
+
+    with dask_client(scheduler, "backend='dask'") as client, \
+            parallel_config(backend="dask", n_jobs=n_jobs, client=client):
+        yield
 
 
 @contextlib.contextmanager
 def _ray_config(n_jobs, scheduler):
-    try:
-        import ray
+    with ray_session(scheduler, "backend='ray'"):
         from joblib import parallel_config
         from ray.util.joblib import register_ray
-    except ImportError as exc:
-        raise ImportError(f"backend='ray' needs ray, which is not installed: {_INSTALL_HINT}.") from exc
-    started = False
-    if not ray.is_initialized():
-        if scheduler is None:
-            raise ValueError(
-                "backend='ray' needs a running Ray session and none is started: call `ray.init()` (this "
-                "machine) or `ray.init(address='ray://host:10001')` first, or pass scheduler='local' / "
-                "'auto' / 'ray://host:10001'."
-            )
-        ray.init(address=None if scheduler == "local" else scheduler, include_dashboard=False,
-                 log_to_driver=False)
-        started = True
-    elif scheduler is not None:
-        raise ValueError(f"backend='ray': Ray is already started in this process; drop 'scheduler' "
-                         f"(got {scheduler!r}) or call ray.shutdown() first.")
-    register_ray()
-    try:
+
+        register_ray()
         with parallel_config(backend="ray", n_jobs=n_jobs):
             yield
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def _engine(backend, n_jobs, scheduler):

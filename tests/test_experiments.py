@@ -306,9 +306,9 @@ def _worker_name(random_state):
 
 def test_dask_without_a_client_says_how_to_start_one(monkeypatch):
     distributed = pytest.importorskip("distributed")
-    import algos.experiments as ex
+    import algos._engines as engines
 
-    monkeypatch.setattr(ex, "_DASK_CONNECT_TIMEOUT", "1s")  # nothing listens on port 9: fail fast
+    monkeypatch.setattr(engines, "DASK_CONNECT_TIMEOUT", "1s")  # nothing listens on port 9: fail fast
     with pytest.raises(ValueError):  # precondition: no client in this process
         distributed.get_client()
     with pytest.raises(ValueError, match=r"^backend='dask' needs a running dask\.distributed client and none is "

@@ -8,10 +8,11 @@ process; only the agents' coefficients (and the measured message sizes) are gath
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
-from .._experiments import _DASK_CONNECT_TIMEOUT, _INSTALL_HINT
+from .._engines import check_scheduler as _check_scheduler
+from .._engines import dask_client as _dask_client
+from .._engines import ray_session as _ray_session
 from ._message import agent_step, compress_target
 
 EXECUTORS = ("inprocess", "dask", "ray")
@@ -19,69 +20,17 @@ EXECUTORS = ("inprocess", "dask", "ray")
 
 def check_scheduler(scheduler, executor):
     """``scheduler`` checked: None, or an address (str) for executor ``"dask"``/``"ray"``."""
-    if scheduler is None:
-        return None
-    if not isinstance(scheduler, str) or not scheduler:
-        raise TypeError(f"'scheduler' must be None or an address (str); got {scheduler!r} of type "
-                        f"{type(scheduler).__name__}.")
-    if executor == "inprocess":
-        raise ValueError(f"'scheduler' is only used with executor='dask' or 'ray'; got scheduler={scheduler!r} "
-                         "with executor='inprocess'.")
-    return scheduler
+    return _check_scheduler(scheduler, executor, "executor")
 
 
-@contextlib.contextmanager
 def dask_client(scheduler):
     """The running ``distributed`` client, or one opened on ``scheduler`` for the block (and closed)."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(f"executor='dask' needs dask.distributed, which is not installed: {_INSTALL_HINT}.") from exc
-    if scheduler is None:
-        try:
-            client = distributed.get_client()
-        except ValueError as exc:
-            raise ValueError(
-                "executor='dask' needs a running dask.distributed client and none is running: start one first "
-                "(`from dask.distributed import Client; client = Client('tcp://host:8786')`, or "
-                "`Client(LocalCluster())` on one machine) or pass scheduler='tcp://host:8786'."
-            ) from exc
-        yield client
-        return
-    try:
-        client = distributed.Client(scheduler, timeout=_DASK_CONNECT_TIMEOUT, set_as_default=False)
-    except OSError as exc:
-        raise ValueError(f"executor='dask': no dask scheduler answers at 'scheduler'={scheduler!r} ({exc}).") from exc
-    try:
-        yield client
-    finally:
-        client.close()
+    return _dask_client(scheduler, "executor='dask'")
 
 
-@contextlib.contextmanager
 def ray_session(scheduler):
     """The ``ray`` module with a session: the running one, or one started on ``scheduler`` for the block."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(f"executor='ray' needs ray, which is not installed: {_INSTALL_HINT}.") from exc
-    if ray.is_initialized():
-        if scheduler is not None:
-            raise ValueError(f"executor='ray': Ray is already started in this process; drop 'scheduler' "
-                             f"(got {scheduler!r}) or call ray.shutdown() first.")
-        yield ray
-        return
-    if scheduler is None:
-        raise ValueError(
-            "executor='ray' needs a running Ray session and none is started: call `ray.init()` (this machine) "
-            "or `ray.init(address='ray://host:10001')` first, or pass scheduler='local' / 'auto' / "
-            "'ray://host:10001'."
-        )
-    ray.init(address=None if scheduler == "local" else scheduler, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    return _ray_session(scheduler, "executor='ray'")
 
 
 def run_inprocess(order, parents, own, y, compress, rcond):

@@ -177,7 +177,7 @@ def test_unknown_executor_and_bad_scheduler():
     X, y = _data(200)
     with pytest.raises(ValueError, match="'executor'.*'inprocess', 'dask', 'ray'"):
         NetworkedDAGRegressor(executor="spark").fit(X, y)
-    with pytest.raises(ValueError, match="'scheduler' is only used with executor='dask' or 'ray'"):
+    with pytest.raises(ValueError, match="'scheduler' is only used with executor 'dask' or 'ray'"):
         NetworkedDAGRegressor(scheduler="tcp://127.0.0.1:8786").fit(X, y)
     with pytest.raises((TypeError, ValueError), match="'scheduler'"):
         NetworkedDAGRegressor(executor="dask", scheduler=8786).fit(X, y)
