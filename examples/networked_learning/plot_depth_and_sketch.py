@@ -26,36 +26,35 @@ shared row subsampling of ``k`` rows, and the full protocol (``k = m``), on two 
   subsample of ``k`` rows sees about ``q k`` informative rows and misses :math:`\beta_1` when
   :math:`qk \lesssim 1`; the oblivious sketch mixes every row into every message and does not care.
 
-Run ``python plot_depth_and_sketch.py [--quick] [--out FILE.png]``; ``ALGOS_EXAMPLES_QUICK=1``
-also selects the quick mode (D up to 300, m = 4000, fewer k and seeds; a few seconds).
+``ALGOS_EXAMPLES_QUICK=1`` selects the quick mode (D up to 300, m = 4000, fewer k and seeds; a few
+seconds).
 """
 
 # %%
-# Set-up: command line, quick mode, fixed seed
-# --------------------------------------------
-import argparse
+# Set-up: quick mode, fixed seed
+# ------------------------------
 import os
 import time
 import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
 import matplotlib.ticker
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from algos.networked_learning import (
+    NetworkedDAGRegressor,
+    SketchSizeWarning,
+    cyclic_allocation,
+    excess_risk,
+    make_gaussian,
+    make_krr_hard3,
+    make_leverage_design,
+    make_path,
+    population_fit,
+)
+from theory.networked_learning import krr_path_bound
 
-from algos.networked_learning._data import make_gaussian, make_krr_hard3, make_leverage_design  # noqa: E402
-from algos.networked_learning._estimator import NetworkedDAGRegressor  # noqa: E402
-from algos.networked_learning._graphs import cyclic_allocation, make_path  # noqa: E402
-from algos.networked_learning._population import excess_risk, population_fit  # noqa: E402
-from theory.networked_learning import krr_path_bound  # noqa: E402
-
-parser = argparse.ArgumentParser(description="Excess risk vs depth D and vs sketch size k.")
-parser.add_argument("--quick", action="store_true", help="D <= 300, m = 4000, fewer k and seeds")
-parser.add_argument("--out", default="plot_depth_and_sketch.png", help="output PNG")
-args, _ = parser.parse_known_args()
-QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
+QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
 SEED = 2026
 if QUICK:
@@ -105,8 +104,8 @@ DESIGNS = {
     "leverage, d=6, q=0.01": make_leverage_design(6, 0.01, sigma=1.0),
 }
 PROTOCOLS = {
-    "Gaussian sketch": dict(protocol="sketch", sketch="gaussian", engine="coef"),
-    "row subsample": dict(protocol="subsample"),
+    "Gaussian sketch": {"protocol": "sketch", "sketch": "gaussian", "engine": "coef"},
+    "row subsample": {"protocol": "subsample"},
 }
 curves, means, full_excess = {}, {}, {}
 for dname, model in DESIGNS.items():
@@ -123,7 +122,8 @@ for dname, model in DESIGNS.items():
             errs = []
             for s, (X, y) in enumerate(data):
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # SketchSizeWarning for the smallest k
+                    # the smallest k are below the subspace-embedding size on purpose
+                    warnings.filterwarnings("ignore", category=SketchSizeWarning)
                     est = NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 31 * s,
                                                 **kw).fit(X, y)
                 errs.append(excess_risk(est.coef_, model.Sigma, model.beta_star))
@@ -185,5 +185,6 @@ ax2.set_title(f"Compression vs subsampling, m = {M_SAMPLES}")
 ax2.grid(alpha=0.3, which="both")
 ax2.legend(fontsize=7, loc="lower left")
 fig.tight_layout()
-fig.savefig(args.out, dpi=120)
-print(f"\nsaved {args.out} ({time.perf_counter() - t_start:.1f} s)")
+fig.savefig("plot_depth_and_sketch.png", dpi=120)
+print(f"\n{time.perf_counter() - t_start:.1f} s")
+plt.show()

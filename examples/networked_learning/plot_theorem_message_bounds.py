@@ -46,10 +46,22 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from algos.networked_learning import NetworkedDAGRegressor, cyclic_allocation, excess_risk, make_gaussian
-from algos.networked_learning import SketchSizeWarning, make_path, make_sketch
-from theory.networked_learning import aggregation_term, full_message_risk_bound, gaussian_ose_eta
-from theory.networked_learning import gaussian_ose_min_k, ols_expected_excess, sketched_risk_bound
+from algos.networked_learning import (
+    NetworkedDAGRegressor,
+    SketchSizeWarning,
+    cyclic_allocation,
+    excess_risk,
+    make_gaussian,
+    make_path,
+    make_sketch,
+)
+from theory.networked_learning import (
+    aggregation_term,
+    full_message_risk_bound,
+    gaussian_ose_eta,
+    gaussian_ose_min_k,
+    sketched_risk_bound,
+)
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 D, seeds, DELTA = (400, 4, 0.05) if QUICK else (2000, 10, 0.05)

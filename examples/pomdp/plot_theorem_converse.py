@@ -42,8 +42,14 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from algos.pomdp import POMDP, PointBasedSolver, RECAPController, build_codebook_fsc, converse_lower_bound
-from algos.pomdp import evaluate_fsc
+from algos.pomdp import (
+    POMDP,
+    PointBasedSolver,
+    RECAPController,
+    build_codebook_fsc,
+    converse_lower_bound,
+    evaluate_fsc,
+)
 from theory.pomdp import decision_witnesses, merge_cost
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
