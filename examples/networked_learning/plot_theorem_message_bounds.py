@@ -46,6 +46,7 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
+import theory.networked_learning as th
 from algos.networked_learning import (
     NetworkedDAGRegressor,
     SketchSizeWarning,
@@ -54,13 +55,6 @@ from algos.networked_learning import (
     make_gaussian,
     make_path,
     make_sketch,
-)
-from theory.networked_learning import (
-    aggregation_term,
-    full_message_risk_bound,
-    gaussian_ose_eta,
-    gaussian_ose_min_k,
-    sketched_risk_bound,
 )
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
@@ -82,7 +76,7 @@ def run(model, m, seed, seen, k=None):
     stat = excess_risk(beta_hat, model.Sigma, model.beta_star)
     if k is not None:                                       # T7 works on the sketched data (SX, Sy)
         S = make_sketch("gaussian", est.k_, m, est.sketch_seed_)
-        eta = gaussian_ose_eta(est.k_, X.shape[1] + 1, DELTA)
+        eta = th.gaussian_ose_eta(est.k_, X.shape[1] + 1, DELTA)
         sv = np.linalg.svd(S.apply(np.linalg.qr(np.column_stack([X, y]))[0]), compute_uv=False)
         if eta >= 1 or sv.min() < 1 - eta or sv.max() > 1 + eta:
             return excess, np.nan                           # outside the subspace-embedding event
@@ -90,9 +84,9 @@ def run(model, m, seed, seen, k=None):
         X, y = S.apply(X), S.apply(y)
     ref = np.linalg.lstsq(X, y, rcond=None)[0]
     e1 = (np.sum((y - X @ est.global_coefs_[0]) ** 2) - np.sum((y - X @ ref) ** 2)) / m
-    agg = aggregation_term(float(np.abs(ref).sum()), math.sqrt(float(np.max(np.sum(X**2, axis=0)) / m)),
-                           seen, max(float(e1), 0.0), D)
-    bound = full_message_risk_bound(stat, agg) if k is None else sketched_risk_bound(stat, L_hat, eta, agg)
+    agg = th.aggregation_term(float(np.abs(ref).sum()), math.sqrt(float(np.max(np.sum(X**2, axis=0)) / m)),
+                              seen, max(float(e1), 0.0), D)
+    bound = th.full_message_risk_bound(stat, agg) if k is None else th.sketched_risk_bound(stat, L_hat, eta, agg)
     return excess, bound
 
 
@@ -116,7 +110,7 @@ broken = sweep(make_gaussian(3, "ar1", rho=0.5, beta=[0.3, 0.3, 1.0], sigma=1.0)
 print("non-covered path: excess / 'bound' per m:", np.round(np.nanmedian(broken[..., 0] / broken[..., 1], 1), 2))
 assert np.nanmedian(broken[-1, :, 0] / broken[-1, :, 1]) > 1, "the non-covered path should break T5"
 
-k_min = gaussian_ose_min_k(3, 1 - 1e-9, DELTA)             # smallest k with eta < 1
+k_min = th.gaussian_ose_min_k(3, 1 - 1e-9, DELTA)             # smallest k with eta < 1
 ks = np.array([5, 10, k_min, 40, 100, 250, 600, 1500])
 with warnings.catch_warnings():
     # the estimator warns that k is below the embedding size: that is the point of this sweep
