@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from .._io import check_memory_budget, check_output_path
 from ..cli import _error_line, command_parser, print_json
 
 CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
@@ -249,6 +250,12 @@ def _simulated(est, model, n, seed):
 def run(args):
     try:
         _resolve_options(args)
+        for opt, val, exts in (("--policy-out", args.policy_out, (".policy", ".alpha")),
+                               ("--graph-out", args.graph_out, (".dot", ".json", ".pg"))):
+            if val is not None and not str(val).lower().endswith(exts):
+                raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
+            if val is not None:
+                check_output_path(val, opt)  # before the model is built and solved
         model = load_model(args.model, args.discount)
         if args.action == "info":
             out = _info(model, args.model)
@@ -268,10 +275,9 @@ def run(args):
             raise ValueError(f"'--time-limit' must be a float > 0; got {args.time_limit}.")
         if not args.target_gap >= 0:
             raise ValueError(f"'--target-gap' must be a float >= 0; got {args.target_gap}.")
-        for opt, val, exts in (("--policy-out", args.policy_out, (".policy", ".alpha")),
-                               ("--graph-out", args.graph_out, (".dot", ".json", ".pg"))):
-            if val is not None and not str(val).lower().endswith(exts):
-                raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
+        if args.simulate:  # per episode: its return, discount, state, node and random draws (8 numbers)
+            check_memory_budget(64 * args.simulate, f"{args.simulate} simulated episodes",
+                                f"'--simulate'={args.simulate}", hint="simulate fewer episodes")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
 

@@ -254,7 +254,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         if self.expand == "random":
             new = rng.dirichlet(np.ones(S), size=min(n_room, len(B)))
             return np.vstack([B, new])
-        A, O = T.shape[0], Z.shape[2]
+        A = T.shape[0]
         src = B if len(B) <= n_room else B[np.sort(rng.permutation(len(B))[:n_room])]
         n = len(src)
         cand = np.empty((n, A, S))
