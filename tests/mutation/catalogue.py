@@ -585,4 +585,15 @@ MUTANTS = [
            _src("algos.point_process._kernels",
                 ("if 0 <= j < N and rank[j] < own_rank[i]:", "if 0 <= j < N and rank[j] <= own_rank[i]:")),
            tests=("tests/point_process/test_nngp_sparse.py",)),
+
+    # --- teaching: networked_learning, pomdp ---
+    Mutant("networked_learning.full_message_stat_halved", NL, T,
+           "full-message bound T5 with the statistical term halved (stat/2 + 4 agg) instead of doubled",
+           _src("theory.networked_learning", ("return 2.0 * stat_term + 4.0 * agg_term",
+                                              "return 0.5 * stat_term + 4.0 * agg_term")),
+           tests=("tests/networked_learning/test_data_theory.py",)),
+    Mutant("pomdp.converse_max_over_first_action", PO, T,
+           "depth-1 converse maximised over the first action instead of minimised (not controller-independent)",
+           _src("theory._pomdp_converse", ("np.min(v - q + discount * D)", "np.max(v - q + discount * D)")),
+           tests=("tests/pomdp/test_tight_bounds.py",)),
 ]
