@@ -34,32 +34,28 @@ frontier are no contradiction; points *below the guaranteed curve* would be. Lik
 non-wasteful divisible algorithm is more than 0.677-CEF on every instance [H24] (shaded), so a
 measured worst CEF beyond that only shows that the search did not find the hard instance.
 
-Run ``python plot_price_of_fairness.py [--quick] [--out FILE.png]``; ``ALGOS_EXAMPLES_QUICK=1``
-also selects the quick mode (a few seconds).
+Run ``python plot_price_of_fairness.py``; it writes ``plot_price_of_fairness.png``.
+``ALGOS_EXAMPLES_QUICK=1`` selects the quick mode (a few seconds).
 """
 
 # %%
 # Set-up: command line, quick mode, fixed seed
 # --------------------------------------------
-import argparse
 import os
 import time
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from algos.fair_matching import (  # noqa: E402
+from algos.fair_matching import (
     ThresholdEqualFilling,
     random_instance,
     triangular_instance,
     upper_bound_instance,
 )
-from algos.fair_matching import hill_climb_instance  # noqa: E402
-from algos.fair_matching.metrics import cef_ratio, usw_ratio  # noqa: E402
-from theory.fair_matching import (  # noqa: E402
+from algos.fair_matching import hill_climb_instance
+from algos.fair_matching.metrics import cef_ratio, usw_ratio
+from theory.fair_matching import (
     cef_lower_bound,
     known_bound,
     prior_usw_upper_bound,
@@ -67,11 +63,7 @@ from theory.fair_matching import (  # noqa: E402
     usw_upper_bound,
 )
 
-parser = argparse.ArgumentParser(description="Price of fairness of threshold equal-filling.")
-parser.add_argument("--quick", action="store_true", help="small grid and batch (a few seconds)")
-parser.add_argument("--out", default="plot_price_of_fairness.png", help="output PNG")
-args, _ = parser.parse_known_args()
-QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
+QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
 SEED = 2026
 TOL = 1e-7  # exact pour: only float round-off (fair_matching reconstruction notes, section 2, T1/T2 tests)
@@ -216,5 +208,6 @@ ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
 ax2.grid(alpha=0.3)
 fig.suptitle("Threshold equal-filling: the price of class fairness")
 fig.tight_layout()
-fig.savefig(args.out, dpi=120)
-print(f"\nsaved {args.out} ({time.perf_counter() - t_start:.1f} s)")
+fig.savefig("plot_price_of_fairness.png", dpi=120)
+print(f"\nsaved plot_price_of_fairness.png ({time.perf_counter() - t_start:.1f} s)")
+plt.show()
