@@ -61,6 +61,7 @@ print(f"V_F = {v_fed:.4f}, V_L = {v_loc:.4f}, lambda* = {lam_star:.3f}, U(lambda
 
 # dependent pair: client 0 and four near-identical clients (tau = 0.05), all of them in the federated fit
 th_dep = thetas[0] + 0.05 * rng.normal(size=(5, p))
+th_dep[0] = thetas[0]
 Xd = [Xs[0]] + [rng.normal(size=(len(Xs[0]), p)) for _ in range(4)]
 Gd_inv = np.linalg.inv(sum(X.T @ X for X in Xd))
 bias_d = Gd_inv @ sum(X.T @ X @ t for X, t in zip(Xd, th_dep)) - thetas[0]
@@ -94,7 +95,10 @@ print(f"dependent: MC above U(cov=0) by up to {z_indep.max():.1f} s.e.; |MC - U(
 # the identity holds within Monte-Carlo noise (5 s.e. over 11 correlated grid points), and the merge
 # at lambda* is no worse than either endpoint; with shared noise the independent formula is off
 assert z.max() < 5.0, f"Monte Carlo is {z.max():.1f} s.e. from U(lambda)"
-assert optimal_bound(v_fed, v_loc) <= min(v_fed, v_loc) + 1e-12
+u_star = optimal_bound(v_fed, v_loc)
+assert np.isclose(u_star, variance_trace_bound(lam_star, v_fed, v_loc)), "U(lambda*) is not U at lambda*"
+assert u_star <= min(v_fed, v_loc), "the best merge is worse than an endpoint"
+assert np.all(mc >= u_star - 5.0 * se), "a weight on the grid beats the optimum U(lambda*)"
 assert z_cov.max() < 5.0 and z_indep.max() > 5.0, "dependence should show only in the independent formula"
 
 # %%

@@ -74,7 +74,8 @@ for i, m in enumerate(ms):
 
 slope = np.polyfit(np.log(ms), np.log(np.median(errors, axis=1)), 1)[0]
 below = np.mean(errors <= np.array([huber_error_bound(n, d, int(m)) for m in ms])[:, None])
-print(f"log-log slope of the median error against m: {slope:.2f} (theory: -1); {below:.0%} of all draws below the bound")
+print(f"log-log slope of the median error against m: {slope:.2f} (theory: -1); "
+      f"{below:.0%} of all draws below the bound")
 # high probability: most draws below the bound, and the rate 1/m within a band that rejects 1/m^2 and 1/sqrt(m)
 assert below >= 0.8, f"only {below:.0%} of the draws are below the Huber bound"
 assert -1.4 <= slope <= -0.6, f"log-log slope {slope:.2f} is not the rate 1/m"
@@ -100,7 +101,8 @@ for r in range(reps):
     ax.plot(ms, errors[:, r], "o", color="C0", alpha=0.35, ms=4, label="one seed" if r == 0 else None)
 ax.plot(ms, np.median(errors, axis=1), "C0-", lw=2, label=f"median error (slope {slope:.2f})")
 ax.plot(grid, [huber_error_bound(n, d, int(g)) for g in grid], "k--", label=r"bound $3\sqrt{nd}/m$ (high probability)")
-ax.plot(grid, [oracle_floor(d, int(g)) for g in grid], "k:", label=r"oracle floor $\sqrt{d/m}$ (knowing the reliable set)")
+ax.plot(grid, [oracle_floor(d, int(g)) for g in grid], "k:",
+        label=r"oracle floor $\sqrt{d/m}$ (knowing the reliable set)")
 ax.set_title(f"Huber, sign-only regime, n = {n}, d = {d}")
 ax.legend(fontsize=8)
 for r in range(reps):
