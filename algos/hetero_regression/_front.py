@@ -8,6 +8,8 @@ residuals near zero), it says so with a :class:`NoRecoveryWarning`.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import math
 import warnings
 
@@ -397,13 +399,17 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         self.n_iter_ = int(max(iters.get(chosen, 1), 1))
         b = cands[chosen]
         kind = self._set_diagnostics(chosen, b, Xa, ys, delta, p, huber, widths)
-        self.inference_ = "none"
         self.refined_ = False
         cov = None
         if refine == "mixture" and kind in ("huber", "window") and self.recovered_:
             b, cov = self._refine_mixture(Xa, ys, b, delta, p, y_scale)
-        cov = self._covariance(cov, kind, method, inference, Xa, ys, b, delta, n_bootstrap, rng)
-        self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept))
+        if kind is None or (method == "auto" and not self.recovered_) or self.refined_:
+            # nothing to compute later: NaN (no inference), or the refinement's sandwich
+            cov = np.full((p, p), np.nan) if cov is None else cov
+            label = "mixture" if self.refined_ and np.all(np.isfinite(cov)) else "none"
+            self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept), label)
+        else:
+            self._defer_cov(_DeferredCov(X, y, fit_intercept, b, delta, kind, inference, n_bootstrap, rng))
         b = b / y_scale
         if fit_intercept:
             self.coef_ = np.ascontiguousarray(b[:d] * col_scale)
@@ -438,11 +444,10 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         self.n_inliers_ = int(n_in)
         self.excess_inliers_ = float(n_in - p - 0.5 * ring)
         self.recovered_ = _recovered(int(n_in), 0.5 * int(ring), p)
-        self.fixed_point_ = self.converged_ = bool(huber.converged_)
+        self.fixed_point_ = self.converged_ = self.schedule_completed_ = bool(huber.converged_)
         self.optimality_residual_ = float(huber.gradient_norm_)
-        self.inference_ = "sandwich" if np.all(np.isfinite(huber.cov_params_)) else "none"
         self.refined_ = False
-        self._set_cov(huber.cov_params_)
+        self._set_cov(huber.cov_params_, "sandwich" if np.all(np.isfinite(huber.cov_params_)) else "none")
         self.coef_, self.intercept_ = huber.coef_, huber.intercept_
         self._warn(method, "huber", p, max_iter)
         return self
@@ -454,20 +459,18 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         self.excess_inliers_ = float(n_in - p - bg)
         self.recovered_ = _recovered(n_in, bg, p)
         if chosen == "huber":
-            self.fixed_point_ = bool(huber.converged_)
+            self.fixed_point_ = self.converged_ = self.schedule_completed_ = bool(huber.converged_)
             self.optimality_residual_ = float(huber.gradient_norm_)
-            self.converged_ = bool(huber.converged_)
             return "huber"
         if chosen.startswith("window"):
             self.optimality_residual_ = window_residual(Xa, ys, b, delta)
             w_path = widths[chosen]
-            self.converged_ = bool(len(w_path) and w_path[-1] == delta)  # the schedule reached delta
-            self.fixed_point_ = bool(self.optimality_residual_ <= WINDOW_TOL)
+            self.schedule_completed_ = bool(len(w_path) and w_path[-1] == delta)  # the schedule reached delta
+            self.fixed_point_ = self.converged_ = bool(self.optimality_residual_ <= WINDOW_TOL)
             return "window"
         # closed-form solutions
-        self.fixed_point_ = True
+        self.fixed_point_ = self.converged_ = self.schedule_completed_ = True
         self.optimality_residual_ = 0.0
-        self.converged_ = True
         return "ols" if chosen == "ols" else None
 
     def _refine_mixture(self, Xa, ys, b, delta, p, y_scale):
@@ -478,29 +481,28 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         self.noise_weights_ = mix["weights"]
         self.n_iter_ += int(mix["n_iter"])
         self.optimality_residual_ = mix["residual"]
-        self.converged_ = bool(self.converged_ and mix["converged"])
-        self.fixed_point_ = bool(mix["converged"])
+        self.schedule_completed_ = bool(self.schedule_completed_ and mix["converged"])
+        self.fixed_point_ = self.converged_ = bool(mix["converged"])
         n_in, bg = _counts(ys - Xa @ b, delta)
         self.n_inliers_ = n_in
         self.excess_inliers_ = float(n_in - p - bg)
         return b, cov
 
-    def _covariance(self, cov, kind, method, inference, Xa, ys, b, delta, n_bootstrap, rng):
-        """The coefficients' covariance (scaled units) and ``inference_``; ``cov`` is the refinement's, if any."""
-        n, p = Xa.shape
-        if self.refined_:
-            self.inference_ = "mixture"
-        elif kind is None or (method == "auto" and not self.recovered_):
-            cov = np.full((p, p), np.nan)
-        elif kind == "window" and inference == "auto" and n * p * p <= BOOTSTRAP_BUDGET:
-            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, n_bootstrap, rng)
-            self.inference_ = "bootstrap"
-        else:
-            cov = sandwich_cov(Xa, ys - Xa @ b, kind, delta)
-            self.inference_ = "sandwich"
-        if not np.all(np.isfinite(cov)):
-            self.inference_ = "none"
-        return cov
+    @property
+    def inference_(self):
+        """str: how ``cov_params_`` was (or will be, on first access) computed; see the class docstring."""
+        if "_inference_label" not in self.__dict__:
+            self._ensure_cov()
+        return self._inference_label
+
+    def _no_inference_reason(self):
+        method = getattr(self, "method_", None)
+        if method in ("lad", "cmed"):
+            name = {"lad": "LAD", "cmed": "the coordinate median"}[method]
+            return (f"SubsetOfSignalsRegressor(method={method!r}) gives no standard errors (no sandwich is "
+                    f"implemented for {name}), so it has no conf_int, bse, tvalues, pvalues or summary; fit with "
+                    "method='auto', 'huber', 'window' or 'ols' for inference.")
+        return ""
 
     def _warn(self, method, chosen, p, max_iter):
         """``NoRecoveryWarning`` and ``ConvergenceWarning`` of a finished fit."""
@@ -516,7 +518,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                 NoRecoveryWarning,
                 stacklevel=3,
             )
-        if not self.converged_:
+        if not self.schedule_completed_:
             if self.refined_ and not self.fixed_point_:
                 why = ("the scale-mixture refinement (refine='mixture') stopped at its cap of 500 coefficient "
                        "updates before moving less than 1e-4 standard errors; the coefficients are its last "
@@ -535,11 +537,55 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         n_sig = self.n_inliers_
         return [("Method", self.method_), ("Sources treated as signals", f"{n_sig} (|r| <= delta)"),
                 ("delta", f"{self.delta_:g}"), ("Reliable subset found", str(self.recovered_)),
-                ("Converged", str(self.converged_)), ("Optimality residual", f"{self.optimality_residual_:.2e}"),
+                ("Converged (fixed point)", str(self.converged_)),
+                ("Schedule completed", str(self.schedule_completed_)), ("Optimality residual", f"{self.optimality_residual_:.2e}"),
                 ("Covariance", {"bootstrap": f"pairs bootstrap, {self.n_bootstrap} replicates",
                                 "mixture": "sandwich of the scale-mixture likelihood (cross-fitted law)",
                                 "none": "none"}.get(self.inference_, "HC3 (OLS)" if self.method_ == "ols"
                                                     else "sandwich, HC1 factor n/(n-p)"))]
+
+
+def _fingerprint(X, y):
+    """A digest of the data (about 1 ms per 10 MB): inference refuses data modified in place after ``fit``."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.ascontiguousarray(X).view(np.uint8).ravel())
+    h.update(np.ascontiguousarray(y).view(np.uint8).ravel())
+    return h.hexdigest()
+
+
+class _DeferredCov:
+    """What ``fit`` keeps so that the covariance can be computed on first use (picklable).
+
+    It holds references to the validated ``X`` and ``y`` (no copy: the caller's own arrays when they
+    are C-contiguous float64, otherwise the converted arrays ``fit`` made), the scaled coefficients
+    and ``delta``, the options, a copy of the bootstrap's random generator taken at ``fit`` (so the
+    intervals do not depend on when they are first asked for) and a digest of the data.
+    """
+
+    def __init__(self, X, y, fit_intercept, b, delta, kind, inference, n_bootstrap, rng):
+        self.X, self.y, self.fit_intercept = X, y, fit_intercept
+        self.b, self.delta, self.kind, self.inference, self.n_bootstrap = b, delta, kind, inference, n_bootstrap
+        self.rng = copy.deepcopy(rng)
+        self.digest = _fingerprint(X, y)
+
+    def __call__(self):
+        if _fingerprint(self.X, self.y) != self.digest:
+            raise RuntimeError("SubsetOfSignalsRegressor: the X or y passed to fit was modified in place after fit, "
+                               "and the standard errors are computed from it on first use (conf_int, coef_se_, "
+                               "bse, summary, ...). Refit on the current data, or ask for the intervals before "
+                               "modifying the arrays.")
+        _, ys, Xa, col_scale, y_scale = _rescaled(self.X, self.y, self.fit_intercept)
+        n, p = Xa.shape
+        b, delta = self.b, self.delta
+        if self.kind == "window" and self.inference == "auto" and n * p * p <= BOOTSTRAP_BUDGET:
+            cov, _ = window_bootstrap_cov(Xa, ys, b, delta, self.n_bootstrap, copy.deepcopy(self.rng))
+            label = "bootstrap"
+        else:
+            cov = sandwich_cov(Xa, ys - Xa @ b, self.kind, delta)
+            label = "sandwich"
+        if not np.all(np.isfinite(cov)):
+            label = "none"
+        return _scale_cov(cov, col_scale, y_scale, self.fit_intercept), label
 
 
 def _rescaled(X, y, fit_intercept):
