@@ -7,8 +7,10 @@ process CPU seconds of ``HuberSoSRegressor(delta=1).fit``, ``SubsetOfSignalsRegr
 the front door's first ``conf_int()`` call (which computes its standard errors: the window
 bootstrap or the sandwich), and the ratios to the Huber fit. Run under ``OMP_NUM_THREADS=1``::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_hetero_regression_fitcost.py            # ~5 minutes
-    OMP_NUM_THREADS=1 python benchmarks/bench_hetero_regression_fitcost.py --quick    # ~10 s
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_hetero_regression_fitcost.py            # ~5 minutes
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_hetero_regression_fitcost.py --quick    # ~10 s
+
+(``PYTHONPATH`` selects the checkout whose ``algos`` is measured.)
 
 The target line: the front door's ``fit`` at most 5x the Huber fit's CPU in every cell.
 """
