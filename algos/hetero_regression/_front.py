@@ -343,18 +343,18 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     **Inference on first use.** ``fit`` computes the point estimate only; the covariance is computed
     on the first access to ``cov_params_``, ``coef_se_``, ``inference_``, ``bse``, ``tvalues``,
     ``pvalues``, ``conf_int()`` or ``summary()``, and cached (so cross-validation and grid search,
-    which never ask, do not pay for the window bootstrap, otherwise most of the cost: measured 0.5 of
-    0.55 CPU-s at n = 20,000, d = 5; docs, "Inference on first use"). The results are the same
+    which never ask, do not pay for the window bootstrap, otherwise most of the cost: measured 0.5
+    of 0.55 CPU-s at n = 20,000, d = 5; docs, "Inference on first use"). The results are the same
     numbers as an eager computation: the bootstrap's random generator is copied at ``fit``. Until
     then the estimator keeps *references* to the validated ``X`` and ``y`` (no copy: the caller's
-    own arrays when they are C-contiguous float64 without missing values, otherwise the float64 copy that ``fit`` makes anyway, e.g. from a
-    DataFrame; ``8 n (d + 1)`` bytes), the scaled coefficients, a copy of the random generator and
-    CRC-32 checksums of the data; the first inference call drops them. Do not modify ``X`` or ``y``
-    in place between ``fit`` and the first inference call: the checksums detect it and the call
-    raises ``RuntimeError``. A pickle of a fitted estimator holds the data until then (ask for
-    ``coef_se_`` before pickling to store only the covariance). Fits without a covariance to
-    compute (NaN standard errors, ``refine="mixture"`` whose sandwich is a by-product of the
-    refinement, ``method="lad"`` / ``"cmed"``) keep nothing.
+    own arrays when they are C-contiguous float64 without missing values, otherwise the float64 copy
+    that ``fit`` makes anyway, e.g. from a DataFrame; ``8 n (d + 1)`` bytes), the scaled
+    coefficients, a copy of the random generator and CRC-32 checksums of the data; the first
+    inference call drops them. Do not modify ``X`` or ``y`` in place between ``fit`` and the first
+    inference call: the checksums detect it and the call raises ``RuntimeError``. A pickle of a
+    fitted estimator holds the data until then (ask for ``coef_se_`` before pickling to store only
+    the covariance). Fits without a covariance to compute (NaN standard errors, ``refine="mixture"``
+    whose sandwich is a by-product of the refinement, ``method="lad"`` / ``"cmed"``) keep nothing.
 
     Examples
     --------
