@@ -54,7 +54,7 @@ def add_parser(subparsers, name):
     # their real defaults are in FIT_DEFAULTS / KFUNCTION_DEFAULTS
     p.add_argument("--nu", type=float, default=None, help="fit: Matern smoothness, 0.5 or 1.5 (default 0.5)")
     p.add_argument("--n-neighbors", type=int, default=None, help="fit: NNGP neighbours (default 15)")
-    p.add_argument("--n-dummy", default=None, help="fit: dummy points, 'auto' or an int >= 1 (default auto)")
+    p.add_argument("--n-dummy", default=None, help="fit: dummy points, 'auto' or an int >= 0 (default auto)")
     p.add_argument("--hyperparameters", default=None, choices=("auto", "elbo", "laplace", "min_contrast"),
                    help="fit: variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default "
                         "auto: minimum contrast without covariates and with >= 10 points, else the ELBO)")
@@ -89,15 +89,16 @@ def _action_options(args):
 
 
 def _n_dummy(text):
+    """``--n-dummy``: 'auto' or an int; its range is VoGCAM's own constraint (checked by the estimator)."""
     if text == "auto":
         return "auto"
     try:
         n_dummy = int(text)
     except (TypeError, ValueError):
-        raise ValueError(f"'n_dummy' must be 'auto' or an int >= 1; got {text!r}.") from None
-    if n_dummy < 1:
-        raise ValueError(f"'n_dummy' must be 'auto' or an int >= 1 (the dummy points carry the integral of the "
-                         f"intensity over the window); got {n_dummy}.")
+        raise ValueError(f"'--n-dummy' must be 'auto' or an int >= 0; got {text!r}.") from None
+    from ._vogcam import VoGCAM
+
+    VoGCAM(n_dummy=n_dummy)._validate_params()  # the estimator's constraint, before any work
     return n_dummy
 
 

@@ -151,8 +151,8 @@ def test_cli_rejects_options_of_the_other_action_and_zero_dummies(tmp_path):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--nsim", "5"))
     with pytest.raises(ValueError, match="'--n-dummy' does not apply to 'lgcp kfunction'"):
         _cli.run(_cli_args("kfunction", str(csv), "--window", "0,1,0,1", "--n-dummy", "16"))
-    with pytest.raises(ValueError, match=r"'n_dummy' must be 'auto' or an int >= 1"):
-        _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--n-dummy", "0"))
+    with pytest.raises(ValueError, match=r"The 'n_dummy' parameter of VoGCAM must be .* range \[0, inf\)"):
+        _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--n-dummy", "-1"))
 
 
 def test_query_points_distances_and_radii():
@@ -203,3 +203,23 @@ def test_lgcp_second_order_theory_names_an_overflowing_variance(fn):
     with pytest.raises(ValueError, match="'variance' must be <="):
         getattr(T, fn)(0.1, 1e200, 0.1)
     assert np.isfinite(getattr(T, fn)(0.1, 700.0, 0.1))
+
+
+def test_vogcam_n_dummy_is_checked_by_its_constraint_and_its_memory_before_any_work(monkeypatch):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    import algos.point_process._vogcam as vogcam_module
+    from algos.point_process import VoGCAM
+
+    X = np.random.default_rng(0).random((50, 2))
+    for bad in (-1, 2.5, "many", None):
+        with pytest.raises(InvalidParameterError, match="'n_dummy' parameter of VoGCAM"):
+            VoGCAM(window=(0, 1, 0, 1), n_dummy=bad).fit(X)
+
+    def no_quadrature(*args, **kwargs):
+        raise AssertionError("the quadrature was built before the size was checked")
+
+    monkeypatch.setattr(vogcam_module, "build_quadrature", no_quadrature)
+    with pytest.raises(ValueError, match=r"'n_dummy'=1000000000 with 1000000050 nodes: 1000000050 quadrature nodes "
+                                         r"\(about 32 KB each\) would need about"):
+        VoGCAM(window=(0, 1, 0, 1), n_dummy=10**9).fit(X)
