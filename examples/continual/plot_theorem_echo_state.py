@@ -104,7 +104,8 @@ fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
 for i, (leak, worst) in enumerate(results.items()):
     c = esn_contraction_factor(leak, sigma)
     ax.semilogy(t, worst, f"C{i}-", label=f"worst of {n_pairs} pairs, leak a = {leak}")
-    ax.semilogy(t, esn_contraction_bound(leak, sigma, t), f"C{i}--", label=f"bound $c^t$, c = (1-a) + a sigma = {c:.2f}")
+    ax.semilogy(t, esn_contraction_bound(leak, sigma, t), f"C{i}--",
+                label=f"bound $c^t$, c = (1-a) + a sigma = {c:.2f}")
 ax.set_xlabel("step t")
 ax.set_ylabel(r"$\|h_t - h'_t\| / \|h_0 - h'_0\|$")
 ax.set_title(rf"Leaky tanh reservoir, {n_units} units, $\|W\|_2 = {sigma}$")
