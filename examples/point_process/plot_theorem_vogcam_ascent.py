@@ -65,7 +65,7 @@ assert abs(log_evidence(np.array([1.0, 0]), np.array([0.7, 0.4]), 0.2, K2, 60)
 # %%
 # T7: monotone ascent, T5: one optimum from random starts
 # -------------------------------------------------------
-kw = dict(window=(0, 1, 0, 1), n_dummy=n_dummy, hyperparameters="elbo", max_iter=100, tol=1e-10)
+kw = {"window": (0, 1, 0, 1), "n_dummy": n_dummy, "hyperparameters": "elbo", "max_iter": 100, "tol": 1e-10}
 ref = VoGCAM(**kw).fit(X)
 blocks = ref.elbo_blocks_
 assert np.all(np.diff(blocks) >= -1e-9 * (1 + np.abs(blocks[1:]))), "an ascent block lowered the ELBO"
