@@ -19,6 +19,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from ._io import atomic_write
+
 __all__ = ["Check", "DemoSection", "write_report", "render_markdown", "render_html", "github_anchor",
            "TAGS", "KINDS"]
 
@@ -692,7 +694,9 @@ def write_report(sections, out_dir, *, title="algos demo report", header="", com
     kw = dict(title=title, header=header, command=command, date=date, versions=versions,
               total_seconds=total_seconds)
     path = out_dir / "report.md"
-    path.write_text(render_markdown(sections, **kw), encoding="utf-8")
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        fh.write(render_markdown(sections, **kw))
     if html:
-        (out_dir / "report.html").write_text(render_html(sections, out_dir, **kw), encoding="utf-8")
+        with atomic_write(out_dir / "report.html", "w", encoding="utf-8") as fh:
+            fh.write(render_html(sections, out_dir, **kw))
     return path

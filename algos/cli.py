@@ -240,6 +240,9 @@ def _run_demo(args):
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"'out' must be a folder; {str(out)!r} exists and is a file.")
+    from ._io import check_output_dir
+
+    check_output_dir(out, "--out")  # a folder that cannot be created or written is reported before any work
     import matplotlib
 
     matplotlib.use("Agg")

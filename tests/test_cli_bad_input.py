@@ -201,3 +201,96 @@ def test_bad_cli_input_is_one_line_exit_2(command, files, capsys):
     known = OPEN_FAILURES.get(f"cli:{command}", ())
     failures = [f for f in failures if not any(f"'{opt}=" in f or f"'{opt}'," in f for opt in known)]
     assert not failures, f"algos {command}: {len(failures)} failing run(s):\n" + "\n".join(sorted(set(failures)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output paths are checked before any work; sizes over the memory budget are a clean error with the estimate.
+
+
+def _one_error_line(capsys, rc):
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("opt, name, expect", [
+    ("--policy-out", "no-such-dir/x.policy", "does not exist"),
+    ("--policy-out", "adir.policy", "is a folder"),
+    ("--graph-out", "no-such-dir/x.dot", "does not exist"),
+])
+def test_pomdp_output_path_checked_before_the_solve(tmp_path, capsys, monkeypatch, opt, name, expect):
+    import algos.pomdp._cli as pomdp_cli
+
+    (tmp_path / "adir.policy").mkdir()
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the model was loaded before the output path was checked")
+
+    monkeypatch.setattr(pomdp_cli, "load_model", no_work)
+    rc = main(["pomdp", "solve", "tiger", "--memory", "2", opt, str(tmp_path / name)])
+    line = _one_error_line(capsys, rc)
+    assert opt in line and expect in line
+
+
+def test_matching_save_instance_checked_before_the_instance(tmp_path, capsys, monkeypatch):
+    import algos.fair_matching._cli as fm_cli
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the instance was built before the output path was checked")
+
+    monkeypatch.setattr(fm_cli, "_load_instance", no_work)
+    rc = main(["matching", "--n-agents", "6", "--n-items", "8", "--save-instance", str(tmp_path / "nope" / "i.json")])
+    line = _one_error_line(capsys, rc)
+    assert "--save-instance" in line and "does not exist" in line
+
+
+def test_lgcp_out_checked_before_the_fit(files, tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    rc = main(["lgcp", "fit", str(files / "points.csv"), "--window", "0,1,0,1", "--out", str(tmp_path / "afile")])
+    line = _one_error_line(capsys, rc)
+    assert "--out" in line and "not a folder" in line
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["pomdp", "info", "rocksample:100,100"], "'n'=100, 'k'=100"),
+    (["pomdp", "solve", "rocksample:40,30", "--memory", "2"], "'n'=40, 'k'=30"),
+    (["pomdp", "solve", "tiger", "--memory", "2", "--simulate", "1000000000000"], "'--simulate'=1000000000000"),
+    (["matching", "--instance", "random", "--n-agents", "1000000000", "--n-items", "60"], "'n_agents'=1000000000"),
+    (["matching", "--instance", "triangular", "--n-agents", "10000000"], "'n'=10000000"),
+    (["matching", "--instance", "ub", "--n-agents", "10000000", "--n-classes", "3"], "'n'=10000000"),
+    (["hetero", "simulate", "--n", "1000000000", "--d", "1000", "--ms", "10", "--reps", "1", "--estimator", "ols"],
+     "'n'=1000000000, 'd'=1000"),
+    (["circle", "--dataset", "digits", "--tasks", "2", "--units", "1000000"], "'--units'=1000000"),
+    (["potara", "--dataset", "fedprox", "--clients", "1000000000", "--rounds", "1"], "'--clients'=1000000000"),
+])
+def test_huge_sizes_are_a_clean_error_with_the_estimate(argv, where, capsys, monkeypatch):
+    monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", "4096")
+    rc = main(argv)
+    line = _one_error_line(capsys, rc)
+    assert where in line and "would need about" in line and "memory budget of 4 GiB" in line
+    assert "MemoryError" not in line and "dimension" not in line
+
+
+@pytest.mark.parametrize("opt, value", [("--n-dummy", "1000000000000"), ("--grid", "10000000")])
+def test_lgcp_huge_sizes_before_the_fit(files, tmp_path, capsys, monkeypatch, opt, value):
+    monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", "4096")
+    argv = ["lgcp", "fit", str(files / "points.csv"), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), opt, value]
+    line = _one_error_line(capsys, main(argv))
+    assert f"'{opt}'={value}" in line and "would need about" in line
+
+
+def test_api_generators_refuse_with_the_estimate(monkeypatch):
+    from algos.fair_matching import complete_instance, random_instance, triangular_instance
+    from algos.pomdp import rock_sample
+
+    monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", "4096")
+    for call, where in ((lambda: rock_sample(100, 100), "'n'=100, 'k'=100"),
+                        (lambda: rock_sample(1000, 10**6), "'n'=1000, 'k'=1000000"),
+                        (lambda: random_instance(10**6, 10**6), "'n_agents'=1000000"),
+                        (lambda: triangular_instance(10**7), "'n'=10000000"),
+                        (lambda: complete_instance(10**6, 10**6), "'n_agents'=1000000")):
+        with pytest.raises(ValueError, match="would need about") as info:
+            call()
+        assert str(info.value).startswith(where)
+    assert rock_sample(4, 4).n_states == 257  # ordinary sizes are untouched

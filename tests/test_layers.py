@@ -69,3 +69,67 @@ def test_importing_algos_imports_no_torch():
             f"for m in {modules!r}: importlib.import_module('algos.' + m)\n"
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def _top_level_imports(path):
+    """Modules imported at module level of ``path`` (not inside functions, not under ``TYPE_CHECKING``)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    package = ".".join(parts if path.name == "__init__.py" else parts[:-1]).removesuffix(".__init__")
+    names = []
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module
+                names.append(module)
+                names.extend(f"{module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+            elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                visit(node.body)
+                visit(node.orelse)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body)
+    return names
+
+
+def _packages():
+    tops = [ROOT / "accel", ROOT / "theory", ROOT / "algos"]
+    return tops + sorted(p for p in (ROOT / "algos").rglob("*") if p.is_dir() and (p / "__init__.py").is_file())
+
+
+def _file_graph(package_dir):
+    """``{module: set of modules of the same package it imports at module level}`` (the package itself excluded)."""
+    name = ".".join(package_dir.relative_to(ROOT).parts)
+    files = {(f"{name}.{f.stem}" if f.name != "__init__.py" else name): f for f in package_dir.glob("*.py")}
+    return {mod: {imp for imp in _top_level_imports(path) if imp in files and imp not in (mod, name)}
+            for mod, path in files.items()}
+
+
+def _cycles(graph):
+    """Every strongly connected component with more than one file (each is an import cycle)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(graph)
+    g.add_edges_from((a, b) for a, targets in graph.items() for b in targets)
+    return [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+
+
+def test_the_file_graph_sees_module_level_imports_only():
+    graph = _file_graph(ROOT / "algos" / "continual")
+    assert "algos.continual._reservoir" in graph["algos.continual._birc2d"]  # from ._reservoir import ...
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_files_of_one_package_import_each_other_as_a_tree(package):
+    cycles = _cycles(_file_graph(package))
+    assert not cycles, (f"import cycles between files of {package.relative_to(ROOT)} (module-level imports): {cycles}; "
+                        "move what both need into a leaf file, and import from the defining file")

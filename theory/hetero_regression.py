@@ -518,7 +518,8 @@ def scale_mixture_width_bound(signal_fraction, noisy_sigma=("loguniform", 10.0, 
 
     the same for every coordinate. Kind: ``asymptotic`` (a lower bound on the width ratio of any
     regular estimator as ``n`` grows at fixed ``p``; at finite ``n`` estimators pay more, e.g. for
-    estimating ``f``).
+    estimating ``f``). It assumes the noise independent of the design: when the noise scale depends
+    on the features, the residuals are not i.i.d. given ``X`` and the bound does not apply.
 
     Parameters
     ----------

@@ -14,7 +14,8 @@ from ._circle import CIRCLEClassifier, SLDAEnsemble, resolve_image_geometry
 from ._merge import fit_dask
 from ._data import load_digits_images, load_image_dataset, load_mnist_csv, load_npz_images, scale_pixels
 from ._protocol import class_incremental_split, evaluate_cil
-from ._reservoir import BiRC2DFeatures, BiReservoir2D, SpectralRadiusWarning
+from ._birc2d import BiRC2DFeatures
+from ._reservoir import BiReservoir2D, SpectralRadiusWarning
 from ._slda import StreamingLDA
 
 __all__ = [

@@ -456,7 +456,7 @@ BASELINES = {
 
 def _circle_features(image_shape, units, random_state, backend, **kw):
     from ._circle import resolve_image_geometry
-    from ._reservoir import BiRC2DFeatures
+    from ._birc2d import BiRC2DFeatures
 
     shape, patch, q = resolve_image_geometry(int(np.prod(image_shape)), tuple(image_shape))
     params = dict(image_shape=shape, patch=patch, stem="random_conv", units=units, activation="leaky_relu",
@@ -513,7 +513,7 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
         return FeatureHead(None, StreamingLDA(covariance="identity"))
     if name == "birc2d_gap":
         from ._circle import resolve_image_geometry
-        from ._reservoir import BiRC2DFeatures
+        from ._birc2d import BiRC2DFeatures
 
         shape, patch, _ = resolve_image_geometry(int(np.prod(image_shape)), tuple(image_shape))
         feats = BiRC2DFeatures(image_shape=shape, patch=patch, stem="none", units=4 * units, activation="tanh",

@@ -415,7 +415,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
 
     # ------------------------------------------------------------------ construction
     def _build(self, n_features, image_shape):
-        from ._reservoir import BiRC2DFeatures
+        from ._birc2d import BiRC2DFeatures
 
         R = check_scalar_int(self.n_reservoirs, "n_reservoirs", low=1)
         G = check_scalar_int(self.n_groups, "n_groups", low=1, high=R)

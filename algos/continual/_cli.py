@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import check_memory_budget
 from ..cli import command_parser, print_json, print_table
 
 EPILOG = """\
@@ -85,6 +86,11 @@ def run(args):
         raise ValueError(f"'baselines' must be a subset of {{{', '.join(BASELINES)}}}; got {bad[0]!r}.")
     R = check_scalar_int(args.reservoirs, "reservoirs", low=1)
     G = check_scalar_int(args.groups, "groups", low=1, high=R)
+    U = args.units
+    if isinstance(U, int) and U >= 1:  # the estimator checks the value itself; only the size is checked here
+        # at least the recurrent weights of R reservoirs x 2 directions (U x U) and a covariance over R*U features
+        check_memory_budget(8 * (2 * R * U * U + (R * U) ** 2), f"{R} reservoirs of {U} units",
+                            f"'--units'={U}, '--reservoirs'={R}", hint="use fewer units or reservoirs")
     data = load_image_dataset(_resolve_dataset(args.dataset), random_state=args.seed, max_samples=args.max_samples)
     tasks = class_incremental_split(data["y_tr"], args.tasks, first_task_classes=args.first_task_classes,
                                     class_order_seed=args.seed)

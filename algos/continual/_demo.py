@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._baselines import make_baseline
 from ._circle import CIRCLEClassifier
@@ -39,7 +40,7 @@ def _figure(path, curves, invariance):
     bx.set_ylabel("A_last (CIRCLE, exact mode)")
     bx.set_title("final accuracy does not depend on the split")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    atomic_savefig(fig, path, dpi=110)
     plt.close(fig)
 
 

@@ -33,7 +33,6 @@ kernel size, stride and width, the pooling factor and the projection's scale and
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -56,7 +55,7 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
-__all__ = ["BiReservoir2D", "BiRC2DFeatures", "draw_reservoir_weights", "SpectralRadiusWarning"]
+__all__ = ["BiReservoir2D", "draw_reservoir_weights", "SpectralRadiusWarning"]
 
 #: Slope of the leaky ReLU for negative input (CIRCLE; PyTorch's default).
 NEGATIVE_SLOPE = 0.01
@@ -440,6 +439,3 @@ def _scan_directions(seqs, Ws, leak, act, reverse, device):
         for j, i in enumerate(idx):
             outs[i] = res[j]
     return outs
-
-
-from ._birc2d import BiRC2DFeatures  # noqa: E402  (the feature extractor built on the blocks above)

@@ -108,6 +108,7 @@ def _estimators(names, gamma, n_runs, seed):
 def run(args):
     from theory.fair_matching import cef_lower_bound, nonwasteful_usw_lower_bound, usw_lower_bound
 
+    from .._io import check_output_path
     from .._validation import check_scalar_float, check_scalar_int
     from ._evaluate import evaluate
     from .metrics import opt_matching_size
@@ -118,6 +119,8 @@ def run(args):
     bad = [a for a in names if a not in ALGORITHMS]
     if bad:
         raise ValueError(f"'algorithm' must be a subset of {{{', '.join(ALGORITHMS)}}} or 'all'; got {bad[0]!r}.")
+    if args.save_instance:
+        check_output_path(args.save_instance, "--save-instance")  # before the instance is built
     inst = _load_instance(args)
     if args.save_instance:
         inst.to_json(args.save_instance)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from .._validation import check_random_state
 from ._adversary import hill_climb_instance
@@ -81,7 +82,7 @@ def _figure(path, usw_worst, cef_worst):
     ax2.set_title("Price of fairness")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    atomic_savefig(fig, path, dpi=110)
     plt.close(fig)
 
 

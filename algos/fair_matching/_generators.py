@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import check_memory_budget
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
 from ._instance import OnlineMatchingInstance
 
@@ -18,6 +19,18 @@ __all__ = [
     "davis_instance",
     "random_classes",
 ]
+
+
+#: Bytes per edge of an instance while it is built (the int64 index, the canonical copy, a sort temporary).
+_EDGE_BYTES = 24
+#: Bytes per agent and per item (classes, row pointers and the item arrays' headers).
+_NODE_BYTES = 128
+
+
+def _check_size(n_edges, n_nodes, what, where, dense=0):
+    """Refuse an instance whose estimate (Python ints: no overflow) exceeds the memory budget."""
+    check_memory_budget(_EDGE_BYTES * n_edges + _NODE_BYTES * n_nodes + dense, what, where,
+                        hint="choose fewer agents or items")
 
 
 def random_classes(n_agents, n_classes, rng):
@@ -55,6 +68,9 @@ def random_instance(n_agents, n_items, n_classes=2, p=0.5, *, random_state=None)
     n_items = check_scalar_int(n_items, "n_items", low=0)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_agents)
     p = check_scalar_float(p, "p", low=0.0, high=1.0)
+    _check_size(int(p * n_agents * n_items) + 1, n_agents + n_items,
+                f"a random instance of {n_agents} agents x {n_items} items (a dense draw of 9 bytes per pair)",
+                f"'n_agents'={n_agents}, 'n_items'={n_items}", dense=9 * n_agents * n_items)
     rng = check_random_state(random_state)
     cls = random_classes(n_agents, n_classes, rng)
     B = rng.random((n_agents, n_items)) < p
@@ -91,6 +107,9 @@ def sparse_random_instance(n_agents, n_items, n_classes=2, avg_degree=5.0, *, ra
     n_items = check_scalar_int(n_items, "n_items", low=0)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_agents)
     avg_degree = check_scalar_float(avg_degree, "avg_degree", low=0.0)
+    _check_size(int(min(avg_degree, n_agents) * n_items) + 1, n_agents + n_items,
+                f"a sparse random instance of {n_items} items of mean degree {min(avg_degree, n_agents):g}",
+                f"'n_items'={n_items}, 'avg_degree'={avg_degree:g}")
     rng = check_random_state(random_state)
     cls = random_classes(n_agents, n_classes, rng)
     # numpy's Poisson sampler takes rates up to about 9.2e18; far beyond n_agents every draw is
@@ -127,6 +146,8 @@ def triangular_instance(n, n_classes=1, *, reverse=False):
     """
     n = check_scalar_int(n, "n", low=1)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n)
+    _check_size(n * (n + 1) // 2, 2 * n, f"the triangular instance of size {n} ({n * (n + 1) // 2} edges)",
+                f"'n'={n}")
     cls = np.arange(n) % n_classes
     if reverse:
         items = [np.arange(0, n - s) for s in range(n)]
@@ -170,6 +191,8 @@ def upper_bound_instance(alpha, n, k):
     k = check_scalar_int(k, "k", low=1)
     M = int(round(n * (1 + k * alpha)))
     n_agents = k * n + M
+    _check_size(M * n_agents + k * (n * (n + 1) // 2), n_agents + M + k * n,
+                f"UB({alpha:g}, {n}, {k}) with {n_agents} agents", f"'n'={n}, 'k'={k}")
     cls = np.concatenate([np.repeat(np.arange(k), n), np.full(M, k)])
     everyone = np.arange(n_agents)
     items = [everyone] * M
@@ -199,6 +222,8 @@ def complete_instance(n_agents, n_items, n_classes=2):
     n_agents = check_scalar_int(n_agents, "n_agents", low=1)
     n_items = check_scalar_int(n_items, "n_items", low=0)
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_agents)
+    _check_size(n_agents * n_items, n_agents + n_items, f"the complete instance of {n_agents} x {n_items}",
+                f"'n_agents'={n_agents}, 'n_items'={n_items}")
     everyone = np.arange(n_agents)
     return OnlineMatchingInstance(n_agents, np.arange(n_agents) % n_classes, [everyone] * n_items)
 
@@ -223,6 +248,8 @@ def disjoint_stars_instance(n_stars, items_per_star, n_classes=2):
     """
     n_stars = check_scalar_int(n_stars, "n_stars", low=1)
     items_per_star = check_scalar_int(items_per_star, "items_per_star", low=0)
+    _check_size(n_stars * items_per_star, n_stars * (items_per_star + 1),
+                f"{n_stars} stars of {items_per_star} items", f"'n_stars'={n_stars}, 'items_per_star'={items_per_star}")
     n_classes = check_scalar_int(n_classes, "n_classes", low=1, high=n_stars)
     items = [np.array([a]) for _ in range(items_per_star) for a in range(n_stars)]
     return OnlineMatchingInstance(n_stars, np.arange(n_stars) % n_classes, items)

@@ -14,6 +14,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from .._io import atomic_write
 from .._validation import check_array_1d, check_scalar_int
 
 __all__ = ["OnlineMatchingInstance"]
@@ -376,7 +377,7 @@ class OnlineMatchingInstance:
             "agent_class": self.agent_class.tolist(),
             "items": [nb.tolist() for nb in self.item_neighbors],
         }
-        with open(path, "w", encoding="utf-8") as fh:
+        with atomic_write(path, "w", encoding="utf-8") as fh:
             json.dump(payload, fh)
 
     @classmethod

@@ -10,8 +10,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_bool, check_scalar_float
-from ._instance import OnlineMatchingInstance, as_instance
-from .metrics import _Edges, _cef_matrix_core, _prepare, _ratio_from_matrix, _run_matrices, cef_matrix, cef_ratio
+from ._instance import as_instance
+from ._metrics_core import _Edges, _cef_matrix_core, _prepare, _ratio_from_matrix, _run_matrices
 
 __all__ = ["cef_trajectory", "ex_ante_cef_ratio", "ex_post_cef_ratio", "ExAnteCEF"]
 

@@ -35,8 +35,8 @@ from ._data import (
     make_fedprox_synthetic,
     make_hetero_linear,
 )
+from ._low_rank_softmax import LowRankSoftmax
 from ._model import (
-    LowRankSoftmax,
     default_trainable,
     effective_weights,
     fedavg_round,

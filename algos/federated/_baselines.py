@@ -35,7 +35,8 @@ from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_sc
 from ._baselines_base import _FLBaseline, _round_constraints, _RoundBaseline
 from ._baselines_lora import FedITClassifier, FedRepClassifier, FedSALoRAClassifier, FFALoRAClassifier
 from ._baselines_personal import APFLClassifier, DittoClassifier, PFedMeClassifier
-from ._model import LowRankSoftmax, predict_logits
+from ._low_rank_softmax import LowRankSoftmax
+from ._model import predict_logits
 from ._potara import client_generator, merge_models
 
 __all__ = [

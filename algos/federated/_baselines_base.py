@@ -7,7 +7,8 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 
 from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
-from ._model import LowRankSoftmax, init_params, local_train
+from ._low_rank_softmax import LowRankSoftmax
+from ._model import init_params, local_train
 from ._potara import FederatedClassifierBase, client_generator
 
 #: Constraints of the parameters that every round-based baseline shares (see :func:`_round_constraints`).

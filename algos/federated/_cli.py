@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._io import check_memory_budget
 from ..cli import command_parser, print_json, print_table
 
 EPILOG = """\
@@ -173,7 +174,7 @@ def make_estimators(args, names):
     import inspect
 
     from ._baselines import BASELINES
-    from ._model import LowRankSoftmax
+    from ._low_rank_softmax import LowRankSoftmax
     from ._potara import PotaraClassifier
 
     base = LowRankSoftmax(rank=args.rank or None, lr=args.lr)
@@ -250,6 +251,9 @@ def run(args):
     _resolve_source_options(args)
     if args.clients is not None:
         check_scalar_int(args.clients, "clients", low=1)
+        # per client at least its data split, model copy and metrics: 4 KiB is a floor, not an estimate
+        check_memory_budget(4096 * args.clients, f"{args.clients} clients (at least 4 KiB each)",
+                            f"'--clients'={args.clients}", hint="use fewer clients")
     if args.alpha is not None:
         check_scalar_float(args.alpha, "alpha", low=0.0, closed="neither")
     for dest in ("syn_alpha", "syn_beta"):

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 
 PAPER = "Zou, Shisher, Brinton & Tripathi 2026 (abstract)"
@@ -128,7 +129,7 @@ def _figure(path, runs):
     ax.set_title("digits, 20 clients")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    atomic_savefig(fig, path, dpi=110)
     plt.close(fig)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numbers
 import zlib
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -18,8 +17,8 @@ from accel._federated_checks import _check_real_2d
 
 from .._anytime import Interruptible
 from .._validation import check_finite, check_random_state, check_scalar_float, check_scalar_int
+from ._low_rank_softmax import LowRankSoftmax
 from ._model import (
-    LowRankSoftmax,
     _check_diverged,
     _check_params,
     _effective_weights,

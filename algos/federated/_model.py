@@ -47,7 +47,6 @@ __all__ = [
     "predict_logits",
     "per_sample_fisher_diag",
     "fedavg_round",
-    "LowRankSoftmax",
     "default_trainable",
     "BLOCK_NAMES",
 ]
@@ -488,6 +487,3 @@ def fedavg_round(global_params, client_data, weights, **local_train_kwargs):
                          centers=[center] * len(Xs) if mu > 0 else None, mu=mu, trainable=trainable,
                          batch_size=batch_size, rngs=rngs)
     return _weighted_mean(new, w)
-
-
-from ._low_rank_softmax import LowRankSoftmax  # noqa: E402  (the classifier over the model above)

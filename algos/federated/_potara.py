@@ -22,7 +22,8 @@ from .._validation import (
     validate_params,
 )
 from ._federated_base import FederatedClassifierBase, client_generator, merge_models
-from ._model import LowRankSoftmax, _check_params, _check_Xy, default_trainable, init_params, local_train
+from ._low_rank_softmax import LowRankSoftmax
+from ._model import _check_params, _check_Xy, default_trainable, init_params, local_train
 from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
 
 __all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]

@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import atomic_write
 from .._validation import check_scalar_float, check_scalar_int
 
 __all__ = [
@@ -67,7 +68,7 @@ __all__ = [
     "estimator_from_run_config",
     "save_result",
     "RUN_CONFIG_KEYS",
-    "PotaraFedAvg",
+    "PotaraFedAvg",  # noqa: F822 (resolved lazily by the module __getattr__: Flower is imported on first use)
     "PotaraResult",
     "FlowerRun",
     "run_flower_simulation",
@@ -415,10 +416,12 @@ def save_result(result, directory):
         for kind in ("personalized", "lambda"):
             for k, v in c.get(kind, {}).items():
                 arrays[f"client{pid}/{kind}/{k}"] = np.asarray(v, dtype=np.float64)
-    np.savez(out / "models.npz", **arrays)
+    with atomic_write(out / "models.npz", "wb") as fh:
+        np.savez(fh, **arrays)
     doc = {"personalization": _jsonable(result.personalization), "history": _jsonable(result.history),
            "clients": clients}
-    (out / "result.json").write_text(json.dumps(doc, indent=1, allow_nan=True))
+    with atomic_write(out / "result.json", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=1, allow_nan=True))
     return out
 
 

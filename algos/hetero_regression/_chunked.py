@@ -45,34 +45,64 @@ def check_block(Xc, yc, k, d_expected, what):
     return Xc, yc
 
 
-def _with_one(Xc, fit_intercept):
-    return np.hstack([Xc, np.ones((Xc.shape[0], 1))]) if fit_intercept else Xc
+#: Rows of a block handled at once: the copy of those rows (with the intercept column) and the temporaries of
+#: their Gram matrices stay in cache, and a block of any size or layout needs only O(SUB_ROWS * p) more memory.
+SUB_ROWS = 8192
+
+
+def _sub_blocks(Xc, yc, fit_intercept):
+    """Yield ``(Xa, ya)``: float64 C-contiguous copies of ``SUB_ROWS`` rows at a time, intercept column last."""
+    m, d = Xc.shape
+    rows = min(m, SUB_ROWS)
+    Xa = np.empty((rows, d + 1 if fit_intercept else d))
+    ya = np.empty(rows)
+    if fit_intercept:
+        Xa[:, d] = 1.0
+    for s in range(0, m, SUB_ROWS):
+        k = min(m - s, SUB_ROWS)
+        Xa[:k, :d] = Xc[s:s + k]
+        ya[:k] = yc[s:s + k]
+        yield Xa[:k], ya[:k]
 
 
 def block_gram(Xc, yc, fit_intercept):
     """Pass 0 on one block: ``(X^T X, X^T y, rows, column minima, column maxima)`` (intercept column last)."""
-    Xa = _with_one(Xc, fit_intercept)
-    d = Xc.shape[1]
-    if Xc.shape[0]:
-        lo, hi = Xc.min(axis=0), Xc.max(axis=0)
-    else:
-        lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
-    return Xa.T @ Xa, Xa.T @ yc, Xa.shape[0], lo, hi
+    m, d = Xc.shape
+    p = d + 1 if fit_intercept else d
+    G, Xty = np.zeros((p, p)), np.zeros(p)
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
+    for Xa, ya in _sub_blocks(Xc, yc, fit_intercept):
+        G += Xa.T @ Xa
+        Xty += Xa.T @ ya
+        lo = np.minimum(lo, Xa[:, :d].min(axis=0))
+        hi = np.maximum(hi, Xa[:, :d].max(axis=0))
+    return G, Xty, m, lo, hi
 
 
 def block_stats(Xc, yc, fit_intercept, b, delta, grams):
-    """One block's share of a pass at ``b``: ``(L, g, n_inliers, G_w, H_in, B)`` (matrices only with ``grams``)."""
+    """One block's share of a pass at ``b``: ``(L, g, n_inliers, G_w, H_in, B)`` (matrices only with ``grams``).
+
+    ``Xc`` and ``yc`` may have any layout and real dtype (they are copied ``SUB_ROWS`` rows at a time).
+    """
     p = b.shape[0]
-    Xa = _with_one(Xc, fit_intercept)
-    m = Xa.shape[0]
-    r, w, gc = np.empty(m), np.empty(m), np.empty(p)
-    Lc, nc = huber_pass(Xa, yc, b, delta, np.empty(0), r, w, gc)
-    if not grams:
-        return Lc, gc, int(nc), None, None, None
-    inl = np.abs(r) <= delta
-    XI = Xa[inl]
-    return (Lc, gc, int(nc), (Xa * w[:, None]).T @ Xa, XI.T @ XI,
-            (Xa * np.minimum(r * r, delta * delta)[:, None]).T @ Xa)
+    L, nin, g = 0.0, 0, np.zeros(p)
+    Gw, Hin, B = (np.zeros((p, p)), np.zeros((p, p)), np.zeros((p, p))) if grams else (None, None, None)
+    rows = min(Xc.shape[0], SUB_ROWS)
+    r, w, gc = np.empty(rows), np.empty(rows), np.empty(p)
+    d2 = delta * delta
+    for Xa, ya in _sub_blocks(Xc, yc, fit_intercept):
+        k = ya.shape[0]
+        rk, wk = r[:k], w[:k]
+        Lc, nc = huber_pass(Xa, ya, b, delta, np.empty(0), rk, wk, gc)
+        L += Lc
+        nin += nc
+        g += gc
+        if grams:
+            Gw += (Xa * wk[:, None]).T @ Xa
+            XI = Xa[np.abs(rk) <= delta]
+            Hin += XI.T @ XI
+            B += (Xa * np.minimum(rk * rk, d2)[:, None]).T @ Xa
+    return L, g, int(nin), Gw, Hin, B
 
 
 class ChunkPass:

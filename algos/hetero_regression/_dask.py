@@ -1,8 +1,8 @@
 r"""The pass of the Huber iteration over a row-chunked Dask array: block statistics on the workers, tree sums.
 
 Every pass of :func:`._irls.irls_passes` maps :func:`._chunked.block_gram` or
-:func:`._chunked.block_stats` onto the row blocks of ``X`` and ``y`` (one task per block, built from
-``X.to_delayed()``), then adds the results in a tree of ``SPLIT_EVERY``-way sums; only the (p, p)
+:func:`._chunked.block_stats` onto the row blocks of ``X`` and ``y`` (one ``map_blocks`` task per block, fused by
+Dask's graph optimisation with the tasks that produce the block), then adds the results in a tree of ``SPLIT_EVERY``-way sums; only the (p, p)
 and (p,) totals come back to the caller. ``X`` is never gathered: no ``np.asarray`` of it, no
 ``compute()`` of anything of its size. The graph runs on the active scheduler (a
 ``distributed.Client`` if one is running, else Dask's default threaded scheduler).
@@ -66,20 +66,31 @@ def _short(chunks):
         f"[{len(chunks)} blocks]"
 
 
-def _checked_gram(Xc, yc, k, fit_intercept):
-    Xc, yc = check_block(Xc, yc, k, None, "'X' block")
-    return block_gram(Xc, yc, fit_intercept)
+def _one(value):
+    """A block task's result as the one-element object array that stands for a block of the pass's array."""
+    out = np.empty(1, dtype=object)
+    out[0] = value
+    return out
 
 
-def _stats(Xc, yc, fit_intercept, b, delta, grams):
-    return block_stats(np.ascontiguousarray(Xc, dtype=np.float64), np.ascontiguousarray(yc, dtype=np.float64),
-                       fit_intercept, b, delta, grams)
+def _gram_task(Xc, yc, fit_intercept, block_id=None):
+    Xc, yc = check_block(Xc, yc[:, 0], block_id[0], None, "'X' block")
+    return _one(block_gram(Xc, yc, fit_intercept))
+
+
+def _stats_task(Xc, yc, fit_intercept, b, delta, grams):
+    return _one(block_stats(Xc, yc[:, 0], fit_intercept, b, delta, grams))  # copied a few rows at a time
+
+
+def _leaf(part):
+    return part[0] if isinstance(part, np.ndarray) else part
 
 
 def _add_grams(*parts):
-    G, xy, n, lo, hi = parts[0]
+    G, xy, n, lo, hi = _leaf(parts[0])
     G, xy = G.copy(), xy.copy()
-    for Gc, xyc, m, loc, hic in parts[1:]:
+    for part in parts[1:]:
+        Gc, xyc, m, loc, hic = _leaf(part)
         G += Gc
         xy += xyc
         n += m
@@ -89,12 +100,13 @@ def _add_grams(*parts):
 
 
 def _add_stats(*parts):
-    L, g, nin, Gw, Hin, B = parts[0]
+    L, g, nin, Gw, Hin, B = _leaf(parts[0])
     g = g.copy()
     grams = Gw is not None
     if grams:
         Gw, Hin, B = Gw.copy(), Hin.copy(), B.copy()
-    for Lc, gc, nc, Gc, Hc, Bc in parts[1:]:
+    for part in parts[1:]:
+        Lc, gc, nc, Gc, Hc, Bc = _leaf(part)
         L += Lc
         g += gc
         nin += nc
@@ -106,38 +118,44 @@ def _add_stats(*parts):
 
 
 class DaskPass:
-    """The pass over the row blocks of Dask arrays ``X``, ``y`` (the oracle of :func:`._irls.irls_passes`)."""
+    """The pass over the row blocks of Dask arrays ``X``, ``y`` (the oracle of :func:`._irls.irls_passes`).
+
+    Each pass is one ``map_blocks`` over ``X`` and ``y`` (one task per block, which Dask's graph
+    optimisation fuses with the tasks that produce the block where it can) and a tree of sums: the graph
+    has O(n_blocks) tasks, and a block of ``X`` is produced once per pass (not once per consumer).
+    ``fuse_trials``: a pass recomputes the blocks, so the trial points of the line search also return the
+    matrices, which saves the pass at the accepted point.
+    """
+
+    fuse_trials = True
 
     def __init__(self, X, y, fit_intercept):
-        self.X_blocks = list(X.to_delayed().ravel())
-        self.y_blocks = list(y.to_delayed().ravel())
+        self.X, self.y1 = X, y[:, None]
+        self.n_blocks = X.numblocks[0]
         self.fit_intercept = fit_intercept
         self.d = X.shape[1]
 
-    def _reduce(self, parts, add):
+    def _run(self, func, add, **kwargs):
         import dask
+        import dask.array as da
 
+        S = da.map_blocks(func, self.X, self.y1, drop_axis=1, chunks=((1,) * self.n_blocks,), dtype=object,
+                          meta=np.empty(0, dtype=object), **kwargs)
+        parts = list(S.to_delayed().ravel())
+        add = dask.delayed(add, pure=False)
         while len(parts) > 1:
-            parts = [dask.delayed(add, pure=False)(*parts[i:i + SPLIT_EVERY])
-                     for i in range(0, len(parts), SPLIT_EVERY)]
-        return dask.compute(parts[0])[0]
+            parts = [add(*parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        return _leaf(dask.compute(parts[0])[0])
 
     def gram(self):
-        import dask
-
-        if not self.X_blocks:
+        if self.n_blocks == 0 or self.X.shape[0] == 0:
             raise ValueError("'X' has no rows.")
-        f = dask.delayed(_checked_gram, pure=False)
-        parts = [f(xb, yb, k, self.fit_intercept) for k, (xb, yb) in enumerate(zip(self.X_blocks, self.y_blocks))]
-        G0, Xty, n, lo, hi = self._reduce(parts, _add_grams)
+        G0, Xty, n, lo, hi = self._run(_gram_task, _add_grams, fit_intercept=self.fit_intercept)
         if n == 0:
             raise ValueError("'X' has no rows.")
         return G0, Xty, int(n), self.d, lo, hi
 
     def at(self, b, delta, grams):
-        import dask
-
-        f = dask.delayed(_stats, pure=False)
-        parts = [f(xb, yb, self.fit_intercept, b, delta, grams) for xb, yb in zip(self.X_blocks, self.y_blocks)]
-        L, g, nin, Gw, Hin, B = self._reduce(parts, _add_stats)
+        L, g, nin, Gw, Hin, B = self._run(_stats_task, _add_stats, fit_intercept=self.fit_intercept, b=b,
+                                          delta=delta, grams=grams)
         return float(L), g, int(nin), Gw, Hin, B

@@ -7,6 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._io import check_memory_budget
 from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
 
 __all__ = ["SubsetOfSignals", "make_subset_of_signals", "oracle_wls", "suggest_delta"]
@@ -137,6 +138,9 @@ def make_subset_of_signals(n, d, m, *, noisy_sigma=("loguniform", 10.0, 1e3), si
     n = check_scalar_int(n, "n", low=1)
     d = check_scalar_int(d, "d", low=1)
     m = check_scalar_int(m, "m", low=0, high=n)
+    # X (n, d) and the draws behind it, y, the noise scales: a Python-int estimate, before any draw
+    check_memory_budget(8 * n * (2 * d + 4), f"simulated data of {n} sources x {d} features", f"'n'={n}, 'd'={d}",
+                        hint="choose fewer sources or features")
     signal_sigma = check_scalar_float(signal_sigma, "signal_sigma", low=0.0, closed="neither")
     check_option(design, "design", _DESIGNS)
     check_option(noise, "noise", _NOISES)

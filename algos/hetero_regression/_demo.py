@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._baselines import LADRegressor
 from ._data import make_subset_of_signals, oracle_wls
@@ -67,7 +68,7 @@ def _figure(path, n, d, ms, med):
     ax.set_title(f"Subset-of-signals regression, n = {n}, d = {d}, noisy $\\sigma$ = 1e5")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    atomic_savefig(fig, path, dpi=110)
     plt.close(fig)
 
 

@@ -190,15 +190,51 @@ class Summary:
 
 
 class _InferenceMixin:
-    """``coef_se_``, ``conf_int`` and ``summary`` from ``cov_params_`` (set by ``fit``).
+    """``coef_se_``, ``bse``, ``tvalues``, ``pvalues``, ``conf_int`` and ``summary`` from ``cov_params_``.
 
     ``cov_params_`` is the covariance of ``[coef_, intercept_]`` (the intercept last, when fitted).
+    ``fit`` either sets it (:meth:`_set_cov`) or leaves a callable that computes it
+    (:meth:`_defer_cov`); then the first access to ``cov_params_``, ``coef_se_`` or anything built
+    on them runs the callable once and caches its result, and the callable (with whatever data it
+    holds) is dropped.
     """
 
-    def _set_cov(self, cov):
-        self.cov_params_ = np.asarray(cov, dtype=np.float64)
+    def _set_cov(self, cov, label=None):
+        self.__dict__.pop("_inference_pending", None)
+        cov = np.asarray(cov, dtype=np.float64)
+        self._cov_params = cov
         with np.errstate(invalid="ignore"):
-            self.coef_se_ = np.sqrt(np.diag(self.cov_params_))
+            self._coef_se = np.sqrt(np.diag(cov))
+        if label is not None:
+            self._inference_label = label
+
+    def _defer_cov(self, pending):
+        """Leave ``pending`` (a picklable callable returning ``(cov, label)``) for the first inference call."""
+        for key in ("_cov_params", "_coef_se", "_inference_label"):
+            self.__dict__.pop(key, None)
+        self._inference_pending = pending
+
+    def _ensure_cov(self):
+        state = self.__dict__
+        if "_cov_params" in state:
+            return
+        pending = state.get("_inference_pending")
+        if pending is None:
+            raise AttributeError(f"This {type(self).__name__} instance is not fitted yet: it has no covariance.")
+        cov, label = pending()
+        self._set_cov(cov, label)
+
+    @property
+    def cov_params_(self):
+        """ndarray of shape (p, p): covariance of ``[coef_, intercept_]`` (computed on first access)."""
+        self._ensure_cov()
+        return self._cov_params
+
+    @property
+    def coef_se_(self):
+        """ndarray of shape (p,): standard errors, the square roots of ``diag(cov_params_)``."""
+        self._ensure_cov()
+        return self._coef_se
 
     def _params(self):
         check_is_fitted(self, "cov_params_")
@@ -206,6 +242,81 @@ class _InferenceMixin:
         if self.cov_params_.shape[0] == b.shape[0] + 1:
             b = np.r_[b, self.intercept_]
         return b
+
+    def _param_names(self, xname=None):
+        """Names of ``[coef_, intercept_]``: ``feature_names_in_`` (or ``x1, x2, ...``), then ``const``."""
+        d = self.coef_.shape[0]
+        if xname is None:
+            names = [str(v) for v in getattr(self, "feature_names_in_", [f"x{j + 1}" for j in range(d)])]
+        else:
+            names = [str(v) for v in xname]
+            if len(names) != d:
+                raise ValueError(f"'xname' must name the {d} features; got {len(names)} names.")
+        if self.cov_params_.shape[0] == d + 1:
+            names.append("const")
+        return names
+
+    def _check_inference_available(self):
+        """Raise when the fitted method has no standard errors at all (not merely NaN for these data)."""
+        reason = self._no_inference_reason()
+        if reason:
+            raise ValueError(reason)
+
+    def _no_inference_reason(self):  # overridden
+        return ""
+
+    def _labelled(self, values):
+        """``values`` as a pandas Series named by the coefficients when fitted on a DataFrame."""
+        if not hasattr(self, "feature_names_in_"):
+            return values
+        import pandas as pd
+
+        return pd.Series(values, index=self._param_names())
+
+    @property
+    def bse(self):
+        """Standard errors of ``[coef_, intercept_]`` (statsmodels' name; the intercept last, when fitted).
+
+        Returns
+        -------
+        ndarray of shape (p,), or pandas.Series indexed by the coefficient names
+            A Series (index ``feature_names_in_``, then ``"const"`` for the intercept) when ``fit``
+            saw a DataFrame, as statsmodels does. The same numbers as ``coef_se_``.
+
+        Raises
+        ------
+        ValueError
+            When the fitted method gives no standard errors (see ``_no_inference_reason``).
+        """
+        self._params()
+        self._check_inference_available()
+        return self._labelled(np.array(self.coef_se_))
+
+    @property
+    def tvalues(self):
+        r"""Wald statistics :math:`\hat b_j / \mathrm{se}_j` of ``[coef_, intercept_]`` (statsmodels' name).
+
+        Returns
+        -------
+        ndarray of shape (p,), or pandas.Series indexed by the coefficient names
+            Compared with the standard normal (``pvalues``): the standard errors are asymptotic.
+        """
+        b = self._params()
+        self._check_inference_available()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._labelled(b / self.coef_se_)
+
+    @property
+    def pvalues(self):
+        r"""Two-sided p-values :math:`2\,\Phi(-|\hat b_j / \mathrm{se}_j|)` for :math:`b_j = 0`.
+
+        Returns
+        -------
+        ndarray of shape (p,), or pandas.Series indexed by the coefficient names
+            The ``P>|z|`` column of ``summary()``; NaN where the standard errors are NaN.
+        """
+        t = np.asarray(self.tvalues, dtype=np.float64)
+        return self._labelled(2.0 * stats.norm.sf(np.abs(t)))
 
     def conf_int(self, alpha=0.05):
         r"""Normal (Wald) confidence intervals :math:`\hat b_j \pm z_{1-\alpha/2}\,\mathrm{se}_j`.
@@ -219,13 +330,29 @@ class _InferenceMixin:
         -------
         ndarray of shape (n_features, 2), or (n_features + 1, 2) with the intercept last
             Lower and upper bounds; NaN when the fit has no valid standard errors (see
-            ``coef_se_``).
+            ``coef_se_``). When ``fit`` saw a pandas DataFrame: a DataFrame as statsmodels'
+            ``conf_int`` returns, rows named by ``feature_names_in_`` (then ``"const"`` for the
+            intercept, the name ``summary()`` and statsmodels' ``add_constant`` use) and columns
+            ``0`` (lower) and ``1`` (upper).
+
+        Raises
+        ------
+        ValueError
+            ``alpha`` outside (0, 1), or a fitted method that gives no standard errors.
+        TypeError
+            ``alpha`` not a real number.
         """
         alpha = _check_alpha(alpha)
         b = self._params()
+        self._check_inference_available()
         z = stats.norm.ppf(1.0 - alpha / 2.0)
         se = self.coef_se_
-        return np.column_stack([b - z * se, b + z * se])
+        ci = np.column_stack([b - z * se, b + z * se])
+        if not hasattr(self, "feature_names_in_"):
+            return ci
+        import pandas as pd
+
+        return pd.DataFrame(ci, index=self._param_names(), columns=[0, 1])
 
     def _summary_info(self):  # overridden
         return []
@@ -247,20 +374,14 @@ class _InferenceMixin:
         """
         alpha = _check_alpha(alpha)
         b = self._params()
-        ci = self.conf_int(alpha)
+        self._check_inference_available()
+        names = self._param_names(xname)
         se = self.coef_se_
+        zq = stats.norm.ppf(1.0 - alpha / 2.0)
+        ci = np.column_stack([b - zq * se, b + zq * se])
         with np.errstate(divide="ignore", invalid="ignore"):
             z = b / se
         pv = 2.0 * stats.norm.sf(np.abs(z))
-        d = self.coef_.shape[0]
-        if xname is None:
-            names = list(getattr(self, "feature_names_in_", [f"x{j + 1}" for j in range(d)]))
-        else:
-            names = [str(v) for v in xname]
-            if len(names) != d:
-                raise ValueError(f"'xname' must name the {d} features; got {len(names)} names.")
-        if b.shape[0] == d + 1:
-            names.append("const")
         table = np.column_stack([b, se, z, pv, ci])
         if getattr(self, "inference_", "sandwich") == "mixture":
             notes = ["Standard errors: sandwich of the scale-mixture likelihood (the noise law estimated on a "

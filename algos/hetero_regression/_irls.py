@@ -106,7 +106,9 @@ def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
     The iteration: from the least-squares start, a semismooth Newton step over the inliers (with
     at least ``NEWTON_MIN_INLIERS_PER_COEF`` inliers per coefficient) accepted by the Armijo test at
     one of ``NEWTON_TRIES`` step lengths, else the majorise-minimise step, halved while round-off
-    raises :math:`L` by more than ``MONOTONE_RTOL |L|``. One iteration costs two or three passes.
+    raises :math:`L` by more than ``MONOTONE_RTOL |L|``. One iteration costs two or three passes, or one or
+    two when the oracle has ``fuse_trials = True`` (its trial points then return the matrices too, and the
+    accepted one's statistics are reused: the same iterates with one pass fewer).
 
     Returns a dict: ``coef`` (with the intercept last), ``n``, ``d``, ``n_iter``, ``converged``,
     ``grad_rel`` (:math:`\|\nabla L\| / (\delta \|X\|_F)`), ``n_inliers``, ``objective``, and ``A``
@@ -124,6 +126,10 @@ def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
     gscale = delta * math.sqrt(float(np.trace(G0)))
     b = ridge_solve(G0, Xty)
 
+    # An oracle whose pass is dear next to the matrices (data read or generated again at every pass) asks for them
+    # at every trial point too: the accepted trial's statistics then serve as the next iterate's, one pass fewer
+    # per iteration, with the same iterates (the same numbers at the same points).
+    fuse = bool(getattr(oracle, "fuse_trials", False))
     L, g, nin, Gw, Hin, B = oracle.at(b, delta, True)
     n_iter, converged = 0, False
     while True:
@@ -134,32 +140,34 @@ def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
         if n_iter >= max_iter:
             break
         n_iter += 1
-        accepted = False
+        accepted, at_new = False, None
         if nin >= NEWTON_MIN_INLIERS_PER_COEF * p:  # semismooth Newton step over the inliers, Armijo test
             step = ridge_solve(Hin, -g)
             slope = float(g @ step)
             if np.all(np.isfinite(step)) and slope < 0:
                 t = 1.0
                 for _ in range(NEWTON_TRIES):
-                    L_new = oracle.at(b + t * step, delta, False)[0]
-                    if L_new <= L + ARMIJO_C * t * slope:
-                        b = b + t * step
-                        accepted = True
+                    b_try = b + t * step
+                    stats = oracle.at(b_try, delta, fuse)
+                    if stats[0] <= L + ARMIJO_C * t * slope:
+                        b, accepted = b_try, True
+                        at_new = stats if fuse else None
                         break
                     t *= 0.5
         if not accepted:  # majorise-minimise step (monotone), halved if round-off raises L
             step = ridge_solve(Gw, -g)
             t = 1.0
             for _ in range(MAX_BACKTRACKS):
-                L_new = oracle.at(b + t * step, delta, False)[0]
-                if L_new <= L + MONOTONE_RTOL * abs(L):
-                    b = b + t * step
-                    accepted = True
+                b_try = b + t * step
+                stats = oracle.at(b_try, delta, fuse and t == 1.0)
+                if stats[0] <= L + MONOTONE_RTOL * abs(L):
+                    b, accepted = b_try, True
+                    at_new = stats if fuse and t == 1.0 else None
                     break
                 t *= 0.5
             if not accepted:  # stalled at working precision
                 n_iter -= 1
                 break
-        L, g, nin, Gw, Hin, B = oracle.at(b, delta, True)
+        L, g, nin, Gw, Hin, B = at_new if at_new is not None else oracle.at(b, delta, True)
     return {"coef": b, "n": n, "n_iter": n_iter, "converged": converged, "grad_rel": grad_rel, "n_inliers": nin,
             "objective": L, "A": Hin, "B": B, "d": d}

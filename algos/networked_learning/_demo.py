@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._data import make_krr_hard3, make_leverage_design, make_suppressor
 from ._estimator import NetworkedDAGRegressor
@@ -117,7 +118,7 @@ def _figure(path, depth_rows, ks, sk, full_excess):
     ax2.set_title("Compression vs subsampling, high-leverage design")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    atomic_savefig(fig, path, dpi=110)
     plt.close(fig)
 
 

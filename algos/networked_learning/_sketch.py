@@ -43,7 +43,6 @@ References
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 

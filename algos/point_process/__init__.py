@@ -15,7 +15,8 @@ from ._covariates import RasterCovariates, load_raster_covariates
 from ._min_contrast import MinContrastFit, lgcp_min_contrast
 from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
 from ._quadrature import Quadrature, build_quadrature, voronoi_weights
-from ._second_order import Envelope, SummaryFunction, envelope, k_function, l_function, pair_correlation, simulate_poisson
+from ._envelope import Envelope, envelope, simulate_poisson
+from ._second_order import SummaryFunction, k_function, l_function, pair_correlation
 from ._simulate import LGCPSample, simulate_lgcp
 from ._sparse import SparseCholesky
 from ._vogcam import HyperparameterWarning, VoGCAM

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import atomic_savefig, atomic_write_text, check_memory_budget, check_output_dir
 from ..cli import add_engine_options, command_parser, engine_options, print_json
 
 EPILOG = """\
@@ -208,7 +209,7 @@ def _resolve_window(args):
 
 
 def run_kfunction(args):
-    from ._second_order import envelope
+    from ._envelope import envelope
 
     engine = engine_options(args)  # checked before any work
     win = _resolve_window(args)
@@ -239,10 +240,10 @@ def run_kfunction(args):
         ax.set_title(f"L(r), {args.correction} correction; Poisson envelope ({args.nsim} sims)")
         fig.tight_layout()
         png = out / "lfunction.png"
-        fig.savefig(png, dpi=110)
+        atomic_savefig(fig, png, dpi=110)
         plt.close(fig)
         summary["plot"] = str(png)
-        (out / "kfunction.json").write_text(json.dumps(summary, indent=2))
+        atomic_write_text(out / "kfunction.json", json.dumps(summary, indent=2))
     if args.json:
         print_json(summary)
         return 0
@@ -263,6 +264,8 @@ def run(args):
     from ._vogcam import VoGCAM
 
     _action_options(args)
+    if args.out is not None:
+        check_output_dir(args.out, "--out")  # before the data are read and the model fitted
     if args.action == "kfunction":
         return run_kfunction(args)
     if args.out is None:
@@ -273,6 +276,7 @@ def run(args):
     n_dummy = _n_dummy(args.n_dummy)
     if args.grid < 1:
         raise ValueError(f"'grid' must be an int >= 1; got {args.grid}.")
+    _check_sizes(n_dummy, int(args.grid), args.n_neighbors)
     est = VoGCAM(window=win, nu=args.nu, n_neighbors=args.n_neighbors, n_dummy=n_dummy,
                  hyperparameters=args.hyperparameters)
     with warnings.catch_warnings(record=True) as caught:
@@ -300,7 +304,7 @@ def run(args):
         "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
         "map": str(png),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2))
     if args.json:
         print_json(summary)
         return 0
@@ -316,6 +320,22 @@ def run(args):
         print(f"  warning: {w}")
     print(f"wrote {png} and {out / 'summary.json'}")
     return 0
+
+
+def _check_sizes(n_dummy, grid, n_neighbors):
+    """Refuse a ``--n-dummy`` or ``--grid`` whose arrays alone would exceed the memory budget (before the fit).
+
+    Per quadrature node: coordinates, weights, the neighbour lists and the precision pattern (about
+    ``4 * n_neighbors + 16`` numbers of 8 bytes); per map cell: the cell centre, the mean, the bounds,
+    the sd and the neighbour lists of the prediction (``2 * n_neighbors + 10`` numbers). These are
+    lower bounds: the fit needs more (its own budget check runs after the symbolic analysis).
+    """
+    k = int(n_neighbors) if isinstance(n_neighbors, (int, np.integer)) and n_neighbors > 0 else 15
+    if n_dummy != "auto":
+        check_memory_budget(8 * (4 * k + 16) * n_dummy, f"{n_dummy} dummy quadrature nodes", f"'--n-dummy'={n_dummy}",
+                            hint="lower --n-dummy (or use 'auto')")
+    check_memory_budget(8 * (2 * k + 10) * grid * grid, f"a {grid} x {grid} map", f"'--grid'={grid}",
+                        hint="lower --grid")
 
 
 def _intensity_map(est, X, win, g, png):
@@ -352,6 +372,6 @@ def _intensity_map(est, X, win, g, png):
         ax.set_xlabel("x")
         ax.set_ylabel("y")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    atomic_savefig(fig, png, dpi=110)
     plt.close(fig)
     return flat, centre

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._min_contrast import lgcp_min_contrast
 from ._simulate import simulate_lgcp
@@ -36,7 +37,7 @@ def _figure(path, g, truth, mu, sd, X):
                  label=f"points (n = {len(X)})")
     axes[0].legend(loc="upper right", fontsize=7, framealpha=0.8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    atomic_savefig(fig, path, dpi=100)
     plt.close(fig)
 
 

@@ -59,12 +59,9 @@ from ._window import Window, coordinate_array
 
 __all__ = [
     "SummaryFunction",
-    "Envelope",
     "k_function",
     "l_function",
     "pair_correlation",
-    "envelope",
-    "simulate_poisson",
     "default_radii",
     "boundary_distance",
     "translation_weights",
@@ -540,7 +537,3 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
 
 
 _STATS = {"K": k_function, "L": l_function, "g": pair_correlation, "pcf": pair_correlation}
-
-
-# the simulation envelopes (they use the summaries above)
-from ._envelope import Envelope, envelope, simulate_poisson  # noqa: E402

@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
+from .._anytime import unfitted_on_interrupt
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
@@ -172,7 +173,9 @@ class VoGCAM(BaseEstimator):
     converged_ : bool
     interrupted_ : bool
         Whether an interrupt (Ctrl-C) stopped the sweeps: the fit then keeps the state at the start
-        of the interrupted sweep (no final pass) and an ``InterruptedFitWarning`` says so.
+        of the interrupted sweep (no final pass) and an ``InterruptedFitWarning`` says so. An
+        interrupt before the first sweep (quadrature, hyperparameter step, factorisation) or a
+        second one is re-raised and leaves the estimator unfitted (:mod:`algos._anytime`).
     min_contrast_ : MinContrastFit or None
         The minimum-contrast fit used (``hyperparameters`` or ``hyperparameter_start`` "min_contrast").
     laplace_log_evidence_ : float or None
@@ -295,6 +298,12 @@ class VoGCAM(BaseEstimator):
         self
             The fitted estimator.
         """
+        # an interrupt before the ascent (nothing to keep) or a second one: re-raised, unfitted
+        with unfitted_on_interrupt(self):
+            return self._fit(X, covariates)
+
+    def _fit(self, X, covariates):
+        """The body of :meth:`fit`."""
         validate_params(self)
         self._validate()
         backend = resolve(self.backend, self.device, (X, covariates))
@@ -304,7 +313,7 @@ class VoGCAM(BaseEstimator):
         X = check_points(X, win)
         if len(X) == 0:
             raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
-        warn_duplicates(X, "the copies are merged into one node with their count")
+        warn_duplicates(X, "the copies are merged into one node with their count", stacklevel=4)
         rng = check_random_state(self.random_state)
         quad = build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
         # ---- rescale to the unit box
@@ -438,6 +447,8 @@ class VoGCAM(BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pois.fit(X, covariates=covariates)
+        if pois.interrupted_:  # the whole fit stops: the Poisson fit is a step of the set-up
+            raise KeyboardInterrupt
         with duplicates_reported():
             return lgcp_min_contrast(X, win, nu=self.nu, intensity=pois.predict_intensity(X))
 
@@ -475,23 +486,23 @@ class VoGCAM(BaseEstimator):
         self.backend_ = self._backend
         self.grad_norm_ = float(np.max(np.abs(y - w * np.exp(m + 0.5 * st8["s"]) - prior.Q @ (m - Z @ beta))))
         self._tree = cKDTree(self._U)
-        run.finish(self, f"after {it} sweeps")
+        run.finish(self, f"after {it} sweeps", stacklevel=5)
         if not converged and not run.interrupted:
             warnings.warn(f"VoGCAM did not converge in {self.max_iter} sweeps (last ELBO change "
                           f"{abs(hist[-1] - hist[-2]) if len(hist) > 1 else np.nan:.3g}); increase max_iter.",
-                          ConvergenceWarning, stacklevel=3)
+                          ConvergenceWarning, stacklevel=4)
         if "length_scale" in opt:
             lo, hi = self._phi_bounds
             if math.log(phi / lo) < BOUND_RTOL or math.log(hi / phi) < BOUND_RTOL:
                 warnings.warn(f"the fitted length_scale {self.length_scale_:.4g} is at its bound "
                               f"[{lo * c:.4g}, {hi * c:.4g}]; the data do not identify the range.",
-                              HyperparameterWarning, stacklevel=3)
+                              HyperparameterWarning, stacklevel=4)
         # estimated by any method (the minimum contrast removes it from ``opt`` before the sweeps)
         if "variance" in self.optimize_hyperparameters and sigma2 < VARIANCE_COLLAPSE:
             what = ("beyond the covariates (the fit is close to an inhomogeneous Poisson process)" if self.n_covariates_
                     else "(the fit is close to a homogeneous Poisson process)")
             warnings.warn(f"the fitted variance collapsed to {sigma2:.3g}: the pattern shows no spatial structure "
-                          f"{what}.", HyperparameterWarning, stacklevel=3)
+                          f"{what}.", HyperparameterWarning, stacklevel=4)
         rmax = float(np.sqrt(w.max() / np.pi)) * 2.0
         if rmax > phi / 2 and self.verbose:
             print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise n_dummy.")

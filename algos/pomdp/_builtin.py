@@ -6,6 +6,7 @@ import numpy as np
 
 import scipy.sparse
 
+from .._io import check_memory_budget
 from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
 from ._model import DENSE_LIMIT_BYTES, POMDP, SPARSE_AUTO_BYTES
 
@@ -199,6 +200,10 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     :data:`algos.pomdp._model.SPARSE_AUTO_BYTES` (256 MiB; RockSample(5, 7) and larger), dense
     otherwise; ``storage="dense"`` beyond 4 GiB is refused with a ``ValueError`` that gives the size
     (RockSample(7, 8) has S = 12545, 15.2 GiB dense; RockSample(11, 11) S = 247 809).
+    Any ``(n, k)`` whose arrays (next states, ``Z``, ``r``, the sparse ``T`` and the state names)
+    would exceed the memory budget of the generators (half the physical memory, or
+    ``ALGOS_MEMORY_BUDGET_MB``) is refused with a ``ValueError`` that gives the estimate, before
+    anything is allocated (``rock_sample(100, 100)`` has S = 100^2 * 2^100 + 1).
 
     Parameters
     ----------
@@ -246,9 +251,15 @@ def rock_sample(n, k, discount=0.95, random_state=0, *, layout=None, half_effici
     d0 = check_scalar_float(half_efficiency_distance, "half_efficiency_distance", low=0.0, closed="neither")
     rng = check_random_state(random_state)
     storage = check_option(storage, "storage", ("auto", "dense", "sparse"))
+    A = 5 + k
+    # next states (A, S) int64, Z (A, S, 3) and r (S, A) float64, T (one entry per row: 20 bytes) and the
+    # state names; Python ints, so the estimate never overflows (2^k itself is not formed for a huge k)
+    S_est = n * n * 2 ** min(k, 1000) + 1
+    check_memory_budget(S_est * (A * (8 + 24 + 8 + 20) + 64),
+                        f"RockSample({n}, {k}) with S = {n}^2 * 2^{k} + 1 states and A = {A} actions",
+                        f"'n'={n}, 'k'={k}", hint="choose a smaller grid or fewer rocks")
     nb = 2**k
     S = n * n * nb + 1
-    A = 5 + k
     if storage == "dense" and A * S * S > _MAX_DENSE_ELEMS:
         raise ValueError(
             f"RockSample({n}, {k}) has S={S}, A={A}: a dense T would need {A * S * S * 8 / 2**30:.1f} GiB "

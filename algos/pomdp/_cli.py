@@ -7,7 +7,8 @@ import time
 
 import numpy as np
 
-from ..cli import _error_line, command_parser, print_json
+from .._io import check_memory_budget, check_output_path
+from ..cli import _error_line, add_engine_options, command_parser, engine_options, print_json
 
 CONTROLLERS = ("recap", "kmeans", "grid", "window", "bpi")
 
@@ -23,6 +24,8 @@ examples:
   algos pomdp solve rocksample:4,4 --memory 16 --simulate 20000
   algos pomdp solve hallway --solver pbs --time-limit 60 --policy-out hallway.policy
   algos pomdp solve my_model.POMDP --memory 5 --graph-out my_model.dot
+  algos pomdp solve hallway --memory 2,4,8,16 --backend loky --n-jobs 2
+  algos pomdp solve hallway --memory 4,8,16,32 --backend dask --scheduler tcp://head:8786
 """
 
 
@@ -39,7 +42,7 @@ def builtin_names():
 
 #: Defaults of the options of ``solve`` (None on the parser, so that one given to ``info``, which would
 #: ignore it, is detected).
-SOLVE_DEFAULTS = {"memory": 8, "baseline": "", "solver": "pbs", "time_limit": 60.0, "target_gap": 1e-3,
+SOLVE_DEFAULTS = {"memory": [8], "baseline": "", "solver": "pbs", "time_limit": 60.0, "target_gap": 1e-3,
                   "pbvi_beliefs": 200, "policy_out": None, "graph_out": None, "simulate": 0, "seed": 0}
 
 
@@ -69,7 +72,9 @@ def add_parser(subparsers, name):
     )
     p.add_argument("action", choices=("solve", "info"), help="solve: fit controllers; info: describe the model")
     p.add_argument("model", help="a .POMDP file, 'tiger', 'rocksample:N,K' or a shipped model such as 'tiger-grid'")
-    p.add_argument("--memory", type=int, help="memory budget K, number of controller nodes (solve; default 8)")
+    p.add_argument("--memory", type=_memory_list,
+                   help="memory budget K, number of controller nodes (solve; default 8); a comma-separated list "
+                   "(2,4,8,16) fits the controllers for every K on the same solver run, one task per K")
     p.add_argument("--baseline", help="comma-separated baselines to fit next to RECAP (solve): "
                    + ", ".join(CONTROLLERS[1:]))
     p.add_argument("--solver", choices=("pbs", "pbvi"),
@@ -88,8 +93,27 @@ def add_parser(subparsers, name):
     p.add_argument("--discount", type=float, default=None, help="override the model's discount")
     p.add_argument("--seed", type=int, help="random seed of the controllers (solve; default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_engine_options(p, "solve with several --memory values: the controllers of each K")
     p.set_defaults(func=run)
     return p
+
+
+def _memory_list(text):
+    """argparse type of ``--memory``: one int, or a comma-separated list of distinct ints >= 1."""
+    import argparse
+
+    parts = [t.strip() for t in str(text).split(",") if t.strip()]
+    try:
+        values = [int(t) for t in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'memory' must be an int >= 1 or a comma-separated list of them; "
+                                         f"got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"'memory' must be an int >= 1 or a comma-separated list of them; "
+                                         f"got {text!r}")
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"'memory' lists a value twice; got {text!r}")
+    return values
 
 
 def load_model(spec, discount=None):
@@ -187,41 +211,70 @@ def _solve(model, args):
         from ._policy_io import write_policy
 
         write_policy(args.policy_out, pbvi, model_name=str(args.model))
-    rows = []
-    for name in names:
-        est = _make(name, args.memory, args.seed, pbvi)
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(model, alphas=pbvi) if name != "bpi" else est.fit(model)
-        row = {"controller": type(est).__name__, "value": float(est.value_),
-               "nodes": int(getattr(est, "n_memory_", getattr(est, "n_nodes_", args.memory))),
-               "fit_seconds": time.perf_counter() - t0}
-        if args.simulate:
-            mean, se = _simulated(est, model, args.simulate, args.seed)
-            row["simulated_mean"], row["simulated_se"] = mean, se
-        if name == "recap" and getattr(est, "bound_", None):
-            row["bound"] = {k: (dict(v) if isinstance(v, dict) else float(v)) for k, v in est.bound_.items()}
-        if name == "recap":
-            row["table"] = _controller_table(est, model)
-            if args.graph_out:
-                from ._policy_io import write_policy_graph
+    memories = args.memory
+    if len(memories) == 1:
+        rows, interrupted = _controller_rows(memories[0], model=model, pbvi=pbvi, names=names, seed=args.seed,
+                                             simulate=args.simulate, graph_out=args.graph_out)
+        sweep = None
+    else:  # one task per K on the chosen engine; each returns plain rows (no estimator travels back)
+        import functools
 
-                write_policy_graph(args.graph_out, est, pomdp=model)
-        row["_est"] = est
-        rows.append(row)
+        from ..experiments import run_sweep
+
+        task = functools.partial(_controller_rows, model=model, pbvi=pbvi, names=names, seed=args.seed,
+                                 simulate=args.simulate)
+        records = run_sweep(task, {"K": memories}, random_state=args.seed, **engine_options(args))
+        sweep = [{"memory": r["K"], "controllers": r["value"][0]} for r in records]
+        rows, interrupted = sweep[0]["controllers"], any(r["value"][1] for r in records)
     blind = float(blind_policy_values(model).best_value)
-    fitted = [pbvi] + [r.pop("_est") for r in rows]
-    return {
-        "interrupted": any(bool(getattr(e, "interrupted_", False)) for e in fitted),
+    out = {
+        "interrupted": bool(getattr(pbvi, "interrupted_", False)) or interrupted,
         "model": args.model,
-        "memory": args.memory,
+        "memory": memories[0] if len(memories) == 1 else memories,
         "solver": {"name": args.solver, "lower": float(pbvi.value_), "upper": float(pbvi.upper_bound_),
                    "seconds": pbvi_s, "n_alpha": int(len(pbvi.alphas_)),
                    "trivial_gap": float((np.max(model.r) - np.min(model.r)) / (1.0 - model.discount))},
         "blind_value": blind,
         "controllers": rows,
     }
+    if sweep is not None:
+        out["sweep"] = sweep
+        del out["controllers"]
+    return out
+
+
+def _controller_rows(K, random_state=None, *, model, pbvi, names, seed, simulate, graph_out=None):
+    """Fit the controllers ``names`` with ``K`` nodes on the shared solver run ``pbvi``: ``(rows, interrupted)``.
+
+    One task of the ``--memory`` sweep (``random_state`` is the sweep's stream, unused: the controllers
+    are seeded by ``seed`` so that every K gets the same seed as a single-K run).
+    """
+    import warnings
+
+    rows, interrupted = [], False
+    for name in names:
+        est = _make(name, K, seed, pbvi)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(model, alphas=pbvi) if name != "bpi" else est.fit(model)
+        row = {"controller": type(est).__name__, "value": float(est.value_),
+               "nodes": int(getattr(est, "n_memory_", getattr(est, "n_nodes_", K))),
+               "fit_seconds": time.perf_counter() - t0}
+        if simulate:
+            mean, se = _simulated(est, model, simulate, seed)
+            row["simulated_mean"], row["simulated_se"] = mean, se
+        if name == "recap" and getattr(est, "bound_", None):
+            row["bound"] = {k: (dict(v) if isinstance(v, dict) else float(v)) for k, v in est.bound_.items()}
+        if name == "recap":
+            row["table"] = _controller_table(est, model)
+            if graph_out:
+                from ._policy_io import write_policy_graph
+
+                write_policy_graph(graph_out, est, pomdp=model)
+        interrupted = interrupted or bool(getattr(est, "interrupted_", False))
+        rows.append(row)
+    return rows, interrupted
 
 
 def _controller_table(est, model, top=3):
@@ -249,6 +302,12 @@ def _simulated(est, model, n, seed):
 def run(args):
     try:
         _resolve_options(args)
+        for opt, val, exts in (("--policy-out", args.policy_out, (".policy", ".alpha")),
+                               ("--graph-out", args.graph_out, (".dot", ".json", ".pg"))):
+            if val is not None and not str(val).lower().endswith(exts):
+                raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
+            if val is not None:
+                check_output_path(val, opt)  # before the model is built and solved
         model = load_model(args.model, args.discount)
         if args.action == "info":
             out = _info(model, args.model)
@@ -262,16 +321,17 @@ def run(args):
                 print(f"  actions: {', '.join(out['action_names'])}")
                 print(f"  observations: {', '.join(out['observation_names'])}")
             return 0
-        if args.memory < 1:
-            raise ValueError(f"'--memory' must be an int >= 1; got {args.memory}.")
+        if len(args.memory) > 1 and args.graph_out:
+            raise ValueError("'--graph-out' writes one controller graph: give one --memory value with it; got "
+                             f"--memory {','.join(map(str, args.memory))}.")
+        engine_options(args)  # --backend / --scheduler / --n-jobs checked before the solve
         if not args.time_limit > 0:
             raise ValueError(f"'--time-limit' must be a float > 0; got {args.time_limit}.")
         if not args.target_gap >= 0:
             raise ValueError(f"'--target-gap' must be a float >= 0; got {args.target_gap}.")
-        for opt, val, exts in (("--policy-out", args.policy_out, (".policy", ".alpha")),
-                               ("--graph-out", args.graph_out, (".dot", ".json", ".pg"))):
-            if val is not None and not str(val).lower().endswith(exts):
-                raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
+        if args.simulate:  # per episode: its return, discount, state, node and random draws (8 numbers)
+            check_memory_budget(64 * args.simulate, f"{args.simulate} simulated episodes",
+                                f"'--simulate'={args.simulate}", hint="simulate fewer episodes")
         out = _solve(model, args)
     except (ValueError, OSError) as exc:
 
@@ -281,7 +341,9 @@ def run(args):
         print_json(out)
         return _exit_code(out)
     pb = out["solver"]
-    print(f"{args.model}: K = {args.memory}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
+    if "sweep" in out:
+        return _print_sweep(out, args)
+    print(f"{args.model}: K = {out['memory']}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
           f"{pb['upper']:.4f}] (gap {pb['upper'] - pb['lower']:.3g}; {pb['n_alpha']} alpha vectors, "
           f"{pb['seconds']:.1f} s); best blind policy {out['blind_value']:.4f}")
     print(f"{'controller':<24}{'nodes':>6}{'V^F(b0) exact':>16}{'fit s':>9}" + ("  Monte Carlo" if args.simulate else ""))
@@ -309,6 +371,20 @@ def run(args):
         print(f"alpha vectors written to {args.policy_out}")
     if args.graph_out:
         print(f"controller graph written to {args.graph_out}")
+    return _exit_code(out)
+
+
+def _print_sweep(out, args):
+    pb = out["solver"]
+    print(f"{args.model}: K in {out['memory']}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
+          f"{pb['upper']:.4f}] ({pb['n_alpha']} alpha vectors, {pb['seconds']:.1f} s); best blind policy "
+          f"{out['blind_value']:.4f}")
+    names = [row["controller"] for row in out["sweep"][0]["controllers"]]
+    print(f"{'K':>5}" + "".join(f"{n:>22}" for n in names) + "   (V^F(b0) exact)")
+    for entry in out["sweep"]:
+        print(f"{entry['memory']:>5}" + "".join(f"{row['value']:>22.4f}" for row in entry["controllers"]))
+    if args.policy_out:
+        print(f"alpha vectors written to {args.policy_out}")
     return _exit_code(out)
 
 

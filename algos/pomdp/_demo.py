@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._beliefs import blind_policy_values
 from ._builtin import rock_sample, tiger
@@ -98,7 +99,7 @@ def _figure(path, panels):
         ax.set_title(title)
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_savefig(fig, path, dpi=120)
     plt.close(fig)
 
 

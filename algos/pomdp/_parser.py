@@ -46,6 +46,7 @@ import warnings
 
 import numpy as np
 
+from .._io import atomic_write, check_read_budget, read_budget_bytes
 from .._validation import check_option
 from ._model import POMDP
 
@@ -95,9 +96,23 @@ def _tokenize(text, name):
     return toks
 
 
+#: Bytes of one generated name (``s123456``: the str object and the list slot).
+_NAME_BYTES = 64
+#: The dense arrays the reader builds, per (a, s, s') of ``T`` and (a, s', o) of ``Z``: the float64 array,
+#: the copy the model keeps and a temporary of the row checks.
+_DENSE_COPIES = 3
+
+
+def _model_bytes(S, A, O):
+    """Estimated peak bytes of reading a model of these sizes (Python ints, no overflow)."""
+    return _DENSE_COPIES * 8 * A * S * (S + O) + 32 * A * S + _NAME_BYTES * (S + A + O) + 16 * S * A
+
+
 class _Parser:
-    def __init__(self, text, name, renormalize, missing_rows):
+    def __init__(self, text, name, renormalize, missing_rows, max_bytes=None):
         self.name = name
+        self.max_bytes = max_bytes
+        self.file_bytes = len(text)
         self.renormalize = renormalize
         self.missing_rows = missing_rows
         self.toks = _tokenize(text, name)
@@ -258,6 +273,7 @@ class _Parser:
             if not _INT_RE.match(data[0].text) or int(data[0].text) < 1:
                 raise self.err(data[0], f"'{key}:' count must be a positive integer")
             n = int(data[0].text)
+            self.check_budget(data[0], {key: n})  # before any name is built
             self.names[key] = [f"{key[0]}{i}" for i in range(n)]
             return
         names = []
@@ -268,10 +284,26 @@ class _Parser:
                 raise self.err(t, f"duplicate {key[:-1]} name")
             names.append(t.text)
         self.names[key] = names
+        self.check_budget(data[0], {key: len(names)})
+
+    def check_budget(self, tok, declared):
+        """Refuse sizes whose dense model would exceed the memory budget, before allocating it."""
+        sizes = {k: (len(v) if v is not None else 1) for k, v in self.names.items()}
+        sizes.update(declared)
+        S, A, O = sizes["states"], sizes["actions"], sizes["observations"]
+        nbytes = _model_bytes(S, A, O)
+        what = ", ".join(f"{k}: {v}" for k, v in declared.items())
+        check_read_budget(
+            nbytes, f"'{what}' (a dense model with S={S}, A={A}, O={O} so far: T and Z as float64)",
+            f"{self.name}, line {tok.line if tok is not None else 1}", self.max_bytes, file_bytes=self.file_bytes,
+            hint="the .POMDP reader builds dense arrays; for a large sparse model build a POMDP with a "
+                 "sequence of sparse T matrices (storage='sparse') or write it as POMDPX",
+        )
 
     def ensure_arrays(self, kw):
         self.need_sizes(kw)
         if self.T is None:
+            self.check_budget(kw, {})
             S, A, O = self.S, self.A, self.O
             self.T = np.zeros((A, S, S))
             self.Z = np.zeros((A, S, O))
@@ -508,7 +540,7 @@ def _expected_reward(T, Z, entries, block_elems=2_000_000):
     return r
 
 
-def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"):
+def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error", max_bytes=None):
     """Parse Cassandra ``.POMDP`` text into a :class:`POMDP`.
 
     Parameters
@@ -524,6 +556,12 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
     missing_rows : {"error", "uniform", "self"}, default="error"
         What to do with an all-zero ``T`` or ``O`` row: raise (naming the row), fill uniformly, or
         (``"self"``) make a ``T`` row an absorbing self-loop (``O`` rows then become uniform).
+    max_bytes : int or None, default=None
+        Memory budget of the reader in bytes. ``None``: the environment variable
+        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
+        the file (at most half the physical memory). Declared sizes whose dense model
+        (``T`` (A, S, S) and ``Z`` (A, S, O), float64, with the reader's copies) would exceed it are
+        refused when they are read, before anything proportional to them is allocated.
 
     Returns
     -------
@@ -535,14 +573,16 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
     ValueError
         With the file name, line number and offending token for syntax errors, unknown names,
         probabilities outside [0, 1], wrong counts of numbers, a discount outside [0, 1]; with the
-        row and deviation for rows that do not sum to 1.
+        row and deviation for rows that do not sum to 1; with the line and the estimate in bytes when
+        the declared sizes exceed the memory budget.
     """
     if not isinstance(text, str):
         raise TypeError(f"'text' must be a str; got {type(text).__name__}.")
     if not isinstance(renormalize, (bool, np.bool_)):
         raise TypeError(f"'renormalize' must be a bool; got {renormalize!r} of type {type(renormalize).__name__}.")
     check_option(missing_rows, "missing_rows", ("error", "uniform", "self"))
-    return _Parser(text, str(name), bool(renormalize), missing_rows).parse()
+    read_budget_bytes(max_bytes)  # a bad max_bytes is reported before parsing
+    return _Parser(text, str(name), bool(renormalize), missing_rows, max_bytes).parse()
 
 
 def read_pomdp(path, **kwargs):
@@ -626,6 +666,6 @@ def write_pomdp(pomdp, path=None):
             lines.append(f"R: {a} : {s} : * : * {_fmt(pomdp.r[s, a])}")
     text = "\n".join(lines) + "\n"
     if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8") as fh:
+        with atomic_write(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     return text

@@ -58,7 +58,7 @@ from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible
+from .._anytime import Interruptible, unfitted_on_interrupt
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
@@ -180,8 +180,11 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
     converged_ : bool
         Whether ``gap_ <= target_gap``.
     interrupted_ : bool
-        Whether a Ctrl-C (SIGINT) stopped the trials: the solver finishes the running trial, keeps
-        its bounds and vectors and warns with ``InterruptedFitWarning``; a second Ctrl-C aborts.
+        Whether a Ctrl-C (SIGINT) stopped the solver: from the set-up on (after the kernels are
+        compiled) it finishes the running trial (or fast-informed-bound sweep), keeps its bounds and
+        vectors and warns with ``InterruptedFitWarning``; a second Ctrl-C aborts, and an interrupt
+        during the compilation is re-raised, both leaving the solver unfitted (:mod:`algos._anytime`).
+        Inside an outer fit (``RECAPController``), a SIGINT the outer fit received stops it too.
     upper_alphas_ : ndarray (A, S)
         Fast-informed-bound Q-vectors.
     upper_points_ : tuple (Bu (n, S), vu (n,), c (S,))
@@ -267,32 +270,39 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self
             The fitted solver.
         """
+        with unfitted_on_interrupt(self):  # an interrupt that escapes (compilation, abort): unfitted
+            return self._fit(pomdp)
+
+    def _fit(self, pomdp):
+        """The body of :meth:`fit`."""
         time_limit, now, target, max_trials, verbose = self._checked_params()
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
         _warm_kernels()  # compile before the clock starts (a no-op after the first call)
-        t_start = now()
-        T, Z, r, discount, S, (Tptr, Tidx, Tval) = _model_layout(pomdp, backend)
-        b0 = _b0(pomdp, None, S)
-
-        # initial bounds: blind policies below, fast informed bound above (HSVI2 §3)
-        blind = blind_policy_values(pomdp, b0=b0)
-        # the FIB loop gets at most FIB_SHARE of the budget (binds only on large models, e.g.
-        # RockSample(11, 11); every iterate is a valid upper bound, see fib_sparse)
-        Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount, deadline=t_start + FIB_SHARE * time_limit, now=now)
-        c = Q.max(axis=0)
-        if backend == "torch":
-            eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
-        else:
-            eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
-        span = float(r.max() - r.min())
-        lo, up = eng.bounds()
-        history = [(now() - t_start, lo, up)]
-        n_backups = n_trials = 0
-        last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
-        next_report = 0.1
-        out_of_time = False
         run = Interruptible("PointBasedSolver", defer=True)
-        with run:
+        with run:  # from the set-up on, SIGINT asks the solver to stop at its next consistent point
+            t_start = now()
+            T, Z, r, discount, S, (Tptr, Tidx, Tval) = _model_layout(pomdp, backend)
+            b0 = _b0(pomdp, None, S)
+
+            # initial bounds: blind policies below, fast informed bound above (HSVI2 §3)
+            blind = blind_policy_values(pomdp, b0=b0)
+            # the FIB loop gets at most FIB_SHARE of the budget (binds only on large models, e.g.
+            # RockSample(11, 11); every iterate is a valid upper bound, see fib_sparse); an interrupt
+            # ends it after the current sweep
+            Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount, deadline=t_start + FIB_SHARE * time_limit,
+                           now=lambda: math.inf if run.requested else now())
+            c = Q.max(axis=0)
+            if backend == "torch":
+                eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
+            else:
+                eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
+            span = float(r.max() - r.min())
+            lo, up = eng.bounds()
+            history = [(now() - t_start, lo, up)]
+            n_backups = n_trials = 0
+            last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
+            next_report = 0.1
+            out_of_time = False
             while up - lo > target and (max_trials is None or n_trials < max_trials):
                 if now() - t_start >= time_limit:
                     out_of_time = True
@@ -330,14 +340,14 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self.n_trials_ = int(n_trials)
         self.backend_ = backend
         self.converged_ = bool(up - lo <= target)
-        run.finish(self, f"after {n_trials} trials (bounds [{lo:.6g}, {up:.6g}])")
+        run.finish(self, f"after {n_trials} trials (bounds [{lo:.6g}, {up:.6g}])", stacklevel=4)
         if out_of_time and not self.converged_:
             from sklearn.exceptions import ConvergenceWarning
 
             warnings.warn(
                 f"PointBasedSolver stopped at time_limit={time_limit:g} s ({self.clock} clock) after "
                 f"{n_trials} trials with gap {up - lo:.6g} > target_gap={target:g} (bounds [{lo:.6g}, "
-                f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=2)
+                f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=3)
         self.upper_alphas_ = Q
         self.upper_points_ = (Bu, vu, c.copy())
         return self

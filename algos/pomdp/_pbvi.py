@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._anytime import Interruptible
+from .._anytime import Interruptible, unfitted_on_interrupt
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
@@ -206,7 +206,9 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         Whether the convergence test of ``tol`` (and ``target_gap``) passed.
     interrupted_ : bool
         Whether an interrupt (Ctrl-C) stopped the sweeps; the fit then holds the state after the
-        last complete sweep and an ``InterruptedFitWarning`` says so.
+        last complete sweep and an ``InterruptedFitWarning`` says so. An interrupt before the first
+        sweep (the set-up) or a second one is re-raised and leaves the solver unfitted; inside an
+        outer fit (``RECAPController``) the outer fit stops too (:mod:`algos._anytime`).
     backend_ : {"numpy", "torch"}
         The core that ran the point backups (``backend`` resolved).
     """
@@ -254,7 +256,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         if self.expand == "random":
             new = rng.dirichlet(np.ones(S), size=min(n_room, len(B)))
             return np.vstack([B, new])
-        A, O = T.shape[0], Z.shape[2]
+        A = T.shape[0]
         src = B if len(B) <= n_room else B[np.sort(rng.permutation(len(B))[:n_room])]
         n = len(src)
         cand = np.empty((n, A, S))
@@ -321,6 +323,11 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         self
             The fitted solver.
         """
+        with unfitted_on_interrupt(self):  # an interrupt in the set-up (no sweep yet) or an abort: unfitted
+            return self._fit(pomdp)
+
+    def _fit(self, pomdp):
+        """The body of :meth:`fit`."""
         n_beliefs, max_iter, tol, backend, verbose, target_gap, rng = self._checked_params(pomdp)
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "PBVI")
@@ -380,11 +387,11 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
             converged = False
         if bar is not None:
             bar.close()
-        run.finish(self, f"after {it} sweeps")
+        run.finish(self, f"after {it} sweeps", stacklevel=4)
         if not converged and max_iter > 0 and not run.interrupted:
             knob = _not_converged_knob(full, len(B), n_beliefs, max_iter, target_gap, upper_hist[-1] - history[-1],
                                        residual, tol, it, min_sweeps)
-            warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=2)
+            warnings.warn(f"PBVI did not converge: {knob}.", ConvergenceWarning, stacklevel=3)
 
         self.alphas_ = alphas
         self.actions_ = actions

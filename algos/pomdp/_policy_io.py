@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._io import atomic_write
 from .._validation import check_scalar_int
 from ._beliefs import _fsc_arrays, _real_array, check_fsc
 
@@ -287,7 +288,7 @@ def write_policy(path, alphas, actions=None, *, format=None, model_name="model")
     else:
         text = "\n".join(f"{int(a)}\n" + " ".join(f"{v:.17g}" for v in g) + "\n" for g, a in zip(G, act))
     if path is not None:
-        with open(path, "w", encoding="latin-1") as fh:
+        with atomic_write(path, "w", encoding="latin-1") as fh:
             fh.write(text)
     return text
 
@@ -402,6 +403,6 @@ def write_policy_graph(path, controller=None, *, format=None, **kwargs):
                              "pass format=.")
         format = ext
     text = policy_graph(controller, format=format, **kwargs)
-    with open(path, "w") as fh:
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     return text

@@ -38,7 +38,6 @@ Flattening rules (the factored model to the flat ``POMDP`` arrays):
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from xml.parsers import expat
@@ -46,9 +45,10 @@ from xml.parsers import expat
 import numpy as np
 import scipy.sparse as sp
 
+from .._io import check_read_budget, read_budget_bytes
 from .._validation import check_scalar_float
 
-__all__ = ["read_pomdpx", "write_pomdpx"]
+__all__ = ["read_pomdpx"]
 
 _SECTIONS = ("Variable", "InitialStateBelief", "StateTransitionFunction", "ObsFunction", "RewardFunction")
 _MAX_TABLE = 1 << 27  # entries of one factored table (1 GiB as float64)
@@ -84,14 +84,21 @@ class _Var:
 class _Reader:
     """Collects the factored model while the XML streams by."""
 
-    def __init__(self, fname, tol):
-        self.fname, self.tol = fname, tol
+    def __init__(self, fname, tol, max_bytes=None, file_bytes=0):
+        self.fname, self.tol, self.max_bytes, self.file_bytes = fname, tol, max_bytes, file_bytes
         self.discount = None
         self.vars = {}  # variable name -> _Var
         self.state_vars, self.obs_vars, self.action_vars, self.reward_vars = [], [], [], []
         self.seen = set()
         self.init, self.trans, self.obs = {}, {}, {}  # variable -> (parents, table, line)
         self.rewards = []  # (parents, table, line)
+
+    def budget(self, node, nbytes, what, tag=None, line=None):
+        """Refuse an allocation of ``nbytes`` over the memory budget, naming the element and its line."""
+        tag = node.tag if node is not None else tag
+        line = node.line if node is not None else line
+        check_read_budget(nbytes, what, f"{self.fname}: <{tag}> at line {line}", self.max_bytes,
+                          hint="declare fewer values", file_bytes=self.file_bytes)
 
     def err(self, node, msg, line=None):
         where = node.tag if node is not None else "file"
@@ -168,6 +175,13 @@ class _Reader:
                 raise self.err(node, f"no {what} declared; a model needs at least one.")
         if len(self.action_vars) > 1:
             raise self.err(node, f"only one <ActionVar> is supported; got {len(self.action_vars)}.")
+        # the flat model before any table is read: joint names and value indices of the states, a sparse T
+        # with at least one entry per (a, s) and its build temporaries, a dense Z (A, S, O) and its temporary
+        S = math.prod(len(self.vars[n].names) for n in self.state_vars)
+        A = len(self.vars[self.action_vars[0]].names)
+        O = math.prod(len(self.vars[n].names) for n in self.obs_vars)
+        nbytes = S * (64 + 8 * len(self.state_vars)) + 72 * A * S + 16 * A * S * O + 64 * O
+        self.budget(node, nbytes, f"the flat model (S={S} joint states, A={A} actions, O={O} joint observations)")
 
     def add(self, node, var):
         if var.name in self.vars:
@@ -192,6 +206,7 @@ class _Reader:
             raise self.err(num, f"<NumValues> must be a positive integer; got {num.text.strip()!r}.") from None
         if n < 1:
             raise self.err(num, f"<NumValues> must be a positive integer; got {n}.")
+        self.budget(num, 64 * n, f"<NumValues>{n}</NumValues> ({n} value names)")
         return tuple(f"{prefix}{i}" for i in range(n))
 
     # ---------------------------------------------------------------- tables
@@ -205,6 +220,7 @@ class _Reader:
         size = math.prod(shape)
         if size > _MAX_TABLE:
             raise self.err(node, f"the table has {size} entries (shape {shape}); at most {_MAX_TABLE} are supported.")
+        self.budget(node, 16 * size, f"a table of shape {shape} (float64, with its sums)")
         arr = np.zeros(shape)
         value_tag = "ProbTable" if cond else "ValueTable"
         for entry in param.children:
@@ -374,15 +390,20 @@ class _Reader:
             curr = self.vars_curr(v)
             if curr not in self.trans:
                 raise ValueError(f"{self.fname}: <StateTransitionFunction> has no <CondProb> for {curr!r}.")
-            parents, tab, _ = self.trans[curr]
-            tabs.append((parents, sp.csr_array(tab.reshape(-1, tab.shape[-1]))))
+            parents, tab, line = self.trans[curr]
+            tabs.append((parents, sp.csr_array(tab.reshape(-1, tab.shape[-1])), line))
         T = []
+        kept = 0  # entries of the actions already built
         for a in range(A):
             rows, cols, vals = np.arange(S), np.zeros(S, dtype=np.int64), np.ones(S)
-            for i, (parents, csr) in enumerate(tabs):
+            for i, (parents, csr, line) in enumerate(tabs):
                 cfg = self._gather(parents, a)[rows]
                 counts = np.diff(csr.indptr)[cfg]
                 total = int(counts.sum())
+                # this product's index and value arrays (and their temporaries) beside the actions kept so far
+                self.budget(None, 20 * kept + 96 * total,
+                            f"the flat transitions ({kept + total} nonzero entries by action {a})",
+                            tag="CondProb", line=line)
                 starts = np.repeat(csr.indptr[cfg], counts)
                 offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
                 pick = starts + offs
@@ -390,6 +411,7 @@ class _Reader:
                 cols = np.repeat(cols, counts) * self._sizes[i] + csr.indices[pick]
                 vals = np.repeat(vals, counts) * csr.data[pick]
             T.append(sp.csr_array((vals, (rows, cols)), shape=(S, S)))
+            kept += T[-1].nnz
         return T
 
     def _observations(self, S, A):
@@ -478,7 +500,7 @@ def _joint_names(variables):
     return tuple(out)
 
 
-def _read_pomdpx_arrays(path_or_file, *, tol=1e-6):
+def _read_pomdpx_arrays(path_or_file, *, tol=1e-6, max_bytes=None):
     """Read a POMDPX file into flat arrays, without a dense ``S x S`` table.
 
     Parameters
@@ -487,6 +509,8 @@ def _read_pomdpx_arrays(path_or_file, *, tol=1e-6):
         The file, or an open binary or text file object.
     tol : float, default=1e-6
         Allowed deviation of each conditional distribution's sum from 1 (rows are renormalised).
+    max_bytes : int or None, default=None
+        Memory budget (see :func:`read_pomdpx`).
 
     Returns
     -------
@@ -504,13 +528,18 @@ def _read_pomdpx_arrays(path_or_file, *, tol=1e-6):
         missing section or table: the message names the file, the element and the line.
     """
     tol = check_scalar_float(tol, "tol", low=0.0)
+    read_budget_bytes(max_bytes)  # a bad max_bytes is reported before reading
     if hasattr(path_or_file, "read"):
         fh, close = path_or_file, False
         fname = getattr(path_or_file, "name", "<stream>")
     else:
         fname = os.fspath(path_or_file)
         fh, close = open(fname, "rb"), True
-    reader = _Reader(str(fname), tol)
+    try:
+        file_bytes = os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # a stream without a file behind it
+        file_bytes = 0
+    reader = _Reader(str(fname), tol, max_bytes, file_bytes)
     stack = []
     state = {"root": False}
     parser = expat.ParserCreate()
@@ -553,7 +582,7 @@ def _read_pomdpx_arrays(path_or_file, *, tol=1e-6):
     return reader.finish(state["root"])
 
 
-def read_pomdpx(path, *, tol=1e-6):
+def read_pomdpx(path, *, tol=1e-6, max_bytes=None):
     """Read a POMDPX file (the factored XML format of APPL/SARSOP) into a :class:`POMDP`.
 
     The factored model is flattened as described in :mod:`algos.pomdp._pomdpx`: the joint state
@@ -569,6 +598,11 @@ def read_pomdpx(path, *, tol=1e-6):
         The ``.pomdpx`` file, or an open file object.
     tol : float, default=1e-6
         Allowed deviation of each conditional distribution's sum from 1; rows are renormalised.
+    max_bytes : int or None, default=None
+        Memory budget of the reader in bytes. ``None``: the environment variable
+        ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
+        the file (at most half the physical memory). ``<NumValues>``, the flat model the
+        variables declare and every table are checked against it before they are allocated.
 
     Returns
     -------
@@ -627,7 +661,7 @@ def read_pomdpx(path, *, tol=1e-6):
 
     from ._model import POMDP
 
-    d = _read_pomdpx_arrays(path, tol=tol)
+    d = _read_pomdpx_arrays(path, tol=tol, max_bytes=max_bytes)
     S, A = len(d["states"]), len(d["actions"])
     names = dict(states=d["states"], actions=d["actions"], observations=d["observations"])
     if "storage" in inspect.signature(POMDP).parameters:
@@ -639,6 +673,3 @@ def read_pomdpx(path, *, tol=1e-6):
                          f"use _read_pomdpx_arrays for the sparse arrays.")
     T = np.stack([t.toarray() for t in d["T"]])
     return POMDP(T, d["Z"], d["r"], d["discount"], d["b0"], **names)
-
-
-from ._pomdpx_write import write_pomdpx  # noqa: E402  (the writer, re-exported here)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._io import atomic_write
 
 
 def _check_token_names(names, what):
@@ -100,6 +101,6 @@ def write_pomdpx(pomdp, path=None):
     out += ["</Parameter></Func></RewardFunction>", "</pomdpx>", ""]
     text = "\n".join(out)
     if path is not None:
-        with open(path, "w", encoding="utf-8") as fh:
+        with atomic_write(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     return text

@@ -58,6 +58,7 @@ candidates, the policy-graph and codebook starts and the selection by exact valu
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 
@@ -79,7 +80,7 @@ from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
 from ._recap_search import BestSoFar, RecapSearch, _tie
-from .._anytime import Interruptible
+from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
 from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval
 from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
@@ -259,7 +260,13 @@ class RECAPController(_CodebookController):
     inside the search otherwise (another thread, or code) stops it at once: the fit keeps the
     controller of highest exact value among those the search had settled (each growth path's
     kept controller, the starts, the controllers of the smaller fit), or the blind 1-node
-    controller when none was, and sets ``interrupted_`` and warns in the same way.
+    controller when none was, and sets ``interrupted_`` and warns in the same way. The solver that
+    ``fit`` runs when it gets no ``alphas`` runs inside the same interrupt: a SIGINT during it stops
+    the solver at its next consistent point (``pbvi_.interrupted_``) and the whole fit with it: the
+    search is skipped and the blind 1-node controller is returned (pass ``alphas=est.pbvi_`` to a
+    later fit to go on from the solver's vectors). An interrupt during the parameter checks, before
+    the fit's interrupt handling starts, or a second one is re-raised and leaves the estimator
+    unfitted (:mod:`algos._anytime`).
     """
 
     _parameter_constraints: dict = {
@@ -480,6 +487,32 @@ class RECAPController(_CodebookController):
         if not getattr(self, "_nested", False):
             self._graph_cache = None
 
+    def _fit_search(self, pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine, verbose, starts,
+                    restart, n_samples, time_limit, solver_stopped):
+        """The search of :meth:`fit` after the alpha vectors: ``_search_all``'s result, or None when
+        an interrupt stopped the fit (the solver's, or one in the search: the best so far is kept)."""
+        self._deadline = None if time_limit is None else self._now() + time_limit
+        self._ran_out = False
+        self.policy_graph_size_ = self.n_reachable_ = None
+        self.pbvi_ = pbvi
+        self._alpha_labels = labels
+        nested = getattr(self, "_nested", False)
+        run = self._run
+        if solver_stopped or (not nested and run.requested):
+            return None  # the solver was interrupted: the whole fit stops
+        with threadpool_limits(limits=1, user_api="blas"):  # small dense solves: see Notes
+            if nested:  # an interrupt propagates to the outer fit, which keeps the best so far
+                return self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine,
+                                        verbose, starts, restart, n_samples)
+            try:
+                return self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine,
+                                        n_refine, verbose, starts, restart, n_samples)
+            except (KeyboardInterrupt, SystemError) as exc:
+                if not is_interrupt(exc) or run.interrupted:  # not one, or the second interrupt: abort
+                    raise
+                run.interrupted = True
+                return None
+
     def fit(self, pomdp, alphas=None):
         """Grow the codebook for K = 1..n_memory and build the RECAP controller.
 
@@ -518,46 +551,38 @@ class RECAPController(_CodebookController):
         time_limit = None if self.time_limit is None else check_scalar_float(
             self.time_limit, "time_limit", low=0.0, closed="neither")
         rng = check_random_state(self.random_state)
-        G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
-        self._deadline = None if time_limit is None else self._now() + time_limit
-        self._ran_out = False
-        self.policy_graph_size_ = self.n_reachable_ = None
-        self.pbvi_ = pbvi
-        self._alpha_labels = labels
         nested = getattr(self, "_nested", False)
-        if not nested:  # the smaller fit shares the outer fit's interrupt and best-so-far record
-            self._run, self._best = Interruptible("RECAPController", defer=True), BestSoFar()
-        run = self._run
-        with threadpool_limits(limits=1, user_api="blas"):  # small dense solves: see Notes
-            if nested:  # an interrupt propagates to the outer fit, which keeps the best so far
-                found = self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine,
-                                         verbose, starts, restart, n_samples)
-            else:
-                with run:
-                    try:
-                        found = self._search_all(pomdp, alphas, G, labels, pbvi, rng, discount, refine,
-                                                 n_refine, verbose, starts, restart, n_samples)
-                    except KeyboardInterrupt:
-                        if run.interrupted:  # the second interrupt (raised by the SIGINT handler): abort
-                            raise
-                        run.interrupted, found = True, None
-            if found is None:  # interrupted: the best controller the search had settled
-                if self._best.best is None:  # nothing settled yet: the blind (1-node) controller
-                    s0 = RecapSearch(self, self._system(pomdp))
-                    b0 = _b0(pomdp, None, _n_states(pomdp))
-                    tab0 = s0._build(pomdp, b0[None, :].copy(), G)
-                    self._best.offer("growth", b0[None, :], tab0, s0._evaluate(pomdp, tab0))
-                C, tab, value, self.construction_, values = self._best.best
-                self.start_values_ = {self.construction_: value}
-                objectives, closed = [], False
-                search = RecapSearch(self, self._system(pomdp))
-            else:
-                C, tab, value, values, objectives, closed, search = found
-            self._finish(pomdp, search, C, tab, value, values, objectives, closed, G, discount, r)
-        if not nested:
-            self._best = None
-            run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
-                             f"value {self.value_:.6g})")
+        with unfitted_on_interrupt(self):  # an interrupt before any controller exists, or an abort: unfitted
+            if not nested:  # the smaller fit shares the outer fit's interrupt and best-so-far record
+                self._run, self._best = Interruptible("RECAPController", defer=True), BestSoFar()
+            run = self._run
+            with (contextlib.nullcontext() if nested else run):
+                # the solver runs inside this fit's run: a SIGINT during it stops the solver at its next
+                # consistent point and marks this fit, which then stops too
+                G, labels, pbvi = self._get_alphas(pomdp, alphas, rng)
+                solver_stopped = alphas is None and bool(getattr(pbvi, "interrupted_", False))
+                found = self._fit_search(pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine, verbose,
+                                         starts, restart, n_samples, time_limit, solver_stopped)
+            with threadpool_limits(limits=1, user_api="blas"):  # small dense solves: see Notes
+                if found is None:  # interrupted: the best controller the search had settled
+                    if self._best.best is None:  # nothing settled yet: the blind (1-node) controller
+                        s0 = RecapSearch(self, self._system(pomdp))
+                        b0 = _b0(pomdp, None, _n_states(pomdp))
+                        tab0 = s0._build(pomdp, b0[None, :].copy(), G)
+                        self._best.offer("growth", b0[None, :], tab0, s0._evaluate(pomdp, tab0))
+                    C, tab, value, self.construction_, values = self._best.best
+                    self.start_values_ = {self.construction_: value}
+                    objectives, closed = [], False
+                    search = RecapSearch(self, self._system(pomdp))
+                else:
+                    C, tab, value, values, objectives, closed, search = found
+                self._finish(pomdp, search, C, tab, value, values, objectives, closed, G, discount, r)
+            if not nested:
+                self._best = None
+                if solver_stopped:
+                    run.interrupted = True
+                run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
+                                 f"value {self.value_:.6g})")
         if self._ran_out:
             warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "

@@ -433,7 +433,6 @@ class RecapSearch:
 
     def _objective(self, pomdp, C, tab, W, alphas, discount, b0, B=None, w=None):
         """The pomdp reconstruction notes §1.4 objective with lambda_dec = lambda_cl = lambda_0 = 1."""
-        S = C.shape[1]
         K = len(C)
         G = np.vstack([alphas, W])
         nu = _occupancy(tab["P"], tab["action"], tab["eta"], tab["m0"], discount)
@@ -443,7 +442,6 @@ class RecapSearch:
         dG = np.abs(np.einsum("kos,ns->kon", Ba - target, G)).max(axis=2)
         rho = (Pa * dG).sum(axis=1)
         closure = discount / (1 - discount) * float(nu @ rho)
-        Bs = Ba.reshape(-1, S)
         ws = (np.maximum(nu, 0.0)[:, None] * Pa).reshape(-1)
         dec = float(ws @ self._distortion(pomdp, C, alphas, tab["action"]).min(axis=1))
         init = float(np.abs(G @ (b0 - C[tab["m0"]])).max())

@@ -21,37 +21,29 @@ event (:func:`algos.fair_matching.metrics.cef_trajectory`) against the guarantee
 :math:`1 - e^{-\gamma}`, which holds after every arrival. A CEF ratio above 1 means each class
 values its own bundle more than the other's.
 
-Run ``python plot_davis_southern_women.py [--quick] [--out FILE.png]`` (the data set is tiny, so
-the quick mode, ``--quick`` or ``ALGOS_EXAMPLES_QUICK=1``, is the same computation).
+Run ``python plot_davis_southern_women.py``; it writes ``plot_davis_southern_women.png`` (the data
+set is tiny, so the quick mode, ``ALGOS_EXAMPLES_QUICK=1``, is the same computation).
 """
 
 # %%
 # Set-up
 # ------
-import argparse
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import networkx as nx
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import networkx as nx  # noqa: E402
-import numpy as np  # noqa: E402
-
-from algos.fair_matching import ThresholdEqualFilling, davis_instance  # noqa: E402
-from algos.fair_matching.metrics import (  # noqa: E402
+from algos.fair_matching import ThresholdEqualFilling, davis_instance
+from algos.fair_matching.metrics import (
     cef_ratio,
     cef_trajectory,
     opt_matching_size,
     usw_ratio,
 )
-from theory.fair_matching import cef_lower_bound, usw_lower_bound  # noqa: E402
+from theory.fair_matching import cef_lower_bound, usw_lower_bound
 
-parser = argparse.ArgumentParser(description="Threshold equal-filling on the Davis Southern Women graph.")
-parser.add_argument("--quick", action="store_true", help="accepted for uniformity (the data set is tiny)")
-parser.add_argument("--out", default="plot_davis_southern_women.png", help="output PNG")
-args, _ = parser.parse_known_args()
-QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
+QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
 # %%
 # The instance
@@ -128,5 +120,6 @@ ax.set_ylim(-0.05, 1.35 * max(r["traj"].max() for r in results.values()))
 ax.legend(fontsize=7, loc="upper left", ncol=2)
 ax.grid(alpha=0.3)
 fig.suptitle("Threshold equal-filling on the Davis Southern Women network (women = agents, events = items)")
-fig.savefig(args.out, dpi=120)
-print(f"\nsaved {args.out}")
+fig.savefig("plot_davis_southern_women.png", dpi=120)
+print("\nsaved plot_davis_southern_women.png")
+plt.show()

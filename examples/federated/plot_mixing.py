@@ -22,24 +22,20 @@ concentrations ``alpha`` (small = heterogeneous), and plots
   FedAvg + fine-tune, :math:`\lambda = 0`), the oracle grid (best :math:`\lambda` per client on the test
   data), local-only training and Ditto.
 
-Run ``python plot_mixing.py [--quick] [--out FILE.png]``; ``ALGOS_EXAMPLES_QUICK=1`` also selects the
+Run ``python plot_mixing.py``; it writes ``federated_mixing.png``. ``ALGOS_EXAMPLES_QUICK=1`` selects the
 quick mode (two alphas, fewer rounds).
 """
 
 # %%
 # Set-up: command line, quick mode, fixed seed
 # --------------------------------------------
-import argparse
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.datasets import load_digits
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
-
-from algos.federated import (  # noqa: E402
+from algos.federated import (
     DittoClassifier,
     LocalOnlyClassifier,
     PotaraClassifier,
@@ -48,11 +44,7 @@ from algos.federated import (  # noqa: E402
     predict_logits,
 )
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--out", default="federated_mixing.png")
-args, _ = parser.parse_known_args()
-quick = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK") == "1"
+quick = os.environ.get("ALGOS_EXAMPLES_QUICK") == "1"
 alphas = [0.1, 5.0] if quick else [0.1, 0.3, 1.0, 5.0]
 rounds = 15 if quick else 30
 SEED = 0
@@ -132,5 +124,6 @@ axes[1].set_ylabel("mean per-client test accuracy")
 axes[1].set_title("digits, 20 clients")
 axes[1].legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(args.out, dpi=110)
-print(f"wrote {args.out}")
+fig.savefig("federated_mixing.png", dpi=110)
+print("wrote federated_mixing.png")
+plt.show()

@@ -2,18 +2,13 @@ r"""
 Depth helps at rate 1/D, and a shared sketch compresses messages where subsampling fails
 ========================================================================================
 
-Agents on a DAG each see a few features plus their parents' predictions and fit least squares in
-topological order (Kearns, Roth & Ryu). Two experiments:
-
-**Left panel: depth.** On the depth-tuned hard instance :func:`make_krr_hard3` (three features,
-:math:`\rho^2 = 1/(40D)`, "Optimal Networks" eq. (5)) a cyclic path of depth ``D`` (agent ``t``
-sees feature ``t mod 3``, coverage ``M = 3``) has excess risk :math:`e_D \approx 0.0116/D`
-(population engine, exact moments): the :math:`\Theta(M^2/D)` worst-case rate. KRR's explicit
-upper bound (:func:`theory.networked_learning.krr_path_bound`,
-:math:`A B \sqrt{(M-1) e_1/\lfloor D/M\rfloor}` with :math:`A = \|\beta^*\|_1`,
-:math:`B = \sqrt{\max_l \Sigma_{ll}}`, :math:`e_1` the first agent's excess) decays only like
-:math:`1/\sqrt{D}` here (:math:`e_1 \propto 1/D` on this instance, so the bound is
-:math:`\propto 1/D` too, but with a much larger constant).
+**Left panel: depth.** On the depth-tuned hard instance
+:func:`algos.networked_learning.make_krr_hard3` (three features, :math:`\rho^2 = 1/(40D)`, "Optimal
+Networks" eq. (5)) a cyclic path of depth ``D`` (agent ``t`` sees feature ``t mod 3``, ``M = 3``)
+has excess risk :math:`e_D \approx 0.0116/D` (population engine): the :math:`\Theta(M^2/D)`
+worst-case rate. KRR's bound :math:`AB\sqrt{(M-1) e_1/\lfloor D/M\rfloor}`
+(:func:`theory.networked_learning.krr_path_bound`) also falls like :math:`1/D` here (:math:`e_1
+\propto 1/D` on this instance) but with a much larger constant.
 
 **Right panel: compression.** With the shared-sketch protocol every edge carries ``k`` floats
 (``S yhat`` for a shared random ``S``) instead of ``m``. Excess risk of the output agent (end of a
@@ -26,37 +21,23 @@ shared row subsampling of ``k`` rows, and the full protocol (``k = m``), on two 
   subsample of ``k`` rows sees about ``q k`` informative rows and misses :math:`\beta_1` when
   :math:`qk \lesssim 1`; the oblivious sketch mixes every row into every message and does not care.
 
-Run ``python plot_depth_and_sketch.py [--quick] [--out FILE.png]``; ``ALGOS_EXAMPLES_QUICK=1``
-also selects the quick mode (D up to 300, m = 4000, fewer k and seeds; a few seconds).
+Quick mode (``ALGOS_EXAMPLES_QUICK=1``): D up to 300, m = 4000, fewer k and seeds.
 """
 
 # %%
-# Set-up: command line, quick mode, fixed seed
-# --------------------------------------------
-import argparse
+# Set-up: quick mode, fixed seed
+# ------------------------------
 import os
-import time
 import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
 import matplotlib.ticker
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import algos.networked_learning as nl
+from theory.networked_learning import krr_path_bound
 
-from algos.networked_learning._data import make_gaussian, make_krr_hard3, make_leverage_design  # noqa: E402
-from algos.networked_learning._estimator import NetworkedDAGRegressor  # noqa: E402
-from algos.networked_learning._graphs import cyclic_allocation, make_path  # noqa: E402
-from algos.networked_learning._population import excess_risk, population_fit  # noqa: E402
-from theory.networked_learning import krr_path_bound  # noqa: E402
-
-parser = argparse.ArgumentParser(description="Excess risk vs depth D and vs sketch size k.")
-parser.add_argument("--quick", action="store_true", help="D <= 300, m = 4000, fewer k and seeds")
-parser.add_argument("--out", default="plot_depth_and_sketch.png", help="output PNG")
-args, _ = parser.parse_known_args()
-QUICK = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
-
+QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 SEED = 2026
 if QUICK:
     DEPTHS = np.unique(np.round(np.logspace(np.log10(3), np.log10(300), 8)).astype(int))
@@ -64,7 +45,6 @@ if QUICK:
 else:
     DEPTHS = np.unique(np.round(np.logspace(np.log10(3), 3, 15)).astype(int))
     M_SAMPLES, KS, N_SEEDS = 20_000, (25, 50, 100, 200, 400, 800, 1600), 7
-t_start = time.perf_counter()
 
 # %%
 # Depth on the hard instance (population engine)
@@ -72,19 +52,13 @@ t_start = time.perf_counter()
 # ``population_fit`` runs the protocol on the exact moments (whitened QR engine: the Gram-matrix
 # normal equations would square the condition number and overestimate e_D).
 depth_rows = []
-for D in DEPTHS:
-    model = make_krr_hard3(int(D))
-    G = make_path(int(D))
-    betas = population_fit(G, cyclic_allocation(G, 3), model.Sigma, model.b)
-    e1 = excess_risk(betas[0], model.Sigma, model.beta_star)
-    eD = excess_risk(betas[int(D) - 1], model.Sigma, model.beta_star)
-    A = float(np.abs(model.beta_star).sum())
-    B = float(np.sqrt(np.max(np.diag(model.Sigma))))
-    bound = krr_path_bound(e1, A, B, 3, int(D)) if D >= 3 else np.nan
-    depth_rows.append((int(D), eD, bound))
-D_arr = np.array([r[0] for r in depth_rows], dtype=float)
-eD_arr = np.array([r[1] for r in depth_rows])
-bound_arr = np.array([r[2] for r in depth_rows])
+for D in map(int, DEPTHS):
+    model, G = nl.make_krr_hard3(D), nl.make_path(D)
+    betas = nl.population_fit(G, nl.cyclic_allocation(G, 3), model.Sigma, model.b)
+    e1, eD = (nl.excess_risk(betas[v], model.Sigma, model.beta_star) for v in (0, D - 1))
+    A, B = float(np.abs(model.beta_star).sum()), float(np.sqrt(np.max(np.diag(model.Sigma))))
+    depth_rows.append((D, eD, krr_path_bound(e1, A, B, 3, D)))
+D_arr, eD_arr, bound_arr = (np.array(col, dtype=float) for col in zip(*depth_rows))
 slope_D = float(np.polyfit(np.log(D_arr), np.log(eD_arr), 1)[0])
 
 print(f"Depth on make_krr_hard3(D), cyclic path, M = 3 ({'quick' if QUICK else 'full'} mode)\n")
@@ -101,54 +75,44 @@ print(f"\nlog-log slope of e_D in D: {slope_D:.3f} (theory: -1)\n")
 # ``engine="coef"`` applies S once to (X, y), which by the reduction lemma gives the same fit as
 # literal message passing.
 DESIGNS = {
-    "Gaussian AR(1), d=8": make_gaussian(8, "ar1", rho=0.5, sigma=1.0),
-    "leverage, d=6, q=0.01": make_leverage_design(6, 0.01, sigma=1.0),
+    "Gaussian AR(1), d=8": nl.make_gaussian(8, "ar1", rho=0.5, sigma=1.0),
+    "leverage, d=6, q=0.01": nl.make_leverage_design(6, 0.01, sigma=1.0),
 }
 PROTOCOLS = {
-    "Gaussian sketch": dict(protocol="sketch", sketch="gaussian", engine="coef"),
-    "row subsample": dict(protocol="subsample"),
+    "Gaussian sketch": {"protocol": "sketch", "sketch": "gaussian", "engine": "coef"},
+    "row subsample": {"protocol": "subsample"},
 }
 curves, means, full_excess = {}, {}, {}
 for dname, model in DESIGNS.items():
-    d = model.d
-    G = make_path(4 * d)
-    fs = cyclic_allocation(G, d)
+    G = nl.make_path(4 * model.d)
+    fs = nl.cyclic_allocation(G, model.d)
     data = [model.sample(M_SAMPLES, random_state=SEED + s) for s in range(N_SEEDS)]
-    full_excess[dname] = float(np.median([
-        excess_risk(NetworkedDAGRegressor(G, fs, fit_intercept=False).fit(X, y).coef_, model.Sigma, model.beta_star)
-        for X, y in data]))
+    full = [nl.NetworkedDAGRegressor(G, fs, fit_intercept=False).fit(X, y).coef_ for X, y in data]
+    full_excess[dname] = float(np.median([nl.excess_risk(c, model.Sigma, model.beta_star) for c in full]))
     for pname, kw in PROTOCOLS.items():
         med, avg = [], []
         for k in KS:
             errs = []
             for s, (X, y) in enumerate(data):
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # SketchSizeWarning for the smallest k
-                    est = NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 31 * s,
-                                                **kw).fit(X, y)
-                errs.append(excess_risk(est.coef_, model.Sigma, model.beta_star))
+                    # the smallest k are below the subspace-embedding size on purpose
+                    warnings.filterwarnings("ignore", category=nl.SketchSizeWarning)
+                    est = nl.NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 31 * s,
+                                                   **kw).fit(X, y)
+                errs.append(nl.excess_risk(est.coef_, model.Sigma, model.beta_star))
             med.append(float(np.median(errs)))
             avg.append(float(np.mean(errs)))
-        curves[(dname, pname)] = np.array(med)
-        means[(dname, pname)] = np.array(avg)
+        curves[(dname, pname)], means[(dname, pname)] = np.array(med), np.array(avg)
 
-print(f"Excess risk of the output agent vs k (m = {M_SAMPLES}, cyclic path of depth 4d, "
-      f"median over {N_SEEDS} seeds)\n")
-header = ["design", "protocol"] + [f"k={k}" for k in KS] + ["full (k=m)"]
-print("| " + " | ".join(header) + " |")
-print("|" + "|".join("---" for _ in header) + "|")
-for dname, model in DESIGNS.items():
+print(f"Excess risk of the output agent vs k (m = {M_SAMPLES}, depth 4d, median of {N_SEEDS} seeds)\n")
+print("| design | protocol | " + " | ".join(f"k={k}" for k in KS) + " | full (k=m) |")
+print("|---|---|" + "---|" * (len(KS) + 1))
+for dname in DESIGNS:
     for pname in PROTOCOLS:
-        cells = [f"{e:.3e}" for e in curves[(dname, pname)]]
-        print(f"| {dname} | {pname} | " + " | ".join(cells) + f" | {full_excess[dname]:.3e} |")
-    if dname.startswith("Gaussian"):
-        t8 = [model.noise_var * (model.d / M_SAMPLES + model.d / (k - model.d - 1)) for k in KS]
-        print(f"| {dname} | T8: sigma^2(d/m + d/(k-d-1)) | " + " | ".join(f"{v:.3e}" for v in t8)
-              + f" | {model.noise_var * model.d / M_SAMPLES:.3e} |")
+        cells = " | ".join(f"{e:.3e}" for e in curves[(dname, pname)])
+        print(f"| {dname} | {pname} | {cells} | {full_excess[dname]:.3e} |")
 lev = "leverage, d=6, q=0.01"
-ratio = curves[(lev, "row subsample")] / curves[(lev, "Gaussian sketch")]
-print("\nleverage design, subsample / sketch (medians): " + ", ".join(f"k={k}: {r:.3g}" for k, r in zip(KS, ratio)))
-print("leverage design, means (subsample / sketch): " + ", ".join(
+print("\nleverage design, means (subsample / sketch): " + ", ".join(
     f"k={k}: {a:.3g} / {b:.3g}" for k, a, b in zip(KS, means[(lev, "row subsample")], means[(lev, "Gaussian sketch")])))
 print("chance that a k-row subsample misses every row with x1 != 0, (1-q)^k: " + ", ".join(
     f"k={k}: {(1 - 0.01) ** k:.2f}" for k in KS))
@@ -160,12 +124,10 @@ fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
 ax1.loglog(D_arr, eD_arr, "C0o-", label=f"$e_D$, cyclic path (slope {slope_D:.2f})")
 ax1.loglog(D_arr, 0.0116 / D_arr, "k:", label="0.0116 / D")
 ax1.loglog(D_arr, bound_arr, "C3--", label="KRR bound $AB\\sqrt{(M-1)e_1/\\lfloor D/M\\rfloor}$")
-ax1.set_xlabel("depth D (agents on the path; M = 3)")
-ax1.set_ylabel("excess risk (population)")
-ax1.set_title("Depth on the hard instance make_krr_hard3(D)")
+ax1.set(xlabel="depth D (agents on the path; M = 3)", ylabel="excess risk (population)",
+        title="Depth on the hard instance make_krr_hard3(D)")
 ax1.grid(alpha=0.3, which="both")
 ax1.legend(fontsize=8)
-
 colors = {"Gaussian AR(1), d=8": "C0", lev: "C1"}
 for dname, model in DESIGNS.items():
     c = colors[dname]
@@ -176,14 +138,12 @@ for dname, model in DESIGNS.items():
         t8 = [model.noise_var * (model.d / M_SAMPLES + model.d / (k - model.d - 1)) for k in KS]
         ax2.loglog(KS, t8, ":", color="k", label=r"T8: $\sigma^2(d/m + d/(k-d-1))$, d = 8")
 ax2.loglog(KS, means[(lev, "row subsample")], "s:", color="C1", lw=0.9, ms=3, label=f"{lev}: row subsample (mean)")
-ax2.set_xticks(KS)
-ax2.set_xticklabels([str(k) for k in KS])
+ax2.set_xticks(KS, [str(k) for k in KS])
 ax2.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-ax2.set_xlabel("floats per edge k")
-ax2.set_ylabel("excess risk of the output agent (median)")
-ax2.set_title(f"Compression vs subsampling, m = {M_SAMPLES}")
+ax2.set(xlabel="floats per edge k", ylabel="excess risk of the output agent (median)",
+        title=f"Compression vs subsampling, m = {M_SAMPLES}")
 ax2.grid(alpha=0.3, which="both")
 ax2.legend(fontsize=7, loc="lower left")
 fig.tight_layout()
-fig.savefig(args.out, dpi=120)
-print(f"\nsaved {args.out} ({time.perf_counter() - t_start:.1f} s)")
+fig.savefig("plot_depth_and_sketch.png", dpi=120)
+plt.show()

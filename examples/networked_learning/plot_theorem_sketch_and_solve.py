@@ -2,7 +2,9 @@ r"""
 Theorem in practice: what a shared Gaussian sketch costs a least-squares fit
 =============================================================================
 
-**Statement** (classical; theorem T8 of the module's page). For a fixed full-rank design
+**Statement** (classical background, theorem T8 of the module's page; the paper's own bounds T5
+and T7 are taught in the example ``plot_theorem_message_bounds.py`` of this gallery). For a fixed
+full-rank design
 :math:`X \in \mathbb R^{m\times p}`, a response :math:`y` and a Gaussian sketch
 :math:`S \in \mathbb R^{k\times m}` with :math:`k > p + 1`, the sketch-and-solve estimate
 :math:`\tilde\beta = \arg\min_\beta \|S(y - X\beta)\|` has in-sample loss
@@ -29,14 +31,11 @@ single sketches scatter above and below it. Quick mode uses fewer sketches.
 # ------
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from algos.networked_learning import make_sketch  # noqa: E402
-from theory.networked_learning import sketch_ls_expectation_factor  # noqa: E402
+from algos.networked_learning import make_sketch
+from theory.networked_learning import sketch_ls_expectation_factor
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 m, p = 2000, 10
@@ -79,3 +78,4 @@ ax.set_title(f"Sketch-and-solve least squares, m = {m}, p = {p}")
 ax.legend(fontsize=8)
 fig.tight_layout()
 fig.savefig("theorem_networked_learning.png", dpi=110)
+plt.show()

@@ -13,8 +13,8 @@ from sklearn.exceptions import NotFittedError
 
 from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
 from accel.continual import reservoir_scan_batched
+from algos.continual._birc2d import BiRC2DFeatures
 from algos.continual._reservoir import (
-    BiRC2DFeatures,
     BiReservoir2D,
     SpectralRadiusWarning,
     draw_reservoir_weights,
@@ -444,7 +444,7 @@ def test_auto_backend_never_imports_torch():
 
     code = (
         "import sys, numpy as np\n"
-        "from algos.continual._reservoir import BiRC2DFeatures\n"
+        "from algos.continual._birc2d import BiRC2DFeatures\n"
         "f = BiRC2DFeatures(image_shape=(1, 4, 4), units=2, backend='auto').fit()\n"
         "f.transform(np.zeros((1, 16)))\n"
         "assert f.blocks_[0].backend_ == 'numpy'\n"

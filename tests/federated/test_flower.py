@@ -65,7 +65,7 @@ def test_arrayrecord_roundtrip_and_bad_arguments():
 @pytest.fixture(scope="module")
 def parity_run():
     pytest.importorskip("flwr")
-    from algos.federated._model import LowRankSoftmax
+    from algos.federated import LowRankSoftmax
     from algos.federated.flower import run_flower_simulation
 
     X, y = load_digits(return_X_y=True)

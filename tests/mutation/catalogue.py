@@ -210,12 +210,12 @@ MUTANTS = [
            _src("theory.networked_learning", ("shrink = (1.0 - eta) ** 2", "shrink = (1.0 - eta) ** 0.5"))),
     Mutant("networked_learning.parent_messages_dropped", NL, A,
            "agents ignore their parents' messages (skipped update)",
-           _src("algos.networked_learning._estimator",
+           _src("algos.networked_learning._message",
                 ("A = np.column_stack([own] + par) if par else own", "A = own"))),
     Mutant("networked_learning.message_own_part_only", NL, A,
            "an agent's message carries only its own-feature part of the prediction",
-           _src("algos.networked_learning._estimator",
-                ("messages[v] = A @ c", "messages[v] = A[:, : len(cols)] @ theta"))),
+           _src("algos.networked_learning._message",
+                ("message = AgentMessage(A @ c)", "message = AgentMessage(A[:, :n_own] @ c[:n_own])"))),
     Mutant("networked_learning.global_coef_half_parent", NL, A,
            "global coefficients compose the parents' coefficients with half their weight",
            _src("algos.networked_learning._estimator",
@@ -585,6 +585,18 @@ MUTANTS = [
            _src("algos.point_process._kernels",
                 ("if 0 <= j < N and rank[j] < own_rank[i]:", "if 0 <= j < N and rank[j] <= own_rank[i]:")),
            tests=("tests/point_process/test_nngp_sparse.py",)),
+
+    # --- teaching: networked_learning, pomdp ---
+    Mutant("networked_learning.full_message_stat_halved", NL, T,
+           "full-message bound T5 with the statistical term halved (stat/2 + 4 agg) instead of doubled",
+           _src("theory.networked_learning", ("return 2.0 * stat_term + 4.0 * agg_term",
+                                              "return 0.5 * stat_term + 4.0 * agg_term")),
+           tests=("tests/networked_learning/test_data_theory.py",)),
+    Mutant("pomdp.converse_max_over_first_action", PO, T,
+           "depth-1 converse maximised over the first action instead of minimised (not controller-independent)",
+           _src("theory._pomdp_converse", ("np.min(v - q + discount * D)", "np.max(v - q + discount * D)")),
+           tests=("tests/pomdp/test_tight_bounds.py",)),
+
     # --- teaching: continual, point_process ---
     # killed by examples/continual/plot_theorem_ensemble_tradeoff.py (ambiguity decomposition assertion) as well
     Mutant("continual.ensemble_geometric_mean", CO, A,

@@ -64,7 +64,8 @@ def test_solve_text_output_with_simulation(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["pomdp", "solve", "tiger", "--memory", "0"], "'--memory' must be an int >= 1; got 0."),
+        (["pomdp", "solve", "tiger", "--memory", "0"],
+         "argument --memory: 'memory' must be an int >= 1 or a comma-separated list of them; got '0'"),
         (["pomdp", "solve", "tiger", "--baseline", "sarsop"], "got 'sarsop'"),
         (["pomdp", "info", "rocksample:4"], "'model' must be 'rocksample:N,K'"),
         (["pomdp", "info", "no_such_file.POMDP"], "no_such_file.POMDP"),
@@ -124,3 +125,22 @@ def test_cli_rejects_options_of_the_other_solver(argv, message, capsys):
     assert main(["pomdp", "solve", "tiger", "--memory", "2", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_solve_with_several_memory_values_is_a_sweep_equal_to_single_runs(capsys):
+    """``--memory 2,4`` fits every K on one PBVI run (one sweep task per K), sequentially or on local
+    processes, and reports what each single-K run reports."""
+    common = ["pomdp", "solve", "tiger", "--solver", "pbvi", "--pbvi-beliefs", "40", "--baseline", "kmeans", "--json"]
+    single = {}
+    for K in (2, 4):
+        assert main(common + ["--memory", str(K)]) == 0
+        single[K] = [r["value"] for r in json.loads(capsys.readouterr().out)["controllers"]]
+    for engine in ([], ["--backend", "loky", "--n-jobs", "2"]):
+        assert main(common + ["--memory", "2,4"] + engine) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["memory"] == [2, 4] and "controllers" not in out
+        assert {s["memory"]: [r["value"] for r in s["controllers"]] for s in out["sweep"]} == single
+    assert main(common + ["--memory", "2,4", "--backend", "ray"]) == 2
+    assert "'--scheduler' is required with --backend ray" in capsys.readouterr().err
+    assert main(common + ["--memory", "2,4", "--graph-out", "g.dot"]) == 2
+    assert "give one --memory value" in capsys.readouterr().err
