@@ -22,25 +22,20 @@ This script uses scikit-learn's digits (8x8, 10 classes) and
 CIRCLE's features are computed once (the extractors are data-free and batch-independent) and each
 stream replays the heads on them, which is what ``CIRCLEClassifier.partial_fit`` does batch by batch.
 
-Run ``python plot_long_horizon.py [--quick] [--out FILE.png]``; ``ALGOS_EXAMPLES_QUICK=1`` also
-selects the quick mode (2 extractors instead of 4).
+``ALGOS_EXAMPLES_QUICK=1`` selects the quick mode (2 extractors instead of 4).
 """
 
 # %%
-# Set-up: command line, quick mode, fixed seed
-# --------------------------------------------
-import argparse
+# Set-up: quick mode, fixed seed
+# ------------------------------
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.base import clone  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from algos.continual import (  # noqa: E402
+from algos.continual import (
     CIRCLEClassifier,
     FeatureHead,
     StreamingRidge,
@@ -50,11 +45,7 @@ from algos.continual import (  # noqa: E402
     make_baseline,
 )
 
-parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--out", default="continual_long_horizon.png")
-args = parser.parse_args()
-quick = args.quick or os.environ.get("ALGOS_EXAMPLES_QUICK") == "1"
+quick = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 SEED = 0
 R, G = (2, 2) if quick else (4, 2)
 TASKS = (1, 2, 5, 10)
@@ -117,5 +108,5 @@ bx.set_ylabel("A_last after the whole stream")
 bx.set_title("final accuracy vs the split")
 fig.suptitle("scikit-learn digits, cold-start class-incremental, no exemplars")
 fig.tight_layout()
-fig.savefig(args.out, dpi=110)
-print(f"wrote {args.out}")
+fig.savefig("continual_long_horizon.png", dpi=110)
+plt.show()

@@ -26,7 +26,9 @@ rotation of odd dimension has): there the contraction is slowest and the bound n
 where tanh is almost linear) the worst case decays at the bound's rate: the theorem cannot be
 improved for this class of reservoirs. If the factor were
 :math:`(1-a)\sigma` instead of :math:`(1-a)+a\sigma`, the dashed lines would fall below the data.
-Quick mode uses fewer pairs and steps.
+**Broken assumption** (right): :math:`\|W\|_2 = 1.1 > 1`. The factor exceeds 1, the bound grows
+and says nothing (vacuous), and along the axis the two runs do not forget their start: the distance
+grows like 1.1^t while tanh stays nearly linear. Quick mode uses fewer pairs and steps.
 """
 
 # %%
@@ -34,13 +36,10 @@ Quick mode uses fewer pairs and steps.
 # ------
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from theory.continual import esn_contraction_bound, esn_contraction_factor  # noqa: E402
+from theory.continual import esn_contraction_bound, esn_contraction_factor
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 n_units, n_in, sigma = 201, 5, 0.9
@@ -56,7 +55,7 @@ eigvals, eigvecs = np.linalg.eig(Q)
 axis = np.real(eigvecs[:, np.argmin(np.abs(eigvals - 1.0))])
 
 
-def run(h0, inputs, leak):
+def run(h0, inputs, leak, W=W):
     """States of the leaky tanh reservoir from ``h0`` (one row per step)."""
     h, out = h0.copy(), [h0.copy()]
     for u in inputs:
@@ -86,17 +85,37 @@ for leak in (0.3, 1.0):
           f"bound {bound[-1]:.3e} (tightness {worst[-1] / bound[-1]:.2f})")
 
 # %%
+# Broken assumption: spectral norm above 1
+# ----------------------------------------
+sigma_big = 1.1
+inputs = rng.normal(scale=0.1, size=(n_steps, n_in))
+base = rng.normal(scale=0.001, size=n_units)
+broken = np.linalg.norm(run(base, inputs, 1.0, sigma_big * Q) - run(base + 1e-3 * axis, inputs, 1.0, sigma_big * Q),
+                        axis=1) / 1e-3
+bound_big = esn_contraction_bound(1.0, sigma_big, np.arange(n_steps + 1))
+assert bound_big[-1] > 1 and broken[-1] > 1, "with ||W|| > 1 the runs should not forget their start"
+print(f"||W|| = {sigma_big}: distance after {n_steps} steps {broken[-1]:.2f} (bound {bound_big[-1]:.1f}, vacuous)")
+
+# %%
 # Plot: measured distance against the bound
 # -----------------------------------------
 t = np.arange(n_steps + 1)
-fig, ax = plt.subplots(figsize=(7, 4.2))
+fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
 for i, (leak, worst) in enumerate(results.items()):
     c = esn_contraction_factor(leak, sigma)
     ax.semilogy(t, worst, f"C{i}-", label=f"worst of {n_pairs} pairs, leak a = {leak}")
-    ax.semilogy(t, esn_contraction_bound(leak, sigma, t), f"C{i}--", label=f"bound $c^t$, c = (1-a) + a sigma = {c:.2f}")
+    ax.semilogy(t, esn_contraction_bound(leak, sigma, t), f"C{i}--",
+                label=f"bound $c^t$, c = (1-a) + a sigma = {c:.2f}")
 ax.set_xlabel("step t")
 ax.set_ylabel(r"$\|h_t - h'_t\| / \|h_0 - h'_0\|$")
 ax.set_title(rf"Leaky tanh reservoir, {n_units} units, $\|W\|_2 = {sigma}$")
 ax.legend(fontsize=8)
+bx.semilogy(t, broken, "C3-", label="distance along the axis, leak a = 1")
+bx.semilogy(t, bound_big, "C3--", label=f"bound $c^t$, c = {sigma_big} > 1 (vacuous)")
+bx.axhline(1.0, color="grey", lw=0.8)
+bx.set_xlabel("step t")
+bx.set_title(rf"broken: $\|W\|_2 = {sigma_big} > 1$, no forgetting")
+bx.legend(fontsize=8)
 fig.tight_layout()
 fig.savefig("theorem_continual.png", dpi=110)
+plt.show()

@@ -19,16 +19,12 @@ Set ``ALGOS_EXAMPLES_QUICK=1`` for a small, fast run.
 
 import math
 import os
-import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from algos.datasets import load_redwood  # noqa: E402
-from algos.point_process import VoGCAM, simulate_lgcp  # noqa: E402
+from algos.datasets import load_redwood
+from algos.point_process import VoGCAM, simulate_lgcp
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "") == "1"
 
@@ -44,9 +40,7 @@ def grid(win, g):
 expected = 250 if QUICK else 500
 smp = simulate_lgcp((0, 1, 0, 1), math.log(expected) - 0.5, 1.0, 0.1, grid=128, random_state=1)
 X = smp.points
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=196 if QUICK else "auto", max_iter=60 if QUICK else 200).fit(X)
+est = VoGCAM(window=(0, 1, 0, 1), n_dummy=196 if QUICK else "auto", max_iter=60 if QUICK else 200).fit(X)
 g = 48 if QUICK else 96
 G = grid((0, 1, 0, 1), g)
 mu, sd = est.predict_log_intensity(G, return_std=True)
@@ -57,22 +51,19 @@ fig, axes = plt.subplots(1, 3, figsize=(13, 4))
 vmin, vmax = np.percentile(truth, [1, 99])
 for ax, img, title in ((axes[0], truth, "true log-intensity"), (axes[1], mu, "VoGCAM posterior mean"),
                        (axes[2], sd, "posterior sd")):
-    kw = dict(vmin=vmin, vmax=vmax) if ax is not axes[2] else {}
+    kw = {"vmin": vmin, "vmax": vmax} if ax is not axes[2] else {}
     im = ax.imshow(img.reshape(g, g), origin="lower", extent=(0, 1, 0, 1), cmap="viridis", **kw)
     fig.colorbar(im, ax=ax, fraction=0.046)
     ax.set_title(title)
 axes[0].plot(X[:, 0], X[:, 1], "w.", ms=1, alpha=0.5)
 fig.tight_layout()
 fig.savefig("lgcp_simulated.png", dpi=100)
-plt.close(fig)
 
 # --- redwood (shipped with the package) ---------------------------------------------------------
 redwood = load_redwood()
 R = redwood.data
 win = redwood.window
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    fit = VoGCAM(window=win, n_dummy=256).fit(R)
+fit = VoGCAM(window=win, n_dummy=256).fit(R)
 G = grid(win, g)
 mean, lo, hi = fit.predict_intensity(G, alpha=0.05)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -85,6 +76,6 @@ axes[1].set_title("relative width of the 95% band")
 fig.colorbar(im, ax=axes[1])
 fig.tight_layout()
 fig.savefig("lgcp_redwood.png", dpi=100)
-plt.close(fig)
 print(f"redwood: n = {len(R)}, sigma^2 = {fit.variance_:.3f}, range = {fit.length_scale_:.3f}, "
       f"E[N] = {fit.expected_count():.1f}")
+plt.show()

@@ -596,4 +596,19 @@ MUTANTS = [
            "depth-1 converse maximised over the first action instead of minimised (not controller-independent)",
            _src("theory._pomdp_converse", ("np.min(v - q + discount * D)", "np.max(v - q + discount * D)")),
            tests=("tests/pomdp/test_tight_bounds.py",)),
+
+    # --- teaching: continual, point_process ---
+    # killed by examples/continual/plot_theorem_ensemble_tradeoff.py (ambiguity decomposition assertion) as well
+    Mutant("continual.ensemble_geometric_mean", CO, A,
+           "the prediction ensemble averages the heads' log-probabilities (a geometric mean), not their probabilities",
+           _src("algos.continual._circle", ("return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))",
+                                            "return np.mean(np.stack(logs), axis=0)")),
+           tests=("tests/continual/test_circle.py",)),
+    # killed by examples/point_process/plot_theorem_vogcam_ascent.py (monotone-ascent assertion) as well
+    Mutant("point_process.elbo_expected_loglik_no_variance", PP, A,
+           "the ELBO's expected log-likelihood uses sum w e^m, not sum w e^(m + s/2) (T3: q's variance dropped)",
+           _src("algos.point_process._vogcam_blocks",
+                ("lam = w * np.exp(m + 0.5 * s)\n    return float(y @ m - lam.sum()",
+                 "lam = w * np.exp(m)\n    return float(y @ m - lam.sum()")),
+           tests=("tests/point_process/test_vogcam.py",)),
 ]
