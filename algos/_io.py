@@ -104,6 +104,20 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
         raise
 
 
+def _env_bytes(name):
+    """The budget set by the environment variable ``name`` (a positive number of MiB) in bytes, or None."""
+    env = os.environ.get(name)
+    if not env:
+        return None
+    try:
+        mb = float(env)
+    except ValueError:
+        mb = -1.0
+    if not mb > 0 or mb != mb:
+        raise ValueError(f"the environment variable {name} must be a positive number of MiB; got {env!r}.")
+    return int(mb * 2**20)
+
+
 def read_budget_bytes(max_bytes=None, file_bytes=0):
     """The memory budget in bytes: ``max_bytes`` if given, else ``ALGOS_READ_BUDGET_MB``, else the larger
     of 128 MiB and :data:`READ_BUDGET_PER_FILE_BYTE` times ``file_bytes``, capped at
@@ -125,16 +139,9 @@ def read_budget_bytes(max_bytes=None, file_bytes=0):
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
             raise ValueError(f"'max_bytes' must be a positive integer; got {max_bytes!r}.")
         return int(max_bytes)
-    env = os.environ.get(READ_BUDGET_ENV)
-    if env:
-        try:
-            mb = float(env)
-        except ValueError:
-            mb = -1.0
-        if not mb > 0 or mb != mb:
-            raise ValueError(f"the environment variable {READ_BUDGET_ENV} must be a positive number of MiB; "
-                             f"got {env!r}.")
-        return int(mb * 2**20)
+    from_env = _env_bytes(READ_BUDGET_ENV)
+    if from_env is not None:
+        return from_env
     scaled = min(READ_BUDGET_PER_FILE_BYTE * int(file_bytes), memory_budget_bytes())
     return max(READ_BUDGET_MB * 2**20, scaled)
 
@@ -200,16 +207,9 @@ def memory_budget_bytes():
     int
         The budget in bytes.
     """
-    env = os.environ.get(MEMORY_BUDGET_ENV)
-    if env:
-        try:
-            mb = float(env)
-        except ValueError:
-            mb = -1.0
-        if not mb > 0 or mb != mb:
-            raise ValueError(f"the environment variable {MEMORY_BUDGET_ENV} must be a positive number of MiB; "
-                             f"got {env!r}.")
-        return int(mb * 2**20)
+    from_env = _env_bytes(MEMORY_BUDGET_ENV)
+    if from_env is not None:
+        return from_env
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):

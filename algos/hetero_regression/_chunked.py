@@ -17,7 +17,7 @@ import numpy as np
 from ._irls import irls_passes
 from ._kernels import huber_pass
 
-__all__ = ["huber_fit_chunks", "ChunkPass", "block_gram", "block_stats"]
+__all__ = ["huber_fit_chunks", "ChunkPass", "block_gram", "block_stats", "sum_block_stats"]
 
 
 def _iter_chunks(make_chunks, d_expected=None):
@@ -79,6 +79,22 @@ def block_gram(Xc, yc, fit_intercept):
     return G, Xty, m, lo, hi
 
 
+def sum_block_stats(parts, p, grams):
+    """The sum of per-block ``(L, g, n_inliers, G_w, H_in, B)`` tuples, in the order given (the Gram
+    matrices are ``None`` without ``grams``); zeros for no block."""
+    L, g, nin = 0.0, np.zeros(p), 0
+    Gw, Hin, B = (np.zeros((p, p)), np.zeros((p, p)), np.zeros((p, p))) if grams else (None, None, None)
+    for Lc, gc, nc, Gc, Hc, Bc in parts:
+        L += Lc
+        g += gc
+        nin += nc
+        if grams:
+            Gw += Gc
+            Hin += Hc
+            B += Bc
+    return L, g, nin, Gw, Hin, B
+
+
 def block_stats(Xc, yc, fit_intercept, b, delta, grams):
     """One block's share of a pass at ``b``: ``(L, g, n_inliers, G_w, H_in, B)`` (matrices only with ``grams``).
 
@@ -138,19 +154,9 @@ class ChunkPass:
         return G0, Xty, n, d, lo, hi
 
     def at(self, b, delta, grams):
-        p = b.shape[0]
-        L, g, nin = 0.0, np.zeros(p), 0
-        Gw, Hin, B = (np.zeros((p, p)), np.zeros((p, p)), np.zeros((p, p))) if grams else (None, None, None)
-        for Xc, yc in _iter_chunks(self.make_chunks, self.d):
-            Lc, gc, nc, Gc, Hc, Bc = block_stats(Xc, yc, self.fit_intercept, b, delta, grams)
-            L += Lc
-            g += gc
-            nin += nc
-            if grams:
-                Gw += Gc
-                Hin += Hc
-                B += Bc
-        return L, g, nin, Gw, Hin, B
+        parts = (block_stats(Xc, yc, self.fit_intercept, b, delta, grams)
+                 for Xc, yc in _iter_chunks(self.make_chunks, self.d))
+        return sum_block_stats(parts, b.shape[0], grams)
 
 
 def huber_fit_chunks(make_chunks, delta, fit_intercept, tol, max_iter):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._chunked import block_gram, block_stats, check_block
+from ._chunked import block_gram, block_stats, check_block, sum_block_stats
 
 __all__ = ["is_dask_array", "check_dask_xy", "DaskPass"]
 
@@ -100,21 +100,8 @@ def _add_grams(*parts):
 
 
 def _add_stats(*parts):
-    L, g, nin, Gw, Hin, B = _leaf(parts[0])
-    g = g.copy()
-    grams = Gw is not None
-    if grams:
-        Gw, Hin, B = Gw.copy(), Hin.copy(), B.copy()
-    for part in parts[1:]:
-        Lc, gc, nc, Gc, Hc, Bc = _leaf(part)
-        L += Lc
-        g += gc
-        nin += nc
-        if grams:
-            Gw += Gc
-            Hin += Hc
-            B += Bc
-    return L, g, nin, Gw, Hin, B
+    first = _leaf(parts[0])
+    return sum_block_stats((_leaf(part) for part in parts), first[1].shape[0], first[3] is not None)
 
 
 class DaskPass:
