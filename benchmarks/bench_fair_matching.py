@@ -46,11 +46,33 @@ import sys
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_fair_matching) or as a script
-    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
-                          make_parser, print_table, selected_sections, sweep_options, timeit_median)
+    from ._common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        fmt_us,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 except ImportError:  # pragma: no cover - script mode
-    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
-                         make_parser, print_table, selected_sections, sweep_options, timeit_median)
+    from _common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        fmt_us,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 
 SECTIONS = ("a", "b", "c", "d")
 SEED = 20260523
@@ -197,8 +219,7 @@ def hybrid_ranking_pure_python(indptr, indices, agent_class, n_agents, n_classes
 
 # ============================================================================ sections
 def section_a(quick, repeat):
-    from algos.fair_matching import ThresholdEqualFilling, sparse_random_instance
-    from algos.fair_matching import HybridRanking
+    from algos.fair_matching import HybridRanking, ThresholdEqualFilling, sparse_random_instance
 
     n_agents, k, deg, gamma = (10**3, 5, 5.0, 0.5) if quick else (10**4, 5, 5.0, 0.5)
     sizes = (10**3, 10**4) if quick else (10**4, 10**5, 10**6)
@@ -478,8 +499,7 @@ def section_c(quick, repeat, sweep=None):
 
 
 def section_d(quick, repeat):
-    from algos.fair_matching import sparse_random_instance
-    from algos.fair_matching import HybridRanking
+    from algos.fair_matching import HybridRanking, sparse_random_instance
 
     try:
         import torch

@@ -72,8 +72,8 @@ PLUGIN_FISHER = False  # set by --plugin-fisher
 
 
 def _methods(rounds, local_epochs, ft_epochs, seed, quick):
-    from algos.federated._baselines import BASELINES
     from algos.federated import LowRankSoftmax
+    from algos.federated._baselines import BASELINES
     from algos.federated._potara import PotaraClassifier
 
     base = LowRankSoftmax(lr=LR, l2=L2)
@@ -216,8 +216,8 @@ def section_b(quick, repeat):
 
 # ============================================================================ section c
 def section_c(quick, repeat):
-    from algos.federated._data import dirichlet_label_split
     from algos.federated import LowRankSoftmax
+    from algos.federated._data import dirichlet_label_split
     from algos.federated._potara import PotaraClassifier
     from algos.federated.flower import run_flower_simulation
 
@@ -257,8 +257,8 @@ def section_c(quick, repeat):
 
 # ============================================================================ section d
 def section_d(quick, repeat):
-    from algos.federated._data import dirichlet_label_split
     from algos.federated import LowRankSoftmax
+    from algos.federated._data import dirichlet_label_split
     from algos.federated._potara import PotaraClassifier
 
     X, y = _digits()

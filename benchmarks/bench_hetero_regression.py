@@ -317,8 +317,14 @@ def _run_capped(path, which, X, y, cap_s):
 def _grid_estimators(n, have_sm):
     from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor
 
-    from algos.hetero_regression import (CoordinateMedianRegressor, HuberSoSRegressor, IterativeWindowRegressor,
-                                         LADRegressor, SubsetOfSignalsRegressor, TrimmedLSRegressor)
+    from algos.hetero_regression import (
+        CoordinateMedianRegressor,
+        HuberSoSRegressor,
+        IterativeWindowRegressor,
+        LADRegressor,
+        SubsetOfSignalsRegressor,
+        TrimmedLSRegressor,
+    )
 
     out = [
         (FRONT, lambda: SubsetOfSignalsRegressor()),

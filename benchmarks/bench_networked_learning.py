@@ -53,11 +53,31 @@ import warnings
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_networked_learning) or as a script
-    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
-                          print_table, selected_sections, sweep_options, timeit_median)
+    from ._common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 except ImportError:  # pragma: no cover - script mode
-    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
-                         print_table, selected_sections, sweep_options, timeit_median)
+    from _common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 
 SECTIONS = ("a", "b", "c")
 SEED = 20260601

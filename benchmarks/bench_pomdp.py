@@ -261,8 +261,9 @@ def section_b(args, quick, repeat):
 
     data = _data_dir()
     try:
-        from accel.pomdp import PBVITorchBackup
         import torch
+
+        from accel.pomdp import PBVITorchBackup
 
         torch.set_num_threads(1)  # one core, as the numba kernel
     except ImportError:

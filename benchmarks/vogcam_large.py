@@ -5,8 +5,12 @@ about 10^5 points); prints the point and node counts, the fit's process CPU seco
 of the process, the fitted variance and range, and any warning. Run it under ``/usr/bin/time -v``
 for the RSS of the whole process.
 """
-import math, time, resource, warnings, sys
-import numpy as np
+import math
+import resource
+import sys
+import time
+import warnings
+
 from algos.point_process import VoGCAM, simulate_lgcp
 
 

@@ -17,8 +17,6 @@ the shipped ones.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
 import sys
 from pathlib import Path

@@ -318,6 +318,7 @@ def test_every_seed_option_has_help_and_rejects_negatives(name, capsys):
 
 def test_missing_flower_extra_is_one_line_naming_pyproject_version(monkeypatch, capsys):
     import re
+
     import tomllib
 
     from algos.cli import main as cli_main

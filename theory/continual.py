@@ -42,7 +42,6 @@ Pure numpy; imports nothing from ``algos``.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from theory._checks import check_scalar_float as _real

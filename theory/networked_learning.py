@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from theory._checks import check_scalar_float as _float
 from theory._checks import check_scalar_int as _int
 

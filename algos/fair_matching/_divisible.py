@@ -2,14 +2,21 @@ r"""Divisible online class matching: threshold equal-filling (Algorithm A) and i
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral, Real
 
-from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+)
 from ._base import _FairMatchingEstimator
 from ._pour_kernels import tef_discrete_kernel, tef_exact_kernel, water_filling_kernel
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["ThresholdEqualFilling", "EqualFilling", "WaterFilling"]
 

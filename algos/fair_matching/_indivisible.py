@@ -13,12 +13,21 @@ keys consumed by item ``t`` do not depend on how the stream was cut into batches
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._validation import check_option, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+)
 from ._base import _FairMatchingEstimator
 from ._ranking_kernels import (
     FAIR_RULES,
@@ -28,9 +37,6 @@ from ._ranking_kernels import (
     hybrid_ranking_batch,
     ranking_batch,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["HybridRanking", "Ranking", "Greedy"]
 

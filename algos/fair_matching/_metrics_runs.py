@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_bool, check_scalar_float
 from ._instance import as_instance
-from ._metrics_core import _Edges, _cef_matrix_core, _prepare, _ratio_from_matrix, _run_matrices
+from ._metrics_core import _cef_matrix_core, _Edges, _prepare, _ratio_from_matrix, _run_matrices
 
 __all__ = ["cef_trajectory", "ex_ante_cef_ratio", "ex_post_cef_ratio", "ExAnteCEF"]
 

@@ -34,8 +34,8 @@ from .._validation import (
 from ._instance import as_instance
 from ._maxflow import _bundle_flow
 from ._metrics_core import (
-    _class_utility,
     _cef_matrix_core,
+    _class_utility,
     _edge_arrays,
     _prefix_len,
     _prepare,

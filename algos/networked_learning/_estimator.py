@@ -4,24 +4,32 @@ from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import networkx as nx
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 from theory import networked_learning as _th
 
-from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    r2_score_checked,
+    validate_params,
+)
 from .._validation import check_not_strings as _check_real
-from .._validation import r2_score_checked
 from ._executors import EXECUTORS, check_scheduler, dask_client, ray_session, run_dask, run_inprocess, run_ray
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 from ._message import agent_step
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 

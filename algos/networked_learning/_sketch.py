@@ -43,7 +43,6 @@ References
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from accel._sketch_blocks import _TAG, _gaussian_block, _philox, gaussian_blocks  # noqa: F401 - gaussian_blocks re-exported

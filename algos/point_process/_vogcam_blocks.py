@@ -21,8 +21,6 @@ from scipy.stats import norm
 from .._validation import check_scalar_float
 from ._nngp import NU_CODES, nngp_block_terms_from_distances
 
-
-
 #: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes, "overflow").
 MAX_NEWTON_STEP = 5.0
 #: Step halvings tried before a block gives up (the state is then left unchanged).

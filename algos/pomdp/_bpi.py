@@ -26,15 +26,25 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
 from ._beliefs import (
     SimulationResult,
     _arrays,
@@ -45,9 +55,6 @@ from ._beliefs import (
     _simulation_params,
     blind_policy_values,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "BPIController",

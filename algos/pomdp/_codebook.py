@@ -27,11 +27,21 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
 from . import _kernels
 from ._beliefs import (
     SIMPLEX_TOL,
@@ -39,16 +49,13 @@ from ._beliefs import (
     _b0,
     _check_step,
     _n_states,
-    _real_array,
     _need_discount_below_one,
+    _real_array,
     blind_policy_values,
     check_fsc,
     evaluate_fsc,
     simulate_fsc,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridCodebook", "KMeansCodebook", "build_codebook_fsc", "quantize"]
 

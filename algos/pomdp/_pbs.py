@@ -68,12 +68,18 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from ._alpha_bounds import AlphaBoundsMixin
-from ._pbs_engines import _NumbaEngine, _TorchEngine
 from . import _pbs_kernels as _k
+from ._alpha_bounds import AlphaBoundsMixin
 from ._beliefs import (
-    _arrays, _b0, _model_arrays, _need_discount_below_one, _sparse_parts, blind_policy_values, check_belief,
+    _arrays,
+    _b0,
+    _model_arrays,
+    _need_discount_below_one,
+    _sparse_parts,
+    blind_policy_values,
+    check_belief,
 )
+from ._pbs_engines import _NumbaEngine, _TorchEngine
 
 __all__ = ["PointBasedSolver"]
 

@@ -11,14 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
-from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
 from accel.continual import reservoir_scan_batched
 from algos.continual._birc2d import BiRC2DFeatures
+from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
 from algos.continual._reservoir import (
     BiReservoir2D,
     SpectralRadiusWarning,
     draw_reservoir_weights,
 )
+
 
 def reservoir_scan_reference(Z, W, leak, act, negative_slope=0.01, reverse=False, h0=None):
     """The scan core of :mod:`accel.continual` run on numpy, for one reservoir (the kernel's reference)."""

@@ -8,8 +8,8 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 
-from algos.federated._data import dirichlet_label_split
 from algos.federated import LowRankSoftmax
+from algos.federated._data import dirichlet_label_split
 from algos.federated._potara import PotaraClassifier
 
 # float64 on both paths; the batched bmm sums in another order than the numba loops, and R rounds of

@@ -16,8 +16,16 @@ import warnings
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp
-from algos.pomdp import _codebook, _kernels, _recap, _recap_search, _recap_starts
+from algos.pomdp import (
+    PointBasedSolver,
+    RECAPController,
+    _codebook,
+    _kernels,
+    _recap,
+    _recap_search,
+    _recap_starts,
+    read_pomdp,
+)
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
 
 DATA = "/work/shared/data/pomdp"

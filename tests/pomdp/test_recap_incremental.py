@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.pomdp import _recap_polish, _recap_search
 from algos.pomdp._beliefs import _arrays, _b0, _fsc_system, evaluate_fsc
 from algos.pomdp._builtin import tiger
@@ -28,6 +27,7 @@ from algos.pomdp._parser import read_pomdp
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 from algos.pomdp._recap_search import _quantize_decision
+from tests.strategies import pomdps
 
 DELTA_ATOL = 1e-10
 

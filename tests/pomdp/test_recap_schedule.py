@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.datasets import load_pomdp
 from algos.pomdp._beliefs import _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 from algos.pomdp._recap_search import RecapSearch
+from tests.strategies import pomdps
 
 VALUE_ATOL = 1e-9  # exact solves of systems with at most 30 unknowns: round-off only
 

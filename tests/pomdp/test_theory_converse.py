@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.pomdp._beliefs import blind_policy_values, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._converse import _value_fns, converse_lower_bound
-from algos.pomdp._model import POMDP
 from algos.pomdp._pbvi import PBVI
+from tests.strategies import pomdps
 from theory import pomdp as th
-
-
 
 
 def _solve(m):
