@@ -413,7 +413,6 @@ def _alpha_policy_returns(model, pbvi, n_episodes, horizon, seed):
     B = np.tile(np.asarray(model.b0, dtype=float), (n_episodes, 1))
     s = rng.choice(S, size=n_episodes, p=model.b0)
     ret = np.zeros(n_episodes)
-    idx = np.arange(n_episodes)
     cT, cZ = np.cumsum(T, axis=2), np.cumsum(Z, axis=2)
     for t in range(horizon):
         a = act[np.argmax(B @ al.T, axis=1)]
@@ -746,8 +745,13 @@ def section_d_large(args, quick, exe):
     if not budgets:
         return
     rows, cps = [], []
-    med = lambda xs: None if not xs or any(x is None for x in xs) else float(np.median(xs))
-    f2 = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+
+    def med(xs):
+        return None if not xs or any(x is None for x in xs) else float(np.median(xs))
+
+    def f2(v, d=2):
+        return "-" if v is None else f"{v:.{d}f}"
+
     chosen = [m.strip().lower() for m in args.large_models.split(",")] if args.large_models else None
     for name, fname, builtin in D_LARGE:
         if chosen is not None and name.split("(")[0].lower() not in chosen:
@@ -774,7 +778,10 @@ def section_d_large(args, quick, exe):
                     rows.append([name, label, f"{budget:g}", "failed"] + [""] * 8)
                     continue
                 longest[label] = (budget, res[0])
-                g = lambda k: med([r[k] for r in res])
+
+                def g(k):
+                    return med([r[k] for r in res])
+
                 rows.append([name, label, f"{budget:g}", len(res), res[0]["S"] or "-",
                              f2(g("L"), 3), f2(g("U"), 3), f2(g("solve_cpu"), 1), f2(g("cpu"), 1),
                              f2(g("startup"), 2), f2(g("load_cpu"), 2), f"{g('rss'):.0f}"])
@@ -830,7 +837,10 @@ def section_d(args, quick):
     import tempfile
 
     tmpdir = tempfile.TemporaryDirectory()
-    fmt = lambda v: "-" if v is None else f"{v:.2f}"
+
+    def fmt(v):
+        return "-" if v is None else f"{v:.2f}"
+
     for name in names:
         if name in D_GENERATED:
             model = rock_sample(*D_GENERATED[name])
@@ -866,7 +876,10 @@ def section_d(args, quick):
         else:
             ls = t_lo_o = t_lo_s = None
         ratio = (f"{t_lo_o / max(t_lo_s, 1e-2):.2f}" if t_lo_o is not None and t_lo_s is not None else "-")
-        med_int = lambda vals: f"{np.median(vals):.0f}"
+
+        def med_int(vals):
+            return f"{np.median(vals):.0f}"
+
         time_rows.append([name, fmt(t_gap_o), fmt(t_gap_s) if exe else "n/a",
                           "-" if ls is None else _fmt_v(ls), fmt(t_lo_o), fmt(t_lo_s) if exe else "n/a", ratio,
                           med_int([f.n_trials_ for f in fits]), med_int([f.n_backups_ for f in fits]),
@@ -935,7 +948,10 @@ def section_e(args, quick):
                 rc = RECAPController(n_memory=K, random_state=0).fit(model, alphas=sol)
                 conv = converse_lower_bound(model, K, solver=sol).bound
             b = rc.bound_
-            cell = lambda k: f"{b[k]:.3g}" + (" (vacuous)" if b["vacuous"][k] else "")
+
+            def cell(k):
+                return f"{b[k]:.3g}" + (" (vacuous)" if b["vacuous"][k] else "")
+
             rows.append([name, K, _fmt_v(rc.value_), f"{_fmt_v(sol.lower_bound_)} / {_fmt_v(sol.upper_bound_)}",
                          f"{b['trivial']:.4g}", cell("U1"), cell("U2"), cell("U3"), f"{conv:.3g}"])
     print_table("(e) RECAP's certificates next to the trivial bound (Rmax - Rmin)/(1 - discount)",

@@ -106,7 +106,10 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
-    stop = lambda d: discount * d <= tol * (1.0 - discount)
+
+    def stop(d):
+        return discount * d <= tol * (1.0 - discount)
+
     for _ in range(max_iter):
         Q, delta = _k.mdp_backup_sparse(Q, Tptr, Tidx, Tval, r, discount)
         if stop(delta) or (deadline is not None and now() >= deadline):

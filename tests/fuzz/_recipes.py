@@ -524,7 +524,6 @@ def _federated():
         return Recipe(cls, args=_fresh(lambda: {**small, **extra}), **est)
 
     X, y, _ = _fed()
-    p = _params()
     return {
         "PotaraClassifier": fed_est(FD.PotaraClassifier, finetune_epochs=2, n_bootstrap=2),
         "LowRankSoftmax": Recipe(FD.LowRankSoftmax, "est", args=_fresh(lambda: {"max_iter": 5, "random_state": 0}),

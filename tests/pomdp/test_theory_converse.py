@@ -213,7 +213,10 @@ def test_blahut_arimoto_below_hard_clustering_and_merge_cost(case, K):
     n = 6
     B = rng.dirichlet(np.full(S, 0.5), size=n)
     w = rng.dirichlet(np.ones(n))
-    vfn = lambda X: (np.atleast_2d(X) @ G.T).max(axis=1)
+
+    def vfn(X):
+        return (np.atleast_2d(X) @ G.T).max(axis=1)
+
     D, merged, labels = th.bregman_hard_clustering(B, w, K, vfn)
     d = vfn(B)[:, None] - B @ G.T
     lo, hi = th.rate_distortion_lower_bound(w, d, math.log(K))
