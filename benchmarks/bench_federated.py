@@ -7,13 +7,13 @@ a  **digits, label skew** (acceptance experiment E2): scikit-learn digits (1797 
    client; softmax head, l2 = 1e-3, full-batch GD with lr 0.5, FedAvg 30 rounds x 5 local steps, local
    fine-tune 100 steps from theta_F, Potara with ``variance_method="bootstrap"`` (B = 8); with
    ``--plugin-fisher`` also ``"plugin_fisher"`` (off by default: on the data sets of this benchmark
-   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated._baselines.BASELINES`` with the same
-   budget (LoRA baselines: rank 8 adapter on a frozen zero head). Reported per method: mean over
+   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated._baselines.BASELINES``
+   with the same budget (LoRA baselines: rank 8 adapter on a frozen zero head). Reported per method: mean over
    clients of the per-client test accuracy, averaged over 3 seeds (split, partition and model seeds),
    the worst client (mean over seeds), bytes communicated (parameter floats x 8, down + up) and the
    fit time. The oracle grid picks lambda per client on a held-out 30% of the client's training rows
-   (federated reconstruction notes, section 3) and, as an optimistic upper reference, on its test rows. Targets (heterogeneous
-   splits alpha 0.1, 0.5): Potara >= max(FedAvg, local) - 0.01 and within 0.02 of the (validation)
+   (federated reconstruction notes, section 3) and, as an optimistic upper reference, on its test rows. Targets
+   (heterogeneous splits alpha 0.1, 0.5): Potara >= max(FedAvg, local) - 0.01 and within 0.02 of the (validation)
    oracle grid.
 b  **FedProx Synthetic(alpha, beta)** (Li et al. 2020; acceptance experiment E3): 30 clients, d = 60, 10 classes,
    (alpha, beta) in {(0, 0), (0.5, 0.5), (1, 1)}, client sizes LogNormal(4, 2) + 50 capped at 1000,

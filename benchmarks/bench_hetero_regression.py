@@ -681,7 +681,8 @@ def main(argv=None):
     # ------------------------------------------------------------------ targets
     print("### Targets\n")
     ours = "HuberSoS (delta=1)"
-    reconstructed = "IterativeWindow [R]"  # opt-in, reconstructed (hetero_regression reconstruction notes, M3): also judged without it
+    # opt-in, reconstructed (hetero_regression reconstruction notes, M3): also judged without it
+    reconstructed = "IterativeWindow [R]"
     verdicts = {}
     lines_i = []
     for (n, d, layout), (m, res) in all_results.items():

@@ -8,8 +8,8 @@ a  **Value vs memory budget.** On tiger.95, paint.95, shuttle.95, cheese.95, 4x3
    ``RECAPController``, ``GridCodebook``, ``KMeansCodebook`` (mean over ``--kmeans-seeds`` seeds,
    default 5), ``FiniteWindowController`` and ``BPIController`` (the better of a blind and a random
    initial controller, each with ``time_limit = --bpi-time / 2`` and at most 200 sweeps; from the
-   blind start BPI usually stops after one sweep, its LP finding no uniform improvement), next to the blind policy (K = 1), the PBVI bracket
-   ``[LB, UB]`` at b0 (LB: PBVI alpha vectors; UB: FIB + sawtooth) and the best-known value (the
+   blind start BPI usually stops after one sweep, its LP finding no uniform improvement), next to the blind policy (K =
+   1), the PBVI bracket ``[LB, UB]`` at b0 (LB: PBVI alpha vectors; UB: FIB + sawtooth) and the best-known value (the
    list of SARSOP values at b0 for these files; tiger-grid and hallway are quoted as
    the SARSOP lower bounds 2.257 / 0.9946, the upper bounds being loose). Every controller gets the
    same PBVI alpha set (fitted once per model, ``n_beliefs=200, max_iter=200``). Fit times per

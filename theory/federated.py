@@ -19,8 +19,8 @@ minimised on :math:`[0, 1]` by :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F +
 exact identity for :math:`E\|\theta(\lambda) - \theta^*\|^2` (expand the square), so the only inequality is
 the smoothness step. Per-module forms: one :math:`\lambda_m` per block with weights :math:`\beta_m`.
 
-Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated reconstruction notes
-writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
+Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated
+reconstruction notes writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
 
 Sources
 -------
@@ -401,7 +401,8 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     .. math::
 
         \hat\theta_{JS} = \theta_F + \Big(1 - \frac{(p-2)s^2}{\|\theta_L - \theta_F\|^2}\Big)(\theta_L - \theta_F),
-        \qquad R = p s^2 - (p-2)^2 s^2\, E\Big[\frac1{p - 2 + 2K}\Big],\ K\sim\mathrm{Poisson}\Big(\frac{\text{dist\_sq}}{2s^2}\Big).
+        \qquad R = p s^2 - (p-2)^2 s^2\, E\Big[\frac1{p - 2 + 2K}\Big],\
+        K\sim\mathrm{Poisson}\Big(\frac{\text{dist\_sq}}{2s^2}\Big).
 
     Valid for :math:`p \ge 3`; :math:`R < p s^2` (dominance [JS61]). The positive-part estimator (the
     communication-free plug-in :math:`\hat\lambda = \min(1, (p-2)s^2/\|\theta_F - \theta_L\|^2)`) has

@@ -1,9 +1,9 @@
 r"""Bounds and checks for VoGCAM (variational Voronoi inference for log-Gaussian Cox processes).
 
 Status tags follow the reconstruction notes
-(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the target paper's abstract,
-**[R]** reconstructed by the project from prior work, **[D]** derived by the project with a proof
-sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
+(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by
+the target paper's abstract, **[R]** reconstructed by the project from prior work, **[D]** derived by the project with a
+proof sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
 only from its abstract, which claims existence/uniqueness of the optimum and convergence without
 constants; every explicit inequality here is *reconstructed* or *derived*.
 

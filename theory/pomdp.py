@@ -10,9 +10,9 @@ controller (FSC) :math:`(\pi, \eta, m_0)`, :math:`\eta(k, a, o) = q(\tau(c_k, a,
 value is :math:`b_0 \cdot W_{m_0}` (pomdp reconstruction notes, section 1.2).
 
 Status tags follow the reconstruction notes
-(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the abstract or a primary source,
-**[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch, **[V]**
-checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
+(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the
+abstract or a primary source, **[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch,
+**[V]** checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
 known only from its abstract.
 
 Sources

@@ -72,7 +72,8 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
-        "fit_intercept": "no_validation",  # used as a truth value; no check to keep (a stricter rule would reject values that work today)
+        # used as a truth value; no check to keep (a stricter rule would reject values that work today)
+        "fit_intercept": "no_validation",
     }
 
     def __init__(self, alpha=1.0, fit_intercept=True):

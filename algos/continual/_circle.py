@@ -161,7 +161,8 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "group_sizes": ["array-like", None],
-        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "head_dtype": "no_validation",
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
@@ -370,7 +371,8 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "feature_params": [dict, None],
-        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "head_dtype": "no_validation",
         "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "leak": [Interval(Real, 0, 1, closed="right")],

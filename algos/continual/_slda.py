@@ -27,7 +27,8 @@ from ._slda_kernels import RULE_HAYES, delta_pass
 __all__ = ["StreamingLDA"]
 
 _COVARIANCES = ("exact", "hayes", "identity", "fixed")
-#: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB at 16384).
+#: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB
+#: at 16384).
 LARGE_D = 8192
 _DTYPES = (np.float32, np.float64)
 

@@ -96,8 +96,8 @@ class ThresholdEqualFilling(_DivisibleAllocator):
     ``gamma=1`` is EQUAL-FILLING (Hosseini et al., 2023).
 
     .. note:: reconstructed: the abstract gives the phase structure and the guarantees; the
-       fair-phase rule is the project's reconstruction. The fair_matching reconstruction notes (section 1.2) first read it as
-       "min utility"; that rule **violates** the CEF guarantee for ``gamma >= 0.7``: on the
+       fair-phase rule is the project's reconstruction. The fair_matching reconstruction notes (section 1.2) first read
+       it as "min utility"; that rule **violates** the CEF guarantee for ``gamma >= 0.7``: on the
        instance ``OnlineMatchingInstance(5, [1, 1, 1, 0, 0], [[4], [0, 1, 3, 4], [0, 1, 2],
        [1, 4], [0, 4], [2, 4]])`` it ends with CEF 0.5 (class 0 got its utility from an item class
        1 does not want, so it is passed over for the one item it needs). The equal-split rule

@@ -294,7 +294,8 @@ class HybridRanking(_IndivisibleMatcher):
     greedy, the reconstruction of H24's 1/2-CEF, 1/2-USW algorithm).
 
     .. note:: reconstructed: only the algorithm's name and guarantees are known from the paper's
-       abstract and summaries; the two tiers above are the project's reconstruction (fair_matching reconstruction notes, section 1.3 [R]).
+       abstract and summaries; the two tiers above are the project's reconstruction (fair_matching reconstruction notes,
+       section 1.3 [R]).
 
     Parameters
     ----------
@@ -356,7 +357,8 @@ class HybridRanking(_IndivisibleMatcher):
     -----
     Cost: :math:`O(\deg(t) + c_t \log c_t)` per item and run (:math:`c_t` = classes present in
     the fair tier), memory :math:`O(R (n + k + m))` for ``R = n_runs`` (the matches of every run
-    are kept: 8 bytes per run and item). Guarantees (fair_matching reconstruction notes, T3, [C] formulas, [D]/[R] proofs):
+    are kept: 8 bytes per run and item). Guarantees (fair_matching reconstruction notes, T3, [C] formulas, [D]/[R]
+    proofs):
     :math:`\mathbb E[\mathrm{ALG}] \ge (1 - e^{\gamma-1}/(1+\gamma))\,\mathrm{OPT}` and
     :math:`\mathbb E\, u_i(X_i) \ge (\gamma/2)\, \mathbb E\, u_i(X_j)`; tested by Monte Carlo in
     ``tests/fair_matching/test_indivisible.py``.

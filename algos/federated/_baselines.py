@@ -1,7 +1,7 @@
 r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
 
-Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
-GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
+Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`,
+full-batch GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
 :class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
 
 * :class:`LocalOnlyClassifier` -- each client trains alone from :math:`\theta^0`.

@@ -33,8 +33,8 @@ class PotaraClassifier(FederatedClassifierBase):
     r"""Potara: per-client merge :math:`\lambda_i\theta_F + (1-\lambda_i)\theta_{L,i}` of the federated
     and local models with the closed-form mixing weight of the variance-trace bound.
 
-    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
-    epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
+    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of
+    ``local_epochs`` GD epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
     :math:`\theta_F`; (2) every client fine-tunes :math:`\theta_{L,i}` from :math:`\theta_F` for
     ``finetune_epochs`` epochs (no communication); (3) estimates :math:`\hat V_{F}, \hat V_{L}` per group
     (``variance_method``, :mod:`algos.federated.variance`) and sets
@@ -57,8 +57,8 @@ class PotaraClassifier(FederatedClassifierBase):
         ``"plugin_fisher"`` was the first design choice for the default (federated reconstruction
         notes, section 1.3), but on digits its raw inverse-Fisher trace
         sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
-        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the default.
-        ``"sandwich"`` is a cheap alternative with similar weights.
+        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the
+        default. ``"sandwich"`` is a cheap alternative with similar weights.
     granularity : {"global", "module", "coordinate"}, default="module"
     merge_space : {"product", "factors"}, default="product"
     lam_clip : (float, float), default=(0.0, 1.0)
@@ -134,7 +134,8 @@ class PotaraClassifier(FederatedClassifierBase):
         "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
         "fisher_floor": [Interval(Real, 0, None, closed="left")],
         "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
-        "lam_clip": "no_validation",  # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        "lam_clip": "no_validation",
         "local_epochs": [Interval(Integral, 0, None, closed="left")],
         "mask_untouched": ["boolean"],
         "merge_rank": [Interval(Integral, 1, None, closed="left"), None],

@@ -2,7 +2,8 @@ r"""Merging a federated and a local model: closed-form mixing weights, parameter
 
 * :func:`optimal_mixing_weight` -- :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F + V_L - 2C))`, the
   minimiser of the variance-trace bound :math:`U(\lambda)` of :mod:`theory.federated` (reconstructed [R]),
-  vectorised over modules, with the edge cases of federated reconstruction notes, section 7: :math:`V_F = 0 \Rightarrow \lambda = 1`,
+  vectorised over modules, with the edge cases of federated reconstruction notes, section 7: :math:`V_F = 0 \Rightarrow
+  \lambda = 1`,
   :math:`V_L = 0 \Rightarrow \lambda = 0`, :math:`V_F = V_L = 0` (0/0) :math:`\Rightarrow \lambda = 1/2` with a
   :class:`MixingWeightWarning`, NaN/inf :math:`\Rightarrow` ``ValueError``.
 * :func:`merge_params` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` for arrays or dicts of named blocks,

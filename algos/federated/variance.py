@@ -1,7 +1,7 @@
 r"""Estimating the second moments :math:`V_F, V_L` that set Potara's mixing weight.
 
-The federated reconstruction notes, section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]). Per coordinate
-``k`` of a parameter block:
+The federated reconstruction notes, section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]).
+Per coordinate ``k`` of a parameter block:
 
 * **Fisher / Laplace** (:func:`fisher_variance`): :math:`\sigma^2_{L,k} = 1/(n\hat F_k(\theta_L) + \delta)`,
   :math:`\hat F = \frac1n\sum_j g_j\odot g_j` the diagonal empirical Fisher (:func:`diag_fisher`), floor

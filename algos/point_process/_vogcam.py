@@ -26,9 +26,9 @@ target paper (NeurIPS 2026) and the prior work it builds on (the point_process r
   :math:`\sigma^2`, and a bounded Brent search on :math:`\log\phi` (accepted only if it does not lower
   the ELBO).
 
-For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
-the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
-1); every fitted quantity is reported in the user's units.
+For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process
+reconstruction notes, T5); the block updates never lower it (T7). Coordinates are rescaled internally to the unit box
+(largest side 1); every fitted quantity is reported in the user's units.
 The ELBO and its block updates are in :mod:`._vogcam_blocks`, the sweeps in :mod:`._vogcam_solver`.
 """
 
@@ -146,8 +146,8 @@ class VoGCAM(BaseEstimator):
         docs/point_process.md); ``"min_contrast"`` fixes them at :func:`lgcp_min_contrast` (spatstat's
         ``kppm`` method on K) and fits only the mean and q; ``"laplace"`` maximises the Laplace
         approximation of the evidence (mode by Newton on the same factorisation, beta profiled) by
-        Nelder-Mead, then fits the mean and q at those values [project addition]. With covariates, the minimum contrast uses the
-        inhomogeneous K of a Poisson fit (covariates must then be callable).
+        Nelder-Mead, then fits the mean and q at those values [project addition]. With covariates, the minimum contrast
+        uses the inhomogeneous K of a Poisson fit (covariates must then be callable).
     hyperparameter_start : {"given", "min_contrast"}, default="given"
         Start of the ELBO ascent: ``variance`` / ``length_scale`` as given, or the minimum-contrast fit.
 

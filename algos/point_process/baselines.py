@@ -17,8 +17,8 @@ r"""Baselines for log-Gaussian Cox process inference (point_process reconstructi
   & Waagepetersen 1998; Roberts & Rosenthal 1998 for the 0.574 acceptance target).
 * :class:`SVGPCoxProcess` — a sparse variational GP (inducing points on a grid, ``gpytorch``) with the
   Poisson-process likelihood on regular-grid quadrature; the 2-D, Pyro-free port of gpytorch's
-  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
-  lazily.
+  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch,
+  gpytorch); imported lazily.
 
 Every estimator takes ``window=`` ((xmin, xmax, ymin, ymax) or a (V, 2) polygon) and implements
 ``fit(X, covariates=None)`` (``covariates``: a callable mapping (m, 2) locations to an (m, p) array,

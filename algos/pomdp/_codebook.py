@@ -16,10 +16,11 @@ K-node FSC:
 
 Quantisers: ``"l1"`` (nearest in L1), ``"l2"`` (nearest in Euclidean distance) and ``"decision"``:
 nearest in the decision (Bregman) distortion ``d_V(b, c) = V_Gamma(b) - alpha_c . b`` with
-``alpha_c = argmax_{alpha} alpha . c`` (pomdp reconstruction notes §1.3), L1 as tie-break. All ties go to the lowest index.
+``alpha_c = argmax_{alpha} alpha . c`` (pomdp reconstruction notes §1.3), L1 as tie-break. All ties go to the lowest
+index.
 
-Baselines (pomdp reconstruction notes §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid) with
-the L1 quantiser and :class:`KMeansCodebook` (scikit-learn ``KMeans`` on simulated beliefs) with the
+Baselines (pomdp reconstruction notes §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid)
+with the L1 quantiser and :class:`KMeansCodebook` (scikit-learn ``KMeans`` on simulated beliefs) with the
 L2 quantiser; both use the same action rule as RECAP, so only the codebook differs.
 """
 

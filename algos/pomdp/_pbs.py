@@ -33,8 +33,8 @@ trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, 
 rule is the paper's.
 
 The model is held sparse: transitions in CSR per action (built from a sparse
-:class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S, O)``,
-belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
+:class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S,
+O)``, belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
 ratios are screened by support bitmasks (kernels and layout in :mod:`._pbs_kernels`).
 
 References
@@ -162,9 +162,9 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
         and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
         ``gpu`` extra) and dense transitions: a sparse model is converted with ``to_dense()``
-        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
-        ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one rule"
-        section of the scaling page.
+        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the
+        model's ``T``, ``Z`` or ``r`` is a torch tensor or ``device`` names an accelerator, and the CPU path otherwise;
+        see the "Backends: one rule" section of the scaling page.
     device : None, str or torch.device, default=None
         Device of the torch backend (``None``: CUDA when available, else CPU); ignored by the CPU path.
 

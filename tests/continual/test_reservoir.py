@@ -222,7 +222,8 @@ def test_every_sparse_draw_meets_its_spectral_radius(init, units, connectivity):
     rho = 0.9
     raw_nilpotent = 0
     var = 1.0 / units if init == "uniform" else 2.0 / units
-    lim = np.sqrt(3.0 * var) if init == "uniform" else 6.0 * np.sqrt(var)  # max |entry| before scaling (Gaussian: 6 s.d.)
+    # max |entry| before scaling (Gaussian: 6 s.d.)
+    lim = np.sqrt(3.0 * var) if init == "uniform" else 6.0 * np.sqrt(var)
     max_scale = rho / (RADIUS_FLOOR * np.sqrt(connectivity * units * var))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no draw may need the give-up path
