@@ -1,4 +1,5 @@
-r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (baselines, anchors and acceptance experiments of the continual reconstruction notes).
+r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (baselines, anchors and acceptance
+experiments of the continual reconstruction notes).
 
 Sections:
 

@@ -493,7 +493,8 @@ def section_c(quick, repeat, sweep=None):
         ours_s, lp_s, nx_s = r["ours_s"], r["lp_s"], r["nx_s"]
         rows.append([r["label"], f"{r['edges']}", fmt_s(ours_s / per), fmt_s(lp_s / per),
                      fmt_ratio(lp_s, ours_s), fmt_s(nx_s / per), fmt_ratio(nx_s, ours_s),
-                     f"{ok}: max abs diff LP {d_lp:.1e}, nx {d_nx:.1e} (values {v_ours.min():.2f}..{v_ours.max():.2f})"])
+                     f"{ok}: max abs diff LP {d_lp:.1e}, nx {d_nx:.1e} (values "
+                     f"{v_ours.min():.2f}..{v_ours.max():.2f})"])
     print_table(
         "(c) bundle_value (numba Dinic) vs linprog(highs) edge LP and networkx.maximum_flow_value",
         ["size", "edges", "ours (median s/call)", "linprog (median s/call)", "ratio linprog/ours",

@@ -185,7 +185,8 @@ def section_a(quick, repeat):
                     lambda s: _methods(rounds, le, ft, s, quick), n_seeds, het,
                     [f"FedAvg {rounds} rounds x {le} full-batch GD steps, fine-tune / local {ft} steps, lr {LR}, "
                      f"l2 {L2}; oracle grid: lambda in {{0, 0.1, ..., 1}} chosen per client on a held-out 30% of "
-                     "its training rows (the reconstruction's oracle; its local model sees the other 70%) or on its test rows "
+                     "its training rows (the reconstruction's oracle; its local model sees the other 70%) or on its "
+                     "test rows "
                      "(an optimistic upper reference: selection and evaluation on the same rows)."])
 
 

@@ -222,7 +222,8 @@ def section_a(args, quick):
              f"{_fmt_v(pbvi.upper_bound_)}] ({pbvi.n_iter_} sweeps, {len(pbvi.alphas_)} vectors, "
              f"{fmt_s(t_pbvi)} s); best known (SARSOP LB at b0): {best:g}.",
              "RECAP (n): the codebook closed with n < K nodes. grid (inf.): S > K, so b0 plus the K-1 corners "
-             "of largest reachable mass (pomdp reconstruction notes §3). window N: window length. BPI (n*): the better of the blind- and "
+             "of largest reachable mass (pomdp reconstruction notes §3). window N: window length. BPI (n*): the better "
+             "of the blind- and "
              f"random-start runs, n sweeps, * = stopped by the time limit ({bpi_time / 2:g} s per run) or 200 sweeps "
              "before eps < 1e-6."])
         print_table(f"(a) {name}: fit time (s; PBVI {fmt_s(t_pbvi)} s not included)",
@@ -277,7 +278,8 @@ def section_b(args, quick, repeat):
         B, al, g = np.ascontiguousarray(pb.beliefs_), np.ascontiguousarray(pb.alphas_), model.discount
         t_nb = timeit_median(lambda: _kernels.pbvi_backup(B, al, T, Z, r, g), repeat, warmup=1)
         t_np = timeit_median(lambda: _pbvi_backup(get_backend(backend="numpy"), B, al, T, Z, r, g), repeat, warmup=1)
-        cells = [name, f"{len(B)} x {len(al)}", fmt_s(t_nb.median), fmt_s(t_np.median), fmt_ratio(t_np.median, t_nb.median)]
+        cells = [name, f"{len(B)} x {len(al)}", fmt_s(t_nb.median), fmt_s(t_np.median),
+                 fmt_ratio(t_np.median, t_nb.median)]
         if PBVITorchBackup is not None:
             f = PBVITorchBackup(T, Z, r, g, device="cpu")
             t_t = timeit_median(lambda: f(B, al), repeat, warmup=1)
@@ -801,7 +803,8 @@ def section_d_large(args, quick, exe):
         ["model", "solver", "budget (CPU s)", "runs", "S", "L(b0)", "U(b0)", "solve CPU s", "child CPU s",
          "start-up s", "load s", "peak RSS MiB"], rows,
         ["Both tools count CPU time of their own process (PointBasedSolver(clock='cpu'): time.process_time; "
-         "SARSOP --timeout: its CPTimer, times() user + system, its progress table starts after loading). Every run is a fresh child "
+         "SARSOP --timeout: its CPTimer, times() user + system, its progress table starts after loading). Every run is "
+         "a fresh child "
          "process: 'child CPU s' (user + sys) and 'peak RSS' (ru_maxrss) come from os.wait4 on that child "
          "(ours: interpreter, imports and numba cache load included). 'solve CPU s': ours, the CPU of fit(); "
          "SARSOP, the time of its last progress row. 'start-up s': ours, the first history_ row (FIB + blind "

@@ -75,7 +75,8 @@ NON_ARRAY_ESTIMATORS = [
 
 if ARRAY_ESTIMATORS:
 
-    @parametrize_with_checks(ARRAY_ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
+    @parametrize_with_checks(ARRAY_ESTIMATORS,
+                             expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
     @pytest.mark.filterwarnings("ignore::algos.hetero_regression.ConvexRegimeWarning")
     @pytest.mark.filterwarnings("ignore::algos.networked_learning.SketchSizeWarning")
     def test_sklearn_compatible_estimator(estimator, check):

@@ -217,7 +217,7 @@ def cef_lower_bound(gamma, divisible=True):
 
 
 def usw_upper_bound(alpha):
-    r"""Price of fairness: no non-wasteful :math:`\alpha`-CEF algorithm beats :math:`(1+\alpha-e^{\alpha-1})/(1+\alpha)`.
+    r"""Price of fairness: no non-wasteful :math:`\alpha`-CEF algorithm beats :math:`1 - e^{\alpha-1}/(1+\alpha)`.
 
     **Theorem (T4).** For every :math:`\alpha \in [0, 1]`, every non-wasteful online algorithm that
     is :math:`\alpha`-CEF has, on some instances,
@@ -257,7 +257,7 @@ def usw_upper_bound(alpha):
 
 
 def usw_upper_bound_finite(alpha, n, k):
-    r"""Finite-size consistency check on UB(:math:`\alpha`, n, k): :math:`\frac{1+k\alpha+k(1-e^{\alpha-1})}{1+k\alpha+k} + \frac1n`.
+    r"""Finite-size consistency check on UB(:math:`\alpha`, n, k) of the price-of-fairness bound.
 
     **Project check (T4, finite form).** On the instance family UB(:math:`\alpha`, n, k) of the fair_matching
     reconstruction notes, section 2.1 (classes :math:`A_1..A_k` of n agents, a victim class of

@@ -180,7 +180,8 @@ def expected_loglik(y, w, m, s):
     with np.errstate(over="ignore", invalid="ignore"):
         val = float(y @ m - np.sum(w * np.exp(m + 0.5 * s)))
     if not math.isfinite(val):
-        raise ValueError(f"the expected log-likelihood leaves the float64 range for 'm' (max {float(np.max(m, initial=0)):g}) "
+        raise ValueError("the expected log-likelihood leaves the float64 range for 'm' (max "
+                         f"{float(np.max(m, initial=0)):g}) "
                          f"and 's' (max {float(np.max(s, initial=0)):g}): e^(m + s/2) overflows above about 709.")
     return val
 

@@ -238,7 +238,9 @@ class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, 
 
 
 class RandomConvFeatures(TransformerMixin, BaseEstimator):
-    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of continual reconstruction notes, section 3(e)).
+    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of the continual reconstruction notes).
+
+    The "conv2d" control is section 3(e) of those notes.
 
     A Kaiming-normal filter bank (``n_filters`` filters of size ``C x k x k``, entries
     :math:`N(0, 2/(C k^2))`, no bias) is applied with stride ``stride`` and zero padding ``k // 2``,

@@ -211,7 +211,8 @@ class ThresholdEqualFilling(_DivisibleAllocator):
             tef_exact_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule,
                              self.agent_load_, self.class_utility_, data, waste)
         else:
-            tef_discrete_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule, self._steps,
+            tef_discrete_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule,
+                                self._steps,
                                 self._class_priority, self.agent_load_, self.class_utility_, data, waste)
 
 

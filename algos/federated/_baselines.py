@@ -196,7 +196,8 @@ class FixedMixClassifier(FedAvgFTClassifier):
     def _fit(self, X, y, client_ids):
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
         self._fit_ft(X, y, client_ids)
-        self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
+        self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam)
+                                     for c, p in self.local_models_.items()}
 
 
 class OracleGridClassifier(FedAvgFTClassifier):

@@ -185,9 +185,11 @@ class PotaraClassifier(FederatedClassifierBase):
         try:
             lo, hi = float(self.lam_clip[0]), float(self.lam_clip[1])
         except Exception:
-            raise TypeError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.") from None
+            raise TypeError("'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got "
+                            f"{self.lam_clip!r}.") from None
         if not 0.0 <= lo <= hi <= 1.0:
-            raise ValueError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.")
+            raise ValueError("'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got "
+                             f"{self.lam_clip!r}.")
         h["lam_clip"] = (lo, hi)
         h["fisher_floor"] = check_scalar_float(self.fisher_floor, "fisher_floor", low=0.0)
         if not isinstance(self.mask_untouched, (bool, np.bool_)):
@@ -252,7 +254,8 @@ class PotaraClassifier(FederatedClassifierBase):
             The parameter blocks.
         """
         h = self._hparams()
-        return init_params(n_features, n_classes, rank=h["rank"], random_state=client_generator(self._seed(), "__server__"))
+        return init_params(n_features, n_classes, rank=h["rank"],
+                           random_state=client_generator(self._seed(), "__server__"))
 
     # ------------------------------------------------------------------ personalisation
     def personalize(self, federated_params, X, y, client_id, *, n_total=None):

@@ -174,7 +174,8 @@ def iterate_variance(iterates, burn_in=0, scale=1.0):
     burn_in = check_scalar_int(burn_in, "burn_in", low=0)
     scale = check_scalar_float(scale, "scale", low=0.0)
     if s.ndim < 1 or s.shape[0] - burn_in < 2:
-        raise ValueError(f"'iterates' must hold at least burn_in + 2 = {burn_in + 2} iterates; got {s.shape[0] if s.ndim else 0}.")
+        raise ValueError(f"'iterates' must hold at least burn_in + 2 = {burn_in + 2} iterates; got "
+                         f"{s.shape[0] if s.ndim else 0}.")
     return scale * np.var(s[burn_in:], axis=0, ddof=1)
 
 

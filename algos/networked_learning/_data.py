@@ -1,4 +1,6 @@
-r"""Population models and generators that make networked aggregation visible (networked_learning reconstruction notes, section 6).
+r"""Population models and generators that make networked aggregation visible.
+
+The generators follow the networked_learning reconstruction notes, section 6.
 
 Every generator returns a :class:`PopulationModel`: a distribution of :math:`(x, y)` together with
 its exact second moments

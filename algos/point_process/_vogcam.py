@@ -380,7 +380,8 @@ class VoGCAM(BaseEstimator):
         try:
             lo_b, hi_b = (float(v) / c for v in self.length_scale_bounds)
         except (TypeError, ValueError):
-            raise ValueError(f"'length_scale_bounds' must be 'auto' or (low, high); got {self.length_scale_bounds!r}.") from None
+            raise ValueError("'length_scale_bounds' must be 'auto' or (low, high); got "
+                             f"{self.length_scale_bounds!r}.") from None
         if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
             raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
         return lo_b, hi_b
@@ -505,7 +506,8 @@ class VoGCAM(BaseEstimator):
                           f"{what}.", HyperparameterWarning, stacklevel=4)
         rmax = float(np.sqrt(w.max() / np.pi)) * 2.0
         if rmax > phi / 2 and self.verbose:
-            print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise n_dummy.")
+            print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise "
+                  "n_dummy.")
 
     # ================================================================== prediction
     def _conditional(self, Xq, covariates=None):

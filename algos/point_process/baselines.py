@@ -1,4 +1,6 @@
-r"""Baselines for log-Gaussian Cox process inference (point_process reconstruction notes, section 3), with VoGCAM's fit/predict API.
+r"""Baselines for log-Gaussian Cox process inference, with VoGCAM's fit/predict API.
+
+The baselines are those of the point_process reconstruction notes, section 3.
 
 * :class:`GridLaplaceLGCP` — counts on a regular grid, Poisson(a e^{f_c}), Gaussian prior on the
   cell values, Laplace approximation at the posterior mode found by Newton's method

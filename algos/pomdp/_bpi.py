@@ -7,7 +7,8 @@ probabilities ``eta[n, a, o, n']``. Its node values solve the K*S linear system
 
 Improvement of node ``n`` is one LP (``scipy.optimize.linprog``, HiGHS): maximise ``eps`` subject to
 
-    V(n,s) + eps <= sum_a c_a r[s,a] + discount * sum_{a,o,n'} c_{a,o,n'} sum_{s'} T[a,s,s'] Z[a,s',o] V(n',s')   (all s),
+    V(n,s) + eps <= sum_a c_a r[s,a]
+                    + discount * sum_{a,o,n'} c_{a,o,n'} sum_{s'} T[a,s,s'] Z[a,s',o] V(n',s')   (all s),
     sum_a c_a = 1,   sum_{n'} c_{a,o,n'} = c_a,   c >= 0,
 
 then ``psi[n] = c_a`` and ``eta[n,a,o] = c_{a,o,.} / c_a``. The current node is feasible with

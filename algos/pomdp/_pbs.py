@@ -407,7 +407,8 @@ def _depth_cap(eps, span, discount):
     """Trial depth beyond which a discounted reward span cannot move a bound by ``eps`` (at most
     ``MAX_DEPTH``)."""
     if span > 0 and eps > 0:
-        cap = min(MAX_DEPTH, int(math.ceil(math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
+        cap = min(MAX_DEPTH,
+                  int(math.ceil(math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
         return max(cap, 1)
     return MAX_DEPTH
 

@@ -586,7 +586,8 @@ class RECAPController(_CodebookController):
                 run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
                                  f"value {self.value_:.6g})")
         if self._ran_out:
-            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the search ended; "
+            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the "
+                          "search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "
                           f"construction_={self.construction_!r}, value {self.value_:.6g}).",
                           ConvergenceWarning, stacklevel=2)

@@ -387,7 +387,8 @@ def test_fit_rejects_non_finite_images():
     for bad in (np.nan, np.inf):
         Xb = X.copy()
         Xb[1, 2, 3, 0] = bad
-        with pytest.raises(ValueError, match=r"'X' must contain only finite values; got (nan|inf) at index \(1, 2, 3, 0\)"):
+        with pytest.raises(ValueError,
+                           match=r"'X' must contain only finite values; got (nan|inf) at index \(1, 2, 3, 0\)"):
             BiReservoir2D().fit(Xb)
         flat = np.random.default_rng(0).random((2, 16))
         flat[0, 5] = bad

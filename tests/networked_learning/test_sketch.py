@@ -200,7 +200,8 @@ def test_subsample_rows():
 @pytest.mark.parametrize(
     ("call", "exc", "match"),
     [
-        (lambda: make_sketch("sparse", 5, 10, 0), ValueError, r"'kind' must be one of \{'gaussian', 'srht', 'countsketch'\}; got 'sparse'"),
+        (lambda: make_sketch("sparse", 5, 10, 0), ValueError,
+         r"'kind' must be one of \{'gaussian', 'srht', 'countsketch'\}; got 'sparse'"),
         (lambda: make_sketch(3, 5, 10, 0), TypeError, "'kind' must be one of"),
         (lambda: make_sketch("gaussian", 0, 10, 0), ValueError, r"'k' must be an int in \[1, inf\]; got 0"),
         (lambda: make_sketch("srht", 17, 10, 0), ValueError, r"'k' must be an int in \[1, 16\]; got 17"),

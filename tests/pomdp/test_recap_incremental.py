@@ -207,7 +207,8 @@ def small_models(shared_data_dir):
 def test_fits_identical_to_the_direct_path(small_models, monkeypatch, K):
     fast = [_fit(model, sol, K) for model, sol in small_models]
     monkeypatch.setattr(_recap_polish, "RowUpdate", _DirectOnly)  # the polish's product-form updates
-    monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C, alphas: quantize(B, C, "decision", alphas))
+    monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C,
+                        alphas: quantize(B, C, "decision", alphas))
     direct = [_fit(model, sol, K) for model, sol in small_models]
     for (model, _), f, d in zip(small_models, fast, direct):
         np.testing.assert_array_equal(f.action_, d.action_)
