@@ -392,7 +392,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .status-pass { color: var(--pass); font-weight: 600; }
 .status-fail { color: var(--fail); font-weight: 700; }
 .status-vacuous { color: var(--vac); font-weight: 600; }
-.badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; color: #fff; vertical-align: middle; }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; color: #fff;
+         vertical-align: middle; }
 .badge.ok { background: var(--pass); } .badge.no { background: var(--fail); }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: .85rem; }

@@ -140,7 +140,8 @@ def validate_params(estimator):
             continue
         if rest and all(isinstance(c, type) for c in rest):  # types only: "a dict or None"
             if not isinstance(value, tuple(rest)):
-                kinds = " or ".join([f"a {c.__name__}" for c in rest] + (["None"] if len(rest) < len(constraints) else []))
+                kinds = [f"a {c.__name__}" for c in rest] + (["None"] if len(rest) < len(constraints) else [])
+                kinds = " or ".join(kinds)
                 raise TypeError(f"'{name}' must be {kinds}; got {type(value).__name__}.")
             continue
         if len(rest) != 1:

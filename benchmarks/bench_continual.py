@@ -1,10 +1,11 @@
-r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (baselines, anchors and acceptance experiments of the continual reconstruction notes).
+r"""Benchmark of :mod:`algos.continual` (CIRCLE) against its anchors (baselines, anchors and acceptance
+experiments of the continual reconstruction notes).
 
 Sections:
 
 a. **Feature throughput** on MNIST-sized images (28 x 28, one channel) with the acceptance
-   configuration of the continual reconstruction notes, section 8 (patch 2, 8 units per direction, leak 0.5, spectral radius 0.9,
-   tanh, 2 x 2 average pooling, spatial concatenation: 1568 features): images per second of our numba
+   configuration of the continual reconstruction notes, section 8 (patch 2, 8 units per direction, leak 0.5, spectral
+   radius 0.9, tanh, 2 x 2 average pooling, spatial concatenation: 1568 features): images per second of our numba
    path (``BiRC2DFeatures(backend="numpy")``), the torch path on the CPU (and on CUDA when present),
    and a straightforward numpy loop (one image, one row or column, one time step at a time; timed on
    a subset, features checked equal). Then one **row scan** (14 steps) of the same reservoir through

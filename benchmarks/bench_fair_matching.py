@@ -46,11 +46,33 @@ import sys
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_fair_matching) or as a script
-    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
-                          make_parser, print_table, selected_sections, sweep_options, timeit_median)
+    from ._common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        fmt_us,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 except ImportError:  # pragma: no cover - script mode
-    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, fmt_us,
-                         make_parser, print_table, selected_sections, sweep_options, timeit_median)
+    from _common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        fmt_us,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 
 SECTIONS = ("a", "b", "c", "d")
 SEED = 20260523
@@ -196,9 +218,59 @@ def hybrid_ranking_pure_python(indptr, indices, agent_class, n_agents, n_classes
 
 
 # ============================================================================ sections
+def _section_a_size(m, n_agents, k, deg, gamma, prefix, repeat):
+    """One size of section (a): the two table rows (the instance is freed on return)."""
+    from algos.fair_matching import HybridRanking, ThresholdEqualFilling, sparse_random_instance
+
+    inst = sparse_random_instance(n_agents, m, k, deg, random_state=SEED)
+    P = min(prefix, m)
+    pre = inst.prefix(P)
+    ip, ix, ac = np.asarray(pre.indptr), np.asarray(pre.indices), np.asarray(pre.agent_class)
+
+    # ---- ThresholdEqualFilling (exact pour, equal split)
+    t_full = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(inst), repeat)
+    t_pre = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(pre), repeat)
+    t_py = timeit_median(lambda: tef_pure_python(ip, ix, ac, n_agents, k, gamma), repeat)
+    ours_data = t_pre.result.allocation_.data  # aligned with the instance's indices
+    diff = float(np.max(np.abs(ours_data - np.asarray(t_py.result)))) if ours_data.size else 0.0
+    row_tef = [
+        f"{m:.0e}".replace("+0", ""), fmt_s(t_full.median), fmt_us(t_full.median, m), f"{P:.0e}".replace("+0", ""),
+        fmt_s(t_py.median), fmt_us(t_py.median, P), fmt_us(t_pre.median, P),
+        fmt_ratio(t_py.median, t_pre.median), f"max abs dX = {diff:.1e}",
+    ]
+
+    # ---- HybridRanking, one run
+    def hr():
+        return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(inst)
+
+    def hr_pre():
+        return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(pre)
+
+    h_full = timeit_median(hr, repeat)
+    h_pre = timeit_median(hr_pre, repeat)
+    # the estimator's randomness contract: ranks_ = rng.random((R, n)) first, then the tie keys
+    # of the items as rng.random((items, R)) in arrival order (whatever the chunking)
+    rng = np.random.default_rng(SEED)
+    ranks = rng.random((1, n_agents))[0]
+    keys = rng.random((P, 1))[:, 0]
+    h_py = timeit_median(
+        lambda: hybrid_ranking_pure_python(ip, ix, ac, n_agents, k, gamma, ranks.tolist(), keys.tolist()),
+        repeat)
+    ours_match = h_pre.result.match_
+    same = np.array_equal(ours_match, np.asarray(h_py.result))
+    agree = float(np.mean(ours_match == np.asarray(h_py.result))) if P else 1.0
+    row_hr = [
+        f"{m:.0e}".replace("+0", ""), fmt_s(h_full.median), fmt_us(h_full.median, m), f"{P:.0e}".replace("+0", ""),
+        fmt_s(h_py.median), fmt_us(h_py.median, P), fmt_us(h_pre.median, P),
+        fmt_ratio(h_py.median, h_pre.median),
+        ("identical matching" if same else f"matching differs ({agree:.4f} agree)")
+        + f", USW {int(np.sum(h_full.result.usw_runs_))}",
+    ]
+    return row_tef, row_hr
+
+
 def section_a(quick, repeat):
-    from algos.fair_matching import ThresholdEqualFilling, sparse_random_instance
-    from algos.fair_matching import HybridRanking
+    from algos.fair_matching import HybridRanking, ThresholdEqualFilling, sparse_random_instance
 
     n_agents, k, deg, gamma = (10**3, 5, 5.0, 0.5) if quick else (10**4, 5, 5.0, 0.5)
     sizes = (10**3, 10**4) if quick else (10**4, 10**5, 10**6)
@@ -210,51 +282,9 @@ def section_a(quick, repeat):
 
     rows_tef, rows_hr = [], []
     for m in sizes:
-        inst = sparse_random_instance(n_agents, m, k, deg, random_state=SEED)
-        P = min(prefix, m)
-        pre = inst.prefix(P)
-        ip, ix, ac = np.asarray(pre.indptr), np.asarray(pre.indices), np.asarray(pre.agent_class)
-
-        # ---- ThresholdEqualFilling (exact pour, equal split)
-        t_full = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(inst), repeat)
-        t_pre = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(pre), repeat)
-        t_py = timeit_median(lambda: tef_pure_python(ip, ix, ac, n_agents, k, gamma), repeat)
-        ours_data = t_pre.result.allocation_.data  # aligned with the instance's indices
-        diff = float(np.max(np.abs(ours_data - np.asarray(t_py.result)))) if ours_data.size else 0.0
-        rows_tef.append([
-            f"{m:.0e}".replace("+0", ""), fmt_s(t_full.median), fmt_us(t_full.median, m), f"{P:.0e}".replace("+0", ""),
-            fmt_s(t_py.median), fmt_us(t_py.median, P), fmt_us(t_pre.median, P),
-            fmt_ratio(t_py.median, t_pre.median), f"max abs dX = {diff:.1e}",
-        ])
-
-        # ---- HybridRanking, one run
-        def hr():
-            return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(inst)
-
-        def hr_pre():
-            return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(pre)
-
-        h_full = timeit_median(hr, repeat)
-        h_pre = timeit_median(hr_pre, repeat)
-        # the estimator's randomness contract: ranks_ = rng.random((R, n)) first, then the tie keys
-        # of the items as rng.random((items, R)) in arrival order (whatever the chunking)
-        rng = np.random.default_rng(SEED)
-        ranks = rng.random((1, n_agents))[0]
-        keys = rng.random((P, 1))[:, 0]
-        h_py = timeit_median(
-            lambda: hybrid_ranking_pure_python(ip, ix, ac, n_agents, k, gamma, ranks.tolist(), keys.tolist()),
-            repeat)
-        ours_match = h_pre.result.match_
-        same = np.array_equal(ours_match, np.asarray(h_py.result))
-        agree = float(np.mean(ours_match == np.asarray(h_py.result))) if P else 1.0
-        rows_hr.append([
-            f"{m:.0e}".replace("+0", ""), fmt_s(h_full.median), fmt_us(h_full.median, m), f"{P:.0e}".replace("+0", ""),
-            fmt_s(h_py.median), fmt_us(h_py.median, P), fmt_us(h_pre.median, P),
-            fmt_ratio(h_py.median, h_pre.median),
-            ("identical matching" if same else f"matching differs ({agree:.4f} agree)")
-            + f", USW {int(np.sum(h_full.result.usw_runs_))}",
-        ])
-        del inst
+        row_tef, row_hr = _section_a_size(m, n_agents, k, deg, gamma, prefix, repeat)
+        rows_tef.append(row_tef)
+        rows_hr.append(row_hr)
 
     headers = ["items m", "ours (median s, all m)", "ours µs/item (all m)", "prefix P",
                "anchor (median s, P)", "anchor µs/item (P)", "ours µs/item (P)",
@@ -463,7 +493,8 @@ def section_c(quick, repeat, sweep=None):
         ours_s, lp_s, nx_s = r["ours_s"], r["lp_s"], r["nx_s"]
         rows.append([r["label"], f"{r['edges']}", fmt_s(ours_s / per), fmt_s(lp_s / per),
                      fmt_ratio(lp_s, ours_s), fmt_s(nx_s / per), fmt_ratio(nx_s, ours_s),
-                     f"{ok}: max abs diff LP {d_lp:.1e}, nx {d_nx:.1e} (values {v_ours.min():.2f}..{v_ours.max():.2f})"])
+                     f"{ok}: max abs diff LP {d_lp:.1e}, nx {d_nx:.1e} (values "
+                     f"{v_ours.min():.2f}..{v_ours.max():.2f})"])
     print_table(
         "(c) bundle_value (numba Dinic) vs linprog(highs) edge LP and networkx.maximum_flow_value",
         ["size", "edges", "ours (median s/call)", "linprog (median s/call)", "ratio linprog/ours",
@@ -478,8 +509,7 @@ def section_c(quick, repeat, sweep=None):
 
 
 def section_d(quick, repeat):
-    from algos.fair_matching import sparse_random_instance
-    from algos.fair_matching import HybridRanking
+    from algos.fair_matching import HybridRanking, sparse_random_instance
 
     try:
         import torch

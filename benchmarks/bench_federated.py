@@ -7,13 +7,13 @@ a  **digits, label skew** (acceptance experiment E2): scikit-learn digits (1797 
    client; softmax head, l2 = 1e-3, full-batch GD with lr 0.5, FedAvg 30 rounds x 5 local steps, local
    fine-tune 100 steps from theta_F, Potara with ``variance_method="bootstrap"`` (B = 8); with
    ``--plugin-fisher`` also ``"plugin_fisher"`` (off by default: on the data sets of this benchmark
-   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated._baselines.BASELINES`` with the same
-   budget (LoRA baselines: rank 8 adapter on a frozen zero head). Reported per method: mean over
+   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated._baselines.BASELINES``
+   with the same budget (LoRA baselines: rank 8 adapter on a frozen zero head). Reported per method: mean over
    clients of the per-client test accuracy, averaged over 3 seeds (split, partition and model seeds),
    the worst client (mean over seeds), bytes communicated (parameter floats x 8, down + up) and the
    fit time. The oracle grid picks lambda per client on a held-out 30% of the client's training rows
-   (federated reconstruction notes, section 3) and, as an optimistic upper reference, on its test rows. Targets (heterogeneous
-   splits alpha 0.1, 0.5): Potara >= max(FedAvg, local) - 0.01 and within 0.02 of the (validation)
+   (federated reconstruction notes, section 3) and, as an optimistic upper reference, on its test rows. Targets
+   (heterogeneous splits alpha 0.1, 0.5): Potara >= max(FedAvg, local) - 0.01 and within 0.02 of the (validation)
    oracle grid.
 b  **FedProx Synthetic(alpha, beta)** (Li et al. 2020; acceptance experiment E3): 30 clients, d = 60, 10 classes,
    (alpha, beta) in {(0, 0), (0.5, 0.5), (1, 1)}, client sizes LogNormal(4, 2) + 50 capped at 1000,
@@ -72,8 +72,8 @@ PLUGIN_FISHER = False  # set by --plugin-fisher
 
 
 def _methods(rounds, local_epochs, ft_epochs, seed, quick):
-    from algos.federated._baselines import BASELINES
     from algos.federated import LowRankSoftmax
+    from algos.federated._baselines import BASELINES
     from algos.federated._potara import PotaraClassifier
 
     base = LowRankSoftmax(lr=LR, l2=L2)
@@ -185,7 +185,8 @@ def section_a(quick, repeat):
                     lambda s: _methods(rounds, le, ft, s, quick), n_seeds, het,
                     [f"FedAvg {rounds} rounds x {le} full-batch GD steps, fine-tune / local {ft} steps, lr {LR}, "
                      f"l2 {L2}; oracle grid: lambda in {{0, 0.1, ..., 1}} chosen per client on a held-out 30% of "
-                     "its training rows (the reconstruction's oracle; its local model sees the other 70%) or on its test rows "
+                     "its training rows (the reconstruction's oracle; its local model sees the other 70%) or on its "
+                     "test rows "
                      "(an optimistic upper reference: selection and evaluation on the same rows)."])
 
 
@@ -216,8 +217,8 @@ def section_b(quick, repeat):
 
 # ============================================================================ section c
 def section_c(quick, repeat):
-    from algos.federated._data import dirichlet_label_split
     from algos.federated import LowRankSoftmax
+    from algos.federated._data import dirichlet_label_split
     from algos.federated._potara import PotaraClassifier
     from algos.federated.flower import run_flower_simulation
 
@@ -257,8 +258,8 @@ def section_c(quick, repeat):
 
 # ============================================================================ section d
 def section_d(quick, repeat):
-    from algos.federated._data import dirichlet_label_split
     from algos.federated import LowRankSoftmax
+    from algos.federated._data import dirichlet_label_split
     from algos.federated._potara import PotaraClassifier
 
     X, y = _digits()

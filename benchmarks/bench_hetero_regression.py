@@ -1,4 +1,5 @@
-r"""Side-by-side benchmark of :mod:`algos.hetero_regression` against its anchors (hetero_regression reconstruction notes, sections 3 and 8).
+r"""Side-by-side benchmark of :mod:`algos.hetero_regression` against its anchors (hetero_regression
+reconstruction notes, sections 3 and 8).
 
 Data: the subset-of-signals model (:func:`make_subset_of_signals`), Gaussian design, β* uniform on
 the unit sphere, ``m = round(4 sqrt(n d))`` reliable sources with σ_i = 1, and one of two layouts
@@ -317,8 +318,14 @@ def _run_capped(path, which, X, y, cap_s):
 def _grid_estimators(n, have_sm):
     from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor
 
-    from algos.hetero_regression import (CoordinateMedianRegressor, HuberSoSRegressor, IterativeWindowRegressor,
-                                         LADRegressor, SubsetOfSignalsRegressor, TrimmedLSRegressor)
+    from algos.hetero_regression import (
+        CoordinateMedianRegressor,
+        HuberSoSRegressor,
+        IterativeWindowRegressor,
+        LADRegressor,
+        SubsetOfSignalsRegressor,
+        TrimmedLSRegressor,
+    )
 
     out = [
         (FRONT, lambda: SubsetOfSignalsRegressor()),
@@ -409,12 +416,14 @@ def print_grid(rows, peer):
             else:
                 cells.append(notes.get(c, "-"))
         t_ratio = tmed[FRONT] / tmed["HuberSoS (delta=1)"] if tmed["HuberSoS (delta=1)"] > 0 else float("nan")
-        body.append([n, d, noise, f"{ratio:g}"] + cells + [f"{t_ratio:.1f}", "met" if not miss else "miss: " + "; ".join(miss)])
+        verdict = "met" if not miss else "miss: " + "; ".join(miss)
+        body.append([n, d, noise, f"{ratio:g}"] + cells + [f"{t_ratio:.1f}", verdict])
     print_table("Full grid: median ||b - b*|| per cell", head, body,
                 ["target: auto <= 1.1x the best of HuberSoS/Window/LAD/CMed/Trim, <= RB-Desc (when it ran on every "
                  "seed), <= OLS, CPU time <= 20x HuberSoS; times are process CPU seconds (peer: the child's)"])
     tt = [[short[c], *[fmt_s(r[6][c]) if c in r[6] else "-" for r in rows]] for c in cols]
-    print_table("Grid: median CPU seconds per fit", ["estimator"] + [f"{r[0]}/{r[1]}/{r[2][:3]}/{r[3]:g}" for r in rows], tt)
+    print_table("Grid: median CPU seconds per fit",
+                ["estimator"] + [f"{r[0]}/{r[1]}/{r[2][:3]}/{r[3]:g}" for r in rows], tt)
 
 
 # ============================================================================ section inference
@@ -478,7 +487,8 @@ def run_inference(quick, have_sm, reps, ns):
     from algos.hetero_regression import make_subset_of_signals
 
     z = stats.norm.ppf(0.975)
-    cells = [(2000, 5, k) for k in INF_NOISES] if quick else [(n, d, k) for n in ns for d in (5, 20) for k in INF_NOISES]
+    cells = ([(2000, 5, k) for k in INF_NOISES] if quick
+             else [(n, d, k) for n in ns for d in (5, 20) for k in INF_NOISES])
     rows, verdicts = [], []
     for n, d, noise in cells:
         m = int(round(2 * math.sqrt(n * d)))
@@ -675,7 +685,8 @@ def main(argv=None):
     # ------------------------------------------------------------------ targets
     print("### Targets\n")
     ours = "HuberSoS (delta=1)"
-    reconstructed = "IterativeWindow [R]"  # opt-in, reconstructed (hetero_regression reconstruction notes, M3): also judged without it
+    # opt-in, reconstructed (hetero_regression reconstruction notes, M3): also judged without it
+    reconstructed = "IterativeWindow [R]"
     verdicts = {}
     lines_i = []
     for (n, d, layout), (m, res) in all_results.items():

@@ -1,4 +1,5 @@
-r"""Side-by-side benchmark of :mod:`algos.networked_learning` against its anchors (networked_learning reconstruction notes, sections 3 and 8).
+r"""Side-by-side benchmark of :mod:`algos.networked_learning` against its anchors (networked_learning
+reconstruction notes, sections 3 and 8).
 
 Three sections (``--sections a,b,c``):
 
@@ -53,11 +54,31 @@ import warnings
 import numpy as np
 
 try:  # run as a module (python -m benchmarks.bench_networked_learning) or as a script
-    from ._common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
-                          print_table, selected_sections, sweep_options, timeit_median)
+    from ._common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 except ImportError:  # pragma: no cover - script mode
-    from _common import (add_cluster_options, describe_sweep, environment, fmt_ratio, fmt_s, make_parser,
-                         print_table, selected_sections, sweep_options, timeit_median)
+    from _common import (
+        add_cluster_options,
+        describe_sweep,
+        environment,
+        fmt_ratio,
+        fmt_s,
+        make_parser,
+        print_table,
+        selected_sections,
+        sweep_options,
+        timeit_median,
+    )
 
 SECTIONS = ("a", "b", "c")
 SEED = 20260601
@@ -361,7 +382,8 @@ def section_c(quick, repeat, sweep=None):
         ]
         if title.startswith("leverage"):
             notes.append(f"x1 is nonzero on about q m = {0.01 * m:.0f} rows; a row subsample of k rows keeps about "
-                         f"{0.01:g} k of them ({', '.join(f'{0.01 * k:g}' for k in ks)} for k = {', '.join(map(str, ks))}); "
+                         f"{0.01:g} k of them ({', '.join(f'{0.01 * k:g}' for k in ks)} for k = "
+                         f"{', '.join(map(str, ks))}); "
                          "'missed x1': seeds whose subsample has no row with x1 != 0 (then beta_1 is not "
                          "identified and the excess is about beta_1^2 = 1); (1-q)^k is the chance of that.")
         print_table(f"(c) excess risk vs k: {title}", headers, rows, notes)

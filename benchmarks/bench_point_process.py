@@ -1,4 +1,5 @@
-r"""Side-by-side benchmark of :mod:`algos.point_process` (VoGCAM) against its anchors (point_process reconstruction notes, sections 3 and 8).
+r"""Side-by-side benchmark of :mod:`algos.point_process` (VoGCAM) against its anchors (point_process
+reconstruction notes, sections 3 and 8).
 
 Three sections (``--sections sim,bei,recovery``):
 
@@ -20,9 +21,9 @@ bei  **Barro Colorado Island trees** (``../shared/data/points/bei.csv``, 3604 po
      the fitted coefficients, variance and range. Target: with covariates, fitted in < 120 s on one
      core (run with ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1`` for the one-core figure).
 
-recovery  **Acceptance experiment 8.3 of the point_process reconstruction notes**: unit square, exponential kernel, sigma^2 = 1, phi = 0.1,
-     beta = log 500 - 1/2, truth on a 128^2 grid, ``--seeds`` seeds (default 20), VoGCAM with its
-     default nodes and all hyperparameters fitted. Per seed: RMSE of the posterior mean of f against
+recovery  **Acceptance experiment 8.3 of the point_process reconstruction notes**: unit square, exponential kernel,
+     sigma^2 = 1, phi = 0.1, beta = log 500 - 1/2, truth on a 128^2 grid, ``--seeds`` seeds (default 20), VoGCAM
+     with its default nodes and all hyperparameters fitted. Per seed: RMSE of the posterior mean of f against
      the truth at the 128^2 cell centres and, after averaging both over 2x2 blocks, on the 64^2 grid;
      pointwise 95% coverage at the 128^2 centres; |E[N] - n|/n; sigma^2 and phi estimates; fit time.
      Against ``GridLaplaceLGCP`` with about as many cells as VoGCAM has nodes (FFT/CG solver,
@@ -191,7 +192,8 @@ def section_sim(args, gpb, gpb_reason):
         rmse = float(np.sqrt(np.mean((mu - truth) ** 2)))
         cover = float(np.mean(np.abs(mu - truth) <= 1.96 * sd))
         cnt_err = abs(est.expected_count() - s.expected_count) / s.expected_count
-        row = [est.n_nodes_, s.n, fmt_s(t_v), fmt_s(ck.cpu), f"{est.elbo_:.1f}", f"{rmse:.3f}", f"{cover:.3f}", f"{cnt_err:.3f}",
+        row = [est.n_nodes_, s.n, fmt_s(t_v), fmt_s(ck.cpu), f"{est.elbo_:.1f}", f"{rmse:.3f}", f"{cover:.3f}",
+               f"{cnt_err:.3f}",
                f"{est.variance_:.2f}/{est.length_scale_:.3f}"]
         vsd = np.sqrt(est.var_)
         if gpb is not None and est.n_nodes_ > args.gpboost_max_nodes:
@@ -243,7 +245,8 @@ def section_sim(args, gpb, gpb_reason):
              "RMSE/cover95: against the true log-intensity on a 64^2 grid of cell centres; corr: posterior means "
              "at VoGCAM's nodes",
              "GridLaplace: FFT/CG solver, variances from 64 exact perturbation samples, hyperparameters fixed at "
-             "VoGCAM's estimates; SVGP: 256 inducing points, 64^2 quadrature, Adam lr 0.05, smallest N only, iterations: --svgp-iter"]
+             "VoGCAM's estimates; SVGP: 256 inducing points, 64^2 quadrature, Adam lr 0.05, smallest N only, "
+             "iterations: --svgp-iter"]
     if gpb is None:
         notes.append(f"GPBoost columns omitted: {gpb_reason}")
     print_table("Simulated LGCPs (unit square, sigma^2 = 1, phi = 0.1)", headers, rows, notes)
@@ -381,16 +384,19 @@ def section_recovery(args):
                  f"{med[10]:.3f}", f"{med[11]:.3f}", f"{med[12]:.3f}", fmt_s(med[13])])
     S = np.array(summary, dtype=float)
     wins = int(np.sum(S[:, 2] < S[:, 10]))
-    headers = ["seed", "n", "N nodes", "RMSE 128^2", "RMSE 64^2", "post sd", "RMSE true theta", "cover95", "|E N - Lambda|/Lambda", "sigma2", "phi",
+    headers = ["seed", "n", "N nodes", "RMSE 128^2", "RMSE 64^2", "post sd", "RMSE true theta", "cover95",
+               "|E N - Lambda|/Lambda", "sigma2", "phi",
                "VoGCAM s", "cpu s", "grid", "GL RMSE 128^2", "GL RMSE 64^2", "GL cover95", "GL s"]
     notes = [f"VoGCAM RMSE (128^2) below GridLaplace's on {wins}/{n_seeds} seeds",
-             "reconstruction targets [R]: median RMSE (64^2) <= 0.45; coverage in [0.85, 0.99]; median |E N - Lambda|/Lambda < 0.05 "
+             "reconstruction targets [R]: median RMSE (64^2) <= 0.45; coverage in [0.85, 0.99]; median |E N - "
+             "Lambda|/Lambda < 0.05 "
              "(Lambda the simulated field's expected count; E_q N = n exactly by stationarity); "
              "median sigma2 in [0.5, 2]; each fit < 20 s on 2 cores",
              "post sd: root mean posterior variance of f at the 128^2 centres (the RMSE a calibrated posterior "
              "predicts); RMSE true theta: VoGCAM with sigma2 = 1 and phi = 0.1 fixed at the truth (128^2)",
              "RMSE 64^2: posterior mean and truth both averaged over 2x2 blocks of the 128^2 cells; "
-             "GridLaplace: FFT/CG solver, 64 variance samples, VoGCAM's sigma2 and phi, about as many cells as VoGCAM nodes"]
+             "GridLaplace: FFT/CG solver, 64 variance samples, VoGCAM's sigma2 and phi, about as many cells as VoGCAM "
+             "nodes"]
     print_table("Simulated recovery (target 8.3): unit square, sigma^2 = 1, phi = 0.1, E n = 500", headers, rows, notes)
 
 
@@ -413,7 +419,8 @@ suppressMessages(library(spatstat))
 a <- commandArgs(TRUE)
 d <- read.csv(a[1], comment.char="#", header=FALSE)
 w <- as.numeric(strsplit(a[2], ",")[[1]])
-if (length(w) == 4) W <- owin(w[1:2], w[3:4]) else W <- owin(poly=list(x=w[seq(1, length(w), 2)], y=w[seq(2, length(w), 2)]))
+if (length(w) == 4) W <- owin(w[1:2], w[3:4]) else W <- owin(poly=list(x=w[seq(1, length(w), 2)],
+                                                                        y=w[seq(2, length(w), 2)]))
 ok <- inside.owin(d[,1], d[,2], W)
 X <- ppp(d[ok,1], d[ok,2], window=W)
 rr <- seq(0, as.numeric(a[3]), length.out=513)
@@ -503,9 +510,12 @@ def section_second_order(args):
                          fmt_s(ce.cpu)])
             print("  [second_order] row: | " + " | ".join(str(c) for c in rows[-1]) + " |", flush=True)
     notes.append("differences: max over r in (0.05 rmax, rmax] of |ours - spatstat| / |spatstat| (spatstat 3.x "
-                 "Kest / pcf, same r grid, chosen so that no distance equals a grid r); the border correction differs where a boundary distance lies within one grid step below r "
-                 "(spatstat bins the boundary distances on its r grid, we compare them exactly: on integer coordinates, "
-                 "swedishpines, that is every integer r); spatstat's polygon translation weights are a pixel approximation of "
+                 "Kest / pcf, same r grid, chosen so that no distance equals a grid r); the border correction differs "
+                 "where a boundary distance lies within one grid step below r "
+                 "(spatstat bins the boundary distances on its r grid, we compare them exactly: on integer "
+                 "coordinates, "
+                 "swedishpines, that is every integer r); spatstat's polygon translation weights are a pixel "
+                 "approximation of "
                  "the set covariance (ours exact)")
     notes.append("spatstat's CPU time is R's user time for Kest with three corrections; ours is one correction")
     print_table("Second-order summaries against spatstat", headers, rows, notes)
@@ -575,7 +585,8 @@ def section_hyper(args):
             print("  [hyper] row: | " + " | ".join(str(c) for c in rows[-1]) + " |", flush=True)
     notes.append("score: Poisson log-likelihood of the held-out 30 % (independent thinning, seed "
                  f"{SEED}) under rho = 0.3/0.7 times the intensity fitted on the other 70 %; higher is better")
-    print_table("Shared real patterns: minimum contrast, spatstat kppm, VoGCAM ELBO, held-out scores", headers, rows, notes)
+    print_table("Shared real patterns: minimum contrast, spatstat kppm, VoGCAM ELBO, held-out scores", headers, rows,
+                notes)
 
 
 def _gpboost_params(cov_pars=None):
@@ -607,7 +618,8 @@ def section_real(args, gpb, gpb_reason):
     dummies = [v.strip() for v in args.real_dummy.split(",")] if args.real_dummy else ["auto", "2000"]
     headers = ["pattern", "n", "n_dummy", "N nodes", "sweeps", "VoG cpu s", "ELBO", "VoG sigma2 / range",
                "GPB cpu s", "GPB sigma2 / range", "GPB/VoG cpu", "corr (own theta)",
-               "fixed theta (MC)", "fixed: VoG sweeps", "VoG cpu s", "GPB cpu s", "GPB/VoG cpu", "corr(mean)", "sd ratio GPB/VoG"]
+               "fixed theta (MC)", "fixed: VoG sweeps", "VoG cpu s", "GPB cpu s", "GPB/VoG cpu", "corr(mean)",
+               "sd ratio GPB/VoG"]
     rows, notes = [], []
     for name in _patterns(args):
         path, X, win = _read_pattern(name)
@@ -745,7 +757,8 @@ def section_scale(args):
                                      capture_output=True, text=True, env=env, timeout=3600)
                 if res.returncode != 0:
                     err = res.stderr.strip().splitlines()
-                    rows.append([n, corr, f"{rmax:.3g}", "failed: " + (err[-1] if err else str(res.returncode)), "-", "-",
+                    rows.append([n, corr, f"{rmax:.3g}", "failed: " + (err[-1] if err else str(res.returncode)), "-",
+                                 "-",
                                  "-"])
                     continue
                 cpu, peak, rss = (float(v) for v in res.stdout.split()[-3:])
@@ -769,23 +782,28 @@ def main(argv=None):
     parser.add_argument("--gpboost-max-nodes", type=int, default=40000,
                         help="skip GPBoost above this node count (its hyperparameter fit is slow)")
     parser.add_argument("--sizes", default=None,
-                        help="comma-separated node counts for section sim (default 2e3,5e3,1e4,2e4,3e4; --quick 2e3,4e3)")
+                        help="comma-separated node counts for section sim (default 2e3,5e3,1e4,2e4,3e4; --quick "
+                             "2e3,4e3)")
     parser.add_argument("--svgp-iter", type=int, default=None,
                         help="Adam iterations of the SVGP baseline (default 300, --quick 100)")
     parser.add_argument("--seeds", type=int, default=None,
                         help="seeds of sections recovery and hyper (default 20, --quick 5)")
     parser.add_argument("--ranges", default=None,
-                        help="section hyper: comma-separated ranges of the simulated fields (default 0.05,0.1,0.15; --quick 0.1)")
+                        help="section hyper: comma-separated ranges of the simulated fields (default 0.05,0.1,0.15; "
+                             "--quick 0.1)")
     parser.add_argument("--patterns", default=None,
-                        help=f"sections second_order, hyper and real: comma-separated shared patterns (default {','.join(PATTERNS)})")
+                        help="sections second_order, hyper and real: comma-separated shared patterns (default "
+                             f"{','.join(PATTERNS)})")
     parser.add_argument("--rscript", default="Rscript",
                         help="the Rscript command of an R with spatstat (Debian: apt-get install r-cran-spatstat)")
     parser.add_argument("--real-dummy", default=None,
-                        help="section real: comma-separated n_dummy values ('auto' = VoGCAM's default; default auto,2000)")
+                        help="section real: comma-separated n_dummy values ('auto' = VoGCAM's default; default "
+                             "auto,2000)")
     parser.add_argument("--real-bei-default", action="store_true",
                         help="section real: also run bei at its default nodes (18,310; minutes per fit)")
     parser.add_argument("--scale-sizes", default=None,
-                        help="section scale: comma-separated numbers of points (default 2e3,2e4,1e5,1e6; --quick 2e3,5e3)")
+                        help="section scale: comma-separated numbers of points (default 2e3,2e4,1e5,1e6; --quick "
+                             "2e3,5e3)")
     parser.add_argument("--scale-iso-max", type=int, default=None,
                         help="section scale: isotropic K up to this many points (default 20000, --quick 5000)")
     args = parser.parse_args(argv)

@@ -8,8 +8,8 @@ a  **Value vs memory budget.** On tiger.95, paint.95, shuttle.95, cheese.95, 4x3
    ``RECAPController``, ``GridCodebook``, ``KMeansCodebook`` (mean over ``--kmeans-seeds`` seeds,
    default 5), ``FiniteWindowController`` and ``BPIController`` (the better of a blind and a random
    initial controller, each with ``time_limit = --bpi-time / 2`` and at most 200 sweeps; from the
-   blind start BPI usually stops after one sweep, its LP finding no uniform improvement), next to the blind policy (K = 1), the PBVI bracket
-   ``[LB, UB]`` at b0 (LB: PBVI alpha vectors; UB: FIB + sawtooth) and the best-known value (the
+   blind start BPI usually stops after one sweep, its LP finding no uniform improvement), next to the blind policy (K =
+   1), the PBVI bracket ``[LB, UB]`` at b0 (LB: PBVI alpha vectors; UB: FIB + sawtooth) and the best-known value (the
    list of SARSOP values at b0 for these files; tiger-grid and hallway are quoted as
    the SARSOP lower bounds 2.257 / 0.9946, the upper bounds being loose). Every controller gets the
    same PBVI alpha set (fitted once per model, ``n_beliefs=200, max_iter=200``). Fit times per
@@ -222,7 +222,8 @@ def section_a(args, quick):
              f"{_fmt_v(pbvi.upper_bound_)}] ({pbvi.n_iter_} sweeps, {len(pbvi.alphas_)} vectors, "
              f"{fmt_s(t_pbvi)} s); best known (SARSOP LB at b0): {best:g}.",
              "RECAP (n): the codebook closed with n < K nodes. grid (inf.): S > K, so b0 plus the K-1 corners "
-             "of largest reachable mass (pomdp reconstruction notes §3). window N: window length. BPI (n*): the better of the blind- and "
+             "of largest reachable mass (pomdp reconstruction notes §3). window N: window length. BPI (n*): the better "
+             "of the blind- and "
              f"random-start runs, n sweeps, * = stopped by the time limit ({bpi_time / 2:g} s per run) or 200 sweeps "
              "before eps < 1e-6."])
         print_table(f"(a) {name}: fit time (s; PBVI {fmt_s(t_pbvi)} s not included)",
@@ -261,8 +262,9 @@ def section_b(args, quick, repeat):
 
     data = _data_dir()
     try:
-        from accel.pomdp import PBVITorchBackup
         import torch
+
+        from accel.pomdp import PBVITorchBackup
 
         torch.set_num_threads(1)  # one core, as the numba kernel
     except ImportError:
@@ -276,7 +278,8 @@ def section_b(args, quick, repeat):
         B, al, g = np.ascontiguousarray(pb.beliefs_), np.ascontiguousarray(pb.alphas_), model.discount
         t_nb = timeit_median(lambda: _kernels.pbvi_backup(B, al, T, Z, r, g), repeat, warmup=1)
         t_np = timeit_median(lambda: _pbvi_backup(get_backend(backend="numpy"), B, al, T, Z, r, g), repeat, warmup=1)
-        cells = [name, f"{len(B)} x {len(al)}", fmt_s(t_nb.median), fmt_s(t_np.median), fmt_ratio(t_np.median, t_nb.median)]
+        cells = [name, f"{len(B)} x {len(al)}", fmt_s(t_nb.median), fmt_s(t_np.median),
+                 fmt_ratio(t_np.median, t_nb.median)]
         if PBVITorchBackup is not None:
             f = PBVITorchBackup(T, Z, r, g, device="cpu")
             t_t = timeit_median(lambda: f(B, al), repeat, warmup=1)
@@ -412,7 +415,6 @@ def _alpha_policy_returns(model, pbvi, n_episodes, horizon, seed):
     B = np.tile(np.asarray(model.b0, dtype=float), (n_episodes, 1))
     s = rng.choice(S, size=n_episodes, p=model.b0)
     ret = np.zeros(n_episodes)
-    idx = np.arange(n_episodes)
     cT, cZ = np.cumsum(T, axis=2), np.cumsum(Z, axis=2)
     for t in range(horizon):
         a = act[np.argmax(B @ al.T, axis=1)]
@@ -745,8 +747,13 @@ def section_d_large(args, quick, exe):
     if not budgets:
         return
     rows, cps = [], []
-    med = lambda xs: None if not xs or any(x is None for x in xs) else float(np.median(xs))
-    f2 = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+
+    def med(xs):
+        return None if not xs or any(x is None for x in xs) else float(np.median(xs))
+
+    def f2(v, d=2):
+        return "-" if v is None else f"{v:.{d}f}"
+
     chosen = [m.strip().lower() for m in args.large_models.split(",")] if args.large_models else None
     for name, fname, builtin in D_LARGE:
         if chosen is not None and name.split("(")[0].lower() not in chosen:
@@ -773,7 +780,10 @@ def section_d_large(args, quick, exe):
                     rows.append([name, label, f"{budget:g}", "failed"] + [""] * 8)
                     continue
                 longest[label] = (budget, res[0])
-                g = lambda k: med([r[k] for r in res])
+
+                def g(k):
+                    return med([r[k] for r in res])
+
                 rows.append([name, label, f"{budget:g}", len(res), res[0]["S"] or "-",
                              f2(g("L"), 3), f2(g("U"), 3), f2(g("solve_cpu"), 1), f2(g("cpu"), 1),
                              f2(g("startup"), 2), f2(g("load_cpu"), 2), f"{g('rss'):.0f}"])
@@ -793,7 +803,8 @@ def section_d_large(args, quick, exe):
         ["model", "solver", "budget (CPU s)", "runs", "S", "L(b0)", "U(b0)", "solve CPU s", "child CPU s",
          "start-up s", "load s", "peak RSS MiB"], rows,
         ["Both tools count CPU time of their own process (PointBasedSolver(clock='cpu'): time.process_time; "
-         "SARSOP --timeout: its CPTimer, times() user + system, its progress table starts after loading). Every run is a fresh child "
+         "SARSOP --timeout: its CPTimer, times() user + system, its progress table starts after loading). Every run is "
+         "a fresh child "
          "process: 'child CPU s' (user + sys) and 'peak RSS' (ru_maxrss) come from os.wait4 on that child "
          "(ours: interpreter, imports and numba cache load included). 'solve CPU s': ours, the CPU of fit(); "
          "SARSOP, the time of its last progress row. 'start-up s': ours, the first history_ row (FIB + blind "
@@ -829,7 +840,10 @@ def section_d(args, quick):
     import tempfile
 
     tmpdir = tempfile.TemporaryDirectory()
-    fmt = lambda v: "-" if v is None else f"{v:.2f}"
+
+    def fmt(v):
+        return "-" if v is None else f"{v:.2f}"
+
     for name in names:
         if name in D_GENERATED:
             model = rock_sample(*D_GENERATED[name])
@@ -865,7 +879,10 @@ def section_d(args, quick):
         else:
             ls = t_lo_o = t_lo_s = None
         ratio = (f"{t_lo_o / max(t_lo_s, 1e-2):.2f}" if t_lo_o is not None and t_lo_s is not None else "-")
-        med_int = lambda vals: f"{np.median(vals):.0f}"
+
+        def med_int(vals):
+            return f"{np.median(vals):.0f}"
+
         time_rows.append([name, fmt(t_gap_o), fmt(t_gap_s) if exe else "n/a",
                           "-" if ls is None else _fmt_v(ls), fmt(t_lo_o), fmt(t_lo_s) if exe else "n/a", ratio,
                           med_int([f.n_trials_ for f in fits]), med_int([f.n_backups_ for f in fits]),
@@ -934,7 +951,10 @@ def section_e(args, quick):
                 rc = RECAPController(n_memory=K, random_state=0).fit(model, alphas=sol)
                 conv = converse_lower_bound(model, K, solver=sol).bound
             b = rc.bound_
-            cell = lambda k: f"{b[k]:.3g}" + (" (vacuous)" if b["vacuous"][k] else "")
+
+            def cell(k):
+                return f"{b[k]:.3g}" + (" (vacuous)" if b["vacuous"][k] else "")
+
             rows.append([name, K, _fmt_v(rc.value_), f"{_fmt_v(sol.lower_bound_)} / {_fmt_v(sol.upper_bound_)}",
                          f"{b['trivial']:.4g}", cell("U1"), cell("U2"), cell("U3"), f"{conv:.3g}"])
     print_table("(e) RECAP's certificates next to the trivial bound (Rmax - Rmin)/(1 - discount)",

@@ -14,8 +14,8 @@ Steps:
    largest absolute difference of the outputs (parity at these sizes).
 
 Cores: PBVI point backups and PointBasedSolver's search (pomdp), the batched reservoir scan and the
-streaming-LDA update (continual), the Gaussian sketch (networked_learning), Huber IRLS batches (hetero_regression), HybridRanking runs
-(fair_matching), VoGCAM's dense steps -- NNGP rows and the dense precision factorisation
+streaming-LDA update (continual), the Gaussian sketch (networked_learning), Huber IRLS batches (hetero_regression),
+HybridRanking runs (fair_matching), VoGCAM's dense steps -- NNGP rows and the dense precision factorisation
 (point_process) -- and FedAvg client rounds (federated).
 
 Prints a markdown table and writes JSON (``--json PATH``, default ``gpu_check.json``). Exit status: 1 if

@@ -28,7 +28,6 @@ import time
 import warnings
 
 import numpy as np
-
 from _common import environment, print_table
 
 D = 20

@@ -32,8 +32,13 @@ import warnings
 
 import numpy as np
 
-from algos.networked_learning import (NetworkedDAGRegressor, cyclic_allocation, default_sketch_size,
-                                      make_gaussian, make_layered_dag)
+from algos.networked_learning import (
+    NetworkedDAGRegressor,
+    cyclic_allocation,
+    default_sketch_size,
+    make_gaussian,
+    make_layered_dag,
+)
 
 try:  # run as a module (python -m benchmarks.scale_out_networked_learning) or as a script
     from ._common import environment, fmt_s, make_parser, print_table, ship_by_value

@@ -17,8 +17,6 @@ the shipped ones.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
 import sys
 from pathlib import Path
@@ -61,7 +59,8 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build", "_intersphinx", "**.ipynb_checkpoints", "auto_examples/**/*.ipynb",
                     "auto_examples/**/*.py", "auto_examples/**/*.zip", "auto_examples/**/*.json",
                     "auto_examples/**/*.md5"]
-suppress_warnings = ["myst.header", "config.cache"]  # module pages start below a level-1 title; the gallery conf holds functions
+# module pages start below a level-1 title; the gallery conf holds functions
+suppress_warnings = ["myst.header", "config.cache"]
 
 # -- autodoc / autosummary / numpydoc --------------------------------------------------------------
 _apigen.write_api_pages(DOCS / "api")

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from hypothesis import HealthCheck, settings
 
 from tests._data import missing_data

@@ -114,9 +114,8 @@ def test_cluster_backends_ship_the_shared_helpers_by_value(bench):
     import argparse
     import subprocess
 
-    import cloudpickle
-
     import _common
+    import cloudpickle
 
     _common.sweep_options(_common.add_cluster_options(argparse.ArgumentParser()).parse_args(["--backend", "dask"]))
     try:

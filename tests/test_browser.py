@@ -236,7 +236,8 @@ def demo_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     env = dict(os.environ, MPLBACKEND="Agg")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from algos.cli import main; sys.exit(main())", "demo", "--quick", "--modules", "continual", "--out", str(out), "--json"],
+        [sys.executable, "-c", "import sys; from algos.cli import main; sys.exit(main())", "demo", "--quick",
+         "--modules", "continual", "--out", str(out), "--json"],
         capture_output=True, text=True, timeout=DEMO_TIMEOUT_S, env=env, cwd=out,
     )
     assert proc.returncode in (0, 1), f"algos demo failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
@@ -264,7 +265,8 @@ def synthetic_report(tmp_path_factory):
     fig.savefig(out / "line.png", dpi=60)
     plt.close(fig)
     secs = [
-        DemoSection("alpha", "Alpha (with | pipes, commas)", body="Text with `code`.\n\n| a | b |\n|---|---|\n| 1 | 2 |",
+        DemoSection("alpha", "Alpha (with | pipes, commas)",
+                    body="Text with `code`.\n\n| a | b |\n|---|---|\n| 1 | 2 |",
                     checks=[Check("T1 |x| <= 1", 0.5, 1.0, relation="<="),
                             Check("vacuous", 0.2, 3.0, relation="<=", trivial=1.0),
                             Check("a target", 0.4, 0.5, kind="target"),

@@ -51,7 +51,8 @@ def test_matching_json_on_davis(capsys):
 
 def test_matching_table_and_instance_file_roundtrip(tmp_path, capsys):
     path = tmp_path / "inst.json"
-    assert main(["matching", "--n-agents", "10", "--n-items", "12", "--algorithm", "tef", "--save-instance", str(path)]) == 0
+    assert main(["matching", "--n-agents", "10", "--n-items", "12", "--algorithm", "tef", "--save-instance",
+                 str(path)]) == 0
     first = capsys.readouterr().out
     assert "USW/OPT" in first and "tef" in first
     assert main(["matching", "--instance", str(path), "--algorithm", "tef"]) == 0
@@ -95,7 +96,8 @@ def _write_csv(path, n=400, seed=0):
 
     data = make_subset_of_signals(n, 2, n // 2, noisy_sigma=100.0, random_state=seed)
     lines = ["# a comment line", "x1,x2,label,y"]
-    lines += [f"{a:.10g},{b:.10g},name{i},{t:.10g}" for i, (a, b, t) in enumerate(zip(data.X[:, 0], data.X[:, 1], data.y))]
+    lines += [f"{a:.10g},{b:.10g},name{i},{t:.10g}" for i, (a, b,
+                                                            t) in enumerate(zip(data.X[:, 0], data.X[:, 1], data.y))]
     path.write_text("\n".join(lines) + "\n")
     return data
 
@@ -131,7 +133,8 @@ def test_hetero_on_engel(shared_data_dir, capsys):
                  "--estimator", "huber,lad,ols"]) == 0
     out = capsys.readouterr().out
     assert "235 rows" in out
-    lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in ("huber", "lad", "ols")}
+    lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in ("huber", "lad",
+                                                                                                      "ols")}
     # food expenditure rises with income with slope ~0.56 (LAD, Koenker & Bassett 1982)
     assert 0.5 < float(lines["lad"][2]) < 0.6
     assert 0.5 < float(lines["huber"][2]) < 0.6
@@ -318,6 +321,7 @@ def test_every_seed_option_has_help_and_rejects_negatives(name, capsys):
 
 def test_missing_flower_extra_is_one_line_naming_pyproject_version(monkeypatch, capsys):
     import re
+
     import tomllib
 
     from algos.cli import main as cli_main

@@ -11,16 +11,6 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from algos.fair_matching import EqualFilling, Greedy, HybridRanking, Ranking, ThresholdEqualFilling, WaterFilling
-from algos.hetero_regression import (
-    CoordinateMedianRegressor,
-    FeasibleWLSRegressor,
-    HuberSoSRegressor,
-    IterativeWindowRegressor,
-    LADRegressor,
-    SubsetOfSignalsRegressor,
-    TrimmedLSRegressor,
-)
 from algos.continual import (
     CIRCLEClassifier,
     FeatureHead,
@@ -30,7 +20,17 @@ from algos.continual import (
     StreamingLDA,
     StreamingRidge,
 )
+from algos.fair_matching import EqualFilling, Greedy, HybridRanking, Ranking, ThresholdEqualFilling, WaterFilling
 from algos.federated import LowRankSoftmax
+from algos.hetero_regression import (
+    CoordinateMedianRegressor,
+    FeasibleWLSRegressor,
+    HuberSoSRegressor,
+    IterativeWindowRegressor,
+    LADRegressor,
+    SubsetOfSignalsRegressor,
+    TrimmedLSRegressor,
+)
 from algos.networked_learning import NetworkedDAGRegressor
 
 ARRAY_ESTIMATORS = [  # every estimator of the package that takes (X, y) arrays
@@ -75,7 +75,8 @@ NON_ARRAY_ESTIMATORS = [
 
 if ARRAY_ESTIMATORS:
 
-    @parametrize_with_checks(ARRAY_ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
+    @parametrize_with_checks(ARRAY_ESTIMATORS,
+                             expected_failed_checks=lambda est: EXPECTED_FAILED.get(type(est).__name__, {}))
     @pytest.mark.filterwarnings("ignore::algos.hetero_regression.ConvexRegimeWarning")
     @pytest.mark.filterwarnings("ignore::algos.networked_learning.SketchSizeWarning")
     def test_sklearn_compatible_estimator(estimator, check):

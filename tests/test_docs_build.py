@@ -80,9 +80,8 @@ def test_gallery_headers_and_toctrees():
 def test_gallery_png_scraper_takes_only_the_files_of_its_example(tmp_path, monkeypatch):
     """A script that saves a PNG and closes its figure still gets it in the gallery, and never the
     PNG that the example before it wrote in the same folder."""
-    import sphinx_gallery.scrapers as scrapers
-
     import _algos_ext
+    import sphinx_gallery.scrapers as scrapers
 
     monkeypatch.setattr(scrapers, "matplotlib_scraper", lambda *a, **k: "")
     monkeypatch.setattr(scrapers, "figure_rst", lambda images, src_dir: images)

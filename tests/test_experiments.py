@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from algos.experiments import monte_carlo, run_sweep, summarize
 from algos._validation import spawn_generators
+from algos.experiments import monte_carlo, run_sweep, summarize
 
 # Summaries are compared with an explicit-loop reference: both are float64 sums of <= 50 terms.
 RTOL = 1e-12

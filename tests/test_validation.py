@@ -312,4 +312,5 @@ def test_spawn_generators_legacy_generator_still_spawns():
     a, b = spawn_generators(legacy, 2)
     assert a.random() != b.random()
     again = spawn_generators(np.random.Generator(np.random.RandomState(0)._bit_generator), 2)
-    assert again[0].random() == spawn_generators(np.random.Generator(np.random.RandomState(0)._bit_generator), 2)[0].random()
+    assert again[0].random() == spawn_generators(np.random.Generator(np.random.RandomState(0)._bit_generator),
+                                                 2)[0].random()

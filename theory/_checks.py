@@ -271,7 +271,8 @@ def check_array(value, name, *, ndim=None, dtype="float", allow_empty=False, fin
         if arr.ndim not in allowed:
             want = " or ".join(str(k) for k in allowed)
             raise ValueError(f"'{name}' must be {want}-dimensional; got an array of shape {arr.shape}.")
-    if shape is not None and (arr.ndim != len(shape) or any(s is not None and s != t for s, t in zip(shape, arr.shape))):
+    if shape is not None and (arr.ndim != len(shape) or any(s is not None and s != t for s, t in zip(shape,
+                                                                                                     arr.shape))):
         want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
         raise ValueError(f"'{name}' must have shape {want}; got an array of shape {arr.shape}.")
     if arr.size == 0:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._checks import check_scalar_float, check_scalar_int
 
+
 def _float(value, name, *, low=None, high=None, high_open=False):
     """A finite real scalar in ``[low, high]`` (``[low, high)`` with ``high_open``): the shared check."""
     return check_scalar_float(value, name, low=low, high=high, closed="left" if high_open else "both")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._pomdp_checks import _array, _beliefs, _count, _discount, _float
 
+
 def _partitions(n, k):
     """All restricted-growth label vectors of n items into at most k non-empty cells."""
     out = []

@@ -22,9 +22,9 @@ Reservoir recursion (leaky echo-state network, row vectors, leak :math:`a \in (0
   even with fewer samples than features.
 
 Status tags follow the reconstruction notes
-(:doc:`/continual_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by a primary source, **[R]**
-reconstructed, **[D]** derived with a proof sketch (above), **[V]** checked numerically in a reference
-prototype. :data:`STATUS` gives each function's tag, :data:`BOUND_KIND` its kind.
+(:doc:`/continual_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by a
+primary source, **[R]** reconstructed, **[D]** derived with a proof sketch (above), **[V]** checked numerically in a
+reference prototype. :data:`STATUS` gives each function's tag, :data:`BOUND_KIND` its kind.
 
 Sources
 -------
@@ -41,7 +41,6 @@ Pure numpy; imports nothing from ``algos``.
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 

@@ -117,8 +117,8 @@ def _out(x):
 def usw_lower_bound(gamma):
     r"""Welfare guarantee of threshold equal-filling: :math:`1 - e^{\gamma-1}/(1+\gamma)` of OPT.
 
-    **Theorem (T1, T3 of the fair_matching reconstruction notes).** For every :math:`\gamma \in [0, 1]`, every instance and
-    every arrival order, the divisible algorithm ``ThresholdEqualFilling(gamma)`` ("EFTT") allocates
+    **Theorem (T1, T3 of the fair_matching reconstruction notes).** For every :math:`\gamma \in [0, 1]`, every instance
+    and every arrival order, the divisible algorithm ``ThresholdEqualFilling(gamma)`` ("EFTT") allocates
 
     .. math:: \mathrm{ALG} \ \ge\ \Big(1 - \frac{e^{\gamma - 1}}{1 + \gamma}\Big)\,\mathrm{OPT},
 
@@ -179,7 +179,8 @@ def cef_lower_bound(gamma, divisible=True):
     Assumptions: as :func:`usw_lower_bound`. Kind: ``exact`` (divisible), ``in expectation``
     (indivisible, ex ante: a ratio of means, not a mean of ratios). Status: [C] formulas from the
     abstract of [BS26]; the divisible value is the ratio of water-filling with capacity
-    :math:`\gamma` against a capacity-1 benchmark ([D] intuition, fair_matching reconstruction notes, section 1.2). Increasing in
+    :math:`\gamma` against a capacity-1 benchmark ([D] intuition, fair_matching reconstruction notes, section 1.2).
+    Increasing in
     :math:`\gamma`; at :math:`\gamma = 1` it is :math:`1 - 1/e` (EQUAL-FILLING, [H23]) resp. 1/2
     ([H24]).
 
@@ -216,7 +217,7 @@ def cef_lower_bound(gamma, divisible=True):
 
 
 def usw_upper_bound(alpha):
-    r"""Price of fairness: no non-wasteful :math:`\alpha`-CEF algorithm beats :math:`(1+\alpha-e^{\alpha-1})/(1+\alpha)`.
+    r"""Price of fairness: no non-wasteful :math:`\alpha`-CEF algorithm beats :math:`1 - e^{\alpha-1}/(1+\alpha)`.
 
     **Theorem (T4).** For every :math:`\alpha \in [0, 1]`, every non-wasteful online algorithm that
     is :math:`\alpha`-CEF has, on some instances,
@@ -229,8 +230,8 @@ def usw_upper_bound(alpha):
     threshold; at equal *CEF level* it lies below (it reaches only :math:`1-e^{-\gamma} < \gamma`).
 
     Assumptions: non-wasteful algorithms, divisible or indivisible; the bound is approached on the
-    instance family UB(:math:`\alpha`, n, k) as :math:`n, k \to \infty` (fair_matching reconstruction notes, section 2.1, [R]).
-    Kind: ``asymptotic``. Status: [C] formula from the abstract of [BS26].
+    instance family UB(:math:`\alpha`, n, k) as :math:`n, k \to \infty` (fair_matching reconstruction notes, section
+    2.1, [R]). Kind: ``asymptotic``. Status: [C] formula from the abstract of [BS26].
 
     Parameters
     ----------
@@ -256,10 +257,10 @@ def usw_upper_bound(alpha):
 
 
 def usw_upper_bound_finite(alpha, n, k):
-    r"""Finite-size consistency check on UB(:math:`\alpha`, n, k): :math:`\frac{1+k\alpha+k(1-e^{\alpha-1})}{1+k\alpha+k} + \frac1n`.
+    r"""Finite-size consistency check on UB(:math:`\alpha`, n, k) of the price-of-fairness bound.
 
-    **Project check (T4, finite form).** On the instance family UB(:math:`\alpha`, n, k) of the fair_matching reconstruction notes,
-    section 2.1 (classes :math:`A_1..A_k` of n agents, a victim class of
+    **Project check (T4, finite form).** On the instance family UB(:math:`\alpha`, n, k) of the fair_matching
+    reconstruction notes, section 2.1 (classes :math:`A_1..A_k` of n agents, a victim class of
     :math:`M = \mathrm{round}(n(1+k\alpha))` agents), ``ThresholdEqualFilling`` with
     :math:`\gamma = -\ln(1-\alpha)` should satisfy
 
@@ -435,7 +436,8 @@ class KnownBound:
     status: str = "C"
 
 
-#: Constants of prior work (fair_matching reconstruction notes, T6). Keys are stable identifiers; see :func:`known_bound`.
+#: Constants of prior work (fair_matching reconstruction notes, T6). Keys are stable identifiers; see
+#: :func:`known_bound`.
 KNOWN_BOUNDS = {
     "nonwasteful_usw": KnownBound(
         0.5, "every non-wasteful algorithm is 1/2-USW (maximal matching)", "exact", "folklore; H24"

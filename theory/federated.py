@@ -19,8 +19,8 @@ minimised on :math:`[0, 1]` by :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F +
 exact identity for :math:`E\|\theta(\lambda) - \theta^*\|^2` (expand the square), so the only inequality is
 the smoothness step. Per-module forms: one :math:`\lambda_m` per block with weights :math:`\beta_m`.
 
-Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated reconstruction notes
-writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
+Status tags (``STATUS``): **C** confirmed by the abstract, **R** reconstructed (implemented as in the federated
+reconstruction notes writes it), **D** derived here. ``BOUND_KIND`` records the kind of each function.
 
 Sources
 -------
@@ -167,7 +167,8 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
     lam = _real_array(lam, "lam")
     if not np.all(np.isfinite(lam)) or np.any(lam < 0) or np.any(lam > 1):
-        raise ValueError(f"'lam' must be in [0, 1]; got {lam.ravel()[(~np.isfinite(lam) | (lam < 0) | (lam > 1)).ravel()][0]!r}.")
+        raise ValueError("'lam' must be in [0, 1]; got "
+                         f"{lam.ravel()[(~np.isfinite(lam) | (lam < 0) | (lam > 1)).ravel()][0]!r}.")
     return _out(lam**2 * vf + (1 - lam) ** 2 * vl + 2 * lam * (1 - lam) * c)
 
 
@@ -270,7 +271,8 @@ def _check_beta(beta, shape):
     try:
         b = np.broadcast_to(b, shape)
     except ValueError:
-        raise ValueError(f"'beta' must be a scalar or have the shape {shape} of 'v_fed'; got shape {b.shape}.") from None
+        raise ValueError(f"'beta' must be a scalar or have the shape {shape} of 'v_fed'; got shape "
+                         f"{b.shape}.") from None
     if not np.all(np.isfinite(b)) or np.any(b < 0):
         raise ValueError("'beta' must contain finite non-negative smoothness constants.")
     return b
@@ -310,7 +312,8 @@ def module_bound(lam, v_fed, v_loc, cov=0.0, beta=1.0):
     try:
         lam = np.broadcast_to(lam, vf.shape)
     except ValueError:
-        raise ValueError(f"'lam' must be a scalar or have the shape {vf.shape} of 'v_fed'; got shape {lam.shape}.") from None
+        raise ValueError(f"'lam' must be a scalar or have the shape {vf.shape} of 'v_fed'; got shape "
+                         f"{lam.shape}.") from None
     return float(np.sum(b * np.asarray(variance_trace_bound(lam, vf, vl, c))))
 
 
@@ -401,7 +404,8 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     .. math::
 
         \hat\theta_{JS} = \theta_F + \Big(1 - \frac{(p-2)s^2}{\|\theta_L - \theta_F\|^2}\Big)(\theta_L - \theta_F),
-        \qquad R = p s^2 - (p-2)^2 s^2\, E\Big[\frac1{p - 2 + 2K}\Big],\ K\sim\mathrm{Poisson}\Big(\frac{\text{dist\_sq}}{2s^2}\Big).
+        \qquad R = p s^2 - (p-2)^2 s^2\, E\Big[\frac1{p - 2 + 2K}\Big],\
+        K\sim\mathrm{Poisson}\Big(\frac{\text{dist\_sq}}{2s^2}\Big).
 
     Valid for :math:`p \ge 3`; :math:`R < p s^2` (dominance [JS61]). The positive-part estimator (the
     communication-free plug-in :math:`\hat\lambda = \min(1, (p-2)s^2/\|\theta_F - \theta_L\|^2)`) has
@@ -522,7 +526,8 @@ def lmc_barrier(lams, losses):
     if lams.ndim != 1 or losses.shape != lams.shape:
         raise ValueError(f"'lams' and 'losses' must be 1-d of equal length; got {lams.shape} and {losses.shape}.")
     if not np.all(np.isfinite(lams)):
-        raise ValueError(f"'lams' must contain only finite values in [0, 1]; got {float(lams[~np.isfinite(lams)][0])!r}.")
+        raise ValueError("'lams' must contain only finite values in [0, 1]; got "
+                         f"{float(lams[~np.isfinite(lams)][0])!r}.")
     if not (np.any(lams == 0) and np.any(lams == 1)):
         raise ValueError("'lams' must contain both endpoints 0 and 1.")
     if not np.all(np.isfinite(losses)) or np.any((lams < 0) | (lams > 1)):

@@ -6,9 +6,9 @@ independent, :math:`x_i \sim N(0, I_d)`; an unknown set of at least ``m`` of the
 \sqrt{nd}/m`.
 
 Status tags follow the reconstruction notes
-(:doc:`/hetero_regression_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
-source, **[R]** reconstructed, **[D]** derived, **[V]** calibrated numerically in a reference
-prototype.
+(:doc:`/hetero_regression_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed
+by an abstract or a primary source, **[R]** reconstructed, **[D]** derived, **[V]** calibrated numerically in a
+reference prototype.
 
 Sources
 -------
@@ -65,7 +65,8 @@ BOUND_KIND = {
     "scale_mixture_width_bound": "asymptotic",
 }
 
-#: Calibration of the Huber bound in the reference prototype [V] (hetero_regression reconstruction notes, section 3): median ratio of
+#: Calibration of the Huber bound in the reference prototype [V] (hetero_regression reconstruction notes, section 3):
+#: median ratio of
 #: the error to sqrt(nd)/m between 1.2 and 1.7 in the sign-only regime, 90th percentile <= 1.9; the
 #: property test uses C = 3 on >= 90 % of draws, in the regime m >= 4 sqrt(nd).
 HUBER_CALIBRATION = {"C": 3.0, "regime_C": 4.0, "coverage": 0.9, "median_ratio": (1.2, 1.7), "p90_ratio": 1.9}

@@ -9,9 +9,9 @@ error :math:`e(f) = \mathrm{MSE}(f) - \mathrm{MSE}(f^*) = \|\beta - \beta^*\|_\S
 sees all features.
 
 Status tags follow the reconstruction notes
-(:doc:`/networked_learning_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by an abstract or a primary
-source, **[R]** reconstructed by the project (implemented as written), **[D]** derived, **[V]**
-checked numerically in the reference prototype.
+(:doc:`/networked_learning_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed
+by an abstract or a primary source, **[R]** reconstructed by the project (implemented as written), **[D]** derived,
+**[V]** checked numerically in the reference prototype.
 
 Sources
 -------
@@ -30,8 +30,6 @@ Pure numpy; imports nothing from ``algos``.
 from __future__ import annotations
 
 import math
-
-import numpy as np
 
 from theory._checks import check_scalar_float as _float
 from theory._checks import check_scalar_int as _int
@@ -110,7 +108,8 @@ def krr_path_bound(e1, A, B, M, D):
     .. math:: e(f_D) \le A\,B\,\sqrt{\frac{(M-1)\, e(f_1)}{\lfloor D/M \rfloor}}
               \le (AB)^2 \sqrt{\frac{M-1}{\lfloor D/M \rfloor}},
 
-    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (networked_learning reconstruction notes, section 2):
+    :math:`A = \|\beta^*\|_1`, :math:`B^2 = \max_l E[x_l^2]`. Proof sketch (networked_learning reconstruction notes,
+    section 2):
     :math:`e(f_t) = \sum_l \beta^*_l \langle y - f_t, x_l\rangle`; an agent :math:`j` of the block
     that sees :math:`x_l` has :math:`\langle y - f_j, x_l\rangle = 0`, so by Cauchy-Schwarz and
     Pythagoras :math:`|\langle y - f_t, x_l\rangle| \le B\sqrt{(M-1)\Delta}`; some of the

@@ -1,9 +1,9 @@
 r"""Bounds and checks for VoGCAM (variational Voronoi inference for log-Gaussian Cox processes).
 
 Status tags follow the reconstruction notes
-(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the target paper's abstract,
-**[R]** reconstructed by the project from prior work, **[D]** derived by the project with a proof
-sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
+(:doc:`/point_process_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by
+the target paper's abstract, **[R]** reconstructed by the project from prior work, **[D]** derived by the project with a
+proof sketch, **[V]** checked numerically in a reference prototype. The target paper (NeurIPS 2026) is known
 only from its abstract, which claims existence/uniqueness of the optimum and convergence without
 constants; every explicit inequality here is *reconstructed* or *derived*.
 
@@ -180,7 +180,8 @@ def expected_loglik(y, w, m, s):
     with np.errstate(over="ignore", invalid="ignore"):
         val = float(y @ m - np.sum(w * np.exp(m + 0.5 * s)))
     if not math.isfinite(val):
-        raise ValueError(f"the expected log-likelihood leaves the float64 range for 'm' (max {float(np.max(m, initial=0)):g}) "
+        raise ValueError("the expected log-likelihood leaves the float64 range for 'm' (max "
+                         f"{float(np.max(m, initial=0)):g}) "
                          f"and 's' (max {float(np.max(s, initial=0)):g}): e^(m + s/2) overflows above about 709.")
     return val
 

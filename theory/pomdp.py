@@ -10,9 +10,9 @@ controller (FSC) :math:`(\pi, \eta, m_0)`, :math:`\eta(k, a, o) = q(\tau(c_k, a,
 value is :math:`b_0 \cdot W_{m_0}` (pomdp reconstruction notes, section 1.2).
 
 Status tags follow the reconstruction notes
-(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the abstract or a primary source,
-**[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch, **[V]**
-checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
+(:doc:`/pomdp_reconstruction`; its sections and statements T1, T2, ... are cited below): **[C]** confirmed by the
+abstract or a primary source, **[R]** reconstructed by the project from prior work, **[D]** derived with a proof sketch,
+**[V]** checked numerically in the reference prototype. Every bound here is **[R]**: the target paper is
 known only from its abstract.
 
 Sources
@@ -522,7 +522,8 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     if et.shape in ((K, O), (K, A, O)):
         badt = np.argwhere((et < 0) | (et >= K))
         if len(badt):
-            viol.append(("eta_range", f"{len(badt)} eta entries outside [0, {K}); first at {tuple(int(x) for x in badt[0])}"))
+            viol.append(("eta_range",
+                         f"{len(badt)} eta entries outside [0, {K}); first at {tuple(int(x) for x in badt[0])}"))
     if m0 is not None and not (isinstance(m0, numbers.Integral) and 0 <= int(m0) < K):
         viol.append(("m0_range", f"'m0' must be an int in [0, {K}); got {m0!r}"))
     return FSCCertificate(not viol, viol)

@@ -10,11 +10,11 @@ the cold-start protocol; :mod:`._baselines` holds the CPU baselines; bounds live
 """
 
 from ._baselines import BASELINES, FeatureHead, OfflineLDA, RandomConvFeatures, StreamingRidge, make_baseline
-from ._circle import CIRCLEClassifier, SLDAEnsemble, resolve_image_geometry
-from ._merge import fit_dask
-from ._data import load_digits_images, load_image_dataset, load_mnist_csv, load_npz_images, scale_pixels
-from ._protocol import class_incremental_split, evaluate_cil
 from ._birc2d import BiRC2DFeatures
+from ._circle import CIRCLEClassifier, SLDAEnsemble, resolve_image_geometry
+from ._data import load_digits_images, load_image_dataset, load_mnist_csv, load_npz_images, scale_pixels
+from ._merge import fit_dask
+from ._protocol import class_incremental_split, evaluate_cil
 from ._reservoir import BiReservoir2D, SpectralRadiusWarning
 from ._slda import StreamingLDA
 

@@ -14,19 +14,27 @@ builds each baseline by name.
 
 from __future__ import annotations
 
+import numbers
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-import numbers
-
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int, spawn_generators
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    spawn_generators,
+    validate_params,
+)
 from ._checks import LabelScoreMixin, PredictMixin, ScoreArgmaxMixin, StreamFitMixin, check_labels, check_numeric
 from ._slda import StreamingLDA, _Cache
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["StreamingRidge", "OfflineLDA", "RandomConvFeatures", "FeatureHead", "make_baseline", "BASELINES"]
 
@@ -64,7 +72,8 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
-        "fit_intercept": "no_validation",  # used as a truth value; no check to keep (a stricter rule would reject values that work today)
+        # used as a truth value; no check to keep (a stricter rule would reject values that work today)
+        "fit_intercept": "no_validation",
     }
 
     def __init__(self, alpha=1.0, fit_intercept=True):
@@ -229,7 +238,9 @@ class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, 
 
 
 class RandomConvFeatures(TransformerMixin, BaseEstimator):
-    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of continual reconstruction notes, section 3(e)).
+    r"""Fixed random convolution + ReLU + average pooling (the "conv2d" control of the continual reconstruction notes).
+
+    The "conv2d" control is section 3(e) of those notes.
 
     A Kaiming-normal filter bank (``n_filters`` filters of size ``C x k x k``, entries
     :math:`N(0, 2/(C k^2))`, no bias) is applied with stride ``stride`` and zero padding ``k // 2``,
@@ -455,8 +466,8 @@ BASELINES = {
 
 
 def _circle_features(image_shape, units, random_state, backend, **kw):
-    from ._circle import resolve_image_geometry
     from ._birc2d import BiRC2DFeatures
+    from ._circle import resolve_image_geometry
 
     shape, patch, q = resolve_image_geometry(int(np.prod(image_shape)), tuple(image_shape))
     params = dict(image_shape=shape, patch=patch, stem="random_conv", units=units, activation="leaky_relu",
@@ -512,8 +523,8 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
     if name == "raw_ncm":
         return FeatureHead(None, StreamingLDA(covariance="identity"))
     if name == "birc2d_gap":
-        from ._circle import resolve_image_geometry
         from ._birc2d import BiRC2DFeatures
+        from ._circle import resolve_image_geometry
 
         shape, patch, _ = resolve_image_geometry(int(np.prod(image_shape)), tuple(image_shape))
         feats = BiRC2DFeatures(image_shape=shape, patch=patch, stem="none", units=4 * units, activation="tanh",

@@ -76,7 +76,9 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     pixel_range : {"auto", "unit", "byte", "none"}, default="auto"
     batch_size : int, default=256
         Images transformed at a time (memory only; the result does not depend on it).
-    units, leak, spectral_radius, connectivity, input_scaling, activation, init, share_direction_weights, spectral_rescale
+    units, leak, spectral_radius, connectivity, input_scaling
+        As for :class:`BiReservoir2D`.
+    activation, init, share_direction_weights, spectral_rescale
         As for :class:`BiReservoir2D`.
     random_state : None, int, SeedSequence or Generator, default=None
         One seed for everything: the stem, the projection and each block get their own child seed.

@@ -5,20 +5,27 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array, check_option, check_scalar_float, check_scalar_int, spawn_generators
-from .._validation import validate_params
-from ._merge import check_merge_params
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_array,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+    spawn_generators,
+    validate_params,
+)
 from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from ._merge import check_merge_params
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS
 
 __all__ = ["CIRCLEClassifier", "SLDAEnsemble", "resolve_image_geometry"]
 
@@ -154,7 +161,8 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "group_sizes": ["array-like", None],
-        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "head_dtype": "no_validation",
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
@@ -363,7 +371,8 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "feature_params": [dict, None],
-        "head_dtype": "no_validation",  # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "head_dtype": "no_validation",
         "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "leak": [Interval(Real, 0, 1, closed="right")],

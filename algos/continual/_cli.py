@@ -32,13 +32,15 @@ def add_parser(subparsers, name):
                    help="'digits' (scikit-learn), 'mnist5k' (read from $ALGOS_SHARED_DATA/images), or a path to a .npz "
                         "(x: (n, H, W[, C]), y) or an MNIST-layout .csv[.gz] (default: digits)")
     p.add_argument("--tasks", type=int, default=10, help="number of tasks T (default: 10)")
-    p.add_argument("--first-task-classes", type=int, default=None, help="classes in the first task (default: even split)")
+    p.add_argument("--first-task-classes", type=int, default=None,
+                   help="classes in the first task (default: even split)")
     p.add_argument("--reservoirs", type=int, default=4, help="extractors R (default: 4)")
     p.add_argument("--groups", type=int, default=2, help="SLDA heads G (default: 2)")
     p.add_argument("--units", type=int, default=8, help="units per reservoir direction (default: 8)")
     p.add_argument("--covariance", default="exact", choices=("exact", "hayes", "identity", "fixed"))
     p.add_argument("--shrinkage", type=float, default=1e-4)
-    p.add_argument("--batch-size", type=int, default=None, help="mini-batch size of partial_fit (default: one per task)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="mini-batch size of partial_fit (default: one per task)")
     p.add_argument("--baselines", default="",
                    help=f"comma-separated baselines to run too: {', '.join(BASELINES)} (default: none)")
     p.add_argument("--max-samples", type=int, default=None, help="use a stratified subset of this many images")

@@ -90,7 +90,9 @@ def _run(out_dir, quick, seed):
     base = {}
     for name, label in (("raw_slda", "SLDA, raw pixels"), ("raw_ncm", "NCM, raw pixels"),
                         ("random_conv", "random conv + SLDA"), ("birc2d_gap", "BiRC2D + GAP + SLDA")):
-        factory = (lambda n=name: make_baseline(n, shape, random_state=seed, backend="numpy"))
+        def factory(n=name):
+            return make_baseline(n, shape, random_state=seed, backend="numpy")
+
         base[name] = evaluate_cil(factory, Xtr, ytr, Xte, yte, tasks10, random_state=seed)
         curves[label] = base[name]["A_step"]
 

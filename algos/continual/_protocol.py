@@ -201,7 +201,8 @@ def evaluate_cil(model_factory, X_tr, y_tr, X_te, y_te, tasks, *, batch_size=Non
             try:
                 model.partial_fit(X_tr[b], y_tr[b])
             except (ValueError, TypeError) as exc:
-                raise _with_context(exc, f"{type(model).__name__}.partial_fit rejected task {t} of 'X_tr'/'y_tr'") from exc
+                raise _with_context(exc,
+                                    f"{type(model).__name__}.partial_fit rejected task {t} of 'X_tr'/'y_tr'") from exc
         fit_s += time.perf_counter() - t0
         t0 = time.perf_counter()
         ev = np.concatenate(te_idx[:t + 1])

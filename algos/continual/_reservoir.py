@@ -34,26 +34,28 @@ kernel size, stride and width, the pooling factor and the projection's scale and
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
 from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
     check_bool,
     check_finite,
     check_option,
     check_scalar_float,
     check_scalar_int,
     spawn_generators,
+    validate_params,
 )
 from ._checks import check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["BiReservoir2D", "draw_reservoir_weights", "SpectralRadiusWarning"]
 

@@ -8,27 +8,27 @@ from __future__ import annotations
 
 import copy
 import warnings
+from numbers import Real
 
 import numpy as np
 import scipy.linalg
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_option, check_scalar_float, validate_params
-from ._merge import check_merge_params
+from .._validation import OrderedStrOptions, check_option, check_scalar_float, validate_params
 from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from ._merge import check_merge_params
 from ._slda_kernels import RULE_HAYES, delta_pass
-from numbers import Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions
 
 __all__ = ["StreamingLDA"]
 
 _COVARIANCES = ("exact", "hayes", "identity", "fixed")
-#: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB at 16384).
+#: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB
+#: at 16384).
 LARGE_D = 8192
 _DTYPES = (np.float32, np.float64)
 

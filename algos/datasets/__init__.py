@@ -286,7 +286,8 @@ def load_point_pattern(name):
         first = fh.readline()
     X = np.loadtxt(path, delimiter=",", comments="#", dtype=float, ndmin=2)
     return _bunch(data=X, window=_parse_window(first), name=name, filename=str(path),
-                  DESCR=f"{name} point pattern from the R package spatstat.data (GPL >= 2). {first.strip('# ').strip()}")
+                  DESCR=f"{name} point pattern from the R package spatstat.data (GPL >= 2). "
+                        f"{first.strip('# ').strip()}")
 
 
 def load_redwood():

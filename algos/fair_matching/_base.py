@@ -8,9 +8,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .._validation import check_array_1d
+from .._validation import check_array_1d, validate_params
 from ._instance import OnlineMatchingInstance, _canonical_classes, as_instance
-from .._validation import validate_params
 
 __all__ = ["OnlineAllocatorMixin", "as_item_batch"]
 

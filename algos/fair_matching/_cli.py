@@ -30,7 +30,8 @@ def add_parser(subparsers, name):
         "class envy-freeness (CEF) next to the paper's guarantees.",
         epilog=EPILOG,
     )
-    p.add_argument("--instance", default="random", help="random | davis | triangular | ub | FILE.json (default: random)")
+    p.add_argument("--instance", default="random",
+                   help="random | davis | triangular | ub | FILE.json (default: random)")
     p.add_argument("--gamma", type=float, default=0.5, help="threshold gamma in [0, 1] (default: 0.5)")
     p.add_argument("--algorithm", default="all", help=f"comma-separated subset of {', '.join(ALGORITHMS)}, or all")
     # instance options default to None so that one given for an instance that does not use it is an error
@@ -157,10 +158,12 @@ def run(args):
         return 0
     print(f"instance {args.instance}: {inst.n_agents} agents in {inst.n_classes} classes, {inst.n_items} items, "
           f"{inst.n_edges} edges, OPT = {info['opt']}; gamma = {gamma:g}; randomised: ex ante over {n_runs} runs")
-    head = f"{'algorithm':<14} {'USW/OPT':>8} {'>= bound':>9} {'CEF':>7} {'>= bound':>9} {'CEF ex-post':>11} {'CPROP':>7} {'non-wasteful':>12}"
+    head = (f"{'algorithm':<14} {'USW/OPT':>8} {'>= bound':>9} {'CEF':>7} {'>= bound':>9} {'CEF ex-post':>11} "
+            f"{'CPROP':>7} {'non-wasteful':>12}")
     def line(r):
         cg = "-" if r["cef_guarantee"] is None else f"{r['cef_guarantee']:.4f}"
-        return (f"{r['algorithm']:<14} {r['usw_ratio']:>8.4f} {r['usw_guarantee']:>9.4f} {r['cef_ratio']:>7.4f} {cg:>9} "
+        return (f"{r['algorithm']:<14} {r['usw_ratio']:>8.4f} {r['usw_guarantee']:>9.4f} {r['cef_ratio']:>7.4f} "
+                f"{cg:>9} "
                 f"{r['cef_ex_post']:>11.4f} {r['cprop_ratio']:>7.4f} {str(r['non_wasteful']):>12}")
 
     print_table(head, map(line, rows))

@@ -30,7 +30,8 @@ def _worst_case_sweep(n_random, n_adversarial, n_steps, rng):
         randoms.append(random_instance(n, int(rng.integers(1, 11)), int(rng.integers(min(2, n), min(4, n) + 1)),
                                        float(rng.uniform(0.2, 0.9)), random_state=rng))
     # structured instances where the welfare guarantees are nearly tight (KVV triangle, UB family)
-    randoms += [triangular_instance(40, n_classes=2), upper_bound_instance(0.3, 10, 4), upper_bound_instance(0.6, 10, 4)]
+    randoms += [triangular_instance(40, n_classes=2), upper_bound_instance(0.3, 10, 4),
+                upper_bound_instance(0.6, 10, 4)]
     usw_worst, cef_worst = [], []
     for g in GAMMAS:
         u_min, c_min = np.inf, np.inf
@@ -41,7 +42,9 @@ def _worst_case_sweep(n_random, n_adversarial, n_steps, rng):
             c_min = min(c_min, cef_ratio(inst, X))
 
         def f_usw(inst, g=g):
-            return usw_ratio(inst, ThresholdEqualFilling(gamma=g).fit(inst).allocation_) if opt_matching_size(inst) else np.inf
+            if not opt_matching_size(inst):
+                return np.inf
+            return usw_ratio(inst, ThresholdEqualFilling(gamma=g).fit(inst).allocation_)
 
         def f_cef(inst, g=g):
             return cef_ratio(inst, ThresholdEqualFilling(gamma=g).fit(inst).allocation_)

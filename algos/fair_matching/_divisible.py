@@ -2,14 +2,21 @@ r"""Divisible online class matching: threshold equal-filling (Algorithm A) and i
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral, Real
 
-from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+)
 from ._base import _FairMatchingEstimator
 from ._pour_kernels import tef_discrete_kernel, tef_exact_kernel, water_filling_kernel
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["ThresholdEqualFilling", "EqualFilling", "WaterFilling"]
 
@@ -89,8 +96,8 @@ class ThresholdEqualFilling(_DivisibleAllocator):
     ``gamma=1`` is EQUAL-FILLING (Hosseini et al., 2023).
 
     .. note:: reconstructed: the abstract gives the phase structure and the guarantees; the
-       fair-phase rule is the project's reconstruction. The fair_matching reconstruction notes (section 1.2) first read it as
-       "min utility"; that rule **violates** the CEF guarantee for ``gamma >= 0.7``: on the
+       fair-phase rule is the project's reconstruction. The fair_matching reconstruction notes (section 1.2) first read
+       it as "min utility"; that rule **violates** the CEF guarantee for ``gamma >= 0.7``: on the
        instance ``OnlineMatchingInstance(5, [1, 1, 1, 0, 0], [[4], [0, 1, 3, 4], [0, 1, 2],
        [1, 4], [0, 4], [2, 4]])`` it ends with CEF 0.5 (class 0 got its utility from an item class
        1 does not want, so it is passed over for the one item it needs). The equal-split rule
@@ -204,7 +211,8 @@ class ThresholdEqualFilling(_DivisibleAllocator):
             tef_exact_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule,
                              self.agent_load_, self.class_utility_, data, waste)
         else:
-            tef_discrete_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule, self._steps,
+            tef_discrete_kernel(indptr, indices, self.agent_class_, self.n_classes_, self._gamma, self._rule,
+                                self._steps,
                                 self._class_priority, self.agent_load_, self.class_utility_, data, waste)
 
 

@@ -11,10 +11,10 @@ from .._validation import check_scalar_int, spawn_generators
 from ._base import OnlineAllocatorMixin
 from ._instance import OnlineMatchingInstance, as_instance
 from .metrics import (
+    _ratio_from_matrix,
     cef_ratio,
     cprop_ratio,
     ex_ante_cef_ratio,
-    _ratio_from_matrix,
     is_non_wasteful,
     opt_matching_size,
     usw_ratio,

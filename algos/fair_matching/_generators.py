@@ -157,7 +157,7 @@ def triangular_instance(n, n_classes=1, *, reverse=False):
 
 
 def upper_bound_instance(alpha, n, k):
-    r"""The UB(alpha, n, k) family behind the price-of-fairness upper bound (fair_matching reconstruction notes, section 2.1).
+    r"""The UB(alpha, n, k) family behind the price-of-fairness upper bound (fair_matching reconstruction notes, 2.1).
 
     Classes ``A_1..A_k`` (labels ``0..k-1``) have ``n`` agents each; class ``V`` (label ``k``) has
     :math:`M = \mathrm{round}(n(1 + k\alpha))` agents.

@@ -13,12 +13,21 @@ keys consumed by item ``t`` do not depend on how the stream was cut into batches
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._validation import check_option, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+)
 from ._base import _FairMatchingEstimator
 from ._ranking_kernels import (
     FAIR_RULES,
@@ -28,9 +37,6 @@ from ._ranking_kernels import (
     hybrid_ranking_batch,
     ranking_batch,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import RANDOM_STATE_CONSTRAINTS, OrderedStrOptions
 
 __all__ = ["HybridRanking", "Ranking", "Greedy"]
 
@@ -288,7 +294,8 @@ class HybridRanking(_IndivisibleMatcher):
     greedy, the reconstruction of H24's 1/2-CEF, 1/2-USW algorithm).
 
     .. note:: reconstructed: only the algorithm's name and guarantees are known from the paper's
-       abstract and summaries; the two tiers above are the project's reconstruction (fair_matching reconstruction notes, section 1.3 [R]).
+       abstract and summaries; the two tiers above are the project's reconstruction (fair_matching reconstruction notes,
+       section 1.3 [R]).
 
     Parameters
     ----------
@@ -350,7 +357,8 @@ class HybridRanking(_IndivisibleMatcher):
     -----
     Cost: :math:`O(\deg(t) + c_t \log c_t)` per item and run (:math:`c_t` = classes present in
     the fair tier), memory :math:`O(R (n + k + m))` for ``R = n_runs`` (the matches of every run
-    are kept: 8 bytes per run and item). Guarantees (fair_matching reconstruction notes, T3, [C] formulas, [D]/[R] proofs):
+    are kept: 8 bytes per run and item). Guarantees (fair_matching reconstruction notes, T3, [C] formulas, [D]/[R]
+    proofs):
     :math:`\mathbb E[\mathrm{ALG}] \ge (1 - e^{\gamma-1}/(1+\gamma))\,\mathrm{OPT}` and
     :math:`\mathbb E\, u_i(X_i) \ge (\gamma/2)\, \mathbb E\, u_i(X_j)`; tested by Monte Carlo in
     ``tests/fair_matching/test_indivisible.py``.

@@ -303,7 +303,8 @@ class OnlineMatchingInstance:
         """
         m = check_scalar_int(n_items, "n_items", low=0, high=self.n_items)
         out = OnlineMatchingInstance.__new__(OnlineMatchingInstance)
-        out._set(self.n_agents, self.agent_class, self.indptr[: m + 1], self.indices[: self.indptr[m]], canonicalise=False)
+        out._set(self.n_agents, self.agent_class, self.indptr[: m + 1], self.indices[: self.indptr[m]],
+                 canonicalise=False)
         return out
 
     def reorder(self, order):

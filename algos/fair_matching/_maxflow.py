@@ -10,8 +10,8 @@ iterative depth-first search with current-arc pointers; no recursion, no ``fastm
 draws). :func:`_max_flow_reference` is an independent Edmonds-Karp (shortest augmenting paths on a
 dense residual matrix) used only by tests.
 
-:func:`_bundle_network` builds the network behind ``u_i(X_j)`` (fair_matching reconstruction notes, section 1.1): source -> each
-agent of class ``i`` (capacity 1), agent -> item on input edges (capacity ``inf``), item -> sink
+:func:`_bundle_network` builds the network behind ``u_i(X_j)`` (fair_matching reconstruction notes, section 1.1): source
+-> each agent of class ``i`` (capacity 1), agent -> item on input edges (capacity ``inf``), item -> sink
 (capacity ``c[t]``), keeping only items with ``c[t] > 0`` that have a neighbour in class ``i``
 (agents without such an item cannot carry flow and are dropped too).
 """

@@ -12,9 +12,11 @@ import scipy.sparse as sp
 from .._validation import check_scalar_int
 from ._maxflow import _bundle_flow
 
-#: feasibility tolerance applied to every allocation (fair_matching reconstruction notes, section 2, "agent sums <= 1 (+1e-9)")
+#: feasibility tolerance applied to every allocation (fair_matching reconstruction notes, section 2, "agent sums <= 1
+#: (+1e-9)")
 FEASIBILITY_TOL = 1e-9
-#: pairs (i, j) with u_i(X_j) at or below this are skipped by the CEF ratio (fair_matching reconstruction notes, section 2, T2)
+#: pairs (i, j) with u_i(X_j) at or below this are skipped by the CEF ratio (fair_matching reconstruction notes, section
+#: 2, T2)
 ZERO_VALUE_TOL = 1e-9
 
 

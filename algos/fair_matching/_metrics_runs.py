@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_bool, check_scalar_float
 from ._instance import as_instance
-from ._metrics_core import _Edges, _cef_matrix_core, _prepare, _ratio_from_matrix, _run_matrices
+from ._metrics_core import _cef_matrix_core, _Edges, _prepare, _ratio_from_matrix, _run_matrices
 
 __all__ = ["cef_trajectory", "ex_ante_cef_ratio", "ex_post_cef_ratio", "ExAnteCEF"]
 
@@ -111,8 +111,8 @@ class ExAnteCEF(NamedTuple):
         Returns ``(gap, se)``, two k x k arrays with
         :math:`\mathrm{gap}_{ij} = \overline{V}_{ii} - \alpha \overline{V}_{ij}` and
         :math:`\mathrm{se}_{ij} = \mathrm{sd}_r(V^{(r)}_{ii} - \alpha V^{(r)}_{ij}) / \sqrt{R}`
-        (the "combined" standard error of fair_matching reconstruction notes, section 2, T3; the diagonal is 0). The ex-ante
-        bound passes a 4-SE test when ``(gap >= -4 * se - 1e-3).all()``.
+        (the "combined" standard error of fair_matching reconstruction notes, section 2, T3; the diagonal is 0). The
+        ex-ante bound passes a 4-SE test when ``(gap >= -4 * se - 1e-3).all()``.
         """
         alpha = check_scalar_float(alpha, "alpha", low=0.0)
         Vr = self.run_matrices
@@ -144,8 +144,8 @@ def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
 
     over pairs whose mean value exceeds ``1e-9`` (1.0 if none). This estimates the ex-ante notion
     :math:`\mathbb E[u_i(X_i)] \ge \alpha\, \mathbb E[u_i(X_j)]` used for randomised algorithms
-    (fair_matching reconstruction notes, section 1.1 [R], H24's convention). It differs from :func:`ex_post_cef_ratio`, the mean of
-    the per-run ratios; report both and label them.
+    (fair_matching reconstruction notes, section 1.1 [R], H24's convention). It differs from :func:`ex_post_cef_ratio`,
+    the mean of the per-run ratios; report both and label them.
 
     Parameters
     ----------
@@ -159,8 +159,8 @@ def ex_ante_cef_ratio(instance, allocations, *, return_se=False):
     -------
     float or ExAnteCEF
         The ratio; with ``return_se=True`` an :class:`ExAnteCEF` ``(ratio, se, pair, mean_matrix,
-        run_matrices)`` whose :meth:`ExAnteCEF.gap` gives the per-pair "combined SE" test of the fair_matching reconstruction notes,
-        section 2 (T3).
+        run_matrices)`` whose :meth:`ExAnteCEF.gap` gives the per-pair "combined SE" test of the fair_matching
+        reconstruction notes, section 2 (T3).
 
     Raises
     ------

@@ -115,7 +115,8 @@ def _fill_buckets(bottom, top, n, mass, new_level, vals, sgn, order):
 
 
 @numba.njit(cache=True)
-def _level_fill(indices, lo, hi, agent_class, cap_level, x, u, rem, data, bottom, top, new_level, pos, vals, sgn, order):
+def _level_fill(indices, lo, hi, agent_class, cap_level, x, u, rem, data, bottom, top, new_level, pos, vals, sgn,
+                order):
     """Water-fill ``rem`` into the neighbours ``indices[lo:hi]`` whose level is below
     ``cap_level``, up to ``cap_level``; updates ``x``, ``u`` and ``data``; returns the mass used."""
     n = 0
@@ -234,7 +235,8 @@ def tef_exact_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rule, 
         # ---- efficiency phase: water-filling (BALANCE) of what is left, cap 1
         # (skipped when every neighbour was already full: the common case late in a stream)
         if rem > 1e-15 and n_open > 0:  # below 1e-15 the fair phase took the unit up to round-off
-            rem -= _level_fill(indices, lo, hi, agent_class, 1.0, x, u, rem, data, bottom, top, new_level, pos, vals, sgn, order)
+            rem -= _level_fill(indices, lo, hi, agent_class, 1.0, x, u, rem, data, bottom, top, new_level, pos, vals,
+                               sgn, order)
         waste[t] = rem if rem > 0.0 else 0.0
     return 0
 
@@ -279,7 +281,8 @@ def water_filling_kernel(indptr, indices, agent_class, x, u, data, waste):
 
 
 @numba.njit(cache=True)
-def tef_discrete_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rule, steps, class_priority, x, u, data, waste):
+def tef_discrete_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rule, steps, class_priority, x, u, data,
+                        waste):
     r"""Discretised threshold equal-filling: each item is poured in ``steps`` pieces of
     ``1/steps``. A piece goes, while some neighbour is below ``gamma``, to the class of smallest
     utility (``fair_rule=0``) or that has received least of this item so far (``fair_rule=1``, equal
@@ -307,7 +310,8 @@ def tef_discrete_kernel(indptr, indices, agent_class, n_classes, gamma, fair_rul
                     a = indices[e]
                     if x[a] < gamma:
                         c = agent_class[a]
-                        if best_c < 0 or key[c] < key[best_c] or (key[c] == key[best_c] and class_priority[c] < class_priority[best_c]):
+                        if best_c < 0 or key[c] < key[best_c] or (
+                                key[c] == key[best_c] and class_priority[c] < class_priority[best_c]):
                             best_c = c
                 cap_level = gamma
                 if best_c >= 0:

@@ -245,7 +245,9 @@ def _use_parallel(R, parallel):
 
 def hybrid_ranking_batch(indptr, indices, agent_class, n_classes, gamma, fair_rule, ranks, tie_keys,
                          matched, class_utility, *, parallel=None):
-    r"""HybridRanking (fair_matching reconstruction notes, section 1.3) for a batch of items, ``R`` runs at once (numba).
+    r"""HybridRanking (fair_matching reconstruction notes, section 1.3) on a batch of items, ``R`` runs at once.
+
+    A numba kernel.
 
     For item ``t`` in run ``r``: let ``U`` be its unmatched neighbours (if empty, output -1) and
     :math:`U_\gamma = \{a \in U : y_a < \gamma\}`.

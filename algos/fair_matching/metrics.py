@@ -5,8 +5,8 @@ scipy sparse matrix or a dense array of shape ``(n_agents, n_items)``, agents x 
 = item ``t`` in arrival order. The algorithms of this package return a ``scipy.sparse.csc_array``
 with the instance's own ``indptr``/``indices`` layout, but any layout is accepted.
 
-Definitions (fair_matching reconstruction notes, section 1.1). Agent ``a`` has load :math:`x_a = \sum_t X_{a t}`; class ``i`` has
-utility :math:`u_i(X_i) = \sum_{a \in N_i} x_a`; the bundle of class ``j`` is the item vector
+Definitions (fair_matching reconstruction notes, section 1.1). Agent ``a`` has load :math:`x_a = \sum_t X_{a t}`; class
+``i`` has utility :math:`u_i(X_i) = \sum_{a \in N_i} x_a`; the bundle of class ``j`` is the item vector
 :math:`c_j[t] = \sum_{b \in N_j} X_{b t}`, and :math:`u_i(X_j)` is the value of a maximum
 fractional b-matching between the agents :math:`N_i` (capacity 1) and the items (capacity
 :math:`c_j[t]`) on the input edges, i.e. a maximum flow.
@@ -34,8 +34,8 @@ from .._validation import (
 from ._instance import as_instance
 from ._maxflow import _bundle_flow
 from ._metrics_core import (
-    _class_utility,
     _cef_matrix_core,
+    _class_utility,
     _edge_arrays,
     _prefix_len,
     _prepare,
@@ -62,7 +62,8 @@ def opt_matching_size(instance, n_items=None):
 
     OPT is the maximum-cardinality matching of the bipartite graph agents x items. The fractional
     optimum (max fractional matching) equals it because the bipartite incidence matrix is totally
-    unimodular, so OPT is also the benchmark for divisible algorithms (fair_matching reconstruction notes, section 1.1, USW).
+    unimodular, so OPT is also the benchmark for divisible algorithms (fair_matching reconstruction notes, section 1.1,
+    USW).
 
     Parameters
     ----------

@@ -12,7 +12,6 @@ Data: :func:`dirichlet_label_split`, :func:`make_fedprox_synthetic`, :func:`make
 Deployment on Flower: :mod:`algos.federated.flower` (extra ``federated``; imported on demand).
 """
 
-from ._baselines import __all__ as _BASELINE_NAMES
 from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
     BASELINES,
     APFLClassifier,
@@ -28,6 +27,7 @@ from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
     OracleGridClassifier,
     PFedMeClassifier,
 )
+from ._baselines import __all__ as _BASELINE_NAMES
 from ._data import (
     dirichlet_label_split,
     dirichlet_mixture_sample,

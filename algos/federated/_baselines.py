@@ -1,7 +1,7 @@
 r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
 
-Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`, full-batch
-GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
+Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`,
+full-batch GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
 :class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
 
 * :class:`LocalOnlyClassifier` -- each client trains alone from :math:`\theta^0`.
@@ -196,7 +196,8 @@ class FixedMixClassifier(FedAvgFTClassifier):
     def _fit(self, X, y, client_ids):
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
         self._fit_ft(X, y, client_ids)
-        self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam) for c, p in self.local_models_.items()}
+        self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam)
+                                     for c, p in self.local_models_.items()}
 
 
 class OracleGridClassifier(FedAvgFTClassifier):

@@ -52,7 +52,8 @@ class FedRepClassifier(_LoRABaseline):
 
         def step(body, i, epochs_head):
             p = {"W": body["W"], "A": body["A"], **heads[i]}
-            p = local_train(p, Xs[i], ys[i], n_classes=C, epochs=epochs_head, lr=h["lr"], l2=h["l2"], trainable=("B", "b"))
+            p = local_train(p, Xs[i], ys[i], n_classes=C, epochs=epochs_head, lr=h["lr"], l2=h["l2"],
+                            trainable=("B", "b"))
             heads[i] = {"B": p["B"], "b": p["b"]}
             return p
 

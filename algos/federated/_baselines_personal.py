@@ -102,7 +102,8 @@ class DittoClassifier(_RoundBaseline):
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         mu = check_scalar_float(self.mu, "mu", low=0.0)
-        pe = h["local_epochs"] if self.personal_epochs is None else check_scalar_int(self.personal_epochs, "personal_epochs", low=1)
+        pe = (h["local_epochs"] if self.personal_epochs is None
+              else check_scalar_int(self.personal_epochs, "personal_epochs", low=1))
         keys = self._trainable(theta0)
         v = [theta0] * len(Xs)
 

@@ -40,7 +40,8 @@ def add_parser(subparsers, name):
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", choices=("digits", "fedprox"), default=None,
                      help="built-in data: scikit-learn digits (default) or FedProx Synthetic(alpha, beta)")
-    src.add_argument("--csv", help="CSV with a header row: numeric features, a label column, optionally a client column")
+    src.add_argument("--csv",
+                     help="CSV with a header row: numeric features, a label column, optionally a client column")
     p.add_argument("--target", help="label column of the CSV (--csv only)")
     p.add_argument("--features", help="comma-separated feature columns of the CSV (--csv only; default: all others)")
     p.add_argument("--client-column", help="CSV column holding client ids (--csv only; default: Dirichlet split)")
@@ -49,7 +50,8 @@ def add_parser(subparsers, name):
                    help="number of clients of the Dirichlet split or of FedProx Synthetic (default 20)")
     p.add_argument("--alpha", type=float, default=None,
                    help="Dirichlet concentration of the split (default 0.3; small = skewed)")
-    p.add_argument("--syn-alpha", type=float, default=None, help="FedProx synthetic alpha (--dataset fedprox; default 1)")
+    p.add_argument("--syn-alpha", type=float, default=None,
+                   help="FedProx synthetic alpha (--dataset fedprox; default 1)")
     p.add_argument("--syn-beta", type=float, default=None, help="FedProx synthetic beta (--dataset fedprox; default 1)")
     p.add_argument("--rounds", type=int, default=30, help="FedAvg rounds (default 30)")
     p.add_argument("--local-epochs", type=int, default=5, help="GD steps per client per round (default 5)")
@@ -128,7 +130,8 @@ def _load(args):
     if args.dataset == "fedprox":
         d = make_fedprox_synthetic(args.syn_alpha, args.syn_beta, n_clients=args.clients, max_per_client=400,
                                    random_state=args.seed)
-        return d.X, d.y, d.client_ids, f"FedProx Synthetic({args.syn_alpha:g}, {args.syn_beta:g}), {args.clients} clients"
+        label = f"FedProx Synthetic({args.syn_alpha:g}, {args.syn_beta:g}), {args.clients} clients"
+        return d.X, d.y, d.client_ids, label
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
@@ -211,7 +214,8 @@ def run_experiment(X, y, ids, args, names):
         secs = time.perf_counter() - t0
         acc = est.client_scores(Xte, yte, ite) if len(yte) else {}
         per_client[name] = acc
-        rows.append({"method": name, "mean_client_accuracy": float(np.mean(list(acc.values()))) if acc else float("nan"),
+        rows.append({"method": name,
+                     "mean_client_accuracy": float(np.mean(list(acc.values()))) if acc else float("nan"),
                      "bytes": int(est.history_[-1]["cumulative_bytes"]) if est.history_ else 0,
                      "seconds": secs, "warnings": sorted({f"{type(w.message).__name__}: {w.message}" for w in caught}),
                      "interrupted": bool(getattr(est, "interrupted_", False))})
@@ -288,7 +292,8 @@ def run(args):
             c = c.item() if hasattr(c, "item") else c
             lm = float(np.mean([np.mean(v) for v in potara.mixing_weights_[c].values()]))
             accs = "".join(f" {per_client.get(n, {}).get(c, float('nan')):>9.4f}" for n in names)
-            print(f"{str(c):>8} {potara.n_samples_per_client_[m]:>7} {lm:>7.3f} {per_client['potara'].get(c, float('nan')):>7.4f}{accs}")
+            print(f"{str(c):>8} {potara.n_samples_per_client_[m]:>7} {lm:>7.3f} "
+                  f"{per_client['potara'].get(c, float('nan')):>7.4f}{accs}")
     if flower:
         print(f"Flower simulation: mean client acc {flower['mean_client_accuracy']:.4f}, max |diff| vs in-process "
               f"{flower['max_abs_diff_vs_in_process']:.2e}, {flower['bytes'] / 1e6:.3f} MB, {flower['seconds']:.1f} s")

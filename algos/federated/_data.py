@@ -57,9 +57,10 @@ def dirichlet_label_split(y, n_clients, alpha, min_size=2, *, max_tries=100, ran
 
     For every class :math:`k` a vector of client shares :math:`p_k \sim \mathrm{Dir}(\alpha
     \mathbf{1}_M)` is drawn and the (shuffled) samples of class :math:`k` are cut into ``M``
-    consecutive pieces of sizes proportional to :math:`p_k` (Hsu, Qi & Brown 2019, the module's reference [1]). If some client ends up with fewer
-    than ``min_size`` samples the whole draw is repeated (as in Yurochkin et al. 2019, reference [2] of the module, and flwr-datasets'
-    ``DirichletPartitioner(partition_by="label", alpha, min_partition_size)``), at most
+    consecutive pieces of sizes proportional to :math:`p_k` (Hsu, Qi & Brown 2019, the module's reference [1]). If some
+    client ends up with fewer
+    than ``min_size`` samples the whole draw is repeated (as in Yurochkin et al. 2019, reference [2] of the module, and
+    flwr-datasets' ``DirichletPartitioner(partition_by="label", alpha, min_partition_size)``), at most
     ``max_tries`` times. Small ``alpha`` concentrates each class on few clients (a client sees few
     classes); ``alpha -> inf`` gives every client the global class proportions (iid split with
     equal client sizes).

@@ -71,7 +71,10 @@ def _gap_sentence(alpha, rows):
 
 
 def _linear_check(seed, reps):
-    """Exact case (T4 of docs/federated.md): local OLS vs pooled OLS of the other clients; MC excess risk of the merge."""
+    """Exact case (T4 of docs/federated.md): local OLS vs pooled OLS of the other clients.
+
+    Returns the Monte Carlo excess risk of the merge.
+    """
     from theory.federated import ols_variance_trace, optimal_lambda, variance_trace_bound
 
     rng = np.random.default_rng(seed)
@@ -169,27 +172,33 @@ def run_demo(out_dir, quick=False, random_state=0):
                         tol=1e-9, source=f"linear mode connectivity on a convex loss; {THEORY} T7 [D]",
                         kind="theorem", trivial=None))
     rows = r["rows"]
-    checks.append(Check("alpha = 0.1: Potara - max(FedAvg, FedAvg+FT) accuracy", rows["potara"] - max(rows["fedavg"], rows["fedavg_ft"]),
+    checks.append(Check("alpha = 0.1: Potara - max(FedAvg, FedAvg+FT) accuracy",
+                        rows["potara"] - max(rows["fedavg"], rows["fedavg_ft"]),
                         -0.01, source=f"accuracy target (>= max - 0.01); {BENCH}", kind="target", trivial=None))
     checks.append(Check("alpha = 0.1: Potara - oracle grid accuracy", rows["potara"] - rows["oracle_grid"], -0.02,
                         source=f"accuracy target (within 0.02 of the grid); {BENCH}", kind="target", trivial=None))
     lam_means = [runs[a]["potara"].mean_lambda() for a in alphas]
-    checks.append(Check("mean lambda increases with alpha (min successive difference)", float(np.min(np.diff(lam_means))),
+    checks.append(Check("mean lambda increases with alpha (min successive difference)",
+                        float(np.min(np.diff(lam_means))),
                         0.0, source=f"more heterogeneity -> more local weight; {BENCH} [V]", kind="target",
                         trivial=None))
     lam, mean, se, U, vf, vl = _linear_check(seed, 300 if quick else 2000)
-    checks.append(Check("linear regression: |MC excess risk of the merge - U(lambda*)| / s.e.", abs(mean[lam] - U) / se, 4.0,
+    checks.append(Check("linear regression: |MC excess risk of the merge - U(lambda*)| / s.e.", abs(mean[lam] - U) / se,
+                        4.0,
                         relation="<=", source=f"exact linear case; {THEORY} T4 [R]", kind="theorem", trivial=None))
-    checks.append(Check("linear regression: MC excess risk of the merge / min(endpoints)", mean[lam] / min(mean[0.0], mean[1.0]),
+    checks.append(Check("linear regression: MC excess risk of the merge / min(endpoints)",
+                        mean[lam] / min(mean[0.0], mean[1.0]),
                         1.0, relation="<=", tol=4 * se / min(mean[0.0], mean[1.0]), source=f"{THEORY} T4 [R]",
                         kind="theorem", trivial=max(mean[0.0], mean[1.0]) / min(mean[0.0], mean[1.0])))
     fig = "federated_mixing.png"
     _figure(out_dir / fig, runs)
     gaps = [_gap_sentence(a, runs[a]["rows"]) for a in alphas]
-    table = ["| Dirichlet alpha | FedAvg | FedAvg+FT (lambda = 0) | Potara | oracle grid | mean lambda |", "|---|---|---|---|---|---|"]
+    table = ["| Dirichlet alpha | FedAvg | FedAvg+FT (lambda = 0) | Potara | oracle grid | mean lambda |",
+             "|---|---|---|---|---|---|"]
     for a, lm in zip(alphas, lam_means):
         rr = runs[a]["rows"]
-        table.append(f"| {a:g} | {rr['fedavg']:.4f} | {rr['fedavg_ft']:.4f} | {rr['potara']:.4f} | {rr['oracle_grid']:.4f} | {lm:.3f} |")
+        table.append(f"| {a:g} | {rr['fedavg']:.4f} | {rr['fedavg_ft']:.4f} | {rr['potara']:.4f} | "
+                     f"{rr['oracle_grid']:.4f} | {lm:.3f} |")
     body = f"""
 Potara (federated personalisation by merging): each client mixes the FedAvg model and its own
 fine-tuned model with the closed-form weight lambda* = V_L / (V_F + V_L) that minimises a

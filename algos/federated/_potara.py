@@ -33,8 +33,8 @@ class PotaraClassifier(FederatedClassifierBase):
     r"""Potara: per-client merge :math:`\lambda_i\theta_F + (1-\lambda_i)\theta_{L,i}` of the federated
     and local models with the closed-form mixing weight of the variance-trace bound.
 
-    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of ``local_epochs`` GD
-    epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
+    Steps (federated reconstruction notes, section 1.4, reconstructed [R]): (1) ``n_rounds`` FedAvg rounds of
+    ``local_epochs`` GD epochs (fraction ``client_fraction`` of the clients per round, weights :math:`n_i`) give
     :math:`\theta_F`; (2) every client fine-tunes :math:`\theta_{L,i}` from :math:`\theta_F` for
     ``finetune_epochs`` epochs (no communication); (3) estimates :math:`\hat V_{F}, \hat V_{L}` per group
     (``variance_method``, :mod:`algos.federated.variance`) and sets
@@ -57,8 +57,8 @@ class PotaraClassifier(FederatedClassifierBase):
         ``"plugin_fisher"`` was the first design choice for the default (federated reconstruction
         notes, section 1.3), but on digits its raw inverse-Fisher trace
         sets :math:`\lambda = 1` for every client (flat coordinates; a :class:`FlatFisherWarning` says
-        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the default.
-        ``"sandwich"`` is a cheap alternative with similar weights.
+        so), as the reconstruction's own prototype found; ``"bootstrap"`` (the reconstruction's E2 setting) is the
+        default. ``"sandwich"`` is a cheap alternative with similar weights.
     granularity : {"global", "module", "coordinate"}, default="module"
     merge_space : {"product", "factors"}, default="product"
     lam_clip : (float, float), default=(0.0, 1.0)
@@ -134,7 +134,8 @@ class PotaraClassifier(FederatedClassifierBase):
         "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
         "fisher_floor": [Interval(Real, 0, None, closed="left")],
         "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
-        "lam_clip": "no_validation",  # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        "lam_clip": "no_validation",
         "local_epochs": [Interval(Integral, 0, None, closed="left")],
         "mask_untouched": ["boolean"],
         "merge_rank": [Interval(Integral, 1, None, closed="left"), None],
@@ -184,9 +185,11 @@ class PotaraClassifier(FederatedClassifierBase):
         try:
             lo, hi = float(self.lam_clip[0]), float(self.lam_clip[1])
         except Exception:
-            raise TypeError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.") from None
+            raise TypeError("'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got "
+                            f"{self.lam_clip!r}.") from None
         if not 0.0 <= lo <= hi <= 1.0:
-            raise ValueError(f"'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got {self.lam_clip!r}.")
+            raise ValueError("'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got "
+                             f"{self.lam_clip!r}.")
         h["lam_clip"] = (lo, hi)
         h["fisher_floor"] = check_scalar_float(self.fisher_floor, "fisher_floor", low=0.0)
         if not isinstance(self.mask_untouched, (bool, np.bool_)):
@@ -251,7 +254,8 @@ class PotaraClassifier(FederatedClassifierBase):
             The parameter blocks.
         """
         h = self._hparams()
-        return init_params(n_features, n_classes, rank=h["rank"], random_state=client_generator(self._seed(), "__server__"))
+        return init_params(n_features, n_classes, rank=h["rank"],
+                           random_state=client_generator(self._seed(), "__server__"))
 
     # ------------------------------------------------------------------ personalisation
     def personalize(self, federated_params, X, y, client_id, *, n_total=None):

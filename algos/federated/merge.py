@@ -2,7 +2,8 @@ r"""Merging a federated and a local model: closed-form mixing weights, parameter
 
 * :func:`optimal_mixing_weight` -- :math:`\lambda^* = \mathrm{clip}((V_L - C)/(V_F + V_L - 2C))`, the
   minimiser of the variance-trace bound :math:`U(\lambda)` of :mod:`theory.federated` (reconstructed [R]),
-  vectorised over modules, with the edge cases of federated reconstruction notes, section 7: :math:`V_F = 0 \Rightarrow \lambda = 1`,
+  vectorised over modules, with the edge cases of federated reconstruction notes, section 7: :math:`V_F = 0 \Rightarrow
+  \lambda = 1`,
   :math:`V_L = 0 \Rightarrow \lambda = 0`, :math:`V_F = V_L = 0` (0/0) :math:`\Rightarrow \lambda = 1/2` with a
   :class:`MixingWeightWarning`, NaN/inf :math:`\Rightarrow` ``ValueError``.
 * :func:`merge_params` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` for arrays or dicts of named blocks,
@@ -78,7 +79,10 @@ def _check_lam(lam, name="lam"):
         raise TypeError(f"'{name}' must be a float or an array; got a dict.")
     raw = np.asarray(lam) if not isinstance(lam, (str, bytes)) else None
     if raw is None or raw.dtype.kind not in "iuf":
-        what = f"{lam!r} of type {type(lam).__name__}" if raw is None or raw.ndim == 0 else f"an array of dtype {raw.dtype}"
+        if raw is None or raw.ndim == 0:
+            what = f"{lam!r} of type {type(lam).__name__}"
+        else:
+            what = f"an array of dtype {raw.dtype}"
         raise TypeError(f"'{name}' must be a float in [0, 1] or an array of such; got {what}.")
     arr = raw.astype(np.float64)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
@@ -90,7 +94,8 @@ def _merge_array(a, b, lam, name):
     a = check_array(a, f"theta_fed{name}", allow_empty=True, finite=False)
     b = check_array(b, f"theta_loc{name}", allow_empty=True, finite=False)
     if a.shape != b.shape:
-        raise ValueError(f"'theta_fed{name}' and 'theta_loc{name}' must have the same shape; got {a.shape} and {b.shape}.")
+        raise ValueError(f"'theta_fed{name}' and 'theta_loc{name}' must have the same shape; got {a.shape} and "
+                         f"{b.shape}.")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError(f"'theta_fed{name}' and 'theta_loc{name}' must contain only finite values.")
     if lam.ndim and lam.shape != a.shape:
@@ -193,7 +198,8 @@ def merge_lora(A_fed, B_fed, A_loc, B_loc, lam, space="product", rank=None):
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> Af, Bf, Al, Bl = rng.normal(size=(4, 2)), rng.normal(size=(2, 3)), rng.normal(size=(4, 1)), rng.normal(size=(1, 3))
+    >>> Af, Bf = rng.normal(size=(4, 2)), rng.normal(size=(2, 3))
+    >>> Al, Bl = rng.normal(size=(4, 1)), rng.normal(size=(1, 3))
     >>> A, B = merge_lora(Af, Bf, Al, Bl, 0.3)
     >>> bool(np.allclose(A @ B, 0.3 * Af @ Bf + 0.7 * Al @ Bl))
     True

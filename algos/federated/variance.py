@@ -1,7 +1,7 @@
 r"""Estimating the second moments :math:`V_F, V_L` that set Potara's mixing weight.
 
-The federated reconstruction notes, section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]). Per coordinate
-``k`` of a parameter block:
+The federated reconstruction notes, section 1.3 (reconstructed [R]; the diagonal-Fisher ingredient is confirmed [C]).
+Per coordinate ``k`` of a parameter block:
 
 * **Fisher / Laplace** (:func:`fisher_variance`): :math:`\sigma^2_{L,k} = 1/(n\hat F_k(\theta_L) + \delta)`,
   :math:`\hat F = \frac1n\sum_j g_j\odot g_j` the diagonal empirical Fisher (:func:`diag_fisher`), floor
@@ -174,7 +174,8 @@ def iterate_variance(iterates, burn_in=0, scale=1.0):
     burn_in = check_scalar_int(burn_in, "burn_in", low=0)
     scale = check_scalar_float(scale, "scale", low=0.0)
     if s.ndim < 1 or s.shape[0] - burn_in < 2:
-        raise ValueError(f"'iterates' must hold at least burn_in + 2 = {burn_in + 2} iterates; got {s.shape[0] if s.ndim else 0}.")
+        raise ValueError(f"'iterates' must hold at least burn_in + 2 = {burn_in + 2} iterates; got "
+                         f"{s.shape[0] if s.ndim else 0}.")
     return scale * np.var(s[burn_in:], axis=0, ddof=1)
 
 

@@ -63,8 +63,10 @@ def add_parser(subparsers, name):
     p.add_argument("--features", help="comma-separated feature columns (--csv; default: all others)")
     p.add_argument("--topology", choices=("path", "star", "layered"), default="path")
     p.add_argument("--depth", type=int, help="path length (--topology path; default: 2 x number of features)")
-    p.add_argument("--layers", type=int, help=f"number of layers (--topology layered; default {LAYERED_DEFAULTS['layers']})")
-    p.add_argument("--width", type=int, help=f"agents per layer (--topology layered; default {LAYERED_DEFAULTS['width']})")
+    p.add_argument("--layers", type=int,
+                   help=f"number of layers (--topology layered; default {LAYERED_DEFAULTS['layers']})")
+    p.add_argument("--width", type=int,
+                   help=f"agents per layer (--topology layered; default {LAYERED_DEFAULTS['width']})")
     p.add_argument("--protocol", choices=("full", "sketch", "subsample"), default="full")
     p.add_argument("--sketch", choices=("gaussian", "srht", "countsketch"),
                    help="sketch family (--protocol sketch; default gaussian)")

@@ -1,4 +1,6 @@
-r"""Population models and generators that make networked aggregation visible (networked_learning reconstruction notes, section 6).
+r"""Population models and generators that make networked aggregation visible.
+
+The generators follow the networked_learning reconstruction notes, section 6.
 
 Every generator returns a :class:`PopulationModel`: a distribution of :math:`(x, y)` together with
 its exact second moments
@@ -222,7 +224,8 @@ def make_suppressor(noise=0.0):
 
     :math:`\Sigma = \begin{pmatrix}2 & 1\\ 1 & 1\end{pmatrix}`, :math:`b = (1, 0)`,
     :math:`\beta^* = (1, -1)`: :math:`x_2` is uncorrelated with :math:`y` yet needed (it removes
-    :math:`Z` from :math:`x_1`). Population excess (networked_learning reconstruction notes, section 8): star hub 0.5, path
+    :math:`Z` from :math:`x_1`). Population excess (networked_learning reconstruction notes, section 8): star hub 0.5,
+    path
     :math:`x_1\to x_2` 0, :math:`x_2\to x_1` 0.5, :math:`x_2\to x_1\to x_2` 0. Latent ``z = (U, Z)``.
 
     The two 0.5 values are statements about the population idealisation: they arise because the agent

@@ -4,31 +4,40 @@ from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import networkx as nx
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 from theory import networked_learning as _th
 
-from .._validation import check_bool, check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    r2_score_checked,
+    validate_params,
+)
 from .._validation import check_not_strings as _check_real
-from .._validation import r2_score_checked
 from ._executors import EXECUTORS, check_scheduler, dask_client, ray_session, run_dask, run_inprocess, run_ray
 from ._graphs import check_graph, cyclic_allocation, depths, make_path, resolve_output_agent
 from ._message import agent_step
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["NetworkedDAGRegressor", "SketchSizeWarning", "default_sketch_size"]
 
 _PROTOCOLS = ("full", "sketch", "subsample")
 _SKETCHES = ("gaussian", "srht", "countsketch")
 _ENGINES = ("auto", "messages", "coef")
-SKETCH_DELTA = 0.05  # failure probability behind the k-warning and the default k (networked_learning reconstruction notes, section 1.3, T6)
+# failure probability behind the k-warning and the default k (networked_learning reconstruction notes, section 1.3, T6)
+SKETCH_DELTA = 0.05
 
 
 class SketchSizeWarning(UserWarning):
@@ -38,8 +47,8 @@ class SketchSizeWarning(UserWarning):
 def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     r"""Sketch size giving a Gaussian :math:`\eta`-subspace embedding of ``span([X, y])`` w.p. ``1 - delta``.
 
-    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (networked_learning reconstruction notes, T6 with ``r = d + 1``);
-    with the defaults, ``k = 131`` for ``d = 8``.
+    :math:`k = \lceil(\sqrt{d+1} + \sqrt{2\ln(2/\delta)})^2/\eta^2\rceil` (networked_learning reconstruction notes, T6
+    with ``r = d + 1``); with the defaults, ``k = 131`` for ``d = 8``.
 
     Parameters
     ----------
@@ -273,7 +282,8 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
         "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
         "executor": [OrderedStrOptions(("inprocess", "dask", "ray"))],
-        "feature_sets": "no_validation",  # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
+        # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
+        "feature_sets": "no_validation",
         "fit_intercept": ["boolean"],
         "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
         "k": [Interval(Integral, 1, None, closed="left"), None],

@@ -13,8 +13,8 @@ vector :math:`L^\top\beta_u`, and since projecting :math:`y` or :math:`f^* = P_H
 :math:`\beta^* = \Sigma^+ b` (computed as :math:`L^{-1}b`, never through :math:`\Sigma^{-1}`). Each agent
 then solves a small least-squares problem on its regressor columns with min-norm ``lstsq`` (SVD). The
 normal equations (Gram matrices :math:`\Sigma_{VV}`) are deliberately avoided: they square the condition
-number and lose the answer on near-collinear instances (networked_learning reconstruction notes, section 7: ``e_D D = 0.025`` instead of
-``0.0116`` on the hard instance at ``D = 1000``).
+number and lose the answer on near-collinear instances (networked_learning reconstruction notes, section 7: ``e_D D =
+0.025`` instead of ``0.0116`` on the hard instance at ``D = 1000``).
 
 The same engine is exact for the empirical measure: pass :math:`\hat\Sigma = X^\top X/m` and
 :math:`\hat b = X^\top y/m`.

@@ -1,7 +1,7 @@
 r"""Shared random sketches :math:`S \in \mathbb{R}^{k \times m}` that every agent can regenerate.
 
-In the shared-sketch protocol (networked_learning reconstruction notes, section 1.3) every agent multiplies its own columns by the same
-matrix :math:`S`, rebuilt locally from a shared seed, without communication. That needs two things
+In the shared-sketch protocol (networked_learning reconstruction notes, section 1.3) every agent multiplies its own
+columns by the same matrix :math:`S`, rebuilt locally from a shared seed, without communication. That needs two things
 from this module:
 
 * **determinism**: a :class:`Sketch` is a pure function of ``(kind, k, m, seed, chunk)``;
@@ -42,7 +42,6 @@ References
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 

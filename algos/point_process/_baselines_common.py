@@ -12,9 +12,11 @@ from ._vogcam_blocks import lognormal_band
 from ._window import MAX_COORD, Window, coordinate_array
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
-#: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y > 0).
+#: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y
+#: > 0).
 _MIN_CELL_FRACTION = 1e-6
-#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, point_process reconstruction notes, section 7).
+#: Newton steps on the log-intensity are clipped to this sup-norm (overflow guard, point_process reconstruction notes,
+#: section 7).
 _MAX_STEP = 5.0
 #: Largest grid for the dense solver (M x M Cholesky).
 _DENSE_MAX_CELLS = 4096

@@ -15,10 +15,26 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from .._validation import (RANDOM_STATE_CONSTRAINTS, OrderedStrOptions, check_bool, check_random_state,
-                           check_scalar_float, check_scalar_int)
-from ._baselines_common import (_DENSE_MAX_CELLS, _MAX_STEP, _check_nu, _check_points, _design, _Grid, _grid_shape,
-                                _LGCPMixin, _region_mask, _window_and_length_scale)
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+)
+from ._baselines_common import (
+    _DENSE_MAX_CELLS,
+    _MAX_STEP,
+    _check_nu,
+    _check_points,
+    _design,
+    _Grid,
+    _grid_shape,
+    _LGCPMixin,
+    _region_mask,
+    _window_and_length_scale,
+)
 from ._simulate import _embedding_eigenvalues, _gaussian_fields, matern_covariance
 
 

@@ -12,8 +12,16 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from .._validation import RANDOM_STATE_CONSTRAINTS, check_random_state, check_scalar_float, check_scalar_int
-from ._baselines_common import (_DENSE_MAX_CELLS, _check_nu, _check_points, _design, _grid_shape, _LGCPMixin,
-                                _region_mask, _window_and_length_scale)
+from ._baselines_common import (
+    _DENSE_MAX_CELLS,
+    _check_nu,
+    _check_points,
+    _design,
+    _grid_shape,
+    _LGCPMixin,
+    _region_mask,
+    _window_and_length_scale,
+)
 from ._baselines_laplace import GridLaplaceLGCP
 from ._simulate import matern_covariance
 

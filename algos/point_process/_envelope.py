@@ -14,7 +14,7 @@ from theory.point_process import poisson_k_function
 
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
 from ._quadrature import duplicates_reported
-from ._second_order import MAX_EXPECTED_POINTS, N_LARGE, _STATS, _check_pattern, _check_radii
+from ._second_order import _STATS, MAX_EXPECTED_POINTS, N_LARGE, _check_pattern, _check_radii
 from ._window import Window
 
 

@@ -35,7 +35,8 @@ __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "m
            "NU_CODES"]
 
 NU_CODES = {0.5: 0, 1.5: 1}
-#: Default jitter added to the correlation diagonal (relative to sigma^2), the default of the point_process reconstruction notes.
+#: Default jitter added to the correlation diagonal (relative to sigma^2), the default of the point_process
+#: reconstruction notes.
 JITTER = 1e-8
 
 

@@ -137,7 +137,8 @@ def voronoi_weights(nodes, window, method="auto"):
     scale = max(xmax - xmin, ymax - ymin)
     P = (nodes - shift) / scale
     wv = (win.vertices - shift) / scale
-    bx0, bx1, by0, by1 = (xmin - shift[0]) / scale, (xmax - shift[0]) / scale, (ymin - shift[1]) / scale, (ymax - shift[1]) / scale
+    bx0, bx1 = (xmin - shift[0]) / scale, (xmax - shift[0]) / scale
+    by0, by1 = (ymin - shift[1]) / scale, (ymax - shift[1]) / scale
     pts = [P]
     if method == "mirror":
         for axis, edge, keep in ((0, bx0, P[:, 0] > bx0), (0, bx1, P[:, 0] < bx1), (1, by0, P[:, 1] > by0),

@@ -11,8 +11,8 @@ gets a Poisson number of points with mean ``exp(f_c) * cell area``, placed unifo
 For a polygon window the pattern is drawn on the bounding box and thinned by ``Window.contains``
 (exact: a Poisson process restricted to a subset is the Poisson process on that subset).
 
-The recipe is the simulation protocol of point_process reconstruction notes, section 5 (marked *reconstructed* there: the
-acceptance experiments' ground truth, not a claim of the paper).
+The recipe is the simulation protocol of point_process reconstruction notes, section 5 (marked *reconstructed* there:
+the acceptance experiments' ground truth, not a claim of the paper).
 
 Kernels (``r`` the distance, ``phi`` the length-scale, ``sigma2`` the variance)::
 

@@ -272,8 +272,8 @@ class SparseCholesky:
         """Factor the matrix with values ``data`` (aligned with the CSR structure given at construction).
 
         Returns ``self``; raises :class:`SparseCholeskyError` (a :class:`numpy.linalg.LinAlgError`)
-        if it has non-finite entries or is not positive definite. Values of any magnitude are factored: a matrix with entries beyond
-        ``1e100`` (or all below ``1e-100``) is factored scaled, and the factor rescaled.
+        if it has non-finite entries or is not positive definite. Values of any magnitude are factored: a matrix with
+        entries beyond ``1e100`` (or all below ``1e-100``) is factored scaled, and the factor rescaled.
 
         Parameters
         ----------

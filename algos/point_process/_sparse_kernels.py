@@ -14,6 +14,7 @@ import numba
 import numpy as np
 from numba.extending import get_cython_function_address
 
+
 # ----------------------------------------------------------------------------- numba kernels
 @numba.njit(cache=True)
 def _etree(N, indptr, indices):

@@ -26,9 +26,9 @@ target paper (NeurIPS 2026) and the prior work it builds on (the point_process r
   :math:`\sigma^2`, and a bounded Brent search on :math:`\log\phi` (accepted only if it does not lower
   the ELBO).
 
-For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process reconstruction notes, T5);
-the block updates never lower it (T7). Coordinates are rescaled internally to the unit box (largest side
-1); every fitted quantity is reported in the user's units.
+For fixed hyperparameters the ELBO is strictly concave in (m, S), so its maximiser is unique (point_process
+reconstruction notes, T5); the block updates never lower it (T7). Coordinates are rescaled internally to the unit box
+(largest side 1); every fitted quantity is reported in the user's units.
 The ELBO and its block updates are in :mod:`._vogcam_blocks`, the sweeps in :mod:`._vogcam_solver`.
 """
 
@@ -154,8 +154,8 @@ class VoGCAM(BaseEstimator):
         docs/point_process.md); ``"min_contrast"`` fixes them at :func:`lgcp_min_contrast` (spatstat's
         ``kppm`` method on K) and fits only the mean and q; ``"laplace"`` maximises the Laplace
         approximation of the evidence (mode by Newton on the same factorisation, beta profiled) by
-        Nelder-Mead, then fits the mean and q at those values [project addition]. With covariates, the minimum contrast uses the
-        inhomogeneous K of a Poisson fit (covariates must then be callable).
+        Nelder-Mead, then fits the mean and q at those values [project addition]. With covariates, the minimum contrast
+        uses the inhomogeneous K of a Poisson fit (covariates must then be callable).
     hyperparameter_start : {"given", "min_contrast"}, default="given"
         Start of the ELBO ascent: ``variance`` / ``length_scale`` as given, or the minimum-contrast fit.
 
@@ -397,7 +397,8 @@ class VoGCAM(BaseEstimator):
         try:
             lo_b, hi_b = (float(v) / c for v in self.length_scale_bounds)
         except (TypeError, ValueError):
-            raise ValueError(f"'length_scale_bounds' must be 'auto' or (low, high); got {self.length_scale_bounds!r}.") from None
+            raise ValueError("'length_scale_bounds' must be 'auto' or (low, high); got "
+                             f"{self.length_scale_bounds!r}.") from None
         if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
             raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
         return lo_b, hi_b
@@ -522,7 +523,8 @@ class VoGCAM(BaseEstimator):
                           f"{what}.", HyperparameterWarning, stacklevel=4)
         rmax = float(np.sqrt(w.max() / np.pi)) * 2.0
         if rmax > phi / 2 and self.verbose:
-            print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise n_dummy.")
+            print(f"[VoGCAM] quadrature cells (radius ~{rmax * c:.3g}) are coarse relative to the range; raise "
+                  "n_dummy.")
 
     # ================================================================== prediction
     def _conditional(self, Xq, covariates=None):

@@ -21,9 +21,8 @@ from scipy.stats import norm
 from .._validation import check_scalar_float
 from ._nngp import NU_CODES, nngp_block_terms_from_distances
 
-
-
-#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes, "overflow").
+#: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes,
+#: "overflow").
 MAX_NEWTON_STEP = 5.0
 #: Step halvings tried before a block gives up (the state is then left unchanged).
 MAX_HALVINGS = 40
@@ -32,7 +31,8 @@ MAX_HALVINGS = 40
 DENSE_MAX_NODES = 200
 #: Largest number of nodes of the dense torch path (an N x N float64 matrix and its inverse: 6.4 GB at 2e4).
 TORCH_MAX_NODES = 20000
-#: Relative ELBO drop tolerated inside the S fixed point before damping (point_process reconstruction notes: 1e-10 |ELBO|).
+#: Relative ELBO drop tolerated inside the S fixed point before damping (point_process reconstruction notes: 1e-10
+#: |ELBO|).
 S_DAMP_RTOL = 1e-10
 #: Floor of the variance when it is optimised (a collapse is reported by a warning).
 VARIANCE_FLOOR = 1e-8
@@ -430,7 +430,8 @@ class VoGCAMBlocks:
         log-likelihood changes: :math:`g(c) = y^\top(Z\beta + c r) - \sum_j w_j e^{(Z\beta)_j + c r_j + c^2 s_j/2}`,
         concave in ``c``; one-dimensional Newton with step halving. Alternating it with the centred
         closed-form step removes most of the slow coupling of ``sigma^2`` and ``m`` (the interweaving idea
-        of Yu & Meng 2011) [project addition, not in the point_process reconstruction notes]. Returns ``(m, state, sigma2)``."""
+        of Yu & Meng 2011) [project addition, not in the point_process reconstruction notes]. Returns ``(m, state,
+        sigma2)``."""
         y, w = self.y, self.w
         mu0 = self.Z @ beta
         r = m - mu0

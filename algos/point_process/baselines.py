@@ -1,4 +1,6 @@
-r"""Baselines for log-Gaussian Cox process inference (point_process reconstruction notes, section 3), with VoGCAM's fit/predict API.
+r"""Baselines for log-Gaussian Cox process inference, with VoGCAM's fit/predict API.
+
+The baselines are those of the point_process reconstruction notes, section 3.
 
 * :class:`GridLaplaceLGCP` — counts on a regular grid, Poisson(a e^{f_c}), Gaussian prior on the
   cell values, Laplace approximation at the posterior mode found by Newton's method
@@ -17,8 +19,8 @@ r"""Baselines for log-Gaussian Cox process inference (point_process reconstructi
   & Waagepetersen 1998; Roberts & Rosenthal 1998 for the 0.574 acceptance target).
 * :class:`SVGPCoxProcess` — a sparse variational GP (inducing points on a grid, ``gpytorch``) with the
   Poisson-process likelihood on regular-grid quadrature; the 2-D, Pyro-free port of gpytorch's
-  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch, gpytorch); imported
-  lazily.
+  Cox-process example (point_process reconstruction notes, section 3, item 4). Needs the ``gpu`` extra (torch,
+  gpytorch); imported lazily.
 
 Every estimator takes ``window=`` ((xmin, xmax, ymin, ymax) or a (V, 2) polygon) and implements
 ``fit(X, covariates=None)`` (``covariates``: a callable mapping (m, 2) locations to an (m, p) array,

@@ -31,9 +31,9 @@ from ._model import POMDP
 from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
 from ._pbs import PointBasedSolver
 from ._pbvi import PBVI, fib_upper_bound
+from ._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
 from ._pomdpx import read_pomdpx
 from ._pomdpx_write import write_pomdpx
-from ._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
 from ._recap import RECAPController
 from ._window import FiniteWindowController
 

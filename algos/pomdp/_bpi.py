@@ -7,7 +7,8 @@ probabilities ``eta[n, a, o, n']``. Its node values solve the K*S linear system
 
 Improvement of node ``n`` is one LP (``scipy.optimize.linprog``, HiGHS): maximise ``eps`` subject to
 
-    V(n,s) + eps <= sum_a c_a r[s,a] + discount * sum_{a,o,n'} c_{a,o,n'} sum_{s'} T[a,s,s'] Z[a,s',o] V(n',s')   (all s),
+    V(n,s) + eps <= sum_a c_a r[s,a]
+                    + discount * sum_{a,o,n'} c_{a,o,n'} sum_{s'} T[a,s,s'] Z[a,s',o] V(n',s')   (all s),
     sum_a c_a = 1,   sum_{n'} c_{a,o,n'} = c_a,   c >= 0,
 
 then ``psi[n] = c_a`` and ``eta[n,a,o] = c_{a,o,.} / c_a``. The current node is feasible with
@@ -26,15 +27,25 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
 from ._beliefs import (
     SimulationResult,
     _arrays,
@@ -45,9 +56,6 @@ from ._beliefs import (
     _simulation_params,
     blind_policy_values,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = [
     "BPIController",

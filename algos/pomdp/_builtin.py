@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 import scipy.sparse
 
 from .._io import check_memory_budget

@@ -85,7 +85,8 @@ def add_parser(subparsers, name):
     p.add_argument("--target-gap", type=float, help="target gap at b0 of the pbs solver (solve; default 1e-3)")
     p.add_argument("--pbvi-beliefs", type=int, help="belief points of the PBVI run (solve; default 200)")
     p.add_argument("--policy-out",
-                   help="write the solver's alpha vectors to this file (solve; .policy: SARSOP XML; .alpha: pomdp-solve)")
+                   help="write the solver's alpha vectors to this file (solve; .policy: SARSOP XML; .alpha: "
+                        "pomdp-solve)")
     p.add_argument("--graph-out",
                    help="write RECAP's controller as a policy graph (solve; .dot Graphviz, .json, .pg pomdp-solve)")
     p.add_argument("--simulate", type=int,
@@ -346,7 +347,8 @@ def run(args):
     print(f"{args.model}: K = {out['memory']}; {pb['name'].upper()} bracket of V*(b0) [{pb['lower']:.4f}, "
           f"{pb['upper']:.4f}] (gap {pb['upper'] - pb['lower']:.3g}; {pb['n_alpha']} alpha vectors, "
           f"{pb['seconds']:.1f} s); best blind policy {out['blind_value']:.4f}")
-    print(f"{'controller':<24}{'nodes':>6}{'V^F(b0) exact':>16}{'fit s':>9}" + ("  Monte Carlo" if args.simulate else ""))
+    print(f"{'controller':<24}{'nodes':>6}{'V^F(b0) exact':>16}{'fit s':>9}"
+          + ("  Monte Carlo" if args.simulate else ""))
     for row in out["controllers"]:
         line = f"{row['controller']:<24}{row['nodes']:>6}{row['value']:>16.4f}{row['fit_seconds']:>9.2f}"
         if "simulated_mean" in row:

@@ -16,10 +16,11 @@ K-node FSC:
 
 Quantisers: ``"l1"`` (nearest in L1), ``"l2"`` (nearest in Euclidean distance) and ``"decision"``:
 nearest in the decision (Bregman) distortion ``d_V(b, c) = V_Gamma(b) - alpha_c . b`` with
-``alpha_c = argmax_{alpha} alpha . c`` (pomdp reconstruction notes §1.3), L1 as tie-break. All ties go to the lowest index.
+``alpha_c = argmax_{alpha} alpha . c`` (pomdp reconstruction notes §1.3), L1 as tie-break. All ties go to the lowest
+index.
 
-Baselines (pomdp reconstruction notes §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid) with
-the L1 quantiser and :class:`KMeansCodebook` (scikit-learn ``KMeans`` on simulated beliefs) with the
+Baselines (pomdp reconstruction notes §3): :class:`GridCodebook` (Freudenthal/Lovejoy regular grid, or a random grid)
+with the L1 quantiser and :class:`KMeansCodebook` (scikit-learn ``KMeans`` on simulated beliefs) with the
 L2 quantiser; both use the same action rule as RECAP, so only the codebook differs.
 """
 
@@ -27,11 +28,21 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
-from .._validation import check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_option,
+    check_random_state,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
 from . import _kernels
 from ._beliefs import (
     SIMPLEX_TOL,
@@ -39,16 +50,13 @@ from ._beliefs import (
     _b0,
     _check_step,
     _n_states,
-    _real_array,
     _need_discount_below_one,
+    _real_array,
     blind_policy_values,
     check_fsc,
     evaluate_fsc,
     simulate_fsc,
 )
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["GridCodebook", "KMeansCodebook", "build_codebook_fsc", "quantize"]
 

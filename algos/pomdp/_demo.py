@@ -217,7 +217,8 @@ def run_demo(out_dir, quick=False, random_state=0):
         "V*(b0), the "
         "converse lower bound on the loss of any K-memory controller and baselines (k-means and regular "
         "grid codebooks, finite windows). Certificates at or above the trivial bound "
-        "(Rmax - Rmin)/(1 - discount) are marked vacuous; open triangles mark controllers below the chart.\n\n" + "\n".join(f"* {s}" for s in lines)
+        "(Rmax - Rmin)/(1 - discount) are marked vacuous; open triangles mark controllers below the "
+        "chart.\n\n" + "\n".join(f"* {s}" for s in lines)
     )
     return DemoSection(module="pomdp", title="RECAP finite-memory POMDP controllers", body=body,
                        checks=checks, figures=[fig])

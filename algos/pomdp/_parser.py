@@ -194,7 +194,7 @@ class _Parser:
         return len(self.names["actions"])
 
     @property
-    def O(self):
+    def O(self):  # noqa: E743 - the paper's notation: O observations, as S states and A actions
         return len(self.names["observations"])
 
     def index(self, tok, key, allow_star=True):

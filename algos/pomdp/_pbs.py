@@ -33,8 +33,8 @@ trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, 
 rule is the paper's.
 
 The model is held sparse: transitions in CSR per action (built from a sparse
-:class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S, O)``,
-belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
+:class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S,
+O)``, belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
 ratios are screened by support bitmasks (kernels and layout in :mod:`._pbs_kernels`).
 
 References
@@ -68,12 +68,18 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from ._alpha_bounds import AlphaBoundsMixin
-from ._pbs_engines import _NumbaEngine, _TorchEngine
 from . import _pbs_kernels as _k
+from ._alpha_bounds import AlphaBoundsMixin
 from ._beliefs import (
-    _arrays, _b0, _model_arrays, _need_discount_below_one, _sparse_parts, blind_policy_values, check_belief,
+    _arrays,
+    _b0,
+    _model_arrays,
+    _need_discount_below_one,
+    _sparse_parts,
+    blind_policy_values,
+    check_belief,
 )
+from ._pbs_engines import _NumbaEngine, _TorchEngine
 
 __all__ = ["PointBasedSolver"]
 
@@ -100,7 +106,10 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
-    stop = lambda d: discount * d <= tol * (1.0 - discount)
+
+    def stop(d):
+        return discount * d <= tol * (1.0 - discount)
+
     for _ in range(max_iter):
         Q, delta = _k.mdp_backup_sparse(Q, Tptr, Tidx, Tval, r, discount)
         if stop(delta) or (deadline is not None and now() >= deadline):
@@ -153,9 +162,9 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         round-off, so runs can part where two choices tie within round-off). It pays off on a GPU
         and on large vector sets; on the CPU the numba kernels are faster. Needs PyTorch (the
         ``gpu`` extra) and dense transitions: a sparse model is converted with ``to_dense()``
-        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the model's ``T``, ``Z`` or ``r`` is a torch tensor or
-        ``device`` names an accelerator, and the CPU path otherwise; see the "Backends: one rule"
-        section of the scaling page.
+        (refused above the memory limit), while the numba path uses its CSR directly. ``"auto"`` picks torch when the
+        model's ``T``, ``Z`` or ``r`` is a torch tensor or ``device`` names an accelerator, and the CPU path otherwise;
+        see the "Backends: one rule" section of the scaling page.
     device : None, str or torch.device, default=None
         Device of the torch backend (``None``: CUDA when available, else CPU); ignored by the CPU path.
 
@@ -398,7 +407,8 @@ def _depth_cap(eps, span, discount):
     """Trial depth beyond which a discounted reward span cannot move a bound by ``eps`` (at most
     ``MAX_DEPTH``)."""
     if span > 0 and eps > 0:
-        cap = min(MAX_DEPTH, int(math.ceil(math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
+        cap = min(MAX_DEPTH,
+                  int(math.ceil(math.log(eps * (1.0 - discount) / (span + 1e-300)) / math.log(discount))) + 1)
         return max(cap, 1)
     return MAX_DEPTH
 

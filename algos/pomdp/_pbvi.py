@@ -31,10 +31,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._anytime import Interruptible, unfitted_on_interrupt
-
 from accel.backend import RESOLVE_OPTIONS, resolve
 
+from .._anytime import Interruptible, unfitted_on_interrupt
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
@@ -44,8 +43,8 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from ._alpha_bounds import AlphaBoundsMixin
 from . import _kernels
+from ._alpha_bounds import AlphaBoundsMixin
 from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
 __all__ = ["PBVI", "fib_upper_bound"]

@@ -137,7 +137,8 @@ def _read_sarsop(path, text):
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
-        raise ValueError(f"{path}, line {line}: malformed policy XML ({exc.msg if hasattr(exc, 'msg') else exc}).") from None
+        raise ValueError(f"{path}, line {line}: malformed policy XML "
+                         f"({exc.msg if hasattr(exc, 'msg') else exc}).") from None
     av = root if root.tag == "AlphaVector" else root.find("AlphaVector")
     if av is None:
         raise ValueError(f"{path}: no <AlphaVector> element (not a SARSOP .policy file).")

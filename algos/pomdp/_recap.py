@@ -61,29 +61,31 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
 from threadpoolctl import threadpool_limits
 
 from theory import pomdp as _th
 
+from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
 from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
     check_bool,
     check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
     spawn_generators,
+    validate_params,
 )
 from ._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
 from ._recap_search import BestSoFar, RecapSearch, _tie
-from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["RECAPController"]
 
@@ -584,7 +586,8 @@ class RECAPController(_CodebookController):
                 run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
                                  f"value {self.value_:.6g})")
         if self._ran_out:
-            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the search ended; "
+            warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the "
+                          "search ended; "
                           f"returning the best controller found so far ({self.n_memory_} nodes, "
                           f"construction_={self.construction_!r}, value {self.value_:.6g}).",
                           ConvergenceWarning, stacklevel=2)

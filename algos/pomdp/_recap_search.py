@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._validation import spawn_generators
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
@@ -35,7 +36,6 @@ from ._recap_tools import (  # noqa: F401  (BestSoFar, _unique_rows, _quantize_d
     _unique_rows,
     _weighted_kmeans,
 )
-from .._validation import spawn_generators
 
 _SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)

@@ -10,6 +10,7 @@ import numpy as np
 from ._codebook import _nearest_with_l1_ties
 from ._recap_polish import _tie
 
+
 class BestSoFar:
     """The best controller a RECAP fit has found so far, for an interrupted fit (see
     ``RECAPController.fit``): the candidates of exact value the search settles (each growth path's

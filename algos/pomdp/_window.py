@@ -28,11 +28,21 @@ change raises the exact value, so ``value_ >= max(rule value, blind value)``.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_bool, check_option, check_scalar_int
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_int,
+    validate_params,
+)
 from ._beliefs import (
     _arrays,
     _b0,
@@ -42,9 +52,6 @@ from ._beliefs import (
     evaluate_fsc,
     simulate_fsc,
 )
-from numbers import Integral
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["FiniteWindowController", "window_length"]
 

@@ -118,7 +118,8 @@ def assert_matching_guarantees(allocator, gamma, instances=None, *, rtol=0.0, at
     if instances is None:
         rng = np.random.default_rng(random_state)
         instances = [triangular_instance(n, n_classes=k) for n, k in ((6, 2), (9, 3), (8, 2), (12, 3))]
-        instances += [random_instance(int(rng.integers(3, 9)), int(rng.integers(2, 12)), n_classes=int(rng.integers(2, 4)),
+        instances += [random_instance(int(rng.integers(3, 9)), int(rng.integers(2, 12)),
+                                      n_classes=int(rng.integers(2, 4)),
                                       p=float(rng.uniform(0.2, 0.8)), random_state=int(rng.integers(2**31)))
                       for _ in range(n_random)]
         for metric, bound in ((usw_ratio, usw_b), (cef_ratio, cef_b)):

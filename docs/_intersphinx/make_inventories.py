@@ -106,7 +106,7 @@ def networkx_entries():
 
     classes = {"Graph": "graph", "DiGraph": "digraph", "MultiGraph": "multigraph", "MultiDiGraph": "multidigraph"}
     e = [(f"networkx.{c}", "py:class", f"reference/classes/{p}.html#$", "-") for c, p in classes.items()]
-    e += [(f"networkx.Graph", "py:class", "reference/classes/graph.html#$", "-")]
+    e += [("networkx.Graph", "py:class", "reference/classes/graph.html#$", "-")]
     for n in sorted(dir(nx)):
         obj = getattr(nx, n)
         if n.startswith("_") or inspect.ismodule(obj) or inspect.isclass(obj) or not callable(obj):

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("torch")
 
 from accel.continual import TorchStreamingLDA, reservoir_scan_batched  # noqa: E402
-from algos.continual._kernels import reservoir_scan  # noqa: E402
 from algos.continual._birc2d import BiRC2DFeatures  # noqa: E402
+from algos.continual._kernels import reservoir_scan  # noqa: E402
 
 #: float64: the same recursion with the sums in a different order; a few ulps of O(1) states.
 F64_TOL = 1e-12

@@ -11,14 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
-from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
 from accel.continual import reservoir_scan_batched
 from algos.continual._birc2d import BiRC2DFeatures
+from algos.continual._kernels import ACTIVATION_CODES, grid_scan4, reservoir_scan
 from algos.continual._reservoir import (
     BiReservoir2D,
     SpectralRadiusWarning,
     draw_reservoir_weights,
 )
+
 
 def reservoir_scan_reference(Z, W, leak, act, negative_slope=0.01, reverse=False, h0=None):
     """The scan core of :mod:`accel.continual` run on numpy, for one reservoir (the kernel's reference)."""
@@ -221,7 +222,8 @@ def test_every_sparse_draw_meets_its_spectral_radius(init, units, connectivity):
     rho = 0.9
     raw_nilpotent = 0
     var = 1.0 / units if init == "uniform" else 2.0 / units
-    lim = np.sqrt(3.0 * var) if init == "uniform" else 6.0 * np.sqrt(var)  # max |entry| before scaling (Gaussian: 6 s.d.)
+    # max |entry| before scaling (Gaussian: 6 s.d.)
+    lim = np.sqrt(3.0 * var) if init == "uniform" else 6.0 * np.sqrt(var)
     max_scale = rho / (RADIUS_FLOOR * np.sqrt(connectivity * units * var))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no draw may need the give-up path
@@ -385,7 +387,8 @@ def test_fit_rejects_non_finite_images():
     for bad in (np.nan, np.inf):
         Xb = X.copy()
         Xb[1, 2, 3, 0] = bad
-        with pytest.raises(ValueError, match=r"'X' must contain only finite values; got (nan|inf) at index \(1, 2, 3, 0\)"):
+        with pytest.raises(ValueError,
+                           match=r"'X' must contain only finite values; got (nan|inf) at index \(1, 2, 3, 0\)"):
             BiReservoir2D().fit(Xb)
         flat = np.random.default_rng(0).random((2, 16))
         flat[0, 5] = bad

@@ -11,10 +11,10 @@ from sklearn.covariance import OAS
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
 
-from algos.continual import StreamingLDA, class_incremental_split, evaluate_cil, load_digits_images
-from algos.continual._slda_kernels import delta_pass
 from accel.backend import get_backend
 from accel.continual import _delta_pass
+from algos.continual import StreamingLDA, class_incremental_split, evaluate_cil, load_digits_images
+from algos.continual._slda_kernels import delta_pass
 from theory.continual import shrinkage_eigenvalue_floor
 
 MEAN_RTOL = 1e-10  # spec 2.1: running means are sums of O(n) float64 terms, round-off ~1e-14

@@ -17,9 +17,9 @@ from algos.fair_matching import (
     EqualFilling,
     ThresholdEqualFilling,
     WaterFilling,
+    hill_climb_instance,
     upper_bound_instance,
 )
-from algos.fair_matching import hill_climb_instance
 from algos.fair_matching.metrics import cef_ratio, cprop_ratio, opt_matching_size, usw_ratio
 from tests.strategies import SEEDS, gammas, matching_instances
 from theory.fair_matching import (

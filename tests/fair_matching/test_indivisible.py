@@ -178,7 +178,8 @@ def test_ranking_kernel_matches_reference(inst, R, ties, busy, seed):
     ref = ranking_reference(inst.indptr, inst.indices, inst.agent_class, ranks, ref_matched, ref_util)
     for parallel in (False, True):
         got_matched, got_util = matched0.copy(), util0.copy()
-        got = ranking_batch(inst.indptr, inst.indices, inst.agent_class, ranks, got_matched, got_util, parallel=parallel)
+        got = ranking_batch(inst.indptr, inst.indices, inst.agent_class, ranks, got_matched, got_util,
+                            parallel=parallel)
         assert_array_equal(got, ref)
         assert_array_equal(got_matched, ref_matched)
         assert_array_equal(got_util, ref_util)
@@ -231,7 +232,8 @@ def test_hybrid_kernel_hand_example():
     keys = np.full((5, 1), 0.9)
     for rule, expected in [(0, [3, 0, 2, 1, -1]), (1, [3, 2, 1, -1, 0])]:
         matched, util = np.zeros((1, 4), np.uint8), np.zeros((1, 2), np.int64)
-        got = hybrid_ranking_batch(inst.indptr, inst.indices, inst.agent_class, 2, 0.5, rule, ranks, keys, matched, util)
+        got = hybrid_ranking_batch(inst.indptr, inst.indices, inst.agent_class, 2, 0.5, rule, ranks, keys, matched,
+                                   util)
         assert got[0].tolist() == expected, (rule, got)
         ref = hybrid_ranking_reference(
             inst.indptr, inst.indices, inst.agent_class, 2, 0.5, rule, ranks, keys,

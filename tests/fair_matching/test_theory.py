@@ -293,7 +293,8 @@ def test_check_allocation_bad_input():
         check_allocation("B", _valid())
     with pytest.raises(TypeError, match="'allocation' must hold real numbers"):
         check_allocation(B, np.full((3, 3), "x"))
-    with pytest.raises(ValueError, match=r"'allocation' must have the shape of 'biadjacency' \(3, 3\); got shape \(3, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"'allocation' must have the shape of 'biadjacency' \(3, 3\); got shape \(3, 2\)"):
         check_allocation(B, _valid()[:, :2])
     with pytest.raises(ValueError, match=r"'biadjacency' must be 2-dimensional"):
         check_allocation(np.ones(3), np.ones(3))

@@ -139,7 +139,8 @@ def test_federated_estimators_reject_bad_labels_and_huge_features(cls, kw):
     with pytest.raises(ValueError, match="'X'"):
         cls(random_state=0, **kw).fit(1e200 * X, y, ids)
     est = cls(random_state=0, **kw).fit(X, y, ids)
-    for bad, err in ((np.full(60, "a"), TypeError), (np.where(np.arange(60) == 5, np.inf, y), ValueError), (y + 0j, TypeError),
+    for bad, err in ((np.full(60, "a"), TypeError), (np.where(np.arange(60) == 5, np.inf, y), ValueError),
+                     (y + 0j, TypeError),
                      (y[:0], ValueError), (y[:, None], ValueError)):
         with pytest.raises(err, match="'y'"):
             est.score(X, bad, ids)

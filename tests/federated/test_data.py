@@ -127,7 +127,7 @@ def test_fedprox_feature_distribution():
 def test_fedprox_prior_spreads_alpha_beta():
     """u_i ~ N(0, alpha^2), W_i, b_i ~ N(u_i, 1); B_i ~ N(0, beta^2), v_i ~ N(B_i, 1)."""
     M, d, C, alpha, beta = 3000, 60, 10, 0.7, 1.6
-    data = make_fedprox_synthetic(alpha, beta, n_clients=M, n_per_client=1, random_state=2)
+    data = make_fedprox_synthetic(alpha, beta, n_clients=M, n_features=d, n_classes=C, n_per_client=1, random_state=2)
     wb = np.concatenate([data.W.reshape(M, -1), data.b], axis=1)  # d*C + C entries with mean u_i
     k = wb.shape[1]
     # client mean of the entries = u_i + N(0, 1/k): variance alpha^2 + 1/k across clients

@@ -28,12 +28,12 @@ import socket
 import subprocess
 import sys
 import time
-import tomllib
 import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 from numpy.testing import assert_allclose
 
 pytest.importorskip("flwr")

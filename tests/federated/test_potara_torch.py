@@ -8,8 +8,8 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 
-from algos.federated._data import dirichlet_label_split
 from algos.federated import LowRankSoftmax
+from algos.federated._data import dirichlet_label_split
 from algos.federated._potara import PotaraClassifier
 
 # float64 on both paths; the batched bmm sums in another order than the numba loops, and R rounds of
@@ -59,14 +59,16 @@ def test_torch_backend_matches_numpy_on_cpu(digits, base, fraction, method):
 def test_torch_backend_matches_numpy_on_cuda(digits):
     X, y, ids = digits
     kw = dict(n_rounds=3, local_epochs=2, finetune_epochs=4, n_bootstrap=3, random_state=0)
-    _compare(PotaraClassifier(**kw).fit(X, y, ids), PotaraClassifier(**kw, backend="torch", device="cuda").fit(X, y, ids))
+    _compare(PotaraClassifier(**kw).fit(X, y, ids),
+             PotaraClassifier(**kw, backend="torch", device="cuda").fit(X, y, ids))
 
 
 def test_backend_errors():
     X = np.random.default_rng(0).normal(size=(20, 3))
     y = np.arange(20) % 2
     ids = np.arange(20) % 2
-    with pytest.raises(ValueError, match=r"^'backend' must be one of \{'auto', 'numpy', 'torch', 'numba'\}; got 'cuda'\.$"):
+    with pytest.raises(ValueError,
+                       match=r"^'backend' must be one of \{'auto', 'numpy', 'torch', 'numba'\}; got 'cuda'\.$"):
         PotaraClassifier(backend="cuda").fit(X, y, ids)
     with pytest.raises(TypeError, match=r"^'device' must be None, a str or a torch\.device; got 0 of type int\.$"):
         PotaraClassifier(backend="torch", device=0).fit(X, y, ids)

@@ -102,7 +102,8 @@ def test_plugin_is_positive_part_james_stein(method):
 def test_flat_fisher_collapse_warns_and_masking_prevents_it():
     """Spec E3 / pitfall: dead features with no floor blow up the inverse Fisher -> lambda = 1."""
     X, y, f, loc, kw = _pair(4, dead=3)
-    est = estimate_variances(f, loc, X, y, n_classes=3, method="plugin_fisher", fisher_floor=1e-12, mask_untouched=False)
+    est = estimate_variances(f, loc, X, y, n_classes=3, method="plugin_fisher", fisher_floor=1e-12,
+                             mask_untouched=False)
     with pytest.warns(FlatFisherWarning, match="flat coordinates"):
         lam, _ = mixing_weights(est, "module")
     assert lam["W"] == 1.0

@@ -232,13 +232,15 @@ def _outside(draw, rng, kind):
     lo, hi, lo_closed, hi_closed = rng
     options = []
     if lo is not None and math.isfinite(lo):
-        step = draw(st.sampled_from([0.0, 1e-3, 0.5, 1.0, 1e6])) if not lo_closed else draw(st.sampled_from([1e-3, 0.5, 1.0, 1e6]))
+        step = (draw(st.sampled_from([0.0, 1e-3, 0.5, 1.0, 1e6])) if not lo_closed
+                else draw(st.sampled_from([1e-3, 0.5, 1.0, 1e6])))
         v = lo - step
         if kind == "int":
             v = math.floor(lo) - (1 if lo_closed else 0) - draw(st.integers(0, 3))
         options.append(v)
     if hi is not None and math.isfinite(hi):
-        step = draw(st.sampled_from([0.0, 1e-3, 0.5, 1.0, 1e6])) if not hi_closed else draw(st.sampled_from([1e-3, 0.5, 1.0, 1e6]))
+        step = (draw(st.sampled_from([0.0, 1e-3, 0.5, 1.0, 1e6])) if not hi_closed
+                else draw(st.sampled_from([1e-3, 0.5, 1.0, 1e6])))
         v = hi + step
         if kind == "int":
             v = math.ceil(hi) + (1 if hi_closed else 0) + draw(st.integers(0, 3))
@@ -266,7 +268,8 @@ def categories(kind, value, *, rng=None, data_arg=False, elementwise=False, opti
         cats["strings"] = (_words, True)
         cats["complex"] = (st.builds(complex, st.just(float(value)), st.floats(0.5, 10)), True)
         if kind == "float":
-            cats["1e200"] = (st.sampled_from([1e200, -1e200]), rng is not None and (rng[0] is not None and rng[1] is not None))
+            cats["1e200"] = (st.sampled_from([1e200, -1e200]),
+                             rng is not None and (rng[0] is not None and rng[1] is not None))
         else:
             cats["non_integer"] = (st.just(float(value) + 0.5), True)
         if rng is not None:

@@ -197,7 +197,8 @@ def _fair_matching():
         "theory.nonwasteful_usw_lower_bound": Recipe(T.nonwasteful_usw_lower_bound),
         "theory.known_bound": Recipe(T.known_bound, args=_fresh(lambda: {"name": "cef_upper_bound_divisible_h23"})),
         "theory.check_allocation": Recipe(T.check_allocation, args=_fresh(lambda: {
-            "biadjacency": np.array([[1.0, 1.0], [0.0, 1.0]]), "allocation": np.array([[1.0, 0.0], [0.0, 1.0]])}), rejects=lambda r: not r.ok),
+            "biadjacency": np.array([[1.0, 1.0], [0.0, 1.0]]), "allocation": np.array([[1.0, 0.0], [0.0, 1.0]])}),
+            rejects=lambda r: not r.ok),
     }
 
 
@@ -261,10 +262,14 @@ def _networked_learning():
 
     Xy = _fresh(functools.lru_cache(None)(Xy))
     g2 = lambda: nx.DiGraph([(0, 1)])  # noqa: E731
-    sig = lambda: {"graph": g2(), "feature_sets": {0: [0], 1: [1]}, "Sigma": np.array([[1.0, 0.5], [0.5, 1.0]]),  # noqa: E731
-                   "b": np.array([1.0, 0.0])}
+
+    def sig():
+        return {"graph": g2(), "feature_sets": {0: [0], 1: [1]}, "Sigma": np.array([[1.0, 0.5], [0.5, 1.0]]),
+                "b": np.array([1.0, 0.0])}
+
     return {
-        "NetworkedDAGRegressor": Recipe(N.NetworkedDAGRegressor, "est", args=_fresh(lambda: {"random_state": 0}), fit=Xy,
+        "NetworkedDAGRegressor": Recipe(N.NetworkedDAGRegressor, "est", args=_fresh(lambda: {"random_state": 0}),
+                                        fit=Xy,
                                         after=(("predict", _fresh(lambda: {"X": Xy()["X"]})), ("score", Xy))),
         "default_sketch_size": Recipe(N.default_sketch_size, args=_fresh(lambda: {"d": 8, "delta": 0.05, "eta": 0.5})),
         "population_fit": Recipe(N.population_fit, args=_fresh(sig)),
@@ -357,12 +362,13 @@ def _pomdp():
         "read_pomdpx": Recipe(P.read_pomdpx, args=_fresh(lambda: {"path": _tiger_pomdpx_file()}), fixed=("path",)),
         "write_pomdpx": Recipe(P.write_pomdpx, args=model, fixed=("path",)),
         "tiger": Recipe(P.tiger, args=_fresh(lambda: {"discount": 0.95})),
-        "rock_sample": Recipe(P.rock_sample, args=_fresh(lambda: {"n": 2, "k": 1, "discount": 0.95, "random_state": 0})),
+        "rock_sample": Recipe(P.rock_sample, args=_fresh(lambda: {"n": 2, "k": 1, "discount": 0.95,
+                                                                  "random_state": 0})),
         "rock_sample_map": Recipe(P.rock_sample_map, args=_fresh(lambda: {"n": 4, "k": 4})),
         "tag": Recipe(P.tag, args=_fresh(lambda: {"discount": 0.95})),
         "update": Recipe(P.update, args=_fresh(lambda: {"pomdp": _tiger(), "b": np.array([0.5, 0.5]), "a": 0, "o": 0})),
-        "successors": Recipe(P.successors, args=_fresh(lambda: {"pomdp": _tiger(), "B": np.array([[0.5, 0.5], [0.9, 0.1]]),
-                                                                "a": 0})),
+        "successors": Recipe(P.successors, args=_fresh(lambda: {"pomdp": _tiger(),
+                                                                "B": np.array([[0.5, 0.5], [0.9, 0.1]]), "a": 0})),
         "check_fsc": Recipe(P.check_fsc, args=_fresh(lambda: {**fsc(), "n_actions": 3, "n_observations": 2}),
                    rejects=lambda r: not r.ok),
         "evaluate_fsc": Recipe(P.evaluate_fsc, args=fsc_args()),
@@ -457,7 +463,8 @@ def _continual():
             "y": np.array([0, 1, 2, 3, 4, 5]), "n_tasks": 3, "class_order_seed": 0})),
         "evaluate_cil": Recipe(C.evaluate_cil, args=_fresh(lambda: {
             "model_factory": C.StreamingLDA, "X_tr": _images()[0], "y_tr": _images()[1], "X_te": _images()[0],
-            "y_te": _images()[1], "tasks": [np.array([0, 1]), np.array([2, 3])]}), data=("X_tr", "y_tr", "X_te", "y_te")),
+            "y_te": _images()[1], "tasks": [np.array([0, 1]), np.array([2, 3])]}),
+            data=("X_tr", "y_tr", "X_te", "y_te")),
         "StreamingRidge": Recipe(C.StreamingRidge, "est", fit=Xy, after=clf_after),
         "OfflineLDA": Recipe(C.OfflineLDA, "est", fit=Xy, after=clf_after, labels=("y",)),
         "RandomConvFeatures": Recipe(C.RandomConvFeatures, "est", args=_fresh(lambda: {"image_shape": (1, 8, 8),
@@ -524,7 +531,6 @@ def _federated():
         return Recipe(cls, args=_fresh(lambda: {**small, **extra}), **est)
 
     X, y, _ = _fed()
-    p = _params()
     return {
         "PotaraClassifier": fed_est(FD.PotaraClassifier, finetune_epochs=2, n_bootstrap=2),
         "LowRankSoftmax": Recipe(FD.LowRankSoftmax, "est", args=_fresh(lambda: {"max_iter": 5, "random_state": 0}),
@@ -598,8 +604,8 @@ def _federated():
         "theory.james_stein_risk": Recipe(T.james_stein_risk, args=_fresh(lambda: {"p": 10, "s2": 1.0,
                                                                                    "dist_sq": 0.5})),
         "theory.ols_variance_trace": Recipe(T.ols_variance_trace, args=_fresh(lambda: {"X": X, "sigma2": 1.0})),
-        "theory.lmc_barrier": Recipe(T.lmc_barrier, args=_fresh(lambda: {"lams": np.linspace(0, 1, 5),
-                                                                         "losses": np.array([1.0, 0.9, 1.1, 0.8, 0.7])}),
+        "theory.lmc_barrier": Recipe(T.lmc_barrier, args=_fresh(lambda: {
+            "lams": np.linspace(0, 1, 5), "losses": np.array([1.0, 0.9, 1.1, 0.8, 0.7])}),
                                      data=("lams", "losses")),
     }
 
@@ -754,7 +760,8 @@ NOT_FUZZED_KINDS = {
     "constant": "a constant (dict/tuple), not a callable",
     "abstract": "an abstract base class (its concrete subclasses are fuzzed)",
 }
-CONTAINERS = {"SubsetOfSignals", "MinContrastFit", "SummaryFunction", "Envelope", "AlphaPolicy", "ConverseBound", "LGCPSample", "Quadrature", "NNGPFactor", "KnownBound",
+CONTAINERS = {"SubsetOfSignals", "MinContrastFit", "SummaryFunction", "Envelope", "AlphaPolicy", "ConverseBound",
+              "LGCPSample", "Quadrature", "NNGPFactor", "KnownBound",
               "AllocationCheck", "FSCCertificate"}
 ABSTRACT = {"FederatedClassifierBase"}
 

@@ -23,15 +23,14 @@ import dataclasses
 import functools
 import inspect
 import json
-from pathlib import Path
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import algos
-
 from tests.fuzz._harness import (
     BASE_LIMIT_S,
     CaseTimeout,

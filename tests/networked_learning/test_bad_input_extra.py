@@ -20,7 +20,8 @@ def test_sketch_constructor_checks_like_make_sketch():
                               (dict(k=4.5), TypeError, "k"), (dict(k=float("nan")), TypeError, "k"),
                               (dict(k=4 + 1j), TypeError, "k"), (dict(m=float("inf")), TypeError, "m"),
                               (dict(seed=float("inf")), TypeError, "seed"), (dict(seed=-1), ValueError, "seed"),
-                              (dict(chunk=8192.5), TypeError, "chunk"), (dict(kind="srht", k=17, m=10), ValueError, "k")):
+                              (dict(chunk=8192.5), TypeError, "chunk"),
+                              (dict(kind="srht", k=17, m=10), ValueError, "k")):
         args = dict(kind="gaussian", k=4, m=10, seed=1, chunk=8192)
         args.update(kwargs)
         with pytest.raises(exc, match=f"'{name}'"):
@@ -67,7 +68,8 @@ def test_allocations_check_their_nodes():
     assert keys == [0, 1, 2] and all(isinstance(k, np.integer) for k in keys)  # labels kept as given
     assert N.cyclic_allocation(["a", "b"], 2) == {"a": [0], "b": [1]}
     for bad, exc in ((np.array([0.0, np.nan, 2.0]), TypeError), (np.array([0.0, np.inf]), TypeError),
-                     (np.array([0, 1 + 1j]), TypeError), (np.full(3, "a"), ValueError), (np.arange(4)[:, None, None], ValueError),
+                     (np.array([0, 1 + 1j]), TypeError), (np.full(3, "a"), ValueError),
+                     (np.arange(4)[:, None, None], ValueError),
                      (np.asarray(0), ValueError), ([[0], [1]], TypeError), ("abc", TypeError), (3, TypeError)):
         with pytest.raises(exc, match="'order'"):
             N.cyclic_allocation(bad, 3)

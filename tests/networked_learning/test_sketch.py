@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.linalg import hadamard
@@ -200,7 +200,8 @@ def test_subsample_rows():
 @pytest.mark.parametrize(
     ("call", "exc", "match"),
     [
-        (lambda: make_sketch("sparse", 5, 10, 0), ValueError, r"'kind' must be one of \{'gaussian', 'srht', 'countsketch'\}; got 'sparse'"),
+        (lambda: make_sketch("sparse", 5, 10, 0), ValueError,
+         r"'kind' must be one of \{'gaussian', 'srht', 'countsketch'\}; got 'sparse'"),
         (lambda: make_sketch(3, 5, 10, 0), TypeError, "'kind' must be one of"),
         (lambda: make_sketch("gaussian", 0, 10, 0), ValueError, r"'k' must be an int in \[1, inf\]; got 0"),
         (lambda: make_sketch("srht", 17, 10, 0), ValueError, r"'k' must be an int in \[1, 16\]; got 17"),

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import theory.networked_learning as th
 from algos.networked_learning import (
     NetworkedDAGRegressor,
     cyclic_allocation,
@@ -17,7 +18,6 @@ from algos.networked_learning import (
     make_path,
     make_sketch,
 )
-import theory.networked_learning as th
 from theory.networked_learning import aggregation_term, gaussian_ose_eta, sketched_risk_bound
 
 DELTA = 0.05  # failure probability of the OSE event used for eta

@@ -12,13 +12,13 @@ from algos.point_process import (
     RasterCovariates,
     SparseCholesky,
     Window,
+    _cli,
     k_function,
     matern,
     nngp_precision,
     voronoi_weights,
     woodbury_solve,
 )
-from algos.point_process import _cli
 from algos.point_process._sparse import SparseCholeskyError
 
 SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])

@@ -188,7 +188,7 @@ def test_laplace_evidence_matches_a_dense_computation():
     s2, phi = est.variance_, est.length_scale_ / est.scale_
     prior = est._ascent.prior(s2, phi)
     Q = prior.Q.toarray()
-    y, w, Z = est._y, est._w, est._Z
+    y, w = est._y, est._w
 
     def negpsi(v):
         f, b = v[:-1], v[-1]

@@ -109,7 +109,6 @@ def test_sparse_cholesky_and_takahashi_vs_dense(ordering, method):
     assert np.max(np.abs(fac.diag_inverse() - np.diag(S))) <= LINALG_TOL * np.max(np.diag(S))
     b = rng.normal(size=500)
     assert np.max(np.abs(fac.solve(b) - S @ b)) <= 1e-8
-    rows = np.repeat(np.arange(500), np.diff(P.indptr))
     ref = DenseTorchFactor(P.indptr, P.indices, 500, backend="numpy").factor(P.data).inverse_on_pattern()
     assert np.max(np.abs(fac.inverse_on_pattern() - ref)) <= LINALG_TOL * np.max(np.abs(ref))
 

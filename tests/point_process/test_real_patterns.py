@@ -6,8 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from algos.point_process import VoGCAM
-from algos.point_process import _vogcam, _vogcam_solver
+from algos.point_process import VoGCAM, _vogcam, _vogcam_solver
 from algos.point_process._kernels import nngp_block_terms
 from algos.point_process._nngp import NNGPStructure, neighbour_distances, nngp_block_terms_from_distances
 

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.linalg as sla
 from scipy.optimize import minimize
 from scipy.spatial.distance import cdist
 

@@ -12,7 +12,7 @@ from hypothesis import given
 
 import accel.pomdp as ap
 from accel import get_backend
-from algos.pomdp import POMDP, PBVI, _kernels, blind_policy_values
+from algos.pomdp import PBVI, POMDP, _kernels, blind_policy_values
 from tests.strategies import pomdps
 
 #: Parity tolerance of values and vectors: both paths compute the same float64 sums in a different

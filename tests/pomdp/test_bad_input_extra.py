@@ -69,7 +69,8 @@ def test_policy_graph_checks_tables(model, fsc):
              (dict(eta=eta[:0]), ValueError, "eta"), (dict(eta=np.where(eta == 0, np.nan, eta)), TypeError, "eta"),
              (dict(eta=eta2[:, :1]), ValueError, "eta"),
              (dict(m0=0.5), TypeError, "m0"), (dict(m0=float("nan")), TypeError, "m0"), (dict(m0="a"), TypeError, "m0"),
-             (dict(m0=2), ValueError, "m0"), (dict(pomdp="abc"), TypeError, "pomdp"), (dict(pomdp=3), TypeError, "pomdp"))
+             (dict(m0=2), ValueError, "m0"), (dict(pomdp="abc"), TypeError, "pomdp"),
+             (dict(pomdp=3), TypeError, "pomdp"))
     for kwargs, exc, name in cases:
         args = dict(action=action, eta=eta, m0=0, pomdp=model)
         args.update(kwargs)
@@ -95,7 +96,8 @@ def test_fib_upper_bound_checks_its_knobs(model):
     Q, n = P.fib_upper_bound(model, max_iter=0)
     assert n == 0 and np.all(Q == model.r.max() / (1 - model.discount))
     for kwargs, exc, name in ((dict(tol=float("inf")), ValueError, "tol"), (dict(tol="a"), TypeError, "tol"),
-                              (dict(max_iter=2.5), TypeError, "max_iter"), (dict(max_iter=float("inf")), TypeError, "max_iter"),
+                              (dict(max_iter=2.5), TypeError, "max_iter"),
+                              (dict(max_iter=float("inf")), TypeError, "max_iter"),
                               (dict(max_iter=-1), ValueError, "max_iter")):
         with pytest.raises(exc, match=f"'{name}'"):
             P.fib_upper_bound(model, **kwargs)
@@ -104,12 +106,15 @@ def test_fib_upper_bound_checks_its_knobs(model):
 def test_build_codebook_fsc_checks_its_arguments(model, pbvi):
     C = np.array([[0.5, 0.5], [0.85, 0.15]])
     cases = ((dict(C=C + 1j), TypeError, "C"), (dict(C=C.ravel()), ValueError, "C"),
-             (dict(C=np.array([[0.5, 0.6], [0.85, 0.15]])), ValueError, "C"), (dict(C=np.full((2, 2), np.nan)), ValueError, "C"),
-             (dict(alphas=pbvi.alphas_[:, :1]), ValueError, "alphas"), (dict(alphas=np.full((2, 2), np.inf)), ValueError, "alphas"),
+             (dict(C=np.array([[0.5, 0.6], [0.85, 0.15]])), ValueError, "C"),
+             (dict(C=np.full((2, 2), np.nan)), ValueError, "C"),
+             (dict(alphas=pbvi.alphas_[:, :1]), ValueError, "alphas"),
+             (dict(alphas=np.full((2, 2), np.inf)), ValueError, "alphas"),
              (dict(alphas=None), ValueError, "alphas"), (dict(distance="zz"), ValueError, "distance"),
              (dict(distance=3), TypeError, "distance"), (dict(action_rule="zz"), ValueError, "action_rule"),
              (dict(vi_tol="a"), TypeError, "vi_tol"), (dict(vi_tol=float("nan")), ValueError, "vi_tol"),
-             (dict(max_vi_iter=2.5), TypeError, "max_vi_iter"), (dict(max_vi_iter=float("nan")), TypeError, "max_vi_iter"))
+             (dict(max_vi_iter=2.5), TypeError, "max_vi_iter"),
+             (dict(max_vi_iter=float("nan")), TypeError, "max_vi_iter"))
     for kwargs, exc, name in cases:
         args = dict(pomdp=model, C=C, alphas=pbvi.alphas_)
         args.update(kwargs)
@@ -154,7 +159,8 @@ def test_theory_beliefs_must_match_the_states():
     with pytest.raises(ValueError, match="'codebook'"):
         m = P.tiger()
         T.closure_distortion(m.T, m.Z, np.array([[0.5, 0.5], [0.85, 0.15]]).ravel(), np.zeros((1, 3, 2), int))
-    for bad, exc in ((float("inf"), TypeError), (10.5, TypeError), ("a", TypeError), (1 + 1j, TypeError), (0, ValueError)):
+    for bad, exc in ((float("inf"), TypeError), (10.5, TypeError), ("a", TypeError), (1 + 1j, TypeError),
+                     (0, ValueError)):
         with pytest.raises(exc, match="'max_partitions'"):
             T.bregman_hard_clustering(B, w, 2, vfn, max_partitions=bad)
     np.testing.assert_allclose(T.decision_distortion([1.0, 0.0], [[0.0, 1.0]], G), [[1.0]])  # one belief (S,)

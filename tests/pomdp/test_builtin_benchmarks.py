@@ -8,10 +8,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from tests._data import missing_data
-
 from algos.pomdp import PointBasedSolver, read_pomdpx
 from algos.pomdp._builtin import rock_sample, rock_sample_map, tag
+from tests._data import missing_data
 
 
 def _pomdpx(shared_data_dir, name):

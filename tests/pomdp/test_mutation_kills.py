@@ -115,7 +115,7 @@ def test_fib_with_revealing_observations_is_the_mdp_q_function():
     (exact linear solves) gives it independently."""
     m = _random_pomdp(5, 4, 3, 4, 0.95, reveal=True)
     T, r, g = m.T, m.r, m.discount
-    S, A = m.n_states, m.n_actions
+    S = m.n_states
     pi = np.zeros(S, dtype=int)
     for _ in range(100):
         P = T[pi, np.arange(S)]                               # (S, S)

@@ -5,14 +5,13 @@ import warnings
 
 import numpy as np
 import pytest
-
-from tests._data import missing_data
 from hypothesis import given, note, settings, target
 from sklearn.exceptions import ConvergenceWarning
 
 from algos.pomdp import PBVI, POMDP, PointBasedSolver, read_policy, read_pomdp
 from algos.pomdp import _pbs_kernels as _k
 from algos.pomdp._beliefs import blind_policy_values
+from tests._data import missing_data
 from tests.strategies import pomdps
 
 # The bounds are exact statements (lower: values of plans; upper: Bellman backups of an upper

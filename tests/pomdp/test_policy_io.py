@@ -6,8 +6,6 @@ import json
 import numpy as np
 import pytest
 
-from tests._data import missing_data
-
 from algos.pomdp import (
     PointBasedSolver,
     evaluate_fsc,
@@ -18,6 +16,7 @@ from algos.pomdp import (
     write_policy,
     write_policy_graph,
 )
+from tests._data import missing_data
 
 
 def _data(shared_data_dir, name):

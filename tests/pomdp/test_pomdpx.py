@@ -7,10 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from tests._data import missing_data
-
 from algos.pomdp import POMDP, read_pomdpx, rock_sample_map, tag, tiger
 from algos.pomdp._pomdpx import _read_pomdpx_arrays
+from tests._data import missing_data
 
 
 def _path(shared_data_dir, *parts):

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._codebook import GridCodebook, KMeansCodebook
 from algos.pomdp._model import POMDP
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
+from tests.strategies import pomdps
 
 VALUE_ATOL = 1e-9   # exact K*S solves: only LU round-off (~1e-13 on Tiger's scale of 100)
 MONO_ATOL = 1e-9    # the safeguard accepts ties within 1e-11 relative; histories may dip by round-off only

@@ -8,7 +8,6 @@
 * ``bound_`` reports the closure components recomputed here from the fitted tables.
 """
 
-import numpy as np
 from hypothesis import given, note, settings, target
 
 import theory.pomdp as th

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.pomdp import _recap_polish, _recap_search
 from algos.pomdp._beliefs import _arrays, _b0, _fsc_system, evaluate_fsc
 from algos.pomdp._builtin import tiger
@@ -28,6 +27,7 @@ from algos.pomdp._parser import read_pomdp
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 from algos.pomdp._recap_search import _quantize_decision
+from tests.strategies import pomdps
 
 DELTA_ATOL = 1e-10
 
@@ -207,7 +207,8 @@ def small_models(shared_data_dir):
 def test_fits_identical_to_the_direct_path(small_models, monkeypatch, K):
     fast = [_fit(model, sol, K) for model, sol in small_models]
     monkeypatch.setattr(_recap_polish, "RowUpdate", _DirectOnly)  # the polish's product-form updates
-    monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C, alphas: quantize(B, C, "decision", alphas))
+    monkeypatch.setattr(_recap_search, "_quantize_decision", lambda B, vB, C,
+                        alphas: quantize(B, C, "decision", alphas))
     direct = [_fit(model, sol, K) for model, sol in small_models]
     for (model, _), f, d in zip(small_models, fast, direct):
         np.testing.assert_array_equal(f.action_, d.action_)

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
-from algos.pomdp import PointBasedSolver, rock_sample
-from algos.pomdp import _fsc_eval
+from algos.pomdp import PointBasedSolver, _fsc_eval, rock_sample
 from algos.pomdp._beliefs import _arrays, _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 from algos.pomdp._recap_search import _unique_rows
+from tests.strategies import pomdps
 
 ATOL = 1e-10
 

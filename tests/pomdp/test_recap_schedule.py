@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.datasets import load_pomdp
 from algos.pomdp._beliefs import _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._pbvi import PBVI
 from algos.pomdp._recap import RECAPController
 from algos.pomdp._recap_search import RecapSearch
+from tests.strategies import pomdps
 
 VALUE_ATOL = 1e-9  # exact solves of systems with at most 30 unknowns: round-off only
 
@@ -79,7 +79,7 @@ def test_redirect_gain_is_exact_when_the_source_node_is_not_revisited(case, K):
     with the current adjoint; when no edge enters node 0 (= m0) its occupancy is ``b0`` before and
     after the change, so the first-order gain is the exact gain."""
     model, rng = case
-    S, A, O = model.n_states, model.n_actions, model.n_observations
+    A, O = model.n_actions, model.n_observations
     est, alphas, C, tab, _ = _codebook_case(model, rng, K, 3)
     tab["action"] = rng.integers(0, A, K)
     tab["eta"] = rng.integers(1, K, (K, O))  # no edge into node 0

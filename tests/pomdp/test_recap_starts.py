@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, tiger
+from algos.pomdp import _recap_starts as st
 from algos.pomdp._beliefs import _arrays, _b0
 from algos.pomdp._fsc_eval import FSCSystem
-from algos.pomdp import _recap_starts as st
 
 DATA = "/work/shared/data/pomdp"
 
@@ -153,7 +153,10 @@ def test_best_compression_exact_and_no_worse_than_each_schedule(four_by_three):
     model, solver = four_by_three
     ev = _system(model)
     C, tab = st.policy_graph(ev, solver.alphas_, solver.actions_)
-    value = lambda t: ev.value(t["action"], t["eta"], t["m0"])
+
+    def value(t):
+        return ev.value(t["action"], t["eta"], t["m0"])
+
     Ck, tk, v = st.best_compression(ev, C, tab, 3, value)
     assert len(Ck) == 3
     assert v == pytest.approx(_independent_value(model, tk["action"], tk["eta"], tk["m0"]), abs=1e-9)

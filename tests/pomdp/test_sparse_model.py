@@ -132,7 +132,8 @@ def test_sparse_bad_inputs():
     T = _sparse_T(m)
     T[1] = T[1].copy()
     T[1].data[0] = -0.5
-    with pytest.raises(ValueError, match=r"'T' must be non-negative; got -0\.5 at T\[1, 0, 0\] \(action 'a1', s='s0'\)"):
+    with pytest.raises(ValueError,
+                       match=r"'T' must be non-negative; got -0\.5 at T\[1, 0, 0\] \(action 'a1', s='s0'\)"):
         POMDP(T, m.Z, m.r, m.discount)
     T = _sparse_T(m)
     T[2] = scipy.sparse.csr_array(np.array([[0.5, 0.5], [0.5, 0.4]]))

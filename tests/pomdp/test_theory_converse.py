@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import pomdps
 from algos.pomdp._beliefs import blind_policy_values, evaluate_fsc
 from algos.pomdp._builtin import tiger
 from algos.pomdp._converse import _value_fns, converse_lower_bound
-from algos.pomdp._model import POMDP
 from algos.pomdp._pbvi import PBVI
+from tests.strategies import pomdps
 from theory import pomdp as th
-
-
 
 
 def _solve(m):
@@ -216,7 +213,10 @@ def test_blahut_arimoto_below_hard_clustering_and_merge_cost(case, K):
     n = 6
     B = rng.dirichlet(np.full(S, 0.5), size=n)
     w = rng.dirichlet(np.ones(n))
-    vfn = lambda X: (np.atleast_2d(X) @ G.T).max(axis=1)
+
+    def vfn(X):
+        return (np.atleast_2d(X) @ G.T).max(axis=1)
+
     D, merged, labels = th.bregman_hard_clustering(B, w, K, vfn)
     d = vfn(B)[:, None] - B @ G.T
     lo, hi = th.rate_distortion_lower_bound(w, d, math.log(K))
