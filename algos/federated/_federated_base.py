@@ -10,10 +10,15 @@ import numbers
 import zlib
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _assert_all_finite, check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    _assert_all_finite,
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+)
 
 from accel._federated_checks import _check_real_2d
 
