@@ -199,8 +199,8 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         if sparse.issparse(X):
             raise TypeError(f"'{name}' must be a dense array: sparse input is not supported (got a sparse "
                             f"{type(X).__name__}); convert it with .toarray().")
-        kind = getattr(np.asarray(X) if isinstance(X, (list, tuple)) else X, "dtype", np.dtype(float)).kind
-        if kind in "USb":
+        dtype = np.asarray(X).dtype if isinstance(X, (list, tuple)) else getattr(X, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "USb":
             return _check_real_2d(X, name)  # TypeError naming the argument and the dtype
         try:
             return check_array(X, dtype=np.float64, order="C", input_name=name)
