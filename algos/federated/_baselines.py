@@ -234,7 +234,7 @@ class OracleGridClassifier(FedAvgFTClassifier):
         super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
                          warm_start)
 
-    def fit(self, X, y, client_ids, X_val=None, y_val=None, val_client_ids=None):
+    def fit(self, X, y, client_ids=None, X_val=None, y_val=None, val_client_ids=None):
         r"""Train the federated model and every client's deployed model.
 
         Parameters
@@ -243,15 +243,15 @@ class OracleGridClassifier(FedAvgFTClassifier):
             Training rows of all clients.
         y : array-like of shape (n_samples,)
             Class labels.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row (integers or strings). ``None``: one client, every row is client ``0``.
         X_val : array-like of shape (n_val, n_features), optional
             Validation rows used to choose each client's :math:`\lambda` (with ``y_val`` and
             ``val_client_ids``); without them a ``val_fraction`` of the training rows is held out.
         y_val : array-like of shape (n_val,), optional
             Validation labels.
         val_client_ids : array-like of shape (n_val,), optional
-            Client of each validation row.
+            Client of each validation row (``None``: allowed when the model has one client).
 
         Returns
         -------
@@ -293,7 +293,7 @@ class OracleGridClassifier(FedAvgFTClassifier):
     def _given_validation(self, X_val, y_val, val_client_ids):
         """The checked validation rows passed to :meth:`fit`, ``{client index: (X, encoded y)}``."""
         Xv = self._features(self._check_X(X_val, "X_val"))
-        pos = self._client_index(val_client_ids, Xv.shape[0])
+        pos = self._client_index(val_client_ids, Xv.shape[0], name="val_client_ids")
         y_val = np.asarray(y_val)
         if y_val.shape != (Xv.shape[0],):
             raise ValueError(f"'y_val' must have one label per row of X_val ({Xv.shape[0]}); got shape {y_val.shape}.")

@@ -42,7 +42,7 @@ class _FLBaseline(FederatedClassifierBase):
 
     _needs_rank = False
 
-    def fit(self, X, y, client_ids):
+    def fit(self, X, y, client_ids=None):
         r"""Train the federated model and every client's deployed model.
 
         Parameters
@@ -51,8 +51,8 @@ class _FLBaseline(FederatedClassifierBase):
             Training rows of all clients.
         y : array-like of shape (n_samples,)
             Class labels.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row (integers or strings). ``None``: one client, every row is client ``0``.
 
         Returns
         -------

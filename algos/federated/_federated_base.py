@@ -10,13 +10,20 @@ import numbers
 import zlib
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _assert_all_finite,
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+)
 
 from accel._federated_checks import _check_real_2d
 
 from .._anytime import Interruptible
-from .._validation import check_finite, check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_random_state, check_scalar_float, check_scalar_int
 from ._low_rank_softmax import LowRankSoftmax
 from ._model import (
     _check_diverged,
@@ -148,8 +155,16 @@ def merge_models(theta_f, theta_l, lam, merge_space="product", merge_rank=None):
 
 
 class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
-    """Shared machinery of the federated classifiers (``fit(X, y, client_ids)``,
-    ``predict(X, client_ids)``). Not an estimator by itself."""
+    """Shared machinery of the federated classifiers (``fit(X, y, client_ids=None)``,
+    ``predict(X, client_ids=None)``). Not an estimator by itself.
+
+    ``client_ids`` gives the client of each row. In :meth:`fit`, ``None`` means one client (every row is
+    client ``0``); in the prediction and scoring methods ``None`` is allowed when the model was fitted on
+    one client (every row is then that client) and raises a ``ValueError`` otherwise. ``client_ids`` is
+    metadata in scikit-learn's routing sense: with ``sklearn.set_config(enable_metadata_routing=True)``,
+    ``est.set_fit_request(client_ids=True).set_score_request(client_ids=True)`` lets a meta-estimator such
+    as ``GridSearchCV`` pass it (split with the rows) to :meth:`fit` and :meth:`score`.
+    """
 
     # ------------------------------------------------------------------ settings
     def _base(self):
@@ -177,9 +192,43 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ data
     def _check_X(self, X, name="X"):
-        return _check_real_2d(X, name)
+        """``X`` as a C-contiguous float64 2-d array of finite real numbers, with at least one column.
+
+        scikit-learn's ``check_array`` (its messages for sparse, complex, non-finite, 1-d and empty input),
+        with the message naming the argument; strings are a ``TypeError``."""
+        if sparse.issparse(X):
+            raise TypeError(f"'{name}' must be a dense array: sparse input is not supported (got a sparse "
+                            f"{type(X).__name__}); convert it with .toarray().")
+        dtype = np.asarray(X).dtype if isinstance(X, (list, tuple)) else getattr(X, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "USb":
+            return _check_real_2d(X, name)  # TypeError naming the argument and the dtype
+        try:
+            return check_array(X, dtype=np.float64, order="C", input_name=name)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"'{name}' must be a 2-d array of finite real numbers; {exc}") from exc
+
+    def _check_fit_Xy(self, X, y):
+        """Training ``X`` and ``y`` (a column vector ``y`` is flattened with a ``DataConversionWarning``)."""
+        if y is None:
+            raise ValueError(f"'y' is None: {type(self).__name__} requires y to be passed, but the target y is None.")
+        X = self._check_X(X)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        y = self._check_labels(y, X.shape[0])
+        if y.dtype.kind in "fiu":
+            check_classification_targets(y)  # "Unknown label type: continuous" for a regression target
+        return X, y
+
+    def _check_n_features(self, X):
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input ('X' must have the features seen in fit).")
 
     def _check_client_ids(self, client_ids, n):
+        """``client_ids`` checked against ``n`` rows; ``None`` means one client (every row is client 0)."""
+        if client_ids is None:
+            return np.zeros(n, dtype=np.int64)
         ids = np.asarray(client_ids)
         if ids.ndim != 1 or ids.shape[0] != n:
             raise ValueError(f"'client_ids' must be 1-d with one entry per row of X ({n}); got shape {ids.shape}.")
@@ -211,34 +260,43 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             raise ValueError(f"'y' must be 1-d with one label per row of X ({n}); got shape {y.shape}.")
         if y.dtype.kind == "c":
             raise TypeError("'y' must hold class labels (integers, strings or finite floats); got complex values.")
-        if y.dtype.kind == "f":
-            check_finite(y, "y")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            try:
+                _assert_all_finite(y, input_name="y")
+            except ValueError as exc:  # scikit-learn's "Input y contains NaN/infinity", naming the argument
+                raise ValueError(f"'y' must contain only finite values; {exc}") from None
         return y
 
     def _split(self, X, y, client_ids):
         """Validate and split by client: sets ``classes_``, ``clients_``, ``n_features_in_``."""
-        X = self._check_X(X)
-        y = self._check_labels(y, X.shape[0])
-        if X.shape[0] == 0:
-            raise ValueError("'X' must have at least one row; got 0.")
+        X, y = self._check_fit_Xy(X, y)
         ids = self._check_client_ids(client_ids, X.shape[0])
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"'y' must contain at least 2 classes over all clients; got {len(self.classes_)}.")
+            k = len(self.classes_)
+            raise ValueError(f"'y' must contain at least 2 classes over all clients; got {k} class"
+                             f"{'' if k == 1 else 'es'}.")
         self.n_features_in_ = X.shape[1]
         self.clients_, ci = np.unique(ids, return_inverse=True)
         counts = np.bincount(ci, minlength=len(self.clients_))
         if np.any(counts < 2):
             bad = self.clients_[np.argmax(counts < 2)]
-            raise ValueError(f"every client needs at least 2 training samples; client {bad!r} has "
-                             f"{int(counts.min())}.")
+            k = int(counts.min())
+            raise ValueError(f"every client needs at least 2 training samples; client {bad!r} has {k} sample"
+                             f"{'' if k == 1 else 's'} (n_samples={k}).")
         Z = self._features(X)
         Xs = [np.ascontiguousarray(Z[ci == m]) for m in range(len(self.clients_))]
         ys = [yi[ci == m].astype(np.int64) for m in range(len(self.clients_))]
         self.n_samples_per_client_ = counts
         return Xs, ys
 
-    def _client_index(self, client_ids, n):
+    def _client_index(self, client_ids, n, name="client_ids"):
+        """Position in ``clients_`` of each row's client; ``None`` is every row the one fitted client."""
+        if client_ids is None:
+            if len(self.clients_) != 1:
+                raise ValueError(f"the model was fitted on {len(self.clients_)} clients: pass '{name}' (the client "
+                                 "of each row); it may be None only for a model fitted on one client.")
+            return np.zeros(n, dtype=np.intp)
         ids = self._check_client_ids(client_ids, n)
         pos = np.searchsorted(self.clients_, ids)
         pos = np.clip(pos, 0, len(self.clients_) - 1)
@@ -380,25 +438,31 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             return pm[self._cid(m)]
         return self.federated_model_
 
-    def decision_function(self, X, client_ids):
-        """Logits of each row under its client's deployed model, shape (n, n_classes).
+    def decision_function(self, X, client_ids=None):
+        """Logits of each row under its client's deployed model; for two classes the margin of the second.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows to score.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row; each must have been seen by :meth:`fit`.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row; each must have been seen by :meth:`fit`. ``None``: every row is the one
+            client of a model fitted on one client (a ``ValueError`` when it was fitted on several).
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
-            The logits.
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            The logits; for two classes the margin ``logit_1 - logit_0`` of ``classes_[1]`` (the
+            scikit-learn convention: positive means ``classes_[1]``).
         """
+        Z = self._logits(X, client_ids)
+        return Z[:, 1] - Z[:, 0] if len(self.classes_) == 2 else Z
+
+    def _logits(self, X, client_ids):
+        """Logits ``(n, n_classes)`` of each row under its client's deployed model."""
         check_is_fitted(self, "clients_")
         X = self._check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"'X' has {X.shape[1]} features; the model was fitted with {self.n_features_in_}.")
+        self._check_n_features(X)
         pos = self._client_index(client_ids, X.shape[0])
         Z = self._features(X)
         out = np.empty((X.shape[0], len(self.classes_)))
@@ -407,39 +471,41 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             out[rows] = predict_logits(self._model_of(int(m)), Z[rows])
         return out
 
-    def predict_proba(self, X, client_ids):
+    def predict_proba(self, X, client_ids=None):
         r"""Class probabilities of each row under its client's deployed model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows to score.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row; each must have been seen by :meth:`fit`. ``None``: every row is the one
+            client of a model fitted on one client (a ``ValueError`` when it was fitted on several).
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
             Probabilities, in the order of ``classes_``.
         """
-        return _softmax(self.decision_function(X, client_ids))[0]
+        return _softmax(self._logits(X, client_ids))[0]
 
-    def predict(self, X, client_ids):
+    def predict(self, X, client_ids=None):
         r"""Predicted class of each row under its client's deployed model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows to classify.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row; each must have been seen by :meth:`fit`. ``None``: every row is the one
+            client of a model fitted on one client (a ``ValueError`` when it was fitted on several).
 
         Returns
         -------
         ndarray of shape (n_samples,)
             Predicted labels.
         """
-        Z = self.decision_function(X, client_ids)
+        Z = self._logits(X, client_ids)
         return self.classes_[np.argmax(Z, axis=1)]
 
     def _check_true_labels(self, y, n):
@@ -452,7 +518,7 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             raise TypeError(f"'y' must hold labels of the kind seen in fit ({seen}); got {got} (dtype {y.dtype}).")
         return y
 
-    def score(self, X, y, client_ids):
+    def score(self, X, y, client_ids=None):
         """Mean accuracy of the per-client predictions.
 
         Parameters
@@ -461,8 +527,9 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             Rows to classify.
         y : array-like of shape (n_samples,)
             True labels.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row; each must have been seen by :meth:`fit`. ``None``: every row is the one
+            client of a model fitted on one client (a ``ValueError`` when it was fitted on several).
 
         Returns
         -------
@@ -472,7 +539,7 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         pred = self.predict(X, client_ids)
         return float(np.mean(pred == self._check_true_labels(y, pred.shape[0])))
 
-    def client_scores(self, X, y, client_ids):
+    def client_scores(self, X, y, client_ids=None):
         """Dict client -> accuracy on that client's rows.
 
         Parameters
@@ -481,15 +548,21 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
             Rows to classify.
         y : array-like of shape (n_samples,)
             True labels.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row; each must have been seen by :meth:`fit`. ``None``: every row is the one
+            client of a model fitted on one client (a ``ValueError`` when it was fitted on several).
 
         Returns
         -------
         dict
             Client id to accuracy on that client's rows.
         """
-        ids = self._check_client_ids(client_ids, np.asarray(X).shape[0])
+        n = self._check_X(X).shape[0]
+        if client_ids is None:
+            check_is_fitted(self, "clients_")
+            ids = self.clients_[self._client_index(None, n)]
+        else:
+            ids = self._check_client_ids(client_ids, n)
         pred = self.predict(X, ids)
         y = self._check_true_labels(y, pred.shape[0])
         return {c.item() if hasattr(c, "item") else c: float(np.mean(pred[ids == c] == y[ids == c]))

@@ -315,7 +315,7 @@ class PotaraClassifier(FederatedClassifierBase):
         return merge_models(theta_f, theta_l, lam, h["merge_space"], self.merge_rank)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, client_ids):
+    def fit(self, X, y, client_ids=None):
         """Federated rounds, then personalise every client.
 
         Federated rounds, then personalise every client. Returns ``self``.
@@ -326,8 +326,8 @@ class PotaraClassifier(FederatedClassifierBase):
             Training rows of all clients.
         y : array-like of shape (n_samples,)
             Class labels.
-        client_ids : array-like of shape (n_samples,)
-            Client of each row.
+        client_ids : array-like of shape (n_samples,) or None, default=None
+            Client of each row (integers or strings). ``None``: one client, every row is client ``0``.
 
         Returns
         -------
