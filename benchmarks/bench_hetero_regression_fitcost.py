@@ -23,7 +23,6 @@ import statistics
 import time
 import warnings
 
-
 GRID_NOISES = {"loguniform": ("loguniform", 10.0, 1e3), "pareto": ("pareto", 10.0), "two-level": 1e4}
 GRID_RATIOS = (0.5, 1.0, 2.0, 4.0)
 SEED = 20260601

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_bool, check_scalar_float
-from ._instance import as_instance
+from ._instance import OnlineMatchingInstance, as_instance  # noqa: F401 (the docstring examples build instances)
 from ._metrics_core import _cef_matrix_core, _Edges, _prepare, _ratio_from_matrix, _run_matrices
 
 __all__ = ["cef_trajectory", "ex_ante_cef_ratio", "ex_post_cef_ratio", "ExAnteCEF"]

@@ -31,7 +31,7 @@ from .._validation import (
     check_scalar_float,
     check_scalar_int,
 )
-from ._instance import as_instance
+from ._instance import OnlineMatchingInstance, as_instance  # noqa: F401 (the docstring examples build instances)
 from ._maxflow import _bundle_flow
 from ._metrics_core import (
     _cef_matrix_core,

@@ -14,19 +14,17 @@ Definitions follow section 3 of the hetero_regression reconstruction notes
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_X_y
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_bool, check_scalar_float, check_scalar_int
+from .._validation import check_bool, check_scalar_float, check_scalar_int, r2_score_checked, validate_params
 from .._validation import check_not_strings as _check_real
-from .._validation import r2_score_checked
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import validate_params
 
 __all__ = [
     "ols",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cli import command_parser, print_json
-
 from .._io import read_csv_columns
+from ..cli import command_parser, print_json
 
 ESTIMATORS = ("auto", "huber", "cmed", "window", "lad", "ols")
 #: Shipped tables for ``--dataset``: name -> (target, features); see :mod:`algos.datasets`.
@@ -67,7 +66,8 @@ def add_parser(subparsers, name):
     p.add_argument("--d", type=int, help=f"simulate: number of features (default {d['d']})")
     p.add_argument("--ms", help=f"simulate: reliable sources, comma-separated (default {d['ms']})")
     p.add_argument("--reps", type=int, help=f"simulate: seeds per point (default {d['reps']})")
-    p.add_argument("--noisy-sigma", type=float, help=f"simulate: sigma of the other sources (default {d['noisy_sigma']:g})")
+    p.add_argument("--noisy-sigma", type=float,
+                   help=f"simulate: sigma of the other sources (default {d['noisy_sigma']:g})")
     p.add_argument("--seed", type=int, help=f"simulate: seed of the first repetition (default {d['seed']})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -153,12 +153,14 @@ def _fit(args):
                 val = getattr(est, attr)
                 row[attr.rstrip("_")] = val.item() if hasattr(val, "item") else val
         results.append(row)
-    info = {"csv": args.csv, "dataset": args.dataset, "target": args.target, "features": feats, "n": int(len(y)), "delta": delta}
+    info = {"csv": args.csv, "dataset": args.dataset, "target": args.target, "features": feats, "n": int(len(y)),
+            "delta": delta}
     if args.json:
         print_json({"data": info, "results": results})
         return 0
     print(f"{source}: {len(y)} rows, target {args.target!r}, features {feats}; Huber delta = {delta:.6g}")
-    head = f"{'estimator':<9} {'intercept':>11} " + " ".join(f"{f[:11]:>11}" for f in feats) + f" {'mean|res|':>10}  diagnostics"
+    head = (f"{'estimator':<9} {'intercept':>11} " + " ".join(f"{f[:11]:>11}" for f in feats)
+            + f" {'mean|res|':>10}  diagnostics")
     print(head)
     print("-" * len(head))
     for r in results:

@@ -2,9 +2,9 @@ r"""The pass of the Huber iteration over a row-chunked Dask array: block statist
 
 Every pass of :func:`._irls.irls_passes` maps :func:`._chunked.block_gram` or
 :func:`._chunked.block_stats` onto the row blocks of ``X`` and ``y`` (one ``map_blocks`` task per block, fused by
-Dask's graph optimisation with the tasks that produce the block), then adds the results in a tree of ``SPLIT_EVERY``-way sums; only the (p, p)
-and (p,) totals come back to the caller. ``X`` is never gathered: no ``np.asarray`` of it, no
-``compute()`` of anything of its size. The graph runs on the active scheduler (a
+Dask's graph optimisation with the tasks that produce the block), then adds the results in a tree of
+``SPLIT_EVERY``-way sums; only the (p, p) and (p,) totals come back to the caller. ``X`` is never gathered:
+no ``np.asarray`` of it, no ``compute()`` of anything of its size. The graph runs on the active scheduler (a
 ``distributed.Client`` if one is running, else Dask's default threaded scheduler).
 
 Dask is optional: :func:`is_dask_array` recognises its arrays without importing it.

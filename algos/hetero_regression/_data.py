@@ -106,9 +106,9 @@ def make_subset_of_signals(n, d, m, *, noisy_sigma=("loguniform", 10.0, 1e3), si
         Number of sources (rows) and of features, ``n >= 1``, ``d >= 1``.
     m : int in [0, n]
         Number of reliable sources. With ``n_groups`` it is rounded to whole groups.
-    noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale), default=("loguniform", 10, 1e3)
-        Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the hetero_regression reconstruction notes (the
-        noisy rows carry only the sign of the residual; the hardest case for Huber);
+    noisy_sigma : float, ("constant", s), ("loguniform", lo, hi) or ("pareto", scale), default=("loguniform", 10, 1e3)
+        Noise level of the other sources. ``1e5`` gives the *sign-only* regime of the hetero_regression
+        reconstruction notes (the noisy rows carry only the sign of the residual; the hardest case for Huber);
         ``("pareto", 10)`` draws :math:`\sigma_i = 10/U_i`, :math:`U_i` uniform on (0, 1] (a
         heavy tail: :math:`P(\sigma_i > s) = 10/s`, infinite mean).
     signal_sigma : float > 0, default=1.0
@@ -216,9 +216,10 @@ def suggest_delta(X, y, *, factor=1.5):
     :class:`HuberSoSRegressor` warns, so the suggested threshold never triggers that warning by
     construction).
 
-    .. note:: heuristic; the hetero_regression reconstruction notes (section 7) suggest :math:`k \approx \sqrt{nd}`, which puts
-       fewer than :math:`2\sqrt{nd}` residuals inside the threshold and so always triggers the
-       estimator's regime warning; we use :math:`2\sqrt{nd}`. Not covered by the theory.
+    .. note:: heuristic; the hetero_regression reconstruction notes (section 7) suggest
+       :math:`k \approx \sqrt{nd}`, which puts fewer than :math:`2\sqrt{nd}` residuals inside the
+       threshold and so always triggers the estimator's regime warning; we use :math:`2\sqrt{nd}`. Not covered
+       by the theory.
 
     Parameters
     ----------

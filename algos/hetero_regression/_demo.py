@@ -11,9 +11,9 @@ from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._baselines import LADRegressor
 from ._data import make_subset_of_signals, oracle_wls
+from ._front import SubsetOfSignalsRegressor
 from ._huber import HuberSoSRegressor
 from ._median import CoordinateMedianRegressor
-from ._front import SubsetOfSignalsRegressor
 from ._window import IterativeWindowRegressor
 
 SIGN_ONLY = 1e5
@@ -31,7 +31,8 @@ def _errors(n, d, ms, reps, seed, noisy_sigma=SIGN_ONLY, design="gaussian"):
     out = {k: np.zeros((len(ms), reps)) for k in ESTIMATOR_NAMES}
     for i, m in enumerate(ms):
         for r in range(reps):
-            data = make_subset_of_signals(n, d, m, noisy_sigma=noisy_sigma, design=design, random_state=seed + 1000 * i + r)
+            data = make_subset_of_signals(n, d, m, noisy_sigma=noisy_sigma, design=design,
+                                          random_state=seed + 1000 * i + r)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fits = {
@@ -56,7 +57,8 @@ def _figure(path, n, d, ms, med):
     grid = np.geomspace(min(ms), max(ms), 50)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ax.loglog(grid, [sos_rate(n, d, int(m)) for m in grid], "k-", label=r"$\sqrt{nd}/m$ (rate)")
-    ax.loglog(grid, [huber_error_bound(n, d, int(m)) for m in grid], "k--", lw=0.8, label=r"$3\sqrt{nd}/m$ (bound, C = 3)")
+    ax.loglog(grid, [huber_error_bound(n, d, int(m)) for m in grid], "k--", lw=0.8,
+              label=r"$3\sqrt{nd}/m$ (bound, C = 3)")
     ax.loglog(grid, [oracle_floor(d, int(m)) for m in grid], "k:", label=r"$\sqrt{d/m}$ (oracle floor)")
     for key, style in [("HuberSoS", "C0o-"), ("CoordinateMedian", "C1s-"), ("IterativeWindow [R]", "C4v-"),
                        ("LAD", "C2^-"), ("oracle WLS", "C7d-")]:
@@ -111,7 +113,8 @@ def run_demo(out_dir, quick=False, random_state=0):
             "| oracle WLS | sqrt(d/m) |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for i, m in enumerate(ms):
-        rows.append(f"| {m} | {sos_rate(n, d, m):.4f} | {med['SubsetOfSignals (auto)'][i]:.4f} | {med['HuberSoS'][i]:.4f} | {med['CoordinateMedian'][i]:.4f} | "
+        rows.append(f"| {m} | {sos_rate(n, d, m):.4f} | {med['SubsetOfSignals (auto)'][i]:.4f} | "
+                    f"{med['HuberSoS'][i]:.4f} | {med['CoordinateMedian'][i]:.4f} | "
                     f"{med['IterativeWindow [R]'][i]:.4f} | {med['LAD'][i]:.4f} | {med['OLS'][i]:.3g} | "
                     f"{med['oracle WLS'][i]:.4f} | {oracle_floor(d, m):.4f} |")
     body = f"""

@@ -12,30 +12,38 @@ import copy
 import math
 import warnings
 import zlib
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_bool, check_option, check_random_state, check_scalar_int
-from ._baselines import _LinearPredictMixin, _check_real, _check_shape, _lstsq
+from .._validation import (
+    RANDOM_STATE_CONSTRAINTS,
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_random_state,
+    check_scalar_int,
+    validate_params,
+)
+from ._baselines import _check_real, _check_shape, _LinearPredictMixin, _lstsq
 from ._dask import is_dask_array
 from ._data import resolve_delta, suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
 from ._huber_solvers import _init_lad
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
 from ._mixture import mixture_refine
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import OrderedStrOptions, RANDOM_STATE_CONSTRAINTS, validate_params
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
 _METHODS = ("auto", "huber", "window", "lad", "cmed", "ols")
 _INFERENCE = ("auto", "sandwich")
 _REFINE = ("none", "mixture")
-#: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3, T = log2(w0/w_min) + 5).
+#: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3,
+#: T = log2(w0/w_min) + 5).
 EXTRA_ROUNDS = 5
 #: The OLS fallback is kept when OLS's estimated variance is no larger than the robust fit's with a
 #: pessimistic inlier count ``N_in - p - Z_PESSIMISTIC sqrt(N_in)`` (about a 2-sigma lower bound of
@@ -69,7 +77,9 @@ class NoRecoveryWarning(UserWarning):
 
 
 def _window_refine(X, y, b, w_min, max_rounds, halving=0.5, polish=False):
-    r"""Shrinking-window least squares from ``b`` (hetero_regression reconstruction notes, M3): returns ``(b, n_rounds, widths)``.
+    r"""Shrinking-window least squares from ``b``: returns ``(b, n_rounds, widths)``.
+
+    Method M3 of the hetero_regression reconstruction notes.
 
     :math:`w_0 = \operatorname{median}|r|`; round :math:`t` refits least squares on
     :math:`\{i : |r_i| \le w_t\}` (at least :math:`\max(2p, p+1)` rows: the smallest residuals

@@ -15,17 +15,28 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from numbers import Integral, Real
 from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
-from ._baselines import _LinearPredictMixin, _check_real
+from .._validation import (
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
+from ._baselines import _check_real, _LinearPredictMixin
+from ._chunked import huber_fit_chunks
+from ._dask import DaskPass, check_dask_xy, is_dask_array
 from ._data import resolve_delta, suggest_delta
 from ._huber_solvers import (
     _init_cmed,
@@ -36,14 +47,9 @@ from ._huber_solvers import (
     _spd_solve,
     _weighted_gram,
 )
-from ._chunked import huber_fit_chunks
-from ._dask import DaskPass, check_dask_xy, is_dask_array
+from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
 from ._irls import RANK_RTOL, irls_passes  # noqa: F401  (RANK_RTOL: documented here)
 from ._irls import check_full_rank as _check_full_rank
-from ._inference import _InferenceMixin, _scale_cov, sandwich_cov
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["HuberSoSRegressor", "ConvexRegimeWarning"]
 

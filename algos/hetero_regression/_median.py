@@ -1,17 +1,27 @@
-r"""Coordinate-median regression (d'Orsi, Novikov & Steurer 2021, section 4.2.1; hetero_regression reconstruction notes, M2)."""
+r"""Coordinate-median regression (d'Orsi, Novikov & Steurer 2021, section 4.2.1).
+
+The estimator is method M2 of the hetero_regression reconstruction notes.
+"""
 
 from __future__ import annotations
+
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
 
-from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
+from .._validation import (
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
 from ._baselines import _LinearPredictMixin, _lstsq, _validate_fit
 from ._kernels import masked_ratio_medians
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval
-from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["CoordinateMedianRegressor", "shorth"]
 
@@ -155,8 +165,8 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
     fit_intercept : bool, default=False
         Centre the columns of ``X``, estimate the slopes (the intercept is updated each round as
         the location of the residuals), and set ``intercept_`` to the location (median by
-        default) of the final residuals ``y - X @ coef_`` (hetero_regression reconstruction notes, section 7: the ``|X_ij| >= 1``
-        rule would break on a column of ones).
+        default) of the final residuals ``y - X @ coef_`` (hetero_regression reconstruction notes,
+        section 7: the ``|X_ij| >= 1`` rule would break on a column of ones).
     tol : float >= 0, default=1e-10
         Stop when the step :math:`\|\hat h\|` (intercept step included) is at most ``tol`` times
         the median absolute OLS residual (a scale that is invariant under ``y -> y + Xv``).

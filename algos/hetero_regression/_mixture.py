@@ -167,6 +167,6 @@ def mixture_refine(X, y, b, delta, *, n_scales=None, max_iter=500, tol=1e-4, cro
     # certificate: the relative norm of the estimating equation sum_i psi(r_i) x_i (zero at a
     # stationary point of the likelihood in b with the law fixed), in the units of the other fits
     residual = float(np.linalg.norm(X.T @ psi) * delta / max(np.linalg.norm(X), np.finfo(float).tiny))
-    info = {"residual": residual, "scales": scales, "weights": weights.mean(axis=0), "n_iter": it, "converged": converged,
-            "loglik": float(np.mean(np.log(f) + top))}
+    info = {"residual": residual, "scales": scales, "weights": weights.mean(axis=0), "n_iter": it,
+            "converged": converged, "loglik": float(np.mean(np.log(f) + top))}
     return b, cov, info

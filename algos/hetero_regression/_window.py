@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._validation import check_bool, check_option, check_scalar_float, check_scalar_int
-from ._baselines import _LinearPredictMixin, _lad_lp, _lstsq, _validate_fit, _with_ones
+from .._validation import (
+    OrderedStrOptions,
+    check_bool,
+    check_option,
+    check_scalar_float,
+    check_scalar_int,
+    validate_params,
+)
+from ._baselines import _lad_lp, _LinearPredictMixin, _lstsq, _validate_fit, _with_ones
 from ._data import resolve_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
-from numbers import Integral, Real
-from sklearn.utils._param_validation import Interval, StrOptions
-from .._validation import OrderedStrOptions, validate_params
 
 __all__ = ["IterativeWindowRegressor"]
 
@@ -44,7 +50,8 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
 
     .. note:: Reconstructed, not from the target paper: the paper's algorithm is unknown; this is
        the project's guess at an estimator "in the style of" Liang & Yuan's iterative truncation
-       (COLT 2020) carried to regression (hetero_regression reconstruction notes, M3, status [R]). **Opt-in**: in a reference
+       (COLT 2020) carried to regression (hetero_regression reconstruction notes, M3, status [R]).
+       **Opt-in**: in a reference
        prototype a trimmed-LS cousin was 2.5-5x worse than Huber
        (:class:`HuberSoSRegressor`); use Huber unless this one is shown to match it.
 

@@ -38,10 +38,16 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from algos.fair_matching import (ThresholdEqualFilling, cef_ratio, hill_climb_instance, random_instance,
-                                 triangular_instance, upper_bound_instance, usw_ratio)
-from theory.fair_matching import (cef_lower_bound, known_bound, prior_usw_upper_bound, usw_lower_bound,
-                                  usw_upper_bound)
+from algos.fair_matching import (
+    ThresholdEqualFilling,
+    cef_ratio,
+    hill_climb_instance,
+    random_instance,
+    triangular_instance,
+    upper_bound_instance,
+    usw_ratio,
+)
+from theory.fair_matching import cef_lower_bound, known_bound, prior_usw_upper_bound, usw_lower_bound, usw_upper_bound
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 
@@ -128,7 +134,8 @@ ax1.set(xlabel=r"threshold $\gamma$", ylabel="ratio", ylim=(-0.03, 1.05), title=
 alpha = np.linspace(0.0, 1.0, 201)
 ax2.plot(cef_lower_bound(g_fine), usw_lower_bound(g_fine), color="k",
          label=r"EFTT guarantee $(1-e^{-\gamma},\ 1-e^{\gamma-1}/(1+\gamma))$")
-ax2.plot(alpha, usw_upper_bound(alpha), "--", color="tab:red", label=r"upper bound $(1+\alpha-e^{\alpha-1})/(1+\alpha)$")
+ax2.plot(alpha, usw_upper_bound(alpha), "--", color="tab:red",
+         label=r"upper bound $(1+\alpha-e^{\alpha-1})/(1+\alpha)$")
 ax2.plot(alpha, prior_usw_upper_bound(alpha), ":", color="tab:purple", label=r"prior bound $1/(1+\alpha)$")
 ax2.axhline(1 - np.exp(-1), color="grey", linewidth=0.8, linestyle="-.", label=r"$1-1/e$ (no fairness)")
 cef_max = known_bound("cef_upper_bound_divisible_h24")  # no non-wasteful algorithm is more CEF

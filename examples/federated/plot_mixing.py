@@ -116,8 +116,8 @@ axes[0].set_title("closed-form mixing weights")
 axes[0].legend(fontsize=8)
 methods = list(next(iter(results.values())))
 for j, m in enumerate(methods):
-    axes[1].plot(alphas, [results[a][m] for a in alphas], "o-" if m == "Potara" else ".--", lw=2.5 if m == "Potara" else 1,
-                 label=m)
+    axes[1].plot(alphas, [results[a][m] for a in alphas], "o-" if m == "Potara" else ".--",
+                 lw=2.5 if m == "Potara" else 1, label=m)
 axes[1].set_xscale("log")
 axes[1].set_xlabel("Dirichlet alpha (small = heterogeneous)")
 axes[1].set_ylabel("mean per-client test accuracy")

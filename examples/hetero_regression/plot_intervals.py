@@ -32,9 +32,6 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
-R = 20 if QUICK else 100
-
 from algos.datasets import load_engel
 from algos.hetero_regression import (
     ConvexRegimeWarning,
@@ -42,6 +39,9 @@ from algos.hetero_regression import (
     SubsetOfSignalsRegressor,
     make_subset_of_signals,
 )
+
+QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
+R = 20 if QUICK else 100
 
 Z = 1.959963984540054  # 97.5 % normal quantile
 

@@ -33,8 +33,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import HuberRegressor, LinearRegression
 
 from algos.datasets import load_engel, load_grunfeld
-from algos.hetero_regression import (ConvexRegimeWarning, CoordinateMedianRegressor, HuberSoSRegressor,
-                                     IterativeWindowRegressor, LADRegressor, feasible_wls, oracle_wls, suggest_delta)
+from algos.hetero_regression import (
+    ConvexRegimeWarning,
+    CoordinateMedianRegressor,
+    HuberSoSRegressor,
+    IterativeWindowRegressor,
+    LADRegressor,
+    feasible_wls,
+    oracle_wls,
+    suggest_delta,
+)
 
 QUICK = os.environ.get("ALGOS_EXAMPLES_QUICK", "0") not in ("", "0")
 SEED, (N_BOOT, N_SEEDS) = 2026, ((100, 10) if QUICK else (500, 20))

@@ -108,6 +108,14 @@ def _images(n=40, side=8):
     return X, y
 
 
+def _dask_images():
+    """``{"X", "y"}`` of :func:`_images` as row-chunked dask arrays (two blocks)."""
+    import dask.array as da
+
+    X, y = _images()
+    return {"X": da.from_array(X, chunks=(20, -1)), "y": da.from_array(y, chunks=20)}
+
+
 @functools.lru_cache(None)
 def _fed(n=60, d=4, clients=3):
     rng = np.random.default_rng(0)
@@ -466,6 +474,9 @@ def _continual():
             "y_te": _images()[1], "tasks": [np.array([0, 1]), np.array([2, 3])]}),
             data=("X_tr", "y_tr", "X_te", "y_te")),
         "StreamingRidge": Recipe(C.StreamingRidge, "est", fit=Xy, after=clf_after),
+        # the dask arrays are the data; the estimator is the one to fit (not fuzzed)
+        "fit_dask": Recipe(C.fit_dask, args=_fresh(lambda: {"estimator": C.StreamingLDA(), **_dask_images()}),
+                           fixed=("estimator",), data=("X", "y"), labels=("y",)),
         "OfflineLDA": Recipe(C.OfflineLDA, "est", fit=Xy, after=clf_after, labels=("y",)),
         "RandomConvFeatures": Recipe(C.RandomConvFeatures, "est", args=_fresh(lambda: {"image_shape": (1, 8, 8),
                                                                                        "n_filters": 4,

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
 from hypothesis import given, note, settings, target
 from hypothesis import strategies as st
+from numpy.testing import assert_allclose
 from scipy import stats
 
 from algos.hetero_regression._data import make_subset_of_signals, oracle_wls

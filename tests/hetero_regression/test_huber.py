@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
+from accel.backend import get_backend
+from accel.hetero_regression import _evaluate
 from algos.hetero_regression._data import make_subset_of_signals
 from algos.hetero_regression._huber import ConvexRegimeWarning, HuberSoSRegressor
 from algos.hetero_regression._kernels import huber_pass, masked_ratio_medians, quickselect_median
 from algos.hetero_regression._reference import masked_ratio_medians_reference, quickselect_median_reference
-from accel.backend import get_backend
-from accel.hetero_regression import _evaluate
 
 SEEDS = st.integers(0, 2**32 - 1)
 SIGN_ONLY = 1e5  # noisy sigma of the spec's "sign-only" regime
