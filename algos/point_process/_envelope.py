@@ -214,6 +214,9 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
     if not isinstance(backend, str):
         raise TypeError(f"'backend' must be a joblib backend name or 'dask' / 'ray' (str); got {backend!r} of type "
                         f"{type(backend).__name__}.")
+    from algos.experiments import _check_n_jobs
+
+    n_jobs = _check_n_jobs(n_jobs)
     if scheduler is not None and backend not in ("dask", "ray"):
         raise ValueError(f"'scheduler' is only used with backend 'dask' or 'ray'; got scheduler={scheduler!r} with "
                          f"backend={backend!r}.")

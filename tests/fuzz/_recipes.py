@@ -680,7 +680,8 @@ def _point_process():
                                                                              "r": np.array([0.05, 0.1])})),
         "envelope": Recipe(PP.envelope, args=_fresh(lambda: {"model": "poisson", "n_sim": 3, "X": _points(),
                                                              "window": win, "r": np.array([0.05, 0.1]),
-                                                             "random_state": 0})),
+                                                             "random_state": 0}),
+                           elementwise=("r",)),  # one distance (a 0-d r) is a valid set of radii
         "lgcp_min_contrast": Recipe(PP.lgcp_min_contrast, args=_fresh(lambda: {"X": _points(), "window": win,
                                                                                "r": np.linspace(0, 0.2, 21)})),
         "simulate_poisson": Recipe(PP.simulate_poisson, args=_fresh(lambda: {"window": win, "intensity": 50.0,
