@@ -39,7 +39,7 @@ __all__ = ["ACTIVATION_CODES", "reservoir_scan", "grid_scan4"]
 ACTIVATION_CODES = {"tanh": 0, "relu": 1, "leaky_relu": 2}
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always")
 def _tanh(z):
     """tanh through ``expm1`` (relative error ~1e-16; about twice as fast as libm's ``tanh`` here)."""
     e = math.expm1(-2.0 * abs(z))
@@ -47,7 +47,7 @@ def _tanh(z):
     return t if z >= 0.0 else -t
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always")
 def _activate(z, act, negative_slope):
     """Activation code ``act``: 0 tanh, 1 ReLU, 2 leaky ReLU with ``negative_slope``."""
     if act == 0:
@@ -57,7 +57,7 @@ def _activate(z, act, negative_slope):
     return z if z > 0.0 else negative_slope * z
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always")
 def _leaky_step(h, pre, W, leak, one_minus, act, negative_slope):
     """One step in place: ``pre += h W`` (``pre`` holds the drive on entry), then
     ``h = (1 - a) h + a f(pre)``."""
@@ -112,7 +112,7 @@ def reservoir_scan(Z, W, leak, act, negative_slope, reverse, h0, out):
     return out
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always")
 def _scan_strided(Z, W, leak, act, negative_slope, out, h, pre, b, fixed, along_rows, c0, reverse):
     """One sequence of a grid: row ``fixed`` (``along_rows``) or column ``fixed``, channels ``c0:c0+U``."""
     L = Z.shape[2] if along_rows else Z.shape[1]

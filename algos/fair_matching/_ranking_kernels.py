@@ -60,7 +60,7 @@ _PARALLEL_MIN_RUNS = 8
 # --------------------------------------------------------------------------------------------
 # HybridRanking
 # --------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit
 def _pick_index(key, n):
     """``min(floor(key * n), n - 1)``: position of a uniform choice among ``n`` sorted candidates."""
     j = int(math.floor(key * n))
@@ -71,7 +71,7 @@ def _pick_index(key, n):
     return j
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _sift_down(buf, root, end):
     while True:
         child = 2 * root + 1
@@ -85,7 +85,7 @@ def _sift_down(buf, root, end):
         root = child
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _sort_small(buf, n):
     """Sort ``buf[:n]`` ascending in place, without allocating: insertion sort for short lists
     (the usual case: a handful of classes per item), heapsort beyond 16 entries."""
@@ -105,7 +105,7 @@ def _sort_small(buf, n):
         _sift_down(buf, 0, end)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _hybrid_one_run(r, indptr, indices, agent_class, gamma, fair_rule, ranks, tie_keys, matched,
                     class_utility, match_out, stamp, best_agent, present):
     """Run ``r`` of HybridRanking over the batch. Scratch: ``stamp`` (k, int64, all -1 on entry),
@@ -318,7 +318,7 @@ def hybrid_ranking_reference(indptr, indices, agent_class, n_classes, gamma, fai
 # --------------------------------------------------------------------------------------------
 # RANKING (KVV) baseline
 # --------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit
 def _ranking_one_run(r, indptr, indices, agent_class, ranks, matched, class_utility, match_out):
     m = indptr.shape[0] - 1
     for t in range(m):
@@ -386,7 +386,7 @@ def ranking_reference(indptr, indices, agent_class, ranks, matched, class_utilit
 # --------------------------------------------------------------------------------------------
 # Greedy baseline
 # --------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit
 def _greedy_one_run(r, indptr, indices, agent_class, tie, tie_keys, matched, class_utility, match_out):
     m = indptr.shape[0] - 1
     for t in range(m):

@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["local_gd_clients", "local_gd_clients_serial", "fisher_diag"]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _softmax_residual(x, y, Weff, b, r):
     """``r <- softmax(x @ Weff + b) - e_y``; returns the sample's cross-entropy."""
     d, C = Weff.shape
@@ -57,7 +57,7 @@ def _softmax_residual(x, y, Weff, b, r):
     return loss
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _one_client(X, y, lo, hi, W, b, A, B, cW, cb, cA, cB, train, epochs, lr, l2, mu, order, batch_size):
     d, C = W.shape
     rank = A.shape[1]

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def matern_corr(d, phi, nu_code):
     """Matérn correlation at distance ``d``: ``nu_code`` 0 is nu = 1/2, 1 is nu = 3/2."""
     r = d / phi
@@ -51,7 +51,7 @@ def matern_corr(d, phi, nu_code):
     return (1.0 + s) * math.exp(-s)
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _sort_by_angle(xs, ys, cx, cy, n):
     ang = np.empty(n)
     for t in range(n):
@@ -60,7 +60,7 @@ def _sort_by_angle(xs, ys, cx, cy, n):
     return xs[idx], ys[idx]
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _shoelace(xs, ys, n):
     a = 0.0
     for t in range(n):
@@ -69,7 +69,7 @@ def _shoelace(xs, ys, n):
     return 0.5 * a
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _cell_polygon(ptr, vidx, verts, centres, c):
     """The vertices of convex cell ``c`` sorted by angle around ``centres[c]`` (a CCW polygon)."""
     n = ptr[c + 1] - ptr[c]
@@ -94,7 +94,7 @@ def convex_cell_areas(ptr, vidx, verts, centres):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _clip_halfplane(sx, sy, ns, ax, ay, bx, by, ox, oy):
     """Keep the part of polygon (sx, sy)[:ns] left of the directed line a->b; write into (ox, oy).
 
@@ -183,7 +183,7 @@ def filter_earlier(cand, rank, own_rank, k):
     return nbr, cnt
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _chol_solve_small(R, rhs, m):
     """Solve R x = rhs (R SPD m x m) by Cholesky in place on a copy; returns x."""
     L = R.copy()
@@ -213,7 +213,7 @@ def _chol_solve_small(R, rhs, m):
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _kriging_row(coords, nbr_i, m, x, y, phi, nu_code, jitter, A_row):
     """Kriging weights of a target at ``(x, y)`` on the ``m`` nodes ``nbr_i[:m]`` (correlation scale,
     ``jitter`` on the diagonal), written into ``A_row``; returns ``1 + jitter - r . a``."""
@@ -257,7 +257,7 @@ def nngp_rows(coords, nbr, cnt, phi, nu_code, jitter):
     return A, F
 
 
-@numba.njit(cache=True)
+@numba.njit
 def row_quadratic(S_i, a, m, r, nbr_i, r_i):
     """``b^T S_i b + (b . r_[i])^2`` with ``b = (1, -a_1..a_m)`` on ``(i, N(i))``: one row's term of
     :func:`nngp_block_terms` before the division by ``F_i``."""
