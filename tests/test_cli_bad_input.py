@@ -95,7 +95,7 @@ def _string_values(command, dest, f):
         "baselines": ["nope", "fedavg,nope"],
         "dataset": ["nope", *files],
         "window": ["a,b,c,d", "1,0,0,1", "0,1", "0,nan,0,1", "0,0,0,1"],
-        "n_dummy": ["abc", "-3", "0", "nan"],
+        "n_dummy": ["abc", "-3", "1.5", "nan"],  # 0 is valid: the data points alone are the nodes
         "covariates": files,
         "save_instance": [str(f / "no-such-dir" / "x.json")],
         "client_column": ["nope"],
