@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from numpy.testing import assert_allclose
 
 from algos._validation import spawn_generators
 from algos.experiments import monte_carlo, run_sweep, summarize
+from tests._clusters import local_ray
 
 # Summaries are compared with an explicit-loop reference: both are float64 sums of <= 50 terms.
 RTOL = 1e-12
@@ -264,20 +264,8 @@ def dask_cluster():
 @pytest.fixture(scope="module")
 def ray_session():
     """One local Ray session for the module (start-up takes seconds), with 2 worker processes."""
-    ray = pytest.importorskip("ray")
-    if ray.is_initialized():  # pragma: no cover - someone else's session
+    with local_ray() as ray:
         yield ray
-        return
-    # keep Ray's default (no GPU masking) without its FutureWarning about a future default change
-    had = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO" in os.environ
-    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        if not had:
-            os.environ.pop("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", None)
 
 
 def test_dask_records_bit_identical_to_sequential(dask_cluster):

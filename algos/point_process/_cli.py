@@ -324,17 +324,18 @@ def run(args):
 
 
 def _check_sizes(n_dummy, grid, n_neighbors):
-    """Refuse a ``--n-dummy`` or ``--grid`` whose arrays alone would exceed the memory budget (before the fit).
+    """Refuse a ``--n-dummy`` or ``--grid`` whose memory would exceed the budget (before the data are read).
 
-    Per quadrature node: coordinates, weights, the neighbour lists and the precision pattern (about
-    ``4 * n_neighbors + 16`` numbers of 8 bytes); per map cell: the cell centre, the mean, the bounds,
-    the sd and the neighbour lists of the prediction (``2 * n_neighbors + 10`` numbers). These are
-    lower bounds: the fit needs more (its own budget check runs after the symbolic analysis).
+    Per quadrature node: VoGCAM's own estimate (``NODE_BYTES``, the rule its ``fit`` applies); per map
+    cell: the cell centre, the mean, the bounds, the sd and the neighbour lists of the prediction
+    (``2 * n_neighbors + 10`` numbers of 8 bytes, a lower bound).
     """
+    from ._vogcam import NODE_BYTES
+
     k = int(n_neighbors) if isinstance(n_neighbors, (int, np.integer)) and n_neighbors > 0 else 15
     if n_dummy != "auto":
-        check_memory_budget(8 * (4 * k + 16) * n_dummy, f"{n_dummy} dummy quadrature nodes", f"'--n-dummy'={n_dummy}",
-                            hint="lower --n-dummy (or use 'auto')")
+        check_memory_budget(NODE_BYTES * n_dummy, f"{n_dummy} dummy quadrature nodes (about {NODE_BYTES // 1024} KB "
+                            "each)", f"'--n-dummy'={n_dummy}", hint="lower --n-dummy (or use 'auto')")
     check_memory_budget(8 * (2 * k + 10) * grid * grid, f"a {grid} x {grid} map", f"'--grid'={grid}",
                         hint="lower --grid")
 

@@ -214,12 +214,11 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
     if not isinstance(backend, str):
         raise TypeError(f"'backend' must be a joblib backend name or 'dask' / 'ray' (str); got {backend!r} of type "
                         f"{type(backend).__name__}.")
+    from algos._engines import check_scheduler
     from algos.experiments import _check_n_jobs
 
     n_jobs = _check_n_jobs(n_jobs)
-    if scheduler is not None and backend not in ("dask", "ray"):
-        raise ValueError(f"'scheduler' is only used with backend 'dask' or 'ray'; got scheduler={scheduler!r} with "
-                         f"backend={backend!r}.")
+    scheduler = check_scheduler(scheduler, backend, "backend")
     w = window
     if w is None and not isinstance(model, str):
         w = getattr(model, "window_", None)

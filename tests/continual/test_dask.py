@@ -7,6 +7,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from algos.continual import CIRCLEClassifier, SLDAEnsemble, StreamingLDA, fit_dask, load_digits_images
+from tests._clusters import local_dask_cluster
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -18,13 +19,8 @@ TOL = 1e-10
 def client():
     """A real LocalCluster of 2 worker processes x 1 thread on 127.0.0.1 for the module, and its client."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
-    try:
-        with distributed.Client(cluster, timeout="60s") as c:
-            yield c
-    finally:
-        cluster.close()
+    with local_dask_cluster() as cluster, distributed.Client(cluster, timeout="60s") as c:
+        yield c
 
 
 def _data(seed=0, n=1200, d=9, K=5):

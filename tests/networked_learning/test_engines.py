@@ -15,6 +15,7 @@ import pytest
 
 from algos.networked_learning import NetworkedDAGRegressor, cyclic_allocation, make_gaussian
 from algos.networked_learning._message import AgentMessage, message_nbytes
+from tests._clusters import local_dask_cluster, local_ray
 
 PRED_TOL = 1e-12
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,34 +59,15 @@ def _assert_same_fit(got, ref):
 def dask_cluster():
     """A 2-worker LocalCluster and a client that is not the default one (tests enter ``as_current``)."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None)
-    try:
-        client = distributed.Client(cluster, set_as_default=False, timeout="60s")
-        try:
-            yield cluster, client
-        finally:
-            client.close()
-    finally:
-        cluster.close()
+    with local_dask_cluster() as cluster, distributed.Client(cluster, set_as_default=False, timeout="60s") as client:
+        yield cluster, client
 
 
 @pytest.fixture(scope="module")
 def ray_session():
     """One local Ray session for the module, 2 CPUs."""
-    ray = pytest.importorskip("ray")
-    if ray.is_initialized():  # pragma: no cover - someone else's session
+    with local_ray() as ray:
         yield ray
-        return
-    had = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO" in os.environ
-    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        if not had:
-            os.environ.pop("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", None)
 
 
 # ----------------------------------------------------------------------------------------------------
