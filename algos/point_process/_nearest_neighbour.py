@@ -51,9 +51,10 @@ from scipy.spatial import cKDTree
 
 from .._validation import check_array, check_option, check_scalar_float, check_scalar_int
 from ._second_order import SummaryFunction, _check_pattern, boundary_distance
+from ._valid_range import RangeWarning
 
 __all__ = ["g_function", "f_function", "j_function", "default_nn_radii", "distance_raster",
-           "RangeWarning", "NPIXEL"]
+           "RangeWarning", "NPIXEL", "NN_STATS"]
 
 #: Default raster side of F's test locations (spatstat's ``spatstat.options("npixel")``).
 NPIXEL = 128
@@ -64,10 +65,6 @@ _G_CORR = ("km", "rs", "han", "none")
 _F_CORR = ("km", "rs", "cs", "none")
 _ALIASES = {"kaplan": "km", "kaplan-meier": "km", "best": "km", "border": "rs", "reduced": "rs",
             "hanisch": "han", "raw": "none", "chiu-stoyan": "cs", "chiustoyan": "cs"}
-
-
-class RangeWarning(UserWarning):
-    """An edge-corrected summary was asked for distances where its correction is undefined (NaN there)."""
 
 
 def _warn_range(name, correction, r_first):
@@ -435,3 +432,8 @@ def j_function(X, window=None, r=None, correction="km", eps=None, dimyx=None):
     with np.errstate(divide="ignore", invalid="ignore"):
         J = np.where(1.0 - F != 0, (1.0 - G) / (1.0 - F), np.nan)
     return _finish("J", r, J, np.ones_like(r), corr, n)
+
+
+#: Statistics of :func:`envelope` by name: the function and its default r grid.
+NN_STATS = {"G": (g_function, default_nn_radii), "F": (f_function, default_nn_radii),
+            "J": (j_function, default_nn_radii)}
