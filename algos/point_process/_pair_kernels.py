@@ -409,6 +409,7 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
     half-width ``h``, ``acc[k] += term * k_h(r[k] - d_ij)`` (as :func:`epanechnikov_pair_sum`)."""
     R = r.shape[0]
     acc = np.zeros(R + 1)
+    b2 = b * b * (1.0 + 1e-9) + 1e-300
     for c in range(gx * gy):
         cx = c % gx
         cy = c // gx
@@ -417,6 +418,7 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
             xi = X[i, 0]
             yi = X[i, 1]
             wi = w[i]
+            b2i = b2[i]
             for oy in range(0, reach + 1):
                 qy = cy + oy
                 if qy >= gy:
@@ -453,7 +455,12 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
                         j = order[u]
                         dx = xi - X[j, 0]
                         dy = yi - X[j, 1]
-                        if dx * dx + dy * dy > r2:
+                        d2 = dx * dx + dy * dy
+                        if d2 > r2:
+                            continue
+                        # border: a pair farther than both boundary distances counts for neither point
+                        # (a fast reject on squares with a margin; the exact test is on d below)
+                        if mode == 3 and d2 > b2i and d2 > b2[j]:
                             continue
                         d = math.hypot(dx, dy)
                         if d > rmax:
