@@ -15,9 +15,9 @@ Bounds in :mod:`theory.point_process`; torch kernels in :mod:`accel.point_proces
 from ._covariates import RasterCovariates, load_raster_covariates
 from ._envelope import Envelope, envelope, simulate_poisson
 from ._min_contrast import MinContrastFit, lgcp_min_contrast
+from ._nearest_neighbour import f_function, g_function, j_function
 from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
 from ._quadrature import Quadrature, build_quadrature, voronoi_weights
-from ._nearest_neighbour import f_function, g_function, j_function
 from ._second_order import SummaryFunction, k_function, l_function, pair_correlation
 from ._simulate import LGCPSample, simulate_lgcp
 from ._sparse import SparseCholesky

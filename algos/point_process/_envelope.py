@@ -14,9 +14,9 @@ import numpy as np
 from theory.point_process import poisson_k_function
 
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from ._nearest_neighbour import NN_STATS
 from ._quadrature import duplicates_reported
 from ._second_order import _STATS, MAX_EXPECTED_POINTS, N_LARGE, _check_pattern, _check_radii
-from ._nearest_neighbour import NN_STATS
 from ._valid_range import RangeWarning
 from ._window import Window
 

@@ -410,6 +410,13 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
     R = r.shape[0]
     acc = np.zeros(R + 1)
     b2 = b * b * (1.0 + 1e-9) + 1e-300
+    # border: the largest squared boundary distance in each cell (a cell farther from point i than both
+    # that and b_i holds no pair that counts)
+    cb2 = np.zeros(gx * gy)
+    if mode == 3:
+        for c in range(gx * gy):
+            for t in range(starts[c], starts[c + 1]):
+                cb2[c] = max(cb2[c], b2[order[t]])
     for c in range(gx * gy):
         cx = c % gx
         cy = c // gx
@@ -448,6 +455,8 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
                     if rx * rx + ry * ry > r2:
                         continue
                     q = qx + gx * qy
+                    if mode == 3 and rx * rx + ry * ry > b2i and rx * rx + ry * ry > cb2[q]:
+                        continue
                     u0 = starts[q]
                     if ox == 0 and oy == 0:
                         u0 = t + 1
