@@ -7,18 +7,21 @@ ELBO [reconstructed from the target paper's abstract; the point_process reconstr
 :class:`SparseCholesky` (numba sparse Cholesky + Takahashi selected inverse), :class:`RasterCovariates`.
 Minimum-contrast hyperparameters (spatstat's ``kppm`` method): :func:`lgcp_min_contrast`.
 Second-order summaries with edge corrections: :func:`k_function`, :func:`l_function`,
-:func:`pair_correlation` (homogeneous and inhomogeneous) and simulation envelopes (:func:`envelope`).
+:func:`pair_correlation` (homogeneous and inhomogeneous), nearest-neighbour summaries :func:`g_function`,
+:func:`f_function`, :func:`j_function` and simulation envelopes (:func:`envelope`).
 Bounds in :mod:`theory.point_process`; torch kernels in :mod:`accel.point_process`.
 """
 
 from ._covariates import RasterCovariates, load_raster_covariates
 from ._envelope import Envelope, envelope, simulate_poisson
 from ._min_contrast import MinContrastFit, lgcp_min_contrast
+from ._nearest_neighbour import f_function, g_function, j_function
 from ._nngp import NNGPFactor, matern, nngp_precision, woodbury_solve
 from ._quadrature import Quadrature, build_quadrature, voronoi_weights
 from ._second_order import SummaryFunction, k_function, l_function, pair_correlation
 from ._simulate import LGCPSample, simulate_lgcp
 from ._sparse import SparseCholesky
+from ._valid_range import RangeWarning
 from ._vogcam import HyperparameterWarning, VoGCAM
 from ._window import Window
 from .baselines import FRKVariationalLGCP, GridLaplaceLGCP, GridMALALGCP, SVGPCoxProcess
@@ -46,6 +49,10 @@ __all__ = [
     "k_function",
     "l_function",
     "pair_correlation",
+    "g_function",
+    "f_function",
+    "j_function",
+    "RangeWarning",
     "envelope",
     "simulate_poisson",
     "SummaryFunction",

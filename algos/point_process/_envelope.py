@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
 from theory.point_process import poisson_k_function
 
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from ._nearest_neighbour import NN_STATS
 from ._quadrature import duplicates_reported
 from ._second_order import _STATS, MAX_EXPECTED_POINTS, N_LARGE, _check_pattern, _check_radii
+from ._valid_range import RangeWarning
 from ._window import Window
 
 
@@ -174,7 +177,9 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         "poisson": homogeneous Poisson with the intensity ``n / |W|`` of ``X``. A fitted
         :class:`VoGCAM`: its posterior (field drawn on a ``grid x grid`` raster). An object with
         ``simulate(random_state=)`` (e.g. :class:`MinContrastFit`).
-    statistic : {"K", "L", "g"} or callable ``(points, window, r) -> values``, default="L"
+    statistic : {"K", "L", "g", "G", "F", "J"} or callable ``(points, window, r) -> values``, default="L"
+        "G", "F", "J": the nearest-neighbour summaries (:func:`g_function` ...), default r grid
+        spatstat's for G (:func:`._nearest_neighbour.default_nn_radii`) and correction "km".
     n_sim : int >= 1, default=39
         39 simulations give a pointwise two-sided test of level 0.05.
     X : array (n, 2), optional
@@ -232,12 +237,16 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         if w is None:
             raise ValueError("'window' is required when 'X' is not given.")
         win = Window.from_any(w)
+    nn = isinstance(statistic, str) and statistic in NN_STATS
+    if nn and r is None:
+        r = NN_STATS[statistic][1](win, len(X) if X is not None else 0)
     r = _check_radii(r, win)
     sample, _ = _sampler(model, X, win, grid)
     if isinstance(statistic, str):
-        if statistic not in _STATS:
-            raise ValueError(f"'statistic' must be one of ('K', 'L', 'g') or a callable; got {statistic!r}.")
-        fn = _STATS[statistic]
+        if statistic not in _STATS and not nn:
+            raise ValueError(f"'statistic' must be one of ('K', 'L', 'g', 'G', 'F', 'J') or a callable; "
+                             f"got {statistic!r}.")
+        fn = NN_STATS[statistic][0] if nn else _STATS[statistic]
         kw = dict(kwargs)
         if correction is None and statistic in ("K", "L"):
             # one correction for the pattern and every simulation (the large-n rule decided on X)
@@ -248,10 +257,16 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         def stat(P):
             if len(P) < 2:
                 return np.full(len(r), np.nan)
-            return fn(P, win, r, **kw).value
+            with warnings.catch_warnings():
+                # the simulations share the pattern's r: its range warning, if any, is the one that counts
+                warnings.simplefilter("ignore", RangeWarning)
+                return fn(P, win, r, **kw).value
 
         sname = statistic
         theo = {"K": poisson_k_function(r), "L": r.copy()}.get(statistic, np.ones_like(r))
+        if statistic in ("G", "F"):
+            lam = len(X) / win.area if X is not None else np.nan
+            theo = 1.0 - np.exp(-lam * np.pi * r * r)
     elif callable(statistic):
         def stat(P):
             return np.asarray(statistic(P, win, r), dtype=np.float64).reshape(len(r))
@@ -278,7 +293,7 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         mean = np.nanmean(sims, axis=0) if np.any(np.isfinite(sims)) else np.full(len(r), np.nan)
         lo, hi = np.nanmin(sims, axis=0), np.nanmax(sims, axis=0)
     with duplicates_reported():
-        observed = stat(X) if X is not None else None
+        observed = (fn(X, win, r, **kw).value if isinstance(statistic, str) else stat(X)) if X is not None else None
     dev = p = None
     if observed is not None:
         poisson = isinstance(model, str)

@@ -409,6 +409,14 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
     half-width ``h``, ``acc[k] += term * k_h(r[k] - d_ij)`` (as :func:`epanechnikov_pair_sum`)."""
     R = r.shape[0]
     acc = np.zeros(R + 1)
+    b2 = b * b * (1.0 + 1e-9) + 1e-300
+    # border: the largest squared boundary distance in each cell (a cell farther from point i than both
+    # that and b_i holds no pair that counts)
+    cb2 = np.zeros(gx * gy)
+    if mode == 3:
+        for c in range(gx * gy):
+            for t in range(starts[c], starts[c + 1]):
+                cb2[c] = max(cb2[c], b2[order[t]])
     for c in range(gx * gy):
         cx = c % gx
         cy = c // gx
@@ -417,6 +425,7 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
             xi = X[i, 0]
             yi = X[i, 1]
             wi = w[i]
+            b2i = b2[i]
             for oy in range(0, reach + 1):
                 qy = cy + oy
                 if qy >= gy:
@@ -446,6 +455,8 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
                     if rx * rx + ry * ry > r2:
                         continue
                     q = qx + gx * qy
+                    if mode == 3 and rx * rx + ry * ry > b2i and rx * rx + ry * ry > cb2[q]:
+                        continue
                     u0 = starts[q]
                     if ox == 0 and oy == 0:
                         u0 = t + 1
@@ -453,7 +464,12 @@ def grid_pair_histogram(X, order, starts, gx, gy, csx, csy, x0g, y0g, reach, rma
                         j = order[u]
                         dx = xi - X[j, 0]
                         dy = yi - X[j, 1]
-                        if dx * dx + dy * dy > r2:
+                        d2 = dx * dx + dy * dy
+                        if d2 > r2:
+                            continue
+                        # border: a pair farther than both boundary distances counts for neither point
+                        # (a fast reject on squares with a margin; the exact test is on d below)
+                        if mode == 3 and d2 > b2i and d2 > b2[j]:
                             continue
                         d = math.hypot(dx, dy)
                         if d > rmax:

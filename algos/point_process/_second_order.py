@@ -16,6 +16,12 @@ For a pattern :math:`x_1, \dots, x_n` in a window :math:`W` with distances :math
     d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W;
   - ``"none"``: :math:`e_{ij} = 1`.
 
+  **Valid range** (spatstat's rule in ``Kest``): the isotropic estimate is NaN for :math:`r \\ge` the
+  window's bounding radius, the translation estimate for :math:`r \\ge` the distance from the origin to
+  the boundary of the support of the set covariance (both half the diagonal for a rectangle); the
+  border estimate is NaN where no point is farther than r from the boundary. A
+  :class:`._valid_range.RangeWarning` says so (:mod:`._valid_range`). L and g follow K's rule.
+
   For a Poisson process conditioned on its number of points, the translation and isotropic estimators
   are unbiased for :math:`\pi r^2` (tests), the border estimator for :math:`(n-1)\pi r^2 / n`.
 * **L** (Besag 1977): :math:`\hat L = \sqrt{\hat K/\pi}`.
@@ -55,6 +61,7 @@ from ._pair_kernels import (
     rectangle_circle_fraction,
 )
 from ._quadrature import warn_duplicates
+from ._valid_range import mask_beyond_range
 from ._window import Window, coordinate_array
 
 __all__ = [
@@ -450,6 +457,7 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
         else:
             K = K * (win.area / (n * (n - 1)))
     name = "K_inhom" if inhom else "K"
+    K = mask_beyond_range(K, r, win, correction, name)
     return SummaryFunction(name, r, K, poisson_k_function(r), correction, n)
 
 
@@ -533,6 +541,7 @@ def pair_correlation(X, window=None, r=None, correction="translation", intensity
         S = S * (win.area / (n * (n - 1)))
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(r > 0, S / (2.0 * np.pi * np.where(r > 0, r, 1.0)), np.nan)
+    g = mask_beyond_range(g, r, win, correction, "g_inhom" if inhom else "g")
     return SummaryFunction("g_inhom" if inhom else "g", r, g, np.ones_like(r), correction, n)
 
 
