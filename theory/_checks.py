@@ -380,7 +380,29 @@ def check_not_strings(value, name):
 
 
 # ============================================================================================ declared domains
-_INF = float("inf")
+def _interval_expr(var, low, high, closed):
+    """Source of the test ``low (<|<=) var (<|<=) high`` (``True`` when unbounded)."""
+    parts = []
+    low = low if low is None or isinstance(low, int) else float(low)
+    high = high if high is None or isinstance(high, int) else float(high)
+    if low is not None:
+        parts.append(f"{low!r} {'<=' if closed in ('both', 'left') else '<'} {var}")
+    if high is not None:
+        parts.append(f"{var} {'<=' if closed in ('both', 'right') else '<'} {high!r}")
+    return " and ".join(parts) or "True"
+
+
+def _interval_test(low, high, closed):
+    """A one-comparison test of ``low (<|<=) value (<|<=) high`` (the fast path of :func:`domain`)."""
+    lo = -float("inf") if low is None else low
+    hi = float("inf") if high is None else high
+    if closed == "both":
+        return lambda v: lo <= v <= hi
+    if closed == "left":
+        return lambda v: lo <= v < hi
+    if closed == "right":
+        return lambda v: lo < v <= hi
+    return lambda v: lo < v < hi
 
 
 class _Rule:
@@ -395,16 +417,20 @@ class _Rule:
 class Int(_Rule):
     """An int in an interval (``low``/``high`` ``None``: unbounded); ``none=True`` also admits ``None``."""
 
-    __slots__ = ("low", "high", "closed")
+    __slots__ = ("low", "high", "closed", "fast")
 
     def __init__(self, low=None, high=None, closed="both", *, none=False):
         self.low, self.high, self.closed, self.none = low, high, closed, none
+        self.fast = _interval_test(low, high, closed)
+
+    def fast_expr(self, var):
+        return f"type({var}) is int and {_interval_expr(var, self.low, self.high, self.closed)}"
 
     def check(self, value, name):
+        if type(value) is int and self.fast(value):
+            return value
         if value is None and self.none:
             return None
-        if type(value) is int and _in_interval(value, self.low, self.high, self.closed):
-            return value
         return check_scalar_int(value, name, low=self.low, high=self.high, closed=self.closed)
 
     def __repr__(self):
@@ -414,16 +440,21 @@ class Int(_Rule):
 class Real(_Rule):
     """A finite real number in an interval; ``array=True`` also admits an array of such numbers."""
 
-    __slots__ = ("low", "high", "closed", "array")
+    __slots__ = ("low", "high", "closed", "array", "fast")
 
     def __init__(self, low=None, high=None, closed="both", *, none=False, array=False):
         self.low, self.high, self.closed, self.none, self.array = low, high, closed, none, array
+        self.fast = _interval_test(low, high, closed)
+
+    def fast_expr(self, var):
+        finite = "" if self.low is not None and self.high is not None else f" and {var} - {var} == 0.0"
+        return f"type({var}) is float and {_interval_expr(var, self.low, self.high, self.closed)}{finite}"
 
     def check(self, value, name):
+        if type(value) is float and value - value == 0.0 and self.fast(value):  # finite and inside
+            return value
         if value is None and self.none:
             return None
-        if type(value) is float and -_INF < value < _INF and _in_interval(value, self.low, self.high, self.closed):
-            return value
         if self.array and isinstance(value, (np.ndarray, list, tuple)):
             return _check_real_array(value, name, self.low, self.high, self.closed)
         return check_scalar_float(value, name, low=self.low, high=self.high, closed=self.closed)
@@ -438,6 +469,9 @@ class Bool(_Rule):
 
     def __init__(self):
         self.none = False
+
+    def fast_expr(self, var):
+        return f"{var} is True or {var} is False"
 
     def check(self, value, name):
         return value if type(value) is bool else check_bool(value, name)
@@ -553,28 +587,65 @@ def domain(**rules):
     a float in (0, 1)
     """
     def decorate(fn):
-        params = list(inspect.signature(fn).parameters.values())
-        names = [p.name for p in params]
-        unknown = set(rules) - set(names)
+        sig = inspect.signature(fn)
+        unknown = set(rules) - set(sig.parameters)
         if unknown:
             raise TypeError(f"domain of {fn.__name__} names unknown parameters {sorted(unknown)}")
-        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        plan = tuple((p.name, i if p.kind in positional else 1 << 30, rules[p.name].check)
-                     for i, p in enumerate(params) if p.name in rules and rules[p.name].check is not None)
-
-        @functools.wraps(fn)
-        def checked(*args, **kwargs):
-            n = len(args)
-            if n:
-                args = list(args)
-            for name, pos, check in plan:
-                if pos < n:
-                    args[pos] = check(args[pos], name)
-                elif name in kwargs:
-                    kwargs[name] = check(kwargs[name], name)
-            return fn(*args, **kwargs)
-
+        checked = _compile_checks(fn, sig, rules)
+        functools.update_wrapper(checked, fn)
         checked.__domain__ = dict(rules)
         return checked
 
     return decorate
+
+
+def _compile_checks(fn, sig, rules):
+    """Build a wrapper with ``fn``'s own signature whose body tests each argument inline.
+
+    The common case (a plain int or float inside its interval) costs one comparison chain per
+    argument; anything else goes to the rule's ``check``, which converts or raises. Defaults are passed
+    on untouched (``x is <default>``), so a ``None`` default costs nothing.
+    """
+    env = {"_fn": fn}
+    params, call, lines = [], [], []
+    star_seen = False
+    for i, p in enumerate(sig.parameters.values()):
+        name = p.name
+        text = name
+        if p.default is not inspect.Parameter.empty:
+            env[f"_d{i}"] = p.default
+            text = f"{name}=_d{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            text, star_seen = f"*{name}", True
+            call.append(f"*{name}")
+        elif p.kind is p.VAR_KEYWORD:
+            text = f"**{name}"
+            call.append(f"**{name}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star_seen:
+                params.append("*")
+                star_seen = True
+            call.append(f"{name}={name}")
+        elif p.kind is p.POSITIONAL_ONLY:
+            call.append(name)
+        else:
+            call.append(name)
+        params.append(text)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(sig.parameters)
+                                           or list(sig.parameters.values())[i + 1].kind is not p.POSITIONAL_ONLY):
+            params.append("/")
+        rule = rules.get(name)
+        if rule is None or rule.check is None:
+            continue
+        env[f"_r{i}"] = rule.check
+        fast = rule.fast_expr(name) if hasattr(rule, "fast_expr") else None
+        skip = f"{name} is _d{i}" if p.default is not inspect.Parameter.empty else None
+        cond = " or ".join(c for c in (skip, fast) if c)
+        if cond:
+            lines.append(f"    if not ({cond}):\n        {name} = _r{i}({name}, {name!r})")
+        else:
+            lines.append(f"    {name} = _r{i}({name}, {name!r})")
+    src = f"def {fn.__name__}({', '.join(params)}):\n" + "\n".join(lines) + \
+        f"\n    return _fn({', '.join(call)})\n"
+    exec(compile(src, f"<domain of {fn.__qualname__}>", "exec"), env)  # noqa: S102 - source built above
+    return env[fn.__name__]

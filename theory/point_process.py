@@ -92,7 +92,6 @@ _POS = Real(0.0, closed="neither")
 _VEC = Array(ndim=1, allow_empty=True)
 _NN_VEC = Array(ndim=1, allow_empty=True, nonnegative=True)
 _R = Real(0.0, array=True)
-_VARIANCE = Real(0.0, _LOG_FLOAT_MAX)
 _NU = Option(0.5, 1.5)
 
 
@@ -366,10 +365,13 @@ def _finite_k(K, r):
 
 def _lgcp_args(r, variance, length_scale, nu):
     """The checked ``(r, variance, length_scale)`` of an LGCP summary (``nu`` checked too)."""
+    if variance > _LOG_FLOAT_MAX:  # the float64 range, not the model: guarded like the overflows below
+        raise ValueError(f"'variance' must be <= {_LOG_FLOAT_MAX:.4g} (g(0) = exp(variance) exceeds the float64 "
+                         f"range beyond it); got {variance!r}.")
     return np.asarray(r, dtype=np.float64), variance, length_scale
 
 
-@domain(r=_R, variance=_VARIANCE, length_scale=_POS, nu=_NU)
+@domain(r=_R, variance=_NN, length_scale=_POS, nu=_NU)
 def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r"""Pair-correlation function of a log-Gaussian Cox process: :math:`g(r) = \exp(C(r))`.
 
@@ -381,9 +383,9 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     ----------
     r : float or array-like
         Distances, at least 0.
-    variance : float in [0, log(float64 max) ~ 709.78]
-        Variance :math:`\sigma^2` of the Gaussian field (at the upper end :math:`g(0) = e^{\sigma^2}` leaves
-        the float64 range).
+    variance : float
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0 (and at most
+        :math:`\log(\text{float64 max}) \approx 709.78`, beyond which :math:`g(0) = e^{\sigma^2}` overflows).
     length_scale : float
         Range :math:`\phi` of the covariance, positive.
     nu : {0.5, 1.5}, default=0.5
@@ -398,7 +400,7 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     return np.exp(_matern_cov(r, variance, length_scale, nu))
 
 
-@domain(r=_R, variance=_VARIANCE, length_scale=_POS, nu=_NU)
+@domain(r=_R, variance=_NN, length_scale=_POS, nu=_NU)
 def lgcp_k_function(r, variance, length_scale, nu=0.5):
     r"""Ripley's K of a log-Gaussian Cox process, :math:`K(r) = 2\pi\int_0^r s\,g(s)\,ds`.
 
@@ -410,9 +412,9 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     ----------
     r : float or array-like
         Distances, at least 0.
-    variance : float in [0, log(float64 max) ~ 709.78]
-        Variance :math:`\sigma^2` of the Gaussian field (at the upper end :math:`g(0) = e^{\sigma^2}` leaves
-        the float64 range).
+    variance : float
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0 (and at most
+        :math:`\log(\text{float64 max}) \approx 709.78`, beyond which :math:`g(0) = e^{\sigma^2}` overflows).
     length_scale : float
         Range :math:`\phi` of the covariance, positive.
     nu : {0.5, 1.5}, default=0.5
