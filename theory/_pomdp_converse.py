@@ -77,7 +77,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     values : array-like of shape (n,), optional
         Values at the ``B`` (default ``value_fn(B)``; a lower bound of :math:`V^*` for rigour).
     max_partitions : int, default=500000
-        Largest number of partitions enumerated; above it a ``ValueError`` is raised.
+        Largest number of partitions enumerated (at least 1); above it a ``ValueError`` is raised.
 
     Returns
     -------
@@ -149,11 +149,11 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     d : array-like of shape (n, m)
         Distortions :math:`d(b_i, \alpha_j)` to the reproduction letters.
     rate : float
-        :math:`R` in nats (``log K`` for the converse).
+        :math:`R \ge 0` in nats (``log K`` for the converse).
     lambdas : array-like of float, optional
         Grid of slopes :math:`\lambda > 0`; a default grid is used when omitted.
     n_iter : int, default=200
-        Blahut-Arimoto iterations per slope.
+        Blahut-Arimoto iterations per slope, at least 1.
 
     Returns
     -------

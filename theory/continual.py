@@ -157,7 +157,7 @@ def leaky_relu_state_bound(leak, sigma, max_input_norm, initial_norm=0.0):
     max_input_norm : float
         :math:`M = \max_t \|u_t W_{\mathrm{in}}\|_2 \ge 0`.
     initial_norm : float, default=0.0
-        :math:`\|h_0\|_2`.
+        :math:`\|h_0\|_2 \ge 0`.
 
     Returns
     -------

@@ -162,11 +162,11 @@ def expected_loglik(y, w, m, s):
     y : array-like of shape (N,)
         Counts (or point indicators) at the quadrature nodes.
     w : array-like of shape (N,)
-        Quadrature weights.
+        Quadrature weights, non-negative.
     m : array-like of shape (N,)
         Mean of the Gaussian :math:`q`.
     s : array-like of shape (N,)
-        Diagonal of its covariance ``S``.
+        Diagonal of its covariance ``S``, non-negative.
 
     Returns
     -------
@@ -196,7 +196,7 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     y : array-like of shape (N,)
         Counts, ``N`` in {1, 2}.
     w : array-like of shape (N,)
-        Quadrature weights.
+        Quadrature weights, non-negative.
     prior_mean : array-like of shape (N,)
         Prior mean :math:`\mu`.
     prior_cov : array-like of shape (N, N)
@@ -256,7 +256,7 @@ def elbo_upper_bound_check(elbo, log_evidence, rtol=1e-10):
     log_evidence : float
         The log evidence it should not exceed.
     rtol : float, default=1e-10
-        Relative tolerance.
+        Relative tolerance, at least 0 (``elbo`` and ``log_evidence``: finite).
 
     Returns
     -------

@@ -438,7 +438,7 @@ def decision_witnesses(B, alphas, tol=1e-9):
     alphas : array-like of shape (n_alpha, S)
         The alpha vectors.
     tol : float, default=1e-9
-        Tolerance on "maximising".
+        Tolerance on "maximising", at least 0.
 
     Returns
     -------
@@ -495,7 +495,7 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     eta : int array-like of shape (K, O) or (K, A, O)
         Memory update.
     n_actions, n_observations : int
-        ``A`` and ``O``.
+        ``A`` and ``O``, each at least 1.
     m0 : int, optional
         Initial memory state.
 
