@@ -74,7 +74,7 @@ BOUND_KIND = {
 HUBER_CALIBRATION = {"C": 3.0, "regime_C": 4.0, "coverage": 0.9, "median_ratio": (1.2, 1.7), "p90_ratio": 1.9}
 
 _POS = Real(0.0, closed="neither")
-_SIZE = Int(1)
+_SIZE = Int(0, closed="neither")  # an int >= 1, worded "in (0, inf)" like the float rules of this module
 _NOISY = InBody("a float > 0, ('constant', s), ('loguniform', low, high) with 0 < low < high, or ('pareto', scale)")
 
 
