@@ -16,6 +16,8 @@ them from here, and ``algos._validation`` re-exports them under their old names.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import operator
 
@@ -33,6 +35,13 @@ __all__ = [
     "check_random_state",
     "spawn_generators",
     "check_not_strings",
+    "domain",
+    "Int",
+    "Real",
+    "Bool",
+    "Option",
+    "Array",
+    "InBody",
 ]
 
 
@@ -368,3 +377,275 @@ def check_not_strings(value, name):
     if arr.dtype.kind in "US" and arr.size:
         raise TypeError(f"'{name}' must be an array of real numbers; got an array of dtype {arr.dtype}.")
 
+
+
+# ============================================================================================ declared domains
+def _interval_expr(var, low, high, closed):
+    """Source of the test ``low (<|<=) var (<|<=) high`` (``True`` when unbounded)."""
+    parts = []
+    low = low if low is None or isinstance(low, int) else float(low)
+    high = high if high is None or isinstance(high, int) else float(high)
+    if low is not None:
+        parts.append(f"{low!r} {'<=' if closed in ('both', 'left') else '<'} {var}")
+    if high is not None:
+        parts.append(f"{var} {'<=' if closed in ('both', 'right') else '<'} {high!r}")
+    return " and ".join(parts) or "True"
+
+
+def _interval_test(low, high, closed):
+    """A one-comparison test of ``low (<|<=) value (<|<=) high`` (the fast path of :func:`domain`)."""
+    lo = -float("inf") if low is None else low
+    hi = float("inf") if high is None else high
+    if closed == "both":
+        return lambda v: lo <= v <= hi
+    if closed == "left":
+        return lambda v: lo <= v < hi
+    if closed == "right":
+        return lambda v: lo < v <= hi
+    return lambda v: lo < v < hi
+
+
+class _Rule:
+    """A documented domain of one argument; ``check(value, name)`` returns the value converted."""
+
+    __slots__ = ("none",)
+
+    def _none_text(self):
+        return " or None" if self.none else ""
+
+
+class Int(_Rule):
+    """An int in an interval (``low``/``high`` ``None``: unbounded); ``none=True`` also admits ``None``."""
+
+    __slots__ = ("low", "high", "closed", "fast")
+
+    def __init__(self, low=None, high=None, closed="both", *, none=False):
+        self.low, self.high, self.closed, self.none = low, high, closed, none
+        self.fast = _interval_test(low, high, closed)
+
+    def fast_expr(self, var):
+        return f"type({var}) is int and {_interval_expr(var, self.low, self.high, self.closed)}"
+
+    def check(self, value, name):
+        if type(value) is int and self.fast(value):
+            return value
+        if value is None and self.none:
+            return None
+        return check_scalar_int(value, name, low=self.low, high=self.high, closed=self.closed)
+
+    def __repr__(self):
+        return f"an int in {_interval_text(self.low, self.high, self.closed)}{self._none_text()}"
+
+
+class Real(_Rule):
+    """A finite real number in an interval; ``array=True`` also admits an array of such numbers."""
+
+    __slots__ = ("low", "high", "closed", "array", "fast")
+
+    def __init__(self, low=None, high=None, closed="both", *, none=False, array=False):
+        self.low, self.high, self.closed, self.none, self.array = low, high, closed, none, array
+        self.fast = _interval_test(low, high, closed)
+
+    def fast_expr(self, var):
+        finite = "" if self.low is not None and self.high is not None else f" and {var} - {var} == 0.0"
+        return f"type({var}) is float and {_interval_expr(var, self.low, self.high, self.closed)}{finite}"
+
+    def check(self, value, name):
+        if type(value) is float and value - value == 0.0 and self.fast(value):  # finite and inside
+            return value
+        if value is None and self.none:
+            return None
+        if self.array and isinstance(value, (np.ndarray, list, tuple)):
+            return _check_real_array(value, name, self.low, self.high, self.closed)
+        return check_scalar_float(value, name, low=self.low, high=self.high, closed=self.closed)
+
+    def __repr__(self):
+        text = f"a float in {_interval_text(self.low, self.high, self.closed)}"
+        return text + (" or an array of such floats" if self.array else "") + self._none_text()
+
+
+class Bool(_Rule):
+    """A bool (Python or numpy)."""
+
+    def __init__(self):
+        self.none = False
+
+    def fast_expr(self, var):
+        return f"{var} is True or {var} is False"
+
+    def check(self, value, name):
+        return value if type(value) is bool else check_bool(value, name)
+
+    def __repr__(self):
+        return "a bool"
+
+
+class Option(_Rule):
+    """One of a fixed set of strings or numbers (numbers compared by value, bools refused)."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, *options, none=False):
+        self.options, self.none = tuple(options), none
+
+    def check(self, value, name):
+        if value is None and self.none:
+            return None
+        if all(isinstance(o, str) for o in self.options):
+            return check_option(value, name, self.options)
+        opts = ", ".join(repr(o) for o in self.options)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"'{name}' must be one of {{{opts}}}; got {_show(value)} of type {type(value).__name__}.")
+        if value not in self.options:
+            raise ValueError(f"'{name}' must be one of {{{opts}}}; got {_show(value)}.")
+        return value
+
+    def __repr__(self):
+        return "one of {" + ", ".join(repr(o) for o in self.options) + "}" + self._none_text()
+
+
+class Array(_Rule):
+    """An array of real numbers (:func:`check_array` rules: ``ndim``, ``dtype``, ``allow_empty``, ``finite``),
+    optionally ``nonnegative``."""
+
+    __slots__ = ("kwargs", "nonnegative")
+
+    def __init__(self, *, nonnegative=False, none=False, **kwargs):
+        self.kwargs, self.nonnegative, self.none = kwargs, nonnegative, none
+
+    def check(self, value, name):
+        if value is None and self.none:
+            return None
+        arr = check_array(value, name, **self.kwargs)
+        if self.nonnegative and arr.size and arr.min() < 0:
+            bad = arr[arr < 0].flat[0]
+            raise ValueError(f"'{name}' must contain only non-negative values; got {_show(bad)}.")
+        return arr
+
+    def __repr__(self):
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"an array ({opts}{', non-negative' if self.nonnegative else ''}){self._none_text()}"
+
+
+class InBody(_Rule):
+    """A rule that depends on other arguments (shapes, counts, a callable): checked in the function body.
+
+    ``text`` states the rule as the docstring does; nothing is checked by :func:`domain`.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text, self.none = text, False
+
+    check = None
+
+    def __repr__(self):
+        return self.text
+
+
+def _check_real_array(value, name, low, high, closed):
+    """Float64 array of finite reals inside an interval; the first offender is named with its index."""
+    rule = f"a float in {_interval_text(low, high, closed)}"
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf" and not (arr.size == 0 and arr.dtype.kind in "fO"):
+        raise TypeError(f"'{name}' must be {rule} or an array of such floats; got an array of dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if low is not None:
+        bad |= (arr < low) if closed in ("both", "left") else (arr <= low)
+    if high is not None:
+        bad |= (arr > high) if closed in ("both", "right") else (arr >= high)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = idx[0] if len(idx) == 1 else idx
+        raise ValueError(f"'{name}' must be {rule}; got {float(arr[bad][0])!r} at index {where}.")
+    return arr
+
+
+def domain(**rules):
+    """Declare and check the documented domain of a function's arguments.
+
+    Each keyword names a parameter of the decorated function and gives its rule (:class:`Int`,
+    :class:`Real`, :class:`Bool`, :class:`Option`, :class:`Array`, or :class:`InBody` for rules that
+    depend on other arguments). The wrapper checks every argument passed, with the wording of
+    :func:`check_scalar_int` and friends, and hands the converted value on; defaults are not re-checked
+    (they lie inside their domain). The rules are kept as ``fn.__domain__``.
+
+    Examples
+    --------
+    >>> @domain(d=Int(low=1), delta=Real(0, 1, closed="neither"))
+    ... def f(d, delta=0.1):
+    ...     return d * delta
+    >>> f(2)
+    0.2
+    >>> f(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'd' must be an int in [1, inf]; got 0.
+    >>> f.__domain__["delta"]
+    a float in (0, 1)
+    """
+    def decorate(fn):
+        sig = inspect.signature(fn)
+        unknown = set(rules) - set(sig.parameters)
+        if unknown:
+            raise TypeError(f"domain of {fn.__name__} names unknown parameters {sorted(unknown)}")
+        checked = _compile_checks(fn, sig, rules)
+        functools.update_wrapper(checked, fn)
+        checked.__domain__ = dict(rules)
+        return checked
+
+    return decorate
+
+
+def _compile_checks(fn, sig, rules):
+    """Build a wrapper with ``fn``'s own signature whose body tests each argument inline.
+
+    The common case (a plain int or float inside its interval) costs one comparison chain per
+    argument; anything else goes to the rule's ``check``, which converts or raises. Defaults are passed
+    on untouched (``x is <default>``), so a ``None`` default costs nothing.
+    """
+    env = {"_fn": fn}
+    params, call, lines = [], [], []
+    star_seen = False
+    for i, p in enumerate(sig.parameters.values()):
+        name = p.name
+        text = name
+        if p.default is not inspect.Parameter.empty:
+            env[f"_d{i}"] = p.default
+            text = f"{name}=_d{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            text, star_seen = f"*{name}", True
+            call.append(f"*{name}")
+        elif p.kind is p.VAR_KEYWORD:
+            text = f"**{name}"
+            call.append(f"**{name}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star_seen:
+                params.append("*")
+                star_seen = True
+            call.append(f"{name}={name}")
+        elif p.kind is p.POSITIONAL_ONLY:
+            call.append(name)
+        else:
+            call.append(name)
+        params.append(text)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(sig.parameters)
+                                           or list(sig.parameters.values())[i + 1].kind is not p.POSITIONAL_ONLY):
+            params.append("/")
+        rule = rules.get(name)
+        if rule is None or rule.check is None:
+            continue
+        env[f"_r{i}"] = rule.check
+        fast = rule.fast_expr(name) if hasattr(rule, "fast_expr") else None
+        skip = f"{name} is _d{i}" if p.default is not inspect.Parameter.empty else None
+        cond = " or ".join(c for c in (skip, fast) if c)
+        if cond:
+            lines.append(f"    if not ({cond}):\n        {name} = _r{i}({name}, {name!r})")
+        else:
+            lines.append(f"    {name} = _r{i}({name}, {name!r})")
+    src = f"def {fn.__name__}({', '.join(params)}):\n" + "\n".join(lines) + \
+        f"\n    return _fn({', '.join(call)})\n"
+    exec(compile(src, f"<domain of {fn.__qualname__}>", "exec"), env)  # noqa: S102 - source built above
+    return env[fn.__name__]

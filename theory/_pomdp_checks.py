@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_scalar_float, check_scalar_int
+from ._checks import InBody, Int, Real
+
+#: The discounted bounds need ``0 <= discount < 1`` (at 1 the factors 1/(1-discount) blow up).
+DISCOUNT = Real(0.0, 1.0, closed="left")
+COUNT = Int(1)
+NONNEG = Real(0.0)
 
 
-def _float(value, name, *, low=None, high=None, high_open=False):
-    """A finite real scalar in ``[low, high]`` (``[low, high)`` with ``high_open``): the shared check."""
-    return check_scalar_float(value, name, low=low, high=high, closed="left" if high_open else "both")
-
-
-def _count(value, name):
-    """A positive integer count (``2.5``, ``True`` or ``"3"`` are refused, not truncated)."""
-    return check_scalar_int(value, name, low=1)
-
-
-def _discount(discount):
-    """The discounted bounds need ``0 <= discount < 1`` (at 1 the factors 1/(1-discount) blow up)."""
-    return _float(discount, "discount", low=0.0, high=1.0, high_open=True)
+def array_rule(ndim, shape):
+    """The rule of a finite, non-empty real array (checked in the body, where shapes tie arguments)."""
+    return InBody(f"a finite non-empty real {ndim}-d array of shape {shape}")
 
 
 def _array(x, name, ndim):

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from ._pomdp_checks import _array, _beliefs, _count, _discount, _float
+from ._checks import InBody, Real, domain
+from ._pomdp_checks import COUNT, DISCOUNT, NONNEG, _array, _beliefs, array_rule
 
 
 def _partitions(n, k):
@@ -43,6 +44,9 @@ def _n_partitions(n, k):
     return sum(S[n][1:k + 1])
 
 
+@domain(B=array_rule(2, "(n, S)"), w=InBody("weights of shape (n,)"), n_clusters=COUNT,
+        value_fn=InBody("a callable mapping beliefs (n, S) to values (n,)"),
+        values=InBody("None or an array of shape (n,)"), max_partitions=COUNT)
 def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_partitions=500_000):
     r"""Exact Bregman hard-clustering distortion :math:`D_K(\mu)` of a finite belief law.
 
@@ -73,7 +77,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     values : array-like of shape (n,), optional
         Values at the ``B`` (default ``value_fn(B)``; a lower bound of :math:`V^*` for rigour).
     max_partitions : int, default=500000
-        Largest number of partitions enumerated; above it a ``ValueError`` is raised.
+        Largest number of partitions enumerated (at least 1); above it a ``ValueError`` is raised.
 
     Returns
     -------
@@ -89,8 +93,7 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     n = B.shape[0]
     if w.shape[0] != n:
         raise ValueError(f"'w' must hold one weight per row of 'B'; got {w.shape[0]} weights for {n} beliefs.")
-    k = _count(n_clusters, "n_clusters")
-    max_partitions = _count(max_partitions, "max_partitions")
+    k = n_clusters
     if values is None:
         values = value_fn(B)
     spread = float(w @ np.asarray(values, dtype=float))
@@ -117,6 +120,8 @@ def bregman_hard_clustering(B, w, n_clusters, value_fn, values=None, *, max_part
     return spread - merged, merged, labels[best]
 
 
+@domain(p=InBody("a probability vector of shape (n,)"), d=array_rule(2, "(n, m)"), rate=NONNEG,
+        lambdas=InBody("None or an array of slopes > 0"), n_iter=COUNT)
 def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     r"""Certified lower bound on the distortion-rate function :math:`D_\mu(R)` by Blahut–Arimoto.
 
@@ -144,11 +149,11 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     d : array-like of shape (n, m)
         Distortions :math:`d(b_i, \alpha_j)` to the reproduction letters.
     rate : float
-        :math:`R` in nats (``log K`` for the converse).
+        :math:`R \ge 0` in nats (``log K`` for the converse).
     lambdas : array-like of float, optional
         Grid of slopes :math:`\lambda > 0`; a default grid is used when omitted.
     n_iter : int, default=200
-        Blahut-Arimoto iterations per slope.
+        Blahut-Arimoto iterations per slope, at least 1.
 
     Returns
     -------
@@ -166,7 +171,6 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     """
     p = _array(p, "p", 1)
     d = _array(d, "d", 2)
-    rate = _float(rate, "rate", low=0.0)
     if d.shape[0] != p.shape[0]:
         raise ValueError(f"'d' must have one row per mass of 'p'; got {d.shape[0]} rows for {p.shape[0]} masses.")
     if p.size and (p.min() < 0.0 or abs(float(p.sum()) - 1.0) > 1e-9):
@@ -193,7 +197,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     E = np.exp(-lam * d0[None])                     # (L, n, m), all slopes at once
     m = d.shape[1]
     q = np.full((lam.shape[0], m), 1.0 / m)
-    for _ in range(_count(n_iter, "n_iter")):
+    for _ in range(n_iter):
         den = np.einsum("lnm,lm->ln", E, q)
         q = q * np.einsum("n,lnm->lm", p, E / den[:, :, None])
         q = np.maximum(q, 0.0)
@@ -215,6 +219,7 @@ def rate_distortion_lower_bound(p, d, rate, *, lambdas=None, n_iter=200):
     return base + best_lo, base + best_hi
 
 
+@domain(value_b0=Real(), q_values=array_rule(1, "(A,)"), distortions=array_rule(1, "(A,)"), discount=DISCOUNT)
 def converse_depth1(value_b0, q_values, distortions, discount):
     r"""Controller-independent depth-1 converse on the loss of any K-memory controller.
 
@@ -254,8 +259,7 @@ def converse_depth1(value_b0, q_values, distortions, discount):
     >>> converse_depth1(10.0, [10.0, 4.0], [2.0, 0.0], 0.5)
     1.0
     """
-    discount = _discount(discount)
-    v = _float(value_b0, "value_b0")
+    v = value_b0
     q = _array(q_values, "q_values", 1)
     D = _array(distortions, "distortions", 1)
     if q.shape != D.shape:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory._checks import check_scalar_float as _real
+from theory._checks import InBody, Option, Real, domain
 
 __all__ = [
     "BOUND_KIND",
@@ -73,12 +73,11 @@ STATUS = {
 }
 
 _ACTIVATIONS = ("tanh", "relu", "leaky_relu")
+_LEAK = Real(0.0, 1.0, closed="right")
+_NN = Real(0.0)
 
 
-def _leak(leak):
-    return _real(leak, "leak", low=0.0, high=1.0, closed="right")
-
-
+@domain(leak=_LEAK, sigma=_NN)
 def esn_contraction_factor(leak, sigma):
     r"""Per-step contraction factor :math:`c = (1-a) + a\sigma` of a leaky echo-state reservoir.
 
@@ -100,11 +99,10 @@ def esn_contraction_factor(leak, sigma):
     >>> esn_contraction_factor(0.5, 0.9)
     0.95
     """
-    a = _leak(leak)
-    s = _real(sigma, "sigma", low=0.0)
-    return (1.0 - a) + a * s
+    return (1.0 - leak) + leak * sigma
 
 
+@domain(leak=_LEAK, sigma=_NN, t=InBody("an int >= 0 or an array of such ints"), initial_distance=_NN)
 def esn_contraction_bound(leak, sigma, t, initial_distance=1.0):
     r"""Bound :math:`c^t \|h_0 - h'_0\|` on the distance of two runs after ``t`` steps of the same input.
 
@@ -130,7 +128,7 @@ def esn_contraction_bound(leak, sigma, t, initial_distance=1.0):
     1.125
     """
     c = esn_contraction_factor(leak, sigma)
-    d0 = _real(initial_distance, "initial_distance", low=0.0)
+    d0 = initial_distance
     t_arr = np.asarray(t)
     if t_arr.dtype.kind not in "iu" or (t_arr.size and t_arr.min() < 0):
         raise ValueError(f"'t' must be a non-negative int or array of such ints; got {t!r}.")
@@ -145,6 +143,7 @@ def esn_contraction_bound(leak, sigma, t, initial_distance=1.0):
     return float(out) if out.ndim == 0 else out
 
 
+@domain(leak=_LEAK, sigma=Real(0.0, 1.0, closed="left"), max_input_norm=_NN, initial_norm=_NN)
 def leaky_relu_state_bound(leak, sigma, max_input_norm, initial_norm=0.0):
     r"""Bound :math:`\max(\|h_0\|, aM/(1-(1-a)-a\sigma)) = \max(\|h_0\|, M/(1-\sigma))` on
     :math:`\sup_t\|h_t\|_2` for ReLU or leaky-ReLU reservoirs (slope <= 1) with :math:`\|W\|_2 = \sigma < 1`.
@@ -158,7 +157,7 @@ def leaky_relu_state_bound(leak, sigma, max_input_norm, initial_norm=0.0):
     max_input_norm : float
         :math:`M = \max_t \|u_t W_{\mathrm{in}}\|_2 \ge 0`.
     initial_norm : float, default=0.0
-        :math:`\|h_0\|_2`.
+        :math:`\|h_0\|_2 \ge 0`.
 
     Returns
     -------
@@ -169,14 +168,12 @@ def leaky_relu_state_bound(leak, sigma, max_input_norm, initial_norm=0.0):
     >>> leaky_relu_state_bound(0.5, 0.5, 1.0)
     2.0
     """
-    a = _leak(leak)
-    s = _real(sigma, "sigma", low=0.0, high=1.0, closed="left")
-    m = _real(max_input_norm, "max_input_norm", low=0.0)
-    h0 = _real(initial_norm, "initial_norm", low=0.0)
-    c = (1.0 - a) + a * s
-    return max(h0, a * m / (1.0 - c))
+    c = (1.0 - leak) + leak * sigma
+    return max(initial_norm, leak * max_input_norm / (1.0 - c))
 
 
+@domain(activation=Option(*_ACTIVATIONS), leak=Real(0.0, 1.0, closed="right", none=True),
+        sigma=Real(0.0, none=True), max_input_norm=Real(0.0, none=True), initial_norm=_NN)
 def reservoir_state_bound(activation, leak=None, sigma=None, max_input_norm=None, initial_norm=0.0):
     r"""Bound on the reservoir states over all steps, by activation [D].
 
@@ -202,20 +199,15 @@ def reservoir_state_bound(activation, leak=None, sigma=None, max_input_norm=None
     >>> reservoir_state_bound("leaky_relu", leak=0.5, sigma=0.5, max_input_norm=1.0)
     2.0
     """
-    if not isinstance(activation, str) or activation not in _ACTIVATIONS:
-        raise ValueError(
-            f"'activation' must be one of {{'tanh', 'relu', 'leaky_relu'}}; got {activation!r}."
-        )
     if activation == "tanh":
-        if leak is not None:
-            _leak(leak)
-        return max(1.0, _real(initial_norm, "initial_norm", low=0.0))
+        return max(1.0, initial_norm)
     for name, val in (("leak", leak), ("sigma", sigma), ("max_input_norm", max_input_norm)):
         if val is None:
             raise ValueError(f"'{name}' is required for activation={activation!r}.")
     return leaky_relu_state_bound(leak, sigma, max_input_norm, initial_norm)
 
 
+@domain(shrinkage=Real(0.0, 1.0, closed="right"), min_eigenvalue=_NN)
 def shrinkage_eigenvalue_floor(shrinkage, min_eigenvalue=0.0):
     r"""Smallest eigenvalue :math:`(1-\varepsilon)\lambda_{\min}(\Sigma) + \varepsilon` of the shrunk
     covariance :math:`(1-\varepsilon)\Sigma + \varepsilon I` (at least :math:`\varepsilon`).
@@ -236,6 +228,4 @@ def shrinkage_eigenvalue_floor(shrinkage, min_eigenvalue=0.0):
     >>> shrinkage_eigenvalue_floor(1e-4)
     0.0001
     """
-    eps = _real(shrinkage, "shrinkage", low=0.0, high=1.0, closed="right")
-    lam = _real(min_eigenvalue, "min_eigenvalue", low=0.0)
-    return (1.0 - eps) * lam + eps
+    return (1.0 - shrinkage) * min_eigenvalue + shrinkage

@@ -27,13 +27,11 @@ This module imports nothing from ``algos``.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory._checks import check_bool as _check_bool
-from theory._checks import check_scalar_int
+from theory._checks import Bool, InBody, Int, Option, Real, domain
 
 __all__ = [
     "BOUND_KIND",
@@ -76,35 +74,7 @@ _CEF_MAX_INDIVISIBLE = 0.5  # gamma / 2 at gamma = 1
 
 
 # ============================================================================================ checks
-def _check_unit_interval(value, name, high=1.0, high_text="1"):
-    r"""Return ``value`` as a float (scalar input) or float64 array, checking it lies in [0, high].
-
-    Same wording as ``algos._validation``: ``'gamma' must be a float in [0, 1]; got 1.5.``
-    """
-    rule = f"a float in [0, {high_text}]"
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"'{name}' must be {rule}; got {value!r} of type {type(value).__name__}.")
-    if isinstance(value, numbers.Real):
-        v = float(value)
-        if math.isnan(v) or not (0.0 <= v <= high):
-            raise ValueError(f"'{name}' must be {rule}; got {v!r}.")
-        return v
-    if isinstance(value, (np.ndarray, list, tuple)):
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError(f"'{name}' must be {rule} or an array of such floats; got an array of dtype {arr.dtype}.")
-        arr = arr.astype(np.float64)
-        bad = np.isnan(arr) | (arr < 0.0) | (arr > high)
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            where = idx[0] if len(idx) == 1 else idx
-            raise ValueError(f"'{name}' must be {rule}; got {float(arr[bad][0])!r} at index {where}.")
-        return arr
-    raise TypeError(f"'{name}' must be {rule}; got {value!r} of type {type(value).__name__}.")
-
-
-def _check_positive_int(value, name):
-    return check_scalar_int(value, name, low=1)
+_UNIT = Real(0.0, 1.0, array=True)
 
 
 def _out(x):
@@ -114,6 +84,7 @@ def _out(x):
 
 
 # ============================================================================================ bounds
+@domain(gamma=_UNIT)
 def usw_lower_bound(gamma):
     r"""Welfare guarantee of threshold equal-filling: :math:`1 - e^{\gamma-1}/(1+\gamma)` of OPT.
 
@@ -160,10 +131,10 @@ def usw_lower_bound(gamma):
     >>> usw_lower_bound(1.0)
     0.5
     """
-    gamma = _check_unit_interval(gamma, "gamma")
     return _out(1.0 - np.exp(np.asarray(gamma) - 1.0) / (1.0 + np.asarray(gamma)))
 
 
+@domain(gamma=_UNIT, divisible=Bool())
 def cef_lower_bound(gamma, divisible=True):
     r"""CEF guarantee of the threshold algorithms: :math:`1 - e^{-\gamma}` (divisible) or :math:`\gamma/2`.
 
@@ -210,12 +181,11 @@ def cef_lower_bound(gamma, divisible=True):
     >>> round(cef_lower_bound(0.5), 4), cef_lower_bound(0.5, divisible=False)
     (0.3935, 0.25)
     """
-    gamma = _check_unit_interval(gamma, "gamma")
-    divisible = _check_bool(divisible, "divisible")
     g = np.asarray(gamma, dtype=np.float64)
     return _out(-np.expm1(-g) if divisible else 0.5 * g)
 
 
+@domain(alpha=_UNIT)
 def usw_upper_bound(alpha):
     r"""Price of fairness: no non-wasteful :math:`\alpha`-CEF algorithm beats :math:`1 - e^{\alpha-1}/(1+\alpha)`.
 
@@ -251,11 +221,11 @@ def usw_upper_bound(alpha):
     >>> round(usw_upper_bound(0.25), 4)
     0.6221
     """
-    alpha = _check_unit_interval(alpha, "alpha")
     a = np.asarray(alpha, dtype=np.float64)
     return _out((1.0 + a - np.exp(a - 1.0)) / (1.0 + a))
 
 
+@domain(alpha=_UNIT, n=Int(1), k=Int(1))
 def usw_upper_bound_finite(alpha, n, k):
     r"""Finite-size consistency check on UB(:math:`\alpha`, n, k) of the price-of-fairness bound.
 
@@ -301,13 +271,11 @@ def usw_upper_bound_finite(alpha, n, k):
     >>> round(usw_upper_bound_finite(0.3, 1000, 10**6), 3) == round(usw_upper_bound(0.3) + 1e-3, 3)
     True
     """
-    alpha = _check_unit_interval(alpha, "alpha")
-    n = _check_positive_int(n, "n")
-    k = _check_positive_int(k, "k")
     a = np.asarray(alpha, dtype=np.float64)
     return _out((1.0 + k * a + k * (1.0 - np.exp(a - 1.0))) / (1.0 + k * a + k) + 1.0 / n)
 
 
+@domain(alpha=_UNIT)
 def prior_usw_upper_bound(alpha):
     r"""Prior price-of-fairness bound of [H24], reconstructed as :math:`1/(1+\alpha)`.
 
@@ -339,10 +307,10 @@ def prior_usw_upper_bound(alpha):
     >>> prior_usw_upper_bound(1.0)
     0.5
     """
-    alpha = _check_unit_interval(alpha, "alpha")
     return _out(1.0 / (1.0 + np.asarray(alpha, dtype=np.float64)))
 
 
+@domain(alpha=Real(0.0, 1.0, array=True), divisible=Bool())
 def gamma_for_cef(alpha, divisible=True):
     r"""Threshold that guarantees a target CEF level: :math:`-\ln(1-\alpha)` (divisible) or :math:`2\alpha`.
 
@@ -379,16 +347,16 @@ def gamma_for_cef(alpha, divisible=True):
     >>> gamma_for_cef(0.25, divisible=False)
     0.5
     """
-    divisible = _check_bool(divisible, "divisible")
-    if divisible:
-        alpha = _check_unit_interval(alpha, "alpha", high=_CEF_MAX_DIVISIBLE, high_text="1 - 1/e (about 0.632)")
-        g = -np.log1p(-np.asarray(alpha, dtype=np.float64))
-    else:
-        alpha = _check_unit_interval(alpha, "alpha", high=_CEF_MAX_INDIVISIBLE, high_text="0.5")
-        g = 2.0 * np.asarray(alpha, dtype=np.float64)
+    reach = _CEF_MAX_DIVISIBLE if divisible else _CEF_MAX_INDIVISIBLE
+    a = np.asarray(alpha, dtype=np.float64)
+    if np.any(a > reach):  # the reachable range depends on 'divisible': checked here
+        text = "1 - 1/e (about 0.632)" if divisible else "0.5"
+        raise ValueError(f"'alpha' must be a float in [0, {text}]; got {float(a[a > reach].flat[0])!r}.")
+    g = -np.log1p(-a) if divisible else 2.0 * a
     return _out(np.clip(g, 0.0, 1.0))
 
 
+@domain()
 def nonwasteful_usw_lower_bound():
     r"""Every non-wasteful algorithm is 1/2-USW: returns 0.5.
 
@@ -463,6 +431,7 @@ KNOWN_BOUNDS = {
 }
 
 
+@domain(name=Option(*KNOWN_BOUNDS))
 def known_bound(name):
     r"""Value of a constant from prior work (fair_matching reconstruction notes, T6), by key of :data:`KNOWN_BOUNDS`.
 
@@ -490,9 +459,6 @@ def known_bound(name):
     >>> known_bound("cef_upper_bound_divisible_h23")
     0.75
     """
-    if not isinstance(name, str) or name not in KNOWN_BOUNDS:
-        opts = ", ".join(repr(o) for o in KNOWN_BOUNDS)
-        raise ValueError(f"'name' must be one of {{{opts}}}; got {name!r}.")
     return KNOWN_BOUNDS[name].value
 
 
@@ -562,6 +528,9 @@ def _listed(msgs):
     return msgs
 
 
+@domain(biadjacency=InBody("2-d real array (dense or scipy sparse), finite"),
+        allocation=InBody("2-d real array of the shape of 'biadjacency', finite"),
+        integral=Bool(), non_wasteful=Bool(), tol=Real(0.0))
 def check_allocation(biadjacency, allocation, *, integral=False, non_wasteful=True, tol=1e-9):
     r"""Certificate that an allocation is a feasible (fractional) matching of the instance.
 
@@ -611,13 +580,6 @@ def check_allocation(biadjacency, allocation, *, integral=False, non_wasteful=Tr
     X = _as_2d(allocation, "allocation")
     if X.shape != B.shape:
         raise ValueError(f"'allocation' must have the shape of 'biadjacency' {B.shape}; got shape {X.shape}.")
-    integral = _check_bool(integral, "integral")
-    non_wasteful = _check_bool(non_wasteful, "non_wasteful")
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"'tol' must be a float in [0, inf]; got {tol!r} of type {type(tol).__name__}.")
-    tol = float(tol)
-    if not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"'tol' must be a float in [0, inf]; got {tol!r}.")
     edge = B != 0
     violations = []
 

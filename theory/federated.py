@@ -36,11 +36,10 @@ Pure numpy; imports nothing from ``algos``.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ._checks import check_scalar_float
+from ._checks import InBody, Int, Real, domain
 
 __all__ = [
     "BOUND_KIND",
@@ -85,6 +84,11 @@ STATUS = {
 
 # relative slack on the Cauchy-Schwarz check |C| <= sqrt(V_F V_L) (round-off in estimated moments)
 _CS_RTOL = 1e-9
+
+_MOMENT = InBody("a float >= 0 or an array of such floats, broadcastable with the other moments")
+_COV = InBody("a float or array with |cov| <= sqrt(v_fed * v_loc), broadcastable with the other moments")
+_CLIP = InBody("a pair (low, high) with 0 <= low <= high <= 1")
+_LAM = Real(0.0, 1.0, array=True)
 
 
 def _real_array(value, name, text="a float or an array of real numbers"):
@@ -139,6 +143,7 @@ def _check_clip(clip):
     return lo, hi
 
 
+@domain(lam=_LAM, v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV)
 def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
     r"""The variance trace :math:`U(\lambda) = \lambda^2 V_F + (1-\lambda)^2 V_L + 2\lambda(1-\lambda)C`.
 
@@ -165,13 +170,11 @@ def variance_trace_bound(lam, v_fed, v_loc, cov=0.0):
     1.0
     """
     vf, vl, c = _as_moments(v_fed, v_loc, cov)
-    lam = _real_array(lam, "lam")
-    if not np.all(np.isfinite(lam)) or np.any(lam < 0) or np.any(lam > 1):
-        raise ValueError("'lam' must be in [0, 1]; got "
-                         f"{lam.ravel()[(~np.isfinite(lam) | (lam < 0) | (lam > 1)).ravel()][0]!r}.")
+    lam = np.asarray(lam, dtype=np.float64)
     return _out(lam**2 * vf + (1 - lam) ** 2 * vl + 2 * lam * (1 - lam) * c)
 
 
+@domain(lam=_LAM, v_fed=_MOMENT, v_loc=_MOMENT, beta=Real(0.0), cov=_COV)
 def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
     r"""Bound :math:`\frac\beta2 U(\lambda)` on the expected excess loss of the merged model [R; statement C].
 
@@ -194,10 +197,10 @@ def expected_loss_bound(lam, v_fed, v_loc, beta, cov=0.0):
     float or ndarray
         :math:`\frac\beta2 U(\lambda)`.
     """
-    beta = check_scalar_float(beta, "beta", low=0.0)
     return _out(0.5 * beta * np.asarray(variance_trace_bound(lam, v_fed, v_loc, cov)))
 
 
+@domain(v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV, clip=_CLIP)
 def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     r"""Closed-form minimiser :math:`\lambda^*` of the variance trace :math:`U` on ``clip`` [R].
 
@@ -236,6 +239,7 @@ def optimal_lambda(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     return _out(np.clip(lam, lo, hi))
 
 
+@domain(v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV, clip=_CLIP)
 def optimal_bound(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     r"""The minimal variance trace :math:`U(\lambda^*)` [R/C].
 
@@ -278,6 +282,7 @@ def _check_beta(beta, shape):
     return b
 
 
+@domain(lam=_LAM, v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV, beta=Real(0.0, array=True))
 def module_bound(lam, v_fed, v_loc, cov=0.0, beta=1.0):
     r"""Per-module bound :math:`\sum_m \beta_m U_m(\lambda_m)` [R].
 
@@ -328,6 +333,7 @@ def _check_module_shapes(v_fed, v_loc, cov):
         raise ValueError(f"'cov' must be a scalar or have the shape {sf} of 'v_fed'; got shape {sc}.")
 
 
+@domain(v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV, clip=_CLIP)
 def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     r"""One optimal mixing weight :math:`\lambda_m^*` per module [R].
 
@@ -361,6 +367,7 @@ def optimal_lambda_modules(v_fed, v_loc, cov=0.0, clip=(0.0, 1.0)):
     return np.atleast_1d(optimal_lambda(vf, vl, c, clip))
 
 
+@domain(v_fed=_MOMENT, v_loc=_MOMENT, cov=_COV, beta=Real(0.0, array=True), clip=_CLIP)
 def shared_lambda(v_fed, v_loc, cov=0.0, beta=1.0, clip=(0.0, 1.0)):
     r"""Best single mixing weight :math:`\lambda` for :math:`\sum_m \beta_m U_m(\lambda)` [D].
 
@@ -394,6 +401,7 @@ def shared_lambda(v_fed, v_loc, cov=0.0, beta=1.0, clip=(0.0, 1.0)):
 _JS_SERIES_MAX_RATE = 1e7
 
 
+@domain(p=Int(3), s2=Real(0.0), dist_sq=Real(0.0), n_terms=Int(0, none=True))
 def james_stein_risk(p, s2, dist_sq, n_terms=None):
     r"""Exact risk of the James-Stein estimator shrinking toward a fixed point.
 
@@ -416,10 +424,10 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     p : int
         Dimension, at least 3.
     s2 : float
-        Noise variance :math:`s^2` of :math:`\theta_L`, positive.
+        Noise variance :math:`s^2` of :math:`\theta_L`, at least 0 (0 gives risk 0).
     dist_sq : float
         :math:`\|\theta^* - \theta_F\|^2`, at least 0.
-    n_terms : int, optional
+    n_terms : int >= 0 or None, default=None
         Number of terms of the Poisson series (default: enough for double precision).
 
     Returns
@@ -432,17 +440,6 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     >>> round(james_stein_risk(10, 1.0, 0.0), 12)   # at theta_F = theta*: p - (p - 2) = 2
     2.0
     """
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Integral):
-        raise TypeError(f"'p' must be an int >= 3; got {p!r} of type {type(p).__name__}.")
-    if p < 3:
-        raise ValueError(f"'p' must be an int >= 3; got {p!r}.")
-    s2 = check_scalar_float(s2, "s2", low=0.0)
-    dist_sq = check_scalar_float(dist_sq, "dist_sq", low=0.0)
-    if n_terms is not None:
-        if isinstance(n_terms, (bool, np.bool_)) or not isinstance(n_terms, numbers.Integral):
-            raise TypeError(f"'n_terms' must be None or an int >= 0; got {n_terms!r} of type {type(n_terms).__name__}.")
-        if n_terms < 0:
-            raise ValueError(f"'n_terms' must be None or an int >= 0; got {n_terms!r}.")
     if s2 == 0:
         return 0.0
     from scipy import stats
@@ -462,6 +459,7 @@ def james_stein_risk(p, s2, dist_sq, n_terms=None):
     return float(p * s2 - (p - 2) ** 2 * s2 * e_inv)
 
 
+@domain(X=InBody("a 2-d finite real array of full column rank (n >= p)"), sigma2=Real(0.0))
 def ols_variance_trace(X, sigma2):
     r"""Exact variance trace of least squares for a fixed design [D].
 
@@ -485,7 +483,6 @@ def ols_variance_trace(X, sigma2):
         raise ValueError(f"'X' must be 2-d with at least as many rows as columns; got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
         raise ValueError("'X' must contain only finite values.")
-    sigma2 = check_scalar_float(sigma2, "sigma2", low=0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         gram = X.T @ X
     if np.all(np.isfinite(gram)):
@@ -502,6 +499,8 @@ def ols_variance_trace(X, sigma2):
     return float(sigma2 / s / s * np.sum(1.0 / ev))
 
 
+@domain(lams=InBody("a 1-d array of floats in [0, 1] containing 0 and 1"),
+        losses=InBody("a finite 1-d array of the length of 'lams'"))
 def lmc_barrier(lams, losses):
     r"""Loss barrier along the segment between the federated and the local model [D].
 

@@ -31,6 +31,8 @@ import numbers
 
 import numpy as np
 
+from theory._checks import InBody, Int, Real, domain
+
 __all__ = [
     "BOUND_KIND",
     "sos_rate",
@@ -71,27 +73,18 @@ BOUND_KIND = {
 #: property test uses C = 3 on >= 90 % of draws, in the regime m >= 4 sqrt(nd).
 HUBER_CALIBRATION = {"C": 3.0, "regime_C": 4.0, "coverage": 0.9, "median_ratio": (1.2, 1.7), "p90_ratio": 1.9}
 
-def _pos(value, name, *, integer=False, allow_zero=False):
-    kind = "an int" if integer else "a float"
-    rule = f"{kind} in [0, inf)" if allow_zero else f"{kind} in (0, inf)"
-    ok_type = isinstance(value, numbers.Integral) if integer else isinstance(value, numbers.Real)
-    if isinstance(value, bool) or not ok_type:
-        raise TypeError(f"'{name}' must be {rule}; got {value!r} of type {type(value).__name__}.")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"'{name}' must be {rule}; got {value!r}.")
-    return int(value) if integer else v
+_POS = Real(0.0, closed="neither")
+_SIZE = Int(0, closed="neither")  # an int >= 1, worded "in (0, inf)" like the float rules of this module
+_NOISY = InBody("a float > 0, ('constant', s), ('loguniform', low, high) with 0 < low < high, or ('pareto', scale)")
 
 
-def _sizes(n, d, m):
-    n = _pos(n, "n", integer=True)
-    d = _pos(d, "d", integer=True)
-    m = _pos(m, "m", integer=True)
+def _at_most_n(m, n):
+    """The rule ``m <= n`` ties two arguments: checked in the body."""
     if m > n:
         raise ValueError(f"'m' must be at most n = {n}; got {m}.")
-    return n, d, m
 
 
+@domain(n=_SIZE, d=_SIZE, m=_SIZE)
 def sos_rate(n, d, m):
     r"""The headline rate :math:`\sqrt{nd}/m` of the target paper.
 
@@ -101,7 +94,7 @@ def sos_rate(n, d, m):
 
     Parameters
     ----------
-    n, d, m : int
+    n, d, m : int >= 1
         Sources, features, reliable sources (``1 <= m <= n``).
 
     Returns
@@ -113,10 +106,11 @@ def sos_rate(n, d, m):
     >>> sos_rate(20000, 5, 1000)
     0.31622776601683794
     """
-    n, d, m = _sizes(n, d, m)
+    _at_most_n(m, n)
     return math.sqrt(n * d) / m
 
 
+@domain(n=_SIZE, m=Int(0), signal_sigma=_POS)
 def signal_fraction_alpha(n, m, signal_sigma=1.0):
     r"""The oblivious-noise fraction :math:`\alpha` of [dNS21] implied by ``m`` signal sources.
 
@@ -126,11 +120,11 @@ def signal_fraction_alpha(n, m, signal_sigma=1.0):
 
     Parameters
     ----------
-    n : int
+    n : int >= 1
         Number of sources (rows).
-    m : int
+    m : int >= 0
         Number of signal sources, ``0 <= m``.
-    signal_sigma : float, default=1.0
+    signal_sigma : float > 0, default=1.0
         Noise level ``s`` below which a source counts as a signal source.
 
     Returns
@@ -143,12 +137,10 @@ def signal_fraction_alpha(n, m, signal_sigma=1.0):
     >>> round(signal_fraction_alpha(20000, 2000), 4)
     0.0683
     """
-    n = _pos(n, "n", integer=True)
-    m = _pos(m, "m", integer=True, allow_zero=True)
-    s = _pos(signal_sigma, "signal_sigma")
-    return math.erf(1.0 / (s * math.sqrt(2.0))) * m / n
+    return math.erf(1.0 / (signal_sigma * math.sqrt(2.0))) * m / n
 
 
+@domain(n=_SIZE, d=_SIZE, m=_SIZE, C=_POS)
 def huber_error_bound(n, d, m, C=HUBER_CALIBRATION["C"]):
     r"""High-probability error bound of the fixed-threshold Huber estimator (``delta = 1``).
 
@@ -166,9 +158,9 @@ def huber_error_bound(n, d, m, C=HUBER_CALIBRATION["C"]):
 
     Parameters
     ----------
-    n, d, m : int
+    n, d, m : int >= 1
         Number of sources, dimension and number of signal sources.
-    C : float, default=3.0
+    C : float > 0, default=3.0
         Calibrated constant (> 0), see :data:`HUBER_CALIBRATION`.
 
     Returns
@@ -181,10 +173,10 @@ def huber_error_bound(n, d, m, C=HUBER_CALIBRATION["C"]):
     >>> round(huber_error_bound(20000, 5, 2000), 4)
     0.4743
     """
-    C = _pos(C, "C")
     return C * sos_rate(n, d, m)
 
 
+@domain(n=_SIZE, d=_SIZE, C=_POS)
 def huber_regime_threshold(n, d, C=HUBER_CALIBRATION["regime_C"]):
     r"""Smallest ``m`` of the regime where the Huber bound is asserted: :math:`C\sqrt{nd}`.
 
@@ -195,9 +187,9 @@ def huber_regime_threshold(n, d, C=HUBER_CALIBRATION["regime_C"]):
 
     Parameters
     ----------
-    n, d : int
+    n, d : int >= 1
         Number of sources and dimension.
-    C : float, default=HUBER_CALIBRATION["regime_C"]
+    C : float > 0, default=HUBER_CALIBRATION["regime_C"]
         Constant of the regime (> 0).
 
     Returns
@@ -210,12 +202,10 @@ def huber_regime_threshold(n, d, C=HUBER_CALIBRATION["regime_C"]):
     >>> huber_regime_threshold(20000, 5)
     1264.9110640673518
     """
-    n = _pos(n, "n", integer=True)
-    d = _pos(d, "d", integer=True)
-    C = _pos(C, "C")
     return C * math.sqrt(n * d)
 
 
+@domain(d=_SIZE, m=_SIZE)
 def oracle_floor(d, m):
     r"""Even knowing the signal set, the error is :math:`\gtrsim \sqrt{d/m}` (T4, trivial).
 
@@ -224,7 +214,7 @@ def oracle_floor(d, m):
 
     Parameters
     ----------
-    d, m : int
+    d, m : int >= 1
         Dimension and number of signal sources.
 
     Returns
@@ -237,11 +227,10 @@ def oracle_floor(d, m):
     >>> oracle_floor(5, 2000)
     0.05
     """
-    d = _pos(d, "d", integer=True)
-    m = _pos(m, "m", integer=True)
     return math.sqrt(d / m)
 
 
+@domain(n=_SIZE, d=_SIZE, alpha=Real(0.0, 1.0, closed="right"))
 def oblivious_lower_bound(n, d, alpha):
     r"""Minimax lower bound in the oblivious model: :math:`\sqrt{d/(\alpha^2 n)}` ([dNS21], [C]).
 
@@ -250,9 +239,9 @@ def oblivious_lower_bound(n, d, alpha):
 
     Parameters
     ----------
-    n, d : int
+    n, d : int >= 1
         Number of samples and dimension.
-    alpha : float
+    alpha : float in (0, 1]
         Fraction of samples with bounded noise, in (0, 1].
 
     Returns
@@ -265,14 +254,10 @@ def oblivious_lower_bound(n, d, alpha):
     >>> round(oblivious_lower_bound(20000, 5, 0.1), 4)
     0.1581
     """
-    n = _pos(n, "n", integer=True)
-    d = _pos(d, "d", integer=True)
-    alpha = _pos(alpha, "alpha")
-    if alpha > 1:
-        raise ValueError(f"'alpha' must be a float in (0, 1]; got {alpha!r}.")
     return math.sqrt(d / (alpha**2 * n))
 
 
+@domain(n=_SIZE, d=_SIZE, m=_SIZE)
 def cs26_rate(n, d, m):
     r"""Rate of RB-Desc ([CS26], [C]): :math:`\sqrt{d}\,(n/m^4)^{1/6}` (up to :math:`\log^5` factors).
 
@@ -282,7 +267,7 @@ def cs26_rate(n, d, m):
 
     Parameters
     ----------
-    n, d, m : int
+    n, d, m : int >= 1
         Number of sources, dimension and number of signal sources.
 
     Returns
@@ -295,16 +280,17 @@ def cs26_rate(n, d, m):
     >>> round(cs26_rate(20000, 5, 1000), 4)
     0.1165
     """
-    n, d, m = _sizes(n, d, m)
+    _at_most_n(m, n)
     return math.sqrt(d) * (n / m**4) ** (1.0 / 6.0)
 
 
+@domain(n=_SIZE, d=_SIZE)
 def cs26_regime_threshold(n, d):
     r"""Smallest ``m`` (up to constants and logs) for RB-Desc: :math:`d^{3/4} n^{1/4}` ([CS26]).
 
     Parameters
     ----------
-    n, d : int
+    n, d : int >= 1
         Number of sources and dimension.
 
     Returns
@@ -312,11 +298,10 @@ def cs26_regime_threshold(n, d):
     float
         :math:`d^{3/4} n^{1/4}`.
     """
-    n = _pos(n, "n", integer=True)
-    d = _pos(d, "d", integer=True)
     return d**0.75 * n**0.25
 
 
+@domain(n=_SIZE, alpha=Real(0.0, 1.0, closed="neither"))
 def yuan_liang_trimming_requirement(n, alpha=0.5):
     r"""Signals needed by iterative trimming ([YL20], [C]): a constant fraction, :math:`m = \Theta(n)`.
 
@@ -326,9 +311,9 @@ def yuan_liang_trimming_requirement(n, alpha=0.5):
 
     Parameters
     ----------
-    n : int
+    n : int >= 1
         Number of samples.
-    alpha : float, default=0.5
+    alpha : float in (0, 1), default=0.5
         Fraction of points trimmed, in (0, 1).
 
     Returns
@@ -336,13 +321,10 @@ def yuan_liang_trimming_requirement(n, alpha=0.5):
     float
         :math:`(1-\alpha) n`.
     """
-    n = _pos(n, "n", integer=True)
-    alpha = _pos(alpha, "alpha")
-    if alpha >= 1:
-        raise ValueError(f"'alpha' must be a float in (0, 1); got {alpha!r}.")
     return (1.0 - alpha) * n
 
 
+@domain(n=_SIZE, m=_SIZE)
 def liang_yuan_mean_rate(n, m):
     r"""1-D ancestor ([LY20], [C]): iterative truncated averaging reaches
     :math:`\sqrt{n\ln n}/m` when :math:`m = \Omega(\sqrt{n \ln n})` (the ``d = 1`` mean problem).
@@ -350,7 +332,7 @@ def liang_yuan_mean_rate(n, m):
 
     Parameters
     ----------
-    n, m : int
+    n, m : int >= 1
         Number of samples and number of signal samples, ``m <= n``.
 
     Returns
@@ -363,13 +345,11 @@ def liang_yuan_mean_rate(n, m):
     >>> round(liang_yuan_mean_rate(10000, 1000), 4)
     0.3035
     """
-    n = _pos(n, "n", integer=True)
-    m = _pos(m, "m", integer=True)
-    if m > n:
-        raise ValueError(f"'m' must be at most n = {n}; got {m}.")
+    _at_most_n(m, n)
     return math.sqrt(n * math.log(n)) / m
 
 
+@domain(n=_SIZE, d=_SIZE, ms=InBody("1-d array of ints in [1, n]"))
 def rate_table(n, d, ms):
     """Rates side by side for a grid of ``m``: ``{"m", "sos_rate", "oracle_floor", "cs26_rate"}``
     arrays (for plots and reports).
@@ -378,7 +358,7 @@ def rate_table(n, d, ms):
 
     Parameters
     ----------
-    n, d : int
+    n, d : int >= 1
         Number of sources and dimension.
     ms : array-like of int
         1-d grid of signal counts, each in ``[1, n]`` (non-integral, non-finite or complex entries
@@ -411,7 +391,7 @@ def _check_ms(ms, n):
             raise ValueError(f"'ms' must contain only finite values; got {m!r}.")
         if not (isinstance(m, int) or (isinstance(m, float) and math.isfinite(m) and m == int(m))):
             raise TypeError(f"'ms' must contain ints; got {m!r}.")
-        if isinstance(n, numbers.Integral) and not isinstance(n, bool) and not 1 <= int(m) <= n:
+        if not 1 <= int(m) <= n:
             raise ValueError(f"'ms' must contain ints in [1, n = {n}]; got {int(m)!r}.")
         out.append(int(m))
     return out
@@ -421,7 +401,7 @@ def _check_ms(ms, n):
 def _noise_nodes(noisy_sigma, n_nodes):
     """Quadrature nodes ``(scales, weights)`` of the law of the noisy sources' sigma."""
     if isinstance(noisy_sigma, numbers.Real) and not isinstance(noisy_sigma, bool):
-        s = _pos(noisy_sigma, "noisy_sigma")
+        s = _POS.check(noisy_sigma, "noisy_sigma")
         return np.array([s]), np.array([1.0])
     if not isinstance(noisy_sigma, (tuple, list)) or not noisy_sigma or noisy_sigma[0] not in (
             "constant", "loguniform", "pareto"):
@@ -430,29 +410,27 @@ def _noise_nodes(noisy_sigma, n_nodes):
     kind = noisy_sigma[0]
     x, w = np.polynomial.legendre.leggauss(n_nodes)
     if kind == "constant" and len(noisy_sigma) == 2:
-        return np.array([_pos(noisy_sigma[1], "noisy_sigma[1]")]), np.array([1.0])
+        return np.array([_POS.check(noisy_sigma[1], "noisy_sigma[1]")]), np.array([1.0])
     if kind == "loguniform" and len(noisy_sigma) == 3:
-        lo, hi = _pos(noisy_sigma[1], "noisy_sigma[1]"), _pos(noisy_sigma[2], "noisy_sigma[2]")
+        lo, hi = _POS.check(noisy_sigma[1], "noisy_sigma[1]"), _POS.check(noisy_sigma[2], "noisy_sigma[2]")
         if not hi > lo:
             raise ValueError(f"'noisy_sigma': ('loguniform', low, high) needs high > low; got {noisy_sigma!r}.")
         t = 0.5 * (x + 1.0) * (math.log(hi) - math.log(lo)) + math.log(lo)
         return np.exp(t), 0.5 * w
     if kind == "pareto" and len(noisy_sigma) == 2:
-        c = _pos(noisy_sigma[1], "noisy_sigma[1]")
+        c = _POS.check(noisy_sigma[1], "noisy_sigma[1]")
         u = 0.5 * (x + 1.0)                       # sigma = c / U, U uniform on (0, 1]
         return c / u, 0.5 * w
     raise ValueError(f"'noisy_sigma' {noisy_sigma!r} has the wrong number of entries for {kind!r}.")
 
 
 def _mixture_law(signal_fraction, noisy_sigma, signal_sigma, n_nodes):
-    p = _pos(signal_fraction, "signal_fraction", allow_zero=True)
-    if p > 1.0:
-        raise ValueError(f"'signal_fraction' must be in [0, 1]; got {signal_fraction!r}.")
-    s0 = _pos(signal_sigma, "signal_sigma")
     scales, weights = _noise_nodes(noisy_sigma, n_nodes)
-    return np.r_[s0, scales], np.r_[p, (1.0 - p) * weights]
+    return np.r_[signal_sigma, scales], np.r_[signal_fraction, (1.0 - signal_fraction) * weights]
 
 
+@domain(signal_fraction=Real(0.0, 1.0), noisy_sigma=_NOISY, signal_sigma=_POS,
+        n_nodes=Int(1, 100_000), n_grid=Int(101, 1_000_000))
 def scale_mixture_fisher_information(signal_fraction, noisy_sigma=("loguniform", 10.0, 1e3), signal_sigma=1.0,
                                      *, n_nodes=200, n_grid=6001):
     r"""Location Fisher information :math:`I_f = \int f'^2/f` of the subset-of-signals noise law.
@@ -473,8 +451,10 @@ def scale_mixture_fisher_information(signal_fraction, noisy_sigma=("loguniform",
     noisy_sigma : float, ("constant", s), ("loguniform", low, high) or ("pareto", scale)
         Law of the noisy sources' sigma, as in :func:`algos.hetero_regression.make_subset_of_signals`.
     signal_sigma : float > 0, default=1.0
-    n_nodes, n_grid : int
-        Quadrature sizes.
+    n_nodes : int in [1, 100000], default=200
+        Quadrature nodes over the noisy sigma law.
+    n_grid : int in [101, 1000000], default=6001
+        Trapezoid points over ``log |e|``.
 
     Returns
     -------
@@ -486,11 +466,6 @@ def scale_mixture_fisher_information(signal_fraction, noisy_sigma=("loguniform",
     >>> round(scale_mixture_fisher_information(1.0, 10.0), 6)   # a pure N(0, 1) law
     1.0
     """
-    n_nodes = _pos(n_nodes, "n_nodes", integer=True)
-    n_grid = _pos(n_grid, "n_grid", integer=True)
-    if n_nodes > 100_000 or n_grid < 101 or n_grid > 1_000_000:
-        raise ValueError(f"'n_nodes' must be in [1, 100000] and 'n_grid' in [101, 1000000]; got n_nodes={n_nodes}, "
-                         f"n_grid={n_grid}.")
     scales, q = _mixture_law(signal_fraction, noisy_sigma, signal_sigma, n_nodes)
     e = np.exp(np.linspace(math.log(1e-8 * scales.min()), math.log(40.0 * scales.max()), n_grid))
     z = e[:, None] / scales[None, :]
@@ -502,6 +477,7 @@ def scale_mixture_fisher_information(signal_fraction, noisy_sigma=("loguniform",
     return float(2.0 * np.trapezoid(g, np.log(e)))
 
 
+@domain(signal_fraction=Real(0.0, 1.0), noisy_sigma=_NOISY, signal_sigma=_POS)
 def scale_mixture_width_bound(signal_fraction, noisy_sigma=("loguniform", 10.0, 1e3), signal_sigma=1.0):
     r"""Smallest ratio of an interval's width to the oracle WLS interval without knowing the signals.
 

@@ -31,8 +31,12 @@ from __future__ import annotations
 
 import math
 
-from theory._checks import check_scalar_float as _float
-from theory._checks import check_scalar_int as _int
+from theory._checks import Int, Real, domain
+
+_NN = Real(0.0)
+_POS = Real(0.0, closed="neither")
+_SIZE = Int(1)
+_OPEN_UNIT = Real(0.0, 1.0, closed="neither")
 
 __all__ = [
     "BOUND_KIND",
@@ -80,8 +84,7 @@ def _ab_squared(A, B):
 
 
 def _path_sizes(M, D):
-    M = _int(M, "M", low=1)
-    D = _int(D, "D", low=1)
+    """The rule ``D >= M`` ties two arguments: checked in the body."""
     if D < M:
         raise ValueError(f"'D' must be at least M = {M} (a path of depth D >= M); got {D}.")
     return M, D
@@ -90,15 +93,13 @@ def _path_sizes(M, D):
 # --- population bounds ---------------------------------------------------------------------------
 
 def _agg(e1, A, B, M, D, names):
-    e1 = _float(e1, names[0], low=0.0)
-    A = _float(A, names[1], low=0.0)
-    B = _float(B, names[2], low=0.0)
     M, D = _path_sizes(M, D)
     if M == 1:
         return 0.0
     return A * B * math.sqrt((M - 1) * e1 / (D // M))
 
 
+@domain(e1=_NN, A=_NN, B=_NN, M=_SIZE, D=_SIZE)
 def krr_path_bound(e1, A, B, M, D):
     r"""Excess error at the end of an M-covered path (T1, KRR linear upper bound).
 
@@ -146,6 +147,7 @@ def krr_path_bound(e1, A, B, M, D):
     return _agg(e1, A, B, M, D, ("e1", "A", "B"))
 
 
+@domain(A=_NN, B=_NN, M=_SIZE, D=_SIZE)
 def krr_path_bound_normalised(A, B, M, D):
     r"""T1 with :math:`e(f_1) \le (AB)^2`: :math:`(AB)^2\sqrt{(M-1)/\lfloor D/M\rfloor}`.
 
@@ -179,12 +181,11 @@ def krr_path_bound_normalised(A, B, M, D):
     >>> krr_path_bound_normalised(1.0, 2.0, 5, 5)   # 4 * sqrt(4 / 1)
     8.0
     """
-    A = _float(A, "A", low=0.0)
-    B = _float(B, "B", low=0.0)
     M, D = _path_sizes(M, D)
     return _ab_squared(A, B) * math.sqrt((M - 1) / (D // M))
 
 
+@domain(A=_NN, B=_NN, D=Int(0))
 def greedy_bound(A, B, D):
     r"""Excess after ``D`` greedy agents (T3): :math:`(AB)^2/(D+1)`.
 
@@ -214,12 +215,10 @@ def greedy_bound(A, B, D):
     >>> greedy_bound(1.0, 2.0, 7)
     0.5
     """
-    A = _float(A, "A", low=0.0)
-    B = _float(B, "B", low=0.0)
-    D = _int(D, "D", low=0)
     return _ab_squared(A, B) / (D + 1)
 
 
+@domain(e=_NN, A=_POS, B=_POS)
 def greedy_step_bound(e, A, B):
     r"""One greedy step (T3): :math:`e_{t+1} \le e_t - e_t^2/(AB)^2`.
 
@@ -247,15 +246,13 @@ def greedy_step_bound(e, A, B):
     >>> greedy_step_bound(0.5, 1.0, 1.0)
     0.25
     """
-    A = _float(A, "A", low=0.0, closed="neither")
-    B = _float(B, "B", low=0.0, closed="neither")
-    e = _float(e, "e", low=0.0)
     cap = _ab_squared(A, B)
     if e > cap:
         raise ValueError(f"'e' must be at most (A B)^2 = {cap:g}; got {e!r}.")
     return max(0.0, e * (1.0 - e / cap))  # clip the rounding at e = cap
 
 
+@domain(D=_SIZE)
 def greedy_lower_bound(D):
     r"""Minimax lower bound for single-feature paths: :math:`R_1(d, D) \ge 1/(640 D)`.
 
@@ -283,10 +280,10 @@ def greedy_lower_bound(D):
     >>> greedy_lower_bound(10)
     0.00015625
     """
-    D = _int(D, "D", low=1)
     return 1.0 / (640.0 * D)
 
 
+@domain(M=_SIZE, D=_SIZE)
 def worst_case_rate(M, D):
     r"""Worst-case excess rate on M-covered paths (T2): :math:`\Theta(1)` if :math:`D < M^2`, else :math:`M^2/D`.
 
@@ -312,13 +309,12 @@ def worst_case_rate(M, D):
     >>> worst_case_rate(3, 8), worst_case_rate(3, 18)
     (1.0, 0.5)
     """
-    M = _int(M, "M", low=1)
-    D = _int(D, "D", low=1)
     return 1.0 if D < M * M else M * M / D
 
 
 # --- sketching -----------------------------------------------------------------------------------
 
+@domain(k=_SIZE, r=_SIZE, delta=_OPEN_UNIT)
 def gaussian_ose_eta(k, r, delta):
     r"""Distortion of a Gaussian subspace embedding (T6): :math:`(\sqrt r + \sqrt{2\ln(2/\delta)})/\sqrt k`.
 
@@ -353,12 +349,10 @@ def gaussian_ose_eta(k, r, delta):
     >>> round(gaussian_ose_eta(100, 9, 2 * math.exp(-8)), 12)   # (3 + 4) / 10
     0.7
     """
-    k = _int(k, "k", low=1)
-    r = _int(r, "r", low=1)
-    delta = _float(delta, "delta", low=0.0, high=1.0, closed="neither")
     return (math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 / delta))) / math.sqrt(k)
 
 
+@domain(r=_SIZE, eta=_OPEN_UNIT, delta=_OPEN_UNIT)
 def gaussian_ose_min_k(r, eta, delta):
     r"""Smallest sketch size with :func:`gaussian_ose_eta` :math:`\le \eta` (T6).
 
@@ -386,9 +380,6 @@ def gaussian_ose_min_k(r, eta, delta):
     >>> gaussian_ose_min_k(9, 0.7, 2 * math.exp(-8))
     100
     """
-    r = _int(r, "r", low=1)
-    eta = _float(eta, "eta", low=0.0, high=1.0, closed="neither")
-    delta = _float(delta, "delta", low=0.0, high=1.0, closed="neither")
     root = math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 / delta))
     k = max(1, math.ceil((root / eta) ** 2))
     # guard against rounding of the ceiling in either direction
@@ -401,6 +392,7 @@ def gaussian_ose_min_k(r, eta, delta):
 
 # --- finite-sample bounds ------------------------------------------------------------------------
 
+@domain(A_hat=_NN, B_hat=_NN, M=_SIZE, e1_hat=_NN, D=_SIZE)
 def aggregation_term(A_hat, B_hat, M, e1_hat, D):
     r"""The empirical aggregation term of T5: :math:`\hat A\hat B\sqrt{(M-1)\hat e_1/\lfloor D/M\rfloor}`.
 
@@ -438,6 +430,7 @@ def aggregation_term(A_hat, B_hat, M, e1_hat, D):
     return _agg(e1_hat, A_hat, B_hat, M, D, ("e1_hat", "A_hat", "B_hat"))
 
 
+@domain(stat_term=_NN, agg_term=_NN)
 def full_message_risk_bound(stat_term, agg_term):
     r"""Population excess of the full-message protocol (T5): :math:`2\,\mathrm{stat} + 4\,\widehat{\mathrm{Agg}}`.
 
@@ -472,11 +465,10 @@ def full_message_risk_bound(stat_term, agg_term):
     >>> full_message_risk_bound(0.1, 0.25)
     1.2
     """
-    stat_term = _float(stat_term, "stat_term", low=0.0)
-    agg_term = _float(agg_term, "agg_term", low=0.0)
     return 2.0 * stat_term + 4.0 * agg_term
 
 
+@domain(stat_term=_NN, L_hat=_NN, eta=Real(0.0, 1.0, closed="left"), agg_tilde=_NN)
 def sketched_risk_bound(stat_term, L_hat, eta, agg_tilde):
     r"""Population excess of the shared-sketch protocol (T7, main theorem as reconstructed).
 
@@ -515,14 +507,11 @@ def sketched_risk_bound(stat_term, L_hat, eta, agg_tilde):
     >>> sketched_risk_bound(0.1, 1.0, 0.5, 0.25)   # 0.2 + 4 * 8 * 1 + 4 * 0.25 / 0.25
     36.2
     """
-    stat_term = _float(stat_term, "stat_term", low=0.0)
-    L_hat = _float(L_hat, "L_hat", low=0.0)
-    eta = _float(eta, "eta", low=0.0, high=1.0, closed="left")
-    agg_tilde = _float(agg_tilde, "agg_tilde", low=0.0)
     shrink = (1.0 - eta) ** 2
     return 2.0 * stat_term + 4.0 * (4.0 * eta / shrink) * L_hat + 4.0 * agg_tilde / shrink
 
 
+@domain(p=_SIZE, k=_SIZE)
 def sketch_ls_expectation_factor(p, k):
     r"""Expected in-sample loss inflation of sketch-and-solve least squares (T8): :math:`1 + p/(k-p-1)`.
 
@@ -551,13 +540,12 @@ def sketch_ls_expectation_factor(p, k):
     >>> sketch_ls_expectation_factor(5, 30)   # 1 + 5/24
     1.2083333333333333
     """
-    p = _int(p, "p", low=1)
-    k = _int(k, "k", low=1)
     if k <= p + 1:
         raise ValueError(f"'k' must be greater than p + 1 = {p + 1}; got {k}.")
     return 1.0 + p / (k - p - 1)
 
 
+@domain(sigma2=_NN, d=_SIZE, m=_SIZE)
 def ols_expected_excess(sigma2, d, m):
     r"""Expected excess risk of OLS under Gaussian design: :math:`\sigma^2 d/(m-d-1)`.
 
@@ -588,9 +576,6 @@ def ols_expected_excess(sigma2, d, m):
     >>> ols_expected_excess(2.0, 3, 10)
     1.0
     """
-    sigma2 = _float(sigma2, "sigma2", low=0.0)
-    d = _int(d, "d", low=1)
-    m = _int(m, "m", low=1)
     if m <= d + 1:
         raise ValueError(f"'m' must be greater than d + 1 = {d + 1}; got {m}.")
     return sigma2 * d / (m - d - 1)

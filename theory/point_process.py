@@ -39,11 +39,10 @@ Pure numpy; imports nothing from ``algos``.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from theory._checks import check_array
+from theory._checks import Array, InBody, Int, Option, Real, check_array, domain
 
 __all__ = [
     "BOUND_KIND",
@@ -87,16 +86,18 @@ STATUS = {
 }
 
 
-def _pos(x, name, allow_zero=True):
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"'{name}' must be a real number; got {x!r}.")
-    x = float(x)
-    if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
-        rule = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"'{name}' must be a finite float {rule}; got {x!r}.")
-    return x
+_LOG_FLOAT_MAX = float(np.log(np.finfo(np.float64).max))  # g(0) = exp(variance) stays a float64 below it
+_NN = Real(0.0)
+_POS = Real(0.0, closed="neither")
+_VEC = Array(ndim=1, allow_empty=True)
+_NN_VEC = Array(ndim=1, allow_empty=True, nonnegative=True)
+_R = Real(0.0, array=True)
+_NU = Option(0.5, 1.5)
 
 
+
+
+@domain(lipschitz=_NN, window_area=_NN, h_max=_NN)
 def quadrature_error_bound(lipschitz, window_area, h_max):
     r"""T2 [R]: :math:`L_\lambda |W| h_{\max}` bounds the Voronoi-quadrature error of a Lipschitz intensity.
 
@@ -117,9 +118,10 @@ def quadrature_error_bound(lipschitz, window_area, h_max):
     float
         :math:`L_\lambda |W| h_{\max}`.
     """
-    return _pos(lipschitz, "lipschitz") * _pos(window_area, "window_area") * _pos(h_max, "h_max")
+    return lipschitz * window_area * h_max
 
 
+@domain(lipschitz=_NN, first_moments=Array(ndim=1, allow_empty=True, nonnegative=True))
 def quadrature_moment_bound(lipschitz, first_moments):
     r"""T2 [R]: :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds` (``first_moments[j]`` the cell integral).
 
@@ -135,26 +137,23 @@ def quadrature_moment_bound(lipschitz, first_moments):
     float
         :math:`L_\lambda\sum_j\int_{C_j}\|s-u_j\|\,ds`.
     """
-    L = _pos(lipschitz, "lipschitz")
-    fm = check_array(first_moments, "first_moments", ndim=1, allow_empty=True)
-    if np.any(fm < 0):
-        raise ValueError("'first_moments' must be a 1-d array of finite non-negative numbers.")
-    return float(L * fm.sum())
+    return float(lipschitz * first_moments.sum())
 
 
-def _check_vecs(**kw):
+def _same_length(**kw):
+    """Vectors whose lengths must agree (a rule tying arguments: checked in the body)."""
     out = []
     n = first = None
     for name, v in kw.items():
-        a = check_array(v, name, ndim=1, allow_empty=True)
         if n is None:
-            n, first = len(a), name
-        elif len(a) != n:
-            raise ValueError(f"'{name}' must have the length of '{first}' ({n}); got {len(a)}.")
-        out.append(a)
+            n, first = len(v), name
+        elif len(v) != n:
+            raise ValueError(f"'{name}' must have the length of '{first}' ({n}); got {len(v)}.")
+        out.append(v)
     return out
 
 
+@domain(y=_VEC, w=_NN_VEC, m=_VEC, s=_NN_VEC)
 def expected_loglik(y, w, m, s):
     r"""T3 [R]: :math:`E_{N(m,S)}[y^\top f - \sum_j w_j e^{f_j}] = y^\top m - \sum_j w_j e^{m_j+s_j/2}`, ``s = diag S``.
 
@@ -163,20 +162,18 @@ def expected_loglik(y, w, m, s):
     y : array-like of shape (N,)
         Counts (or point indicators) at the quadrature nodes.
     w : array-like of shape (N,)
-        Quadrature weights.
+        Quadrature weights, non-negative.
     m : array-like of shape (N,)
         Mean of the Gaussian :math:`q`.
     s : array-like of shape (N,)
-        Diagonal of its covariance ``S``.
+        Diagonal of its covariance ``S``, non-negative.
 
     Returns
     -------
     float
         :math:`y^\top m - \sum_j w_j e^{m_j+s_j/2}`.
     """
-    y, w, m, s = _check_vecs(y=y, w=w, m=m, s=s)
-    if np.any(w < 0) or np.any(s < 0):
-        raise ValueError("'w' and 's' must be non-negative.")
+    _same_length(y=y, w=w, m=m, s=s)
     with np.errstate(over="ignore", invalid="ignore"):
         val = float(y @ m - np.sum(w * np.exp(m + 0.5 * s)))
     if not math.isfinite(val):
@@ -186,6 +183,8 @@ def expected_loglik(y, w, m, s):
     return val
 
 
+@domain(y=_VEC, w=_NN_VEC, prior_mean=_VEC,
+        prior_cov=InBody("an (N, N) symmetric positive definite matrix, N = len(y) in {1, 2}"), n_nodes=Int(2))
 def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     r"""Log evidence of a one- or two-node Poisson-lognormal model by Gauss-Hermite quadrature.
 
@@ -197,7 +196,7 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     y : array-like of shape (N,)
         Counts, ``N`` in {1, 2}.
     w : array-like of shape (N,)
-        Quadrature weights.
+        Quadrature weights, non-negative.
     prior_mean : array-like of shape (N,)
         Prior mean :math:`\mu`.
     prior_cov : array-like of shape (N, N)
@@ -210,7 +209,8 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     float
         :math:`\log\int e^{y^\top f - \sum_j w_j e^{f_j}} N(f; \mu, K)\,df`.
     """
-    y, w, mu = _check_vecs(y=y, w=w, prior_mean=prior_mean)
+    mu = prior_mean
+    _same_length(y=y, w=w, prior_mean=prior_mean)
     N = len(y)
     if N not in (1, 2):
         raise ValueError(f"'y' must have length 1 or 2 (gauss_hermite_log_evidence supports N in {{1, 2}}); "
@@ -218,8 +218,6 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     K = check_array(prior_cov, "prior_cov")
     if K.shape != (N, N):
         raise ValueError(f"'prior_cov' must be an ({N}, {N}) covariance matrix; got an array of shape {K.shape}.")
-    if isinstance(n_nodes, (bool, np.bool_)) or not isinstance(n_nodes, numbers.Integral) or n_nodes < 2:
-        raise ValueError(f"'n_nodes' must be an int >= 2; got {n_nodes!r}.")
     try:
         Lc = np.linalg.cholesky(K)
     except np.linalg.LinAlgError:
@@ -247,6 +245,7 @@ def gauss_hermite_log_evidence(y, w, prior_mean, prior_cov, n_nodes=60):
     return float(mx + math.log(np.exp(t - mx).sum()))
 
 
+@domain(elbo=Real(), log_evidence=Real(), rtol=_NN)
 def elbo_upper_bound_check(elbo, log_evidence, rtol=1e-10):
     """T4 [R]: True when ``elbo <= log_evidence + rtol * (1 + |log_evidence|)`` (Jensen's inequality).
 
@@ -257,19 +256,17 @@ def elbo_upper_bound_check(elbo, log_evidence, rtol=1e-10):
     log_evidence : float
         The log evidence it should not exceed.
     rtol : float, default=1e-10
-        Relative tolerance.
+        Relative tolerance, at least 0 (``elbo`` and ``log_evidence``: finite).
 
     Returns
     -------
     bool
         Whether ``elbo <= log_evidence + rtol * (1 + |log_evidence|)``.
     """
-    if not all(isinstance(v, numbers.Real) and math.isfinite(float(v)) for v in (elbo, log_evidence)):
-        raise ValueError("'elbo' and 'log_evidence' must be finite real numbers.")
-    _pos(rtol, "rtol")
-    return bool(float(elbo) <= float(log_evidence) + rtol * (1.0 + abs(float(log_evidence))))
+    return bool(elbo <= log_evidence + rtol * (1.0 + abs(log_evidence)))
 
 
+@domain(k_diag_max=_NN)
 def s_fixed_point_rate(k_diag_max):
     r"""T8 [D]: the Lipschitz constant (sup norm) of :math:`s \mapsto \operatorname{diag}((\tilde Q +
     \operatorname{diag}(w e^{m+s/2}))^{-1})` is at most :math:`\max_i \tilde K_{ii} / 2`.
@@ -288,9 +285,10 @@ def s_fixed_point_rate(k_diag_max):
     float
         :math:`\max_i \tilde K_{ii} / 2`.
     """
-    return 0.5 * _pos(k_diag_max, "k_diag_max")
+    return 0.5 * k_diag_max
 
 
+@domain(k_diag_max=_NN)
 def s_fixed_point_contraction(k_diag_max):
     r"""T8 [D]: ``(rate, is_contraction)`` with ``rate = max_i K_ii / 2``; sufficient, not necessary.
 
@@ -317,18 +315,8 @@ _GL_X = 0.5 * (_GL_X + 1.0)
 _GL_W = 0.5 * _GL_W
 
 
-def _radii(r):
-    if isinstance(r, (str, bytes)):
-        raise TypeError(f"'r' must be a real number or an array of distances; got {r!r}.")
-    r = check_array(r, "r", allow_empty=True, finite=False)
-    if not np.all(np.isfinite(r)) or np.any(r < 0):
-        raise ValueError("'r' must contain finite non-negative distances.")
-    return r
 
 
-def _check_nu(nu):
-    if isinstance(nu, (bool, np.bool_)) or not isinstance(nu, numbers.Real) or nu not in (0.5, 1.5):
-        raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
 
 
 def _matern_cov(r, variance, length_scale, nu):
@@ -340,6 +328,7 @@ def _matern_cov(r, variance, length_scale, nu):
     raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
 
 
+@domain(r=_R)
 def poisson_k_function(r):
     r"""Ripley's K of a (possibly inhomogeneous, reweighted) Poisson process: :math:`K(r) = \pi r^2`.
 
@@ -356,7 +345,7 @@ def poisson_k_function(r):
     float or ndarray
         :math:`\pi r^2`, of the shape of ``r``.
     """
-    r = _radii(r)
+    r = np.asarray(r, dtype=np.float64)
     with np.errstate(over="ignore"):
         K = np.pi * r**2
     return _finite_k(K, r)
@@ -370,27 +359,19 @@ def _finite_k(K, r):
 
 
 #: Largest LGCP variance whose pair correlation g(0) = exp(variance) is a float64.
-_LOG_FLOAT_MAX = float(np.log(np.finfo(np.float64).max))
 
 
-def _lgcp_variance(variance):
-    """``variance`` >= 0 and small enough that ``g(0) = exp(variance)`` is finite."""
-    v = _pos(variance, "variance")
-    if v > _LOG_FLOAT_MAX:
-        raise ValueError(f"'variance' must be <= {_LOG_FLOAT_MAX:.4g} (g(0) = exp(variance) exceeds the float64 "
-                         f"range beyond it); got {v!r}.")
-    return v
 
 
 def _lgcp_args(r, variance, length_scale, nu):
     """The checked ``(r, variance, length_scale)`` of an LGCP summary (``nu`` checked too)."""
-    r = _radii(r)
-    variance = _lgcp_variance(variance)
-    length_scale = _pos(length_scale, "length_scale", allow_zero=False)
-    _check_nu(nu)
-    return r, variance, length_scale
+    if variance > _LOG_FLOAT_MAX:  # the float64 range, not the model: guarded like the overflows below
+        raise ValueError(f"'variance' must be <= {_LOG_FLOAT_MAX:.4g} (g(0) = exp(variance) exceeds the float64 "
+                         f"range beyond it); got {variance!r}.")
+    return np.asarray(r, dtype=np.float64), variance, length_scale
 
 
+@domain(r=_R, variance=_NN, length_scale=_POS, nu=_NU)
 def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r"""Pair-correlation function of a log-Gaussian Cox process: :math:`g(r) = \exp(C(r))`.
 
@@ -403,7 +384,8 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     r : float or array-like
         Distances, at least 0.
     variance : float
-        Variance :math:`\sigma^2` of the Gaussian field, at least 0.
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0 (and at most
+        :math:`\log(\text{float64 max}) \approx 709.78`, beyond which :math:`g(0) = e^{\sigma^2}` overflows).
     length_scale : float
         Range :math:`\phi` of the covariance, positive.
     nu : {0.5, 1.5}, default=0.5
@@ -418,6 +400,7 @@ def lgcp_pair_correlation(r, variance, length_scale, nu=0.5):
     return np.exp(_matern_cov(r, variance, length_scale, nu))
 
 
+@domain(r=_R, variance=_NN, length_scale=_POS, nu=_NU)
 def lgcp_k_function(r, variance, length_scale, nu=0.5):
     r"""Ripley's K of a log-Gaussian Cox process, :math:`K(r) = 2\pi\int_0^r s\,g(s)\,ds`.
 
@@ -430,7 +413,8 @@ def lgcp_k_function(r, variance, length_scale, nu=0.5):
     r : float or array-like
         Distances, at least 0.
     variance : float
-        Variance :math:`\sigma^2` of the Gaussian field, at least 0.
+        Variance :math:`\sigma^2` of the Gaussian field, at least 0 (and at most
+        :math:`\log(\text{float64 max}) \approx 709.78`, beyond which :math:`g(0) = e^{\sigma^2}` overflows).
     length_scale : float
         Range :math:`\phi` of the covariance, positive.
     nu : {0.5, 1.5}, default=0.5

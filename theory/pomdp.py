@@ -38,7 +38,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._pomdp_checks import _array, _beliefs, _count, _discount, _float, _index_array, _n_states, _value
+from ._checks import InBody, Real, domain
+from ._pomdp_checks import COUNT, DISCOUNT, NONNEG, _array, _beliefs, _index_array, _n_states, _value, array_rule
 from ._pomdp_converse import (  # noqa: F401  (_n_partitions: used by algos.pomdp)
     _n_partitions,
     bregman_hard_clustering,
@@ -88,6 +89,7 @@ _TOL = 1e-12
 
 # --- Lipschitz constants -------------------------------------------------------------------------
 
+@domain(r=array_rule(2, "(S, A)"), discount=DISCOUNT)
 def lipschitz_constant(r, discount):
     r"""Lipschitz constant of :math:`V^*` in the belief's :math:`L^1` norm.
 
@@ -125,12 +127,12 @@ def lipschitz_constant(r, discount):
     2.0
     """
     r = _array(r, "r", 2)
-    discount = _discount(discount)
     if r.size == 0:
         raise ValueError("'r' must not be empty.")
     return float((r.max() - r.min()) / (2.0 * (1.0 - discount)))
 
 
+@domain(alphas=array_rule(2, "(n_alpha, S)"))
 def alpha_lipschitz_constant(alphas):
     r"""Tighter computable constant :math:`L_\Gamma = \max_{\alpha \in \Gamma} \mathrm{span}(\alpha)/2`.
 
@@ -166,6 +168,8 @@ def alpha_lipschitz_constant(alphas):
 
 # --- closure distortion and the upper bounds U1, U2, U3 -------------------------------------------
 
+@domain(T=array_rule(3, "(A, S, S)"), Z=array_rule(3, "(A, S, O)"), B=array_rule(2, "(n, S) or (S,)"),
+        a=InBody("an int in [0, A)"))
 def bayes_successors(T, Z, B, a):
     r"""Batched Bayes update: ``P[n, o] = P(o | B[n], a)`` and ``Bn[n, o] = tau(B[n], a, o)``.
 
@@ -203,6 +207,10 @@ def bayes_successors(T, Z, B, a):
     return np.where(zero, 0.0, P), Bn
 
 
+@domain(T=array_rule(3, "(A, S, S)"), Z=array_rule(3, "(A, S, O)"), codebook=array_rule(2, "(K, S)"),
+        eta=InBody("an int array of shape (K, A, O) with entries in [0, K)"),
+        action=InBody("None or an int array of shape (K,) with entries in [0, A)"),
+        b0=InBody("None or a belief of shape (S,)"), m0=InBody("None or an int in [0, K)"))
 def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     r"""Closure distortions :math:`\rho(k, a)`, :math:`\rho`, :math:`\rho_\pi` and :math:`\delta_0`.
 
@@ -268,6 +276,7 @@ def closure_distortion(T, Z, codebook, eta, action=None, b0=None, m0=None):
     return out
 
 
+@domain(L=NONNEG, rho=NONNEG, rho_pi=Real(0.0, none=True), delta0=Real(0.0, none=True), discount=DISCOUNT)
 def closure_bound(L, rho, rho_pi, delta0, discount):
     r"""Upper bounds U1, U3 and U2 on the value loss of a codebook controller.
 
@@ -309,18 +318,16 @@ def closure_bound(L, rho, rho_pi, delta0, discount):
     >>> closure_bound(1.0, 0.1, 0.05, 0.0, 0.5)
     {'U1': 0.1, 'U2': 0.2, 'U3': 0.05}
     """
-    discount = _discount(discount)
-    L = _float(L, "L", low=0.0)
-    rho = _float(rho, "rho", low=0.0)
     f = discount / (1.0 - discount)
     out = {"U1": f * L * rho}
-    out["U2"] = None if delta0 is None else 2.0 * L * _float(delta0, "delta0", low=0.0) + 2.0 * f * L * rho
-    out["U3"] = None if rho_pi is None else f * L * _float(rho_pi, "rho_pi", low=0.0)
+    out["U2"] = None if delta0 is None else 2.0 * L * delta0 + 2.0 * f * L * rho
+    out["U3"] = None if rho_pi is None else f * L * rho_pi
     return out
 
 
 # --- decision distortion, merge cost, witnesses --------------------------------------------------
 
+@domain(B=array_rule(2, "(n, S)"), C=array_rule(2, "(m, S)"), alphas=array_rule(2, "(n_alpha, S)"))
 def decision_distortion(B, C, alphas):
     r"""Decision (Bregman) distortion :math:`d_V(b, c) = V(b) - \alpha_c\cdot b \ge 0`.
 
@@ -359,6 +366,9 @@ def decision_distortion(B, C, alphas):
     return np.maximum(_value(G, B)[:, None] - B @ ac.T, 0.0)
 
 
+@domain(B=array_rule(2, "(n, S)"), w=InBody("non-negative weights of shape (n,)"),
+        alphas=InBody("None or a finite 2-d array of shape (n_alpha, S)"),
+        values=InBody("None or an array of shape (n,) (with value_at_mean)"), value_at_mean=Real(none=True))
 def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
     r"""Merge (confusion) cost, the Jensen gap of :math:`V` over one memory cell.
 
@@ -414,6 +424,7 @@ def merge_cost(B, w, alphas=None, *, values=None, value_at_mean=None):
     return float(w @ np.asarray(values, dtype=float) - P * float(value_at_mean))
 
 
+@domain(B=array_rule(2, "(n, S)"), alphas=array_rule(2, "(n_alpha, S)"), tol=NONNEG)
 def decision_witnesses(B, alphas, tol=1e-9):
     r"""Pairwise decision-witness matrix: ``W[i, j]`` is True iff ``B[i]`` and ``B[j]`` have no
     common maximising alpha vector (within ``tol``), i.e. their equal-weight merge cost is > 0.
@@ -427,7 +438,7 @@ def decision_witnesses(B, alphas, tol=1e-9):
     alphas : array-like of shape (n_alpha, S)
         The alpha vectors.
     tol : float, default=1e-9
-        Tolerance on "maximising".
+        Tolerance on "maximising", at least 0.
 
     Returns
     -------
@@ -437,7 +448,6 @@ def decision_witnesses(B, alphas, tol=1e-9):
     G = _array(alphas, "alphas", 2)
     B = _beliefs(B, S=G.shape[1])
     sc = B @ G.T
-    tol = _float(tol, "tol", low=0.0)
     opt = sc >= sc.max(axis=1, keepdims=True) - tol     # (n, |G|)
     common = (opt[:, None, :] & opt[None, :, :]).any(axis=2)
     return ~common
@@ -468,6 +478,8 @@ class FSCCertificate(NamedTuple):
         return self.ok
 
 
+@domain(action=InBody("an int array of shape (K,)"), eta=InBody("an int array of shape (K, O) or (K, A, O)"),
+        n_actions=COUNT, n_observations=COUNT, m0=InBody("None or an int in [0, K)"))
 def check_fsc(action, eta, n_actions, n_observations, m0=None):
     r"""Certificate that a deterministic FSC ``(action, eta[, m0])`` is total.
 
@@ -483,7 +495,7 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     eta : int array-like of shape (K, O) or (K, A, O)
         Memory update.
     n_actions, n_observations : int
-        ``A`` and ``O``.
+        ``A`` and ``O``, each at least 1.
     m0 : int, optional
         Initial memory state.
 
@@ -500,8 +512,7 @@ def check_fsc(action, eta, n_actions, n_observations, m0=None):
     ['action_range', 'eta_range']
     """
     viol = []
-    A = _count(n_actions, "n_actions")
-    O = _count(n_observations, "n_observations")
+    A, O = n_actions, n_observations
     act = np.asarray(action)
     et = np.asarray(eta)
     if act.ndim != 1 or act.size == 0:
