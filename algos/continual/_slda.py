@@ -19,6 +19,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from accel.backend import RESOLVE_OPTIONS, resolve
+
 from .._validation import OrderedStrOptions, check_option, check_scalar_float, validate_params
 from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
 from ._merge import check_merge_params
@@ -124,6 +126,16 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         :math:`\tau` of the softmax.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Dtype of the state and of the computations.
+    backend : {"auto", "numpy", "torch", "numba"}, default="numpy"
+        Core of the batch updates and of the prediction solve (:func:`accel.backend.resolve`).
+        ``"numpy"`` (``"numba"`` is the same): numpy, BLAS and a numba pass. ``"torch"``: the torch core
+        :class:`accel.continual.TorchStreamingLDA` on ``device`` (the vectorised sample-equivalent update,
+        one GEMM per batch, a torch Cholesky for prediction); the fitted state stays numpy arrays, so
+        ``merge``, pickling and every attribute are those of the numpy backend, equal to round-off.
+        ``"auto"``: torch when ``X`` is a torch tensor or ``device`` names an accelerator. Needs PyTorch
+        (a clean ``ImportError`` otherwise).
+    device : None, str or torch.device, default=None
+        Torch device of the torch backend (``None``: CUDA when available, else CPU).
 
     Attributes
     ----------
@@ -138,6 +150,8 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     n_samples_seen_ : int
         Total number of samples seen.
     n_features_in_ : int
+    backend_ : {"numpy", "torch"}
+        The core that ran the last update (``backend`` resolved).
 
     Notes
     -----
@@ -186,16 +200,21 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
 
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
+        "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
+        "device": "no_validation",  # None, a str or a torch.device (not expressible without importing torch)
         "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64):
+    def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64, backend="numpy",
+                 device=None):
         self.shrinkage = shrinkage
         self.covariance = covariance
         self.temperature = temperature
         self.dtype = dtype
+        self.backend = backend
+        self.device = device
 
     # ------------------------------------------------------------------ parameters and state
     def _check_params(self):
@@ -250,6 +269,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
 
     def _validate_xy(self, X, y, first, allow_empty):
         mode, eps, tau, dtype = self._check_params()
+        self.backend_ = resolve(self.backend, self.device, (X,))
         check_numeric(X, "X")
         check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32],
@@ -279,7 +299,9 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self._register(y)
         yidx = np.searchsorted(self.classes_, y)
         dt = self.means_.dtype
-        if mode == "hayes":
+        if self.backend_ == "torch":
+            self._partial_fit_torch(X, yidx, mode)
+        elif mode == "hayes":
             D = np.empty_like(X)
             w = np.empty(len(X), dtype=dt)
             self.n_samples_seen_ = int(delta_pass(np.ascontiguousarray(X), yidx.astype(np.int64), self.means_,
@@ -292,6 +314,29 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
                 self._fixed_cov = _symmetric_from_lower(self._scatter) / self.n_samples_seen_
         self._cache.value = None
         return self
+
+    def _torch_core(self, mode):
+        """A :class:`accel.continual.TorchStreamingLDA` of this estimator's settings (empty state)."""
+        from accel.continual import TorchStreamingLDA
+
+        return TorchStreamingLDA(self.means_.shape[1], shrinkage=float(self.shrinkage),
+                                 covariance="hayes" if mode == "hayes" else "exact", device=self.device,
+                                 dtype=self.means_.dtype)
+
+    def _partial_fit_torch(self, X, yidx, mode):
+        """One batch on the torch core: the state goes in, the sample-equivalent update runs there, the state
+        comes back (``"exact"``: Welford weights, equal to the Chan merge of the numpy path to round-off)."""
+        fixed_first = mode == "fixed" and self._fixed_cov is None
+        core = self._torch_core(mode).load_state(self.means_, self.counts_, _symmetric_from_lower(self._scatter),
+                                                 self.n_samples_seen_)
+        core.partial_fit(X, yidx, update_scatter=mode in ("exact", "hayes") or fixed_first)
+        dt = self.means_.dtype
+        self.means_ = core.means.cpu().numpy().astype(dt, copy=False)
+        self.counts_ = core.counts.cpu().numpy().astype(np.int64, copy=False)
+        self._scatter = np.ascontiguousarray(core.scatter.cpu().numpy(), dtype=dt)
+        self.n_samples_seen_ = core.n_seen
+        if fixed_first:
+            self._fixed_cov = _symmetric_from_lower(self._scatter) / self.n_samples_seen_
 
     def _merge_exact(self, X, yidx, update_scatter=True):
         """Chan/Welford merge of one batch into the means, counts and (optionally) scatter."""
@@ -410,7 +455,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
             return self
         if not hasattr(self, "classes_"):
             for attr in ("classes_", "means_", "counts_", "n_samples_seen_", "_scatter", "_fixed_cov",
-                         "_from_base", "n_features_in_", "feature_names_in_"):
+                         "_from_base", "n_features_in_", "feature_names_in_", "backend_"):
                 if hasattr(other, attr):
                     setattr(self, attr, copy.deepcopy(getattr(other, attr)))
             self._cache = _Cache()
@@ -471,6 +516,8 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         M = self.means_
         if mode == "identity":
             W = M.T.copy()
+        elif getattr(self, "backend_", "numpy") == "torch":
+            W = self._torch_weights(mode, eps)
         else:
             d = M.shape[1]
             A = (1.0 - eps) * self.covariance_
@@ -489,6 +536,22 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         b = 0.5 * np.einsum("kd,dk->k", M, W)
         self._cache.value = ((mode, eps), (W, b, seen))
         return self._cache.value[1]
+
+    def _torch_weights(self, mode, eps):
+        """``Lambda M^T`` (d, K) by the torch core's Cholesky solve; 0 in the columns of unseen classes."""
+        n = max(self.n_samples_seen_, 1)
+        core = self._torch_core(mode).load_state(self.means_, self.counts_, self.covariance_ * n, n)
+        try:
+            Ws, _, idx = core.linear_weights()
+        except np.linalg.LinAlgError:
+            if eps == 0:
+                raise ValueError("the covariance is singular (not positive definite) and 'shrinkage' is 0; "
+                                 "use 'shrinkage' > 0.") from None
+            raise ValueError(f"the shrunk covariance is not positive definite ('shrinkage' = {eps:g}); the "
+                             f"features may be too large or not finite.") from None
+        W = np.zeros(self.means_.shape[::-1], dtype=self.means_.dtype)
+        W[:, idx] = Ws  # idx: the classes with a positive count, i.e. np.flatnonzero(seen)
+        return W
 
     def _scores(self, X):
         """Scores ``s_k(x)`` of shape (n, K); ``-inf`` for unseen classes."""
