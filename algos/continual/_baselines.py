@@ -76,7 +76,7 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
         "fit_intercept": "no_validation",
     }
 
-    def __init__(self, alpha=1.0, fit_intercept=True):
+    def __init__(self, *, alpha=1.0, fit_intercept=True):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
@@ -184,7 +184,7 @@ class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, 
         "shrinkage": [Interval(Real, 0, 1, closed="both"), OrderedStrOptions(("auto",)), None],
     }
 
-    def __init__(self, shrinkage="auto"):
+    def __init__(self, *, shrinkage="auto"):
         self.shrinkage = shrinkage
 
     _fit_resets = ("X_seen_", "n_features_in_", "classes_")
@@ -275,7 +275,8 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         "stride": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, image_shape="auto", n_filters=32, kernel_size=3, stride=2, pool_size=2, random_state=None):
+    def __init__(self, *, image_shape="auto", n_filters=32, kernel_size=3, stride=2, pool_size=2,
+                 random_state=None):
         self.image_shape = image_shape
         self.n_filters = n_filters
         self.kernel_size = kernel_size
@@ -384,7 +385,7 @@ class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin
         "head": "no_validation",  # any classifier with partial_fit, or None: its methods are checked when used
     }
 
-    def __init__(self, features=None, head=None):
+    def __init__(self, *, features=None, head=None):
         self.features = features
         self.head = head
 
@@ -519,9 +520,9 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
     check_option(backend, "backend", _BACKENDS)
     slda = StreamingLDA(shrinkage=shrinkage)
     if name == "raw_slda":
-        return FeatureHead(None, slda)
+        return FeatureHead(features=None, head=slda)
     if name == "raw_ncm":
-        return FeatureHead(None, StreamingLDA(covariance="identity"))
+        return FeatureHead(features=None, head=StreamingLDA(covariance="identity"))
     if name == "birc2d_gap":
         from ._birc2d import BiRC2DFeatures
         from ._circle import resolve_image_geometry
@@ -530,12 +531,13 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
         feats = BiRC2DFeatures(image_shape=shape, patch=patch, stem="none", units=4 * units, activation="tanh",
                                init="uniform", pooling="gap", dtype=np.float64, random_state=random_state,
                                backend=backend)
-        return FeatureHead(feats, slda)
+        return FeatureHead(features=feats, head=slda)
     if name == "random_conv":
-        return FeatureHead(RandomConvFeatures(image_shape=tuple(image_shape), random_state=random_state), slda)
+        conv = RandomConvFeatures(image_shape=tuple(image_shape), random_state=random_state)
+        return FeatureHead(features=conv, head=slda)
     feats = _circle_features(image_shape, units, random_state, backend)
     if name == "ncm":
-        return FeatureHead(feats, StreamingLDA(covariance="identity"))
+        return FeatureHead(features=feats, head=StreamingLDA(covariance="identity"))
     if name == "ridge":
-        return FeatureHead(feats, StreamingRidge(alpha=alpha))
-    return FeatureHead(feats, OfflineLDA())
+        return FeatureHead(features=feats, head=StreamingRidge(alpha=alpha))
+    return FeatureHead(features=feats, head=OfflineLDA())

@@ -138,7 +138,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
+    def __init__(self, *, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
                  n_blocks=1, pooling="gap", pool_size=2, projection_dim=None, projection_activation="relu",
                  pixel_range="auto", batch_size=256, units=16, leak=0.5, spectral_radius=0.9,
                  connectivity=0.1, input_scaling=1.0, activation="tanh", init="uniform",

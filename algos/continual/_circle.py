@@ -167,7 +167,7 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
+    def __init__(self, *, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
         self.group_sizes = group_sizes
         self.temperature = temperature
         self.shrinkage = shrinkage
@@ -392,7 +392,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
+    def __init__(self, *, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
                  image_shape="auto", patch="auto", stem="random_conv", units=8, leak=0.5, spectral_radius=0.9,
                  activation="leaky_relu", init="kaiming", pooling="avg", pool_size="auto", projection_dim=None,
                  pixel_range="auto", dtype=np.float64, head_dtype="auto", feature_params=None, random_state=None,

@@ -259,7 +259,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
+    def __init__(self, *, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
                  activation="tanh", init="uniform", share_direction_weights=False, spectral_rescale=True,
                  input_dim=None, random_state=None, backend="auto", device=None, dtype=np.float32):
         self.units = units

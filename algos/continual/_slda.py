@@ -207,7 +207,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64, backend="numpy",
+    def __init__(self, *, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64, backend="numpy",
                  device=None):
         self.shrinkage = shrinkage
         self.covariance = covariance
