@@ -21,29 +21,24 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._validation import OrderedStrOptions, check_option, check_scalar_float, validate_params
-from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from .._validation import OrderedStrOptions, validate_params
+from ._checks import (
+    FLOAT_DTYPE,
+    LabelScoreMixin,
+    LogProbaMixin,
+    StreamFitMixin,
+    as_float_dtype,
+    check_labels,
+    check_numeric,
+)
 from ._merge import check_merge_params
 from ._slda_kernels import RULE_HAYES, delta_pass
 
 __all__ = ["StreamingLDA"]
 
-_COVARIANCES = ("exact", "hayes", "identity", "fixed")
 #: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB
 #: at 16384).
 LARGE_D = 8192
-_DTYPES = (np.float32, np.float64)
-
-
-def _check_dtype(dtype):
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt.type not in _DTYPES:
-        raise ValueError(f"'dtype' must be one of {{numpy.float32, numpy.float64}}; got {dtype!r}.")
-    return dt.type
-
 
 
 def _syrk_update(S, Z):
@@ -202,7 +197,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
         "device": "no_validation",  # None, a str or a torch.device (not expressible without importing torch)
-        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "dtype": FLOAT_DTYPE,
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
@@ -216,13 +211,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self.backend = backend
         self.device = device
 
-    # ------------------------------------------------------------------ parameters and state
-    def _check_params(self):
-        mode = check_option(self.covariance, "covariance", _COVARIANCES)
-        eps = check_scalar_float(self.shrinkage, "shrinkage", low=0.0, high=1.0)
-        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
-        return mode, eps, tau, _check_dtype(self.dtype)
-
+    # ------------------------------------------------------------------ state
     def _reset(self, d, dtype):
         if d > LARGE_D and dtype is np.float64:
             warnings.warn(
@@ -268,7 +257,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _fit_resets = ("classes_", "n_features_in_")
 
     def _validate_xy(self, X, y, first, allow_empty):
-        mode, eps, tau, dtype = self._check_params()
+        mode, dtype = self.covariance, as_float_dtype(self.dtype)  # checked by _parameter_constraints
         self.backend_ = resolve(self.backend, self.device, (X,))
         check_numeric(X, "X")
         check_labels(y, "y")
@@ -510,7 +499,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     def _weights(self):
         """Cached ``(W, b, seen)``: ``W = Lambda M^T`` (d, K), ``b_k = mu_k^T Lambda mu_k / 2``."""
         seen = self._seen()
-        mode, eps, _, _ = self._check_params()
+        mode, eps = self.covariance, float(self.shrinkage)
         if self._cache.value is not None and self._cache.value[0] == (mode, eps):
             return self._cache.value[1]
         M = self.means_
@@ -564,6 +553,6 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         return S
 
     def _log_proba(self, X):
-        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
+        tau = float(self.temperature)
         S = self._scores(X)
         return _log_softmax(S / tau, self.counts_ > 0)
