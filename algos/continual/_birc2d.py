@@ -113,7 +113,8 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
         "dtype": FLOAT_DTYPE,
         "image_shape": [tuple, list],  # of 3 positive ints: the entries are checked in fit
         "init": [OrderedStrOptions(("uniform", "kaiming"))],

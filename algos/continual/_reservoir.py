@@ -235,7 +235,8 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
         "dtype": FLOAT_DTYPE,
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "input_dim": [Interval(Integral, 1, None, closed="left"), None],

@@ -196,7 +196,8 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
-        "device": "no_validation",  # None, a str or a torch.device (not expressible without importing torch)
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
         "dtype": FLOAT_DTYPE,
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
