@@ -252,7 +252,8 @@ class TorchStreamingLDA:
     ----------
     n_features : int
     shrinkage : float, default=1e-4
-        :math:`\varepsilon \in (0, 1]`.
+        :math:`\varepsilon \in [0, 1]` (``0``: plain LDA; the factorisation then raises
+        ``numpy.linalg.LinAlgError`` when :math:`\Sigma` is singular).
     covariance : {"exact", "hayes"}, default="exact"
     device : None, str or torch.device, default=None
     dtype : numpy.float32 or numpy.float64, default=numpy.float64
@@ -277,7 +278,7 @@ class TorchStreamingLDA:
         import torch
 
         self.n_features = check_scalar_int(n_features, "n_features", low=1)
-        self.shrinkage = check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0, closed="right")
+        self.shrinkage = check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
         self.covariance_mode = check_option(covariance, "covariance", ("exact", "hayes"))
         self.device = _resolve_device(device)
         self.dtype = _float_dtype(torch, dtype)
@@ -296,7 +297,41 @@ class TorchStreamingLDA:
             self.means = torch.cat([self.means, self.means.new_zeros((K - k0, self.n_features))])
             self.counts = torch.cat([self.counts, self.counts.new_zeros(K - k0)])
 
-    def partial_fit(self, X, y):
+    def load_state(self, means, counts, scatter, n_seen):
+        r"""Replace the state by the given arrays (copied to ``device`` in the state's dtype).
+
+        Used by :class:`algos.continual.StreamingLDA` with ``backend="torch"``, whose fitted state is
+        kept as numpy arrays between calls.
+
+        Parameters
+        ----------
+        means : array-like, shape (K, d)
+        counts : array-like of int, shape (K,)
+        scatter : array-like, shape (d, d)
+            The full symmetric scatter :math:`S` (so that :math:`\Sigma = S/\max(n, 1)`).
+        n_seen : int
+
+        Returns
+        -------
+        self
+        """
+        import torch
+
+        d = self.n_features
+        means = torch.as_tensor(np.asarray(means)).to(device=self.device, dtype=self.dtype)
+        scatter = torch.as_tensor(np.asarray(scatter)).to(device=self.device, dtype=self.dtype)
+        if means.ndim != 2 or means.shape[1] != d or tuple(scatter.shape) != (d, d):
+            raise ValueError(f"'means' must have shape (K, {d}) and 'scatter' ({d}, {d}); got "
+                             f"{tuple(means.shape)} and {tuple(scatter.shape)}.")
+        counts = torch.as_tensor(np.asarray(counts, dtype=np.int64), device=self.device).reshape(-1)
+        if counts.shape[0] != means.shape[0]:
+            raise ValueError(f"'counts' must have {means.shape[0]} entries; got {counts.shape[0]}.")
+        self.means, self.counts, self.n_seen = means.clone(), counts.clone(), int(n_seen)
+        self.scatter = scatter.clone()
+        self._cache = None
+        return self
+
+    def partial_fit(self, X, y, update_scatter=True):
         """Add a batch (any order, any classes); equals the per-sample update applied row by row.
 
         Parameters
@@ -304,6 +339,8 @@ class TorchStreamingLDA:
         X : array-like or tensor, shape (B, d)
         y : array-like of int, shape (B,)
             Class indices ``>= 0``.
+        update_scatter : bool, default=True
+            ``False`` updates the means, counts and ``n_seen`` only (a frozen or identity covariance).
 
         Returns
         -------
@@ -329,7 +366,8 @@ class TorchStreamingLDA:
         nx = get_backend(backend="torch", device=self.device)
         rule = RULE_WELFORD if self.covariance_mode == "exact" else RULE_HAYES
         self.means, self.counts, _, delta, w = _delta_pass(nx, Xt, yt, self.means, self.counts, self.n_seen, rule)
-        self.scatter.addmm_(delta.T, delta * w[:, None])
+        if update_scatter:
+            self.scatter.addmm_(delta.T, delta * w[:, None])
         self.n_seen += B
         self._cache = None
         return self

@@ -14,12 +14,11 @@ builds each baseline by name.
 
 from __future__ import annotations
 
-import numbers
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -72,11 +71,10 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
-        # used as a truth value; no check to keep (a stricter rule would reject values that work today)
-        "fit_intercept": "no_validation",
+        "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, fit_intercept=True):
+    def __init__(self, *, alpha=1.0, fit_intercept=True):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
@@ -87,7 +85,6 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "gram_")
-        check_scalar_float(self.alpha, "alpha", low=0.0, closed="neither")
         check_numeric(X, "X")
         check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=np.float64, ensure_min_samples=0 if allow_empty else 1)
@@ -128,7 +125,7 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("This StreamingRidge has seen no samples yet.")
-        alpha = check_scalar_float(self.alpha, "alpha", low=0.0, closed="neither")
+        alpha = float(self.alpha)
         if self._cache.value is None or self._cache.value[0] != alpha:
             W = np.linalg.solve(self.gram_ + alpha * np.eye(self.gram_.shape[0]), self.cross_)
             self._cache.value = (alpha, W)
@@ -147,17 +144,6 @@ class StreamingRidge(_GrowingLabels, StreamFitMixin, ScoreArgmaxMixin, LabelScor
         S = self._aug(X) @ W
         S[:, self.counts_ == 0] = -np.inf
         return S
-
-
-def _check_lda_shrinkage(shrinkage):
-    if shrinkage is None:
-        return None
-    if isinstance(shrinkage, str):
-        return check_option(shrinkage, "shrinkage", ("auto",))
-    if isinstance(shrinkage, (bool, np.bool_)) or not isinstance(shrinkage, numbers.Real):
-        raise TypeError(f"'shrinkage' must be None, 'auto' or a float in [0, 1]; got {shrinkage!r} of type "
-                        f"{type(shrinkage).__name__}.")
-    return check_scalar_float(shrinkage, "shrinkage", low=0.0, high=1.0)
 
 
 class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin, BaseEstimator):
@@ -184,14 +170,13 @@ class OfflineLDA(_GrowingLabels, StreamFitMixin, PredictMixin, LabelScoreMixin, 
         "shrinkage": [Interval(Real, 0, 1, closed="both"), OrderedStrOptions(("auto",)), None],
     }
 
-    def __init__(self, shrinkage="auto"):
+    def __init__(self, *, shrinkage="auto"):
         self.shrinkage = shrinkage
 
     _fit_resets = ("X_seen_", "n_features_in_", "classes_")
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "X_seen_")
-        _check_lda_shrinkage(self.shrinkage)
         check_numeric(X, "X")
         check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=np.float64, ensure_min_samples=0 if allow_empty else 1)
@@ -267,7 +252,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
+        "image_shape": [StrOptions({"auto"}), tuple, list],  # of 3 positive ints: the entries are checked in fit
         "kernel_size": [Interval(Integral, 1, None, closed="left")],
         "n_filters": [Interval(Integral, 1, None, closed="left")],
         "pool_size": [Interval(Integral, 1, None, closed="left")],
@@ -275,7 +260,8 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
         "stride": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, image_shape="auto", n_filters=32, kernel_size=3, stride=2, pool_size=2, random_state=None):
+    def __init__(self, *, image_shape="auto", n_filters=32, kernel_size=3, stride=2, pool_size=2,
+                 random_state=None):
         self.image_shape = image_shape
         self.n_filters = n_filters
         self.kernel_size = kernel_size
@@ -285,9 +271,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
 
     def _geometry(self, shape):
         C, H, W = shape
-        k = check_scalar_int(self.kernel_size, "kernel_size", low=1)
-        s = check_scalar_int(self.stride, "stride", low=1)
-        q = check_scalar_int(self.pool_size, "pool_size", low=1)
+        k, s, q = int(self.kernel_size), int(self.stride), int(self.pool_size)
         p = k // 2
         Ho, Wo = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
         return k, s, p, (min(q, Ho), min(q, Wo)), (Ho, Wo)
@@ -308,7 +292,7 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
             The fitted estimator.
         """
         validate_params(self)
-        from ._circle import _image_shape_tuple, resolve_image_geometry
+        from ._circle import _geometry, _image_shape_tuple
 
         if X is not None:
             check_numeric(X, "X")
@@ -321,9 +305,9 @@ class RandomConvFeatures(TransformerMixin, BaseEstimator):
                 raise ValueError("image_shape='auto' needs X in fit (or pass image_shape=(C, H, W)).")
             n_feat = int(np.prod(_image_shape_tuple(self.image_shape)))
             self.n_features_in_ = n_feat
-        shape, _, _ = resolve_image_geometry(n_feat, self.image_shape)
+        shape, _, _ = _geometry(n_feat, self.image_shape, "auto", "auto", "avg")
         k, s, p, (qh, qw), (Ho, Wo) = self._geometry(shape)
-        m = check_scalar_int(self.n_filters, "n_filters", low=1)
+        m = int(self.n_filters)
         rng = spawn_generators(self.random_state, 1)[0]
         fan_in = shape[0] * k * k
         self.filters_ = rng.standard_normal((fan_in, m)) * np.sqrt(2.0 / fan_in)
@@ -380,11 +364,11 @@ class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin
     """
 
     _parameter_constraints: dict = {
-        "features": "no_validation",  # any transformer (fitted or not) or None: its methods are checked when used
-        "head": "no_validation",  # any classifier with partial_fit, or None: its methods are checked when used
+        "features": [HasMethods(["fit", "transform", "get_params"]), None],
+        "head": [HasMethods(["partial_fit", "predict", "get_params"]), None],
     }
 
-    def __init__(self, features=None, head=None):
+    def __init__(self, *, features=None, head=None):
         self.features = features
         self.head = head
 
@@ -392,8 +376,6 @@ class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin
 
     def _partial_fit(self, X, y, classes, allow_empty):
         first = not hasattr(self, "head_")
-        if first:
-            self._check_parts()
         check_numeric(X, "X")
         check_labels(y, "y")
         if X is not None and getattr(np.asarray(X), "ndim", 2) == 4:
@@ -414,15 +396,6 @@ class FeatureHead(StreamFitMixin, PredictMixin, LabelScoreMixin, ClassifierMixin
             raise ValueError(f"'X' must have shape (n, {', '.join(map(str, shape))}) to match the image_shape of "
                              f"'features'; got {X.shape}.")
         return X.reshape(len(X), -1)
-
-    def _check_parts(self):
-        f, h = self.features, self.head
-        if f is not None and not (hasattr(f, "fit") and hasattr(f, "transform") and hasattr(f, "get_params")):
-            raise TypeError(f"'features' must be None or a scikit-learn transformer (fit, transform, get_params); "
-                            f"got {f!r} of type {type(f).__name__}.")
-        if h is not None and not (hasattr(h, "partial_fit") and hasattr(h, "predict") and hasattr(h, "get_params")):
-            raise TypeError(f"'head' must be None or a scikit-learn classifier with partial_fit; got {h!r} of type "
-                            f"{type(h).__name__}.")
 
     def _features(self, X):
         check_is_fitted(self, "head_")
@@ -519,9 +492,9 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
     check_option(backend, "backend", _BACKENDS)
     slda = StreamingLDA(shrinkage=shrinkage)
     if name == "raw_slda":
-        return FeatureHead(None, slda)
+        return FeatureHead(features=None, head=slda)
     if name == "raw_ncm":
-        return FeatureHead(None, StreamingLDA(covariance="identity"))
+        return FeatureHead(features=None, head=StreamingLDA(covariance="identity"))
     if name == "birc2d_gap":
         from ._birc2d import BiRC2DFeatures
         from ._circle import resolve_image_geometry
@@ -530,12 +503,13 @@ def make_baseline(name, image_shape, *, units=8, shrinkage=1e-4, alpha=1.0, rand
         feats = BiRC2DFeatures(image_shape=shape, patch=patch, stem="none", units=4 * units, activation="tanh",
                                init="uniform", pooling="gap", dtype=np.float64, random_state=random_state,
                                backend=backend)
-        return FeatureHead(feats, slda)
+        return FeatureHead(features=feats, head=slda)
     if name == "random_conv":
-        return FeatureHead(RandomConvFeatures(image_shape=tuple(image_shape), random_state=random_state), slda)
+        conv = RandomConvFeatures(image_shape=tuple(image_shape), random_state=random_state)
+        return FeatureHead(features=conv, head=slda)
     feats = _circle_features(image_shape, units, random_state, backend)
     if name == "ncm":
-        return FeatureHead(feats, StreamingLDA(covariance="identity"))
+        return FeatureHead(features=feats, head=StreamingLDA(covariance="identity"))
     if name == "ridge":
-        return FeatureHead(feats, StreamingRidge(alpha=alpha))
-    return FeatureHead(feats, OfflineLDA())
+        return FeatureHead(features=feats, head=StreamingRidge(alpha=alpha))
+    return FeatureHead(features=feats, head=OfflineLDA())

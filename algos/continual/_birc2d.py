@@ -19,13 +19,11 @@ from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_finite,
-    check_option,
-    check_scalar_int,
     spawn_generators,
     validate_params,
 )
-from ._checks import check_labels
-from ._reservoir import NEGATIVE_SLOPE, BiReservoir2D, _check_device, _check_dtype
+from ._checks import FLOAT_DTYPE, check_labels
+from ._reservoir import NEGATIVE_SLOPE, BiReservoir2D, _check_device
 
 __all__ = ["BiRC2DFeatures"]
 
@@ -115,9 +113,10 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
-        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
-        "image_shape": "no_validation",  # a (C, H, W) triple of positive ints: checked in fit
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
+        "dtype": FLOAT_DTYPE,
+        "image_shape": [tuple, list],  # of 3 positive ints: the entries are checked in fit
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "input_scaling": [Interval(Real, 0, None, closed="neither")],
         "leak": [Interval(Real, 0, 1, closed="right")],
@@ -138,7 +137,7 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
+    def __init__(self, *, image_shape=(1, 28, 28), patch=2, stem="none", stem_channels=32, stem_kernel=3,
                  n_blocks=1, pooling="gap", pool_size=2, projection_dim=None, projection_activation="relu",
                  pixel_range="auto", batch_size=256, units=16, leak=0.5, spectral_radius=0.9,
                  connectivity=0.1, input_scaling=1.0, activation="tanh", init="uniform",
@@ -172,39 +171,33 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
     # ------------------------------------------------------------------------------------------
     def _check_image_shape(self):
-        shape = self.image_shape
-        if (not isinstance(shape, (tuple, list)) or len(shape) != 3
-                or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in shape)):
-            raise TypeError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {shape!r}.")
-        if any(int(s) < 1 for s in shape):
-            raise ValueError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {tuple(shape)!r}.")
+        shape = self.image_shape  # a tuple or a list: _parameter_constraints
+        # data-independent but not expressible in _parameter_constraints: the entries, 3 positive ints
+        if isinstance(shape, (tuple, list)):
+            if len(shape) != 3 or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool)
+                                          for s in shape):
+                raise TypeError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {shape!r}.")
+            if any(int(s) < 1 for s in shape):
+                raise ValueError(f"'image_shape' must be a tuple (C, H, W) of 3 positive ints; got {tuple(shape)!r}.")
         return tuple(int(s) for s in shape)
 
-    def _check_params(self):
+    def _geometry(self):
+        """``(C, H, W), P, (N_h, N_w)``; the single-parameter ranges are ``_parameter_constraints``."""
         C, H, W = self._check_image_shape()
-        P = check_scalar_int(self.patch, "patch", low=1)
+        P = int(self.patch)
+        # cross-parameter rules (image_shape with patch, the token grid with pool_size): not expressible in
+        # _parameter_constraints
         if H % P or W % P:
             raise ValueError(
                 f"image size {H}x{W} is not divisible by 'patch' = {P}; crop or pad the images to a multiple "
                 f"of the patch size first."
             )
-        check_option(self.stem, "stem", ("none", "random_conv"))
-        check_scalar_int(self.stem_channels, "stem_channels", low=1)
-        check_scalar_int(self.stem_kernel, "stem_kernel", low=1)
-        check_scalar_int(self.n_blocks, "n_blocks", low=1)
-        check_option(self.pooling, "pooling", ("gap", "avg", "none"))
-        q = check_scalar_int(self.pool_size, "pool_size", low=1)
+        q = int(self.pool_size)
         Nh, Nw = H // P, W // P
         if self.pooling == "avg" and (Nh % q or Nw % q):
             raise ValueError(
                 f"the {Nh}x{Nw} token grid (image {H}x{W}, patch {P}) is not divisible by 'pool_size' = {q}."
             )
-        if self.projection_dim is not None:
-            check_scalar_int(self.projection_dim, "projection_dim", low=1)
-        check_option(self.projection_activation, "projection_activation", ("relu", "none"))
-        check_option(self.pixel_range, "pixel_range", ("auto", "unit", "byte", "none"))
-        check_scalar_int(self.batch_size, "batch_size", low=1)
-        _check_dtype(self.dtype)
         return (C, H, W), P, (Nh, Nw)
 
     def _block_params(self, backend):
@@ -230,8 +223,8 @@ class BiRC2DFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self
         """
         validate_params(self)
-        (C, H, W), P, (Nh, Nw) = self._check_params()
-        dt = _check_dtype(self.dtype)
+        (C, H, W), P, (Nh, Nw) = self._geometry()
+        dt = np.dtype(self.dtype)
         arrays = () if X is None else (X,)
         if X is not None:
             X = self._to_images(X, (C, H, W), dt)

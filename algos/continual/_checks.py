@@ -8,13 +8,28 @@ non-numeric ``X`` and the labels ``y`` (which may be strings, but never NaN, inf
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import Options, StrOptions
 
 from .._validation import check_array, check_finite, validate_params
 from ._merge import fit_dask, is_dask_array
 
-__all__ = ["check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin", "StreamFitMixin",
-           "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
+__all__ = ["FLOAT_DTYPE", "as_float_dtype", "check_numeric", "check_labels", "check_label_kind", "LabelScoreMixin",
+           "StreamFitMixin", "PredictMixin", "ScoreArgmaxMixin", "LogProbaMixin",
            "decision_from_scores"]
+
+
+#: ``_parameter_constraints`` entry of a ``dtype`` parameter: numpy.float32 or numpy.float64, given as the
+#: scalar type, a ``numpy.dtype`` or its name.
+FLOAT_DTYPE = [
+    Options(type, {np.float32, np.float64}),
+    Options(np.dtype, {np.dtype(np.float32), np.dtype(np.float64)}),
+    StrOptions({"float32", "float64"}),
+]
+
+
+def as_float_dtype(dtype):
+    """The scalar type of a ``dtype`` parameter (already checked against :data:`FLOAT_DTYPE`)."""
+    return np.dtype(dtype).type
 
 
 def check_numeric(X, name="X"):

@@ -10,7 +10,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
@@ -18,12 +18,19 @@ from .._validation import (
     OrderedStrOptions,
     check_array,
     check_option,
-    check_scalar_float,
     check_scalar_int,
     spawn_generators,
     validate_params,
 )
-from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from ._checks import (
+    FLOAT_DTYPE,
+    LabelScoreMixin,
+    LogProbaMixin,
+    StreamFitMixin,
+    as_float_dtype,
+    check_labels,
+    check_numeric,
+)
 from ._merge import check_merge_params
 from ._slda import LARGE_D, StreamingLDA, _log_softmax
 
@@ -35,18 +42,11 @@ _OWN = ("image_shape", "patch", "stem", "units", "leak", "spectral_radius", "act
 
 
 def _head_dtype(head_dtype, d):
-    """The dtype of a head with ``d`` features: float32 above ``LARGE_D`` under ``"auto"``."""
-    if isinstance(head_dtype, str):
-        if head_dtype != "auto":
-            raise ValueError(f"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got {head_dtype!r}.")
+    """The dtype of a head with ``d`` features: float32 above ``LARGE_D`` under ``"auto"`` (``head_dtype`` is
+    checked by ``_parameter_constraints``)."""
+    if isinstance(head_dtype, str) and head_dtype == "auto":
         return np.float32 if d > LARGE_D else np.float64
-    try:
-        dt = np.dtype(head_dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got {head_dtype!r}.")
-    return dt.type
+    return as_float_dtype(head_dtype)
 
 
 def _image_shape_tuple(image_shape):
@@ -91,9 +91,23 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
     """
     n_features = check_scalar_int(n_features, "n_features", low=1)
     pooling = check_option(pooling, "pooling", ("gap", "avg", "none"))
+    if isinstance(image_shape, str) and image_shape != "auto":
+        raise ValueError(f"'image_shape' must be 'auto' or a tuple (C, H, W); got {image_shape!r}.")
+    if isinstance(patch, str) and patch != "auto":
+        raise ValueError(f"'patch' must be 'auto' or an int >= 1; got {patch!r}.")
+    if not isinstance(patch, str):
+        patch = check_scalar_int(patch, "patch", low=1)
+    if isinstance(pool_size, str) and pool_size != "auto":
+        raise ValueError(f"'pool_size' must be 'auto' or an int >= 1; got {pool_size!r}.")
+    if not isinstance(pool_size, str):
+        pool_size = check_scalar_int(pool_size, "pool_size", low=1)
+    return _geometry(n_features, image_shape, patch, pool_size, pooling)
+
+
+def _geometry(n_features, image_shape, patch, pool_size, pooling):
+    """:func:`resolve_image_geometry` on arguments whose single-value rules are already checked (by it, or
+    by ``_parameter_constraints``); what remains depends on ``n_features`` or ties arguments together."""
     if isinstance(image_shape, str):
-        if image_shape != "auto":
-            raise ValueError(f"'image_shape' must be 'auto' or a tuple (C, H, W); got {image_shape!r}.")
         s = math.isqrt(n_features)
         s3 = math.isqrt(n_features // 3)
         if s * s == n_features:
@@ -109,21 +123,17 @@ def resolve_image_geometry(n_features, image_shape="auto", patch="auto", pool_si
                              f"C*H*W = {int(np.prod(image_shape))}.")
     _, H, W = image_shape
     if isinstance(patch, str):
-        if patch != "auto":
-            raise ValueError(f"'patch' must be 'auto' or an int >= 1; got {patch!r}.")
         patch = 2 if H % 2 == 0 and W % 2 == 0 else 1
     else:
-        patch = check_scalar_int(patch, "patch", low=1)
+        patch = int(patch)
         if H % patch or W % patch:
             raise ValueError(f"image size {H}x{W} is not divisible by 'patch' = {patch}; crop or pad the images to a "
                              f"multiple of the patch size first.")
     if isinstance(pool_size, str):
-        if pool_size != "auto":
-            raise ValueError(f"'pool_size' must be 'auto' or an int >= 1; got {pool_size!r}.")
         nh, nw = H // patch, W // patch
         pool_size = 2 if pooling == "avg" and nh % 2 == 0 and nw % 2 == 0 else 1
     else:
-        pool_size = check_scalar_int(pool_size, "pool_size", low=1)
+        pool_size = int(pool_size)
         nh, nw = H // patch, W // patch
         if pooling == "avg" and (nh % pool_size or nw % pool_size):
             raise ValueError(f"the {nh}x{nw} token grid (image {H}x{W}, patch {patch}) is not divisible by "
@@ -161,13 +171,12 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
         "group_sizes": ["array-like", None],
-        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
-        "head_dtype": "no_validation",
+        "head_dtype": [StrOptions({"auto"}), *FLOAT_DTYPE],
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
+    def __init__(self, *, group_sizes=None, temperature=1.0, shrinkage=1e-4, covariance="exact", head_dtype="auto"):
         self.group_sizes = group_sizes
         self.temperature = temperature
         self.shrinkage = shrinkage
@@ -199,7 +208,6 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
             heads = [StreamingLDA(shrinkage=self.shrinkage, covariance=self.covariance,
                                   temperature=self.temperature, dtype=_head_dtype(self.head_dtype, b - a))
                      for a, b in bounds]
-            heads[0]._check_params()
             self._slices = bounds
             self.heads_ = heads
         for head, (a, b) in zip(self.heads_, self._slices):
@@ -254,7 +262,7 @@ class SLDAEnsemble(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         check_is_fitted(self, "heads_")
         check_numeric(X, "X")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
+        tau = float(self.temperature)
         logs = [_log_softmax(h._scores(X[:, a:b]) / tau, h.counts_ > 0) for h, (a, b) in zip(self.heads_, self._slices)]
         if len(logs) == 1:
             return logs[0]
@@ -369,15 +377,14 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
     _parameter_constraints: dict = {
         "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
-        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "dtype": FLOAT_DTYPE,
         "feature_params": [dict, None],
-        # "auto" or a numpy float dtype given as a type, dtype or name: checked by check_dtype
-        "head_dtype": "no_validation",
-        "image_shape": "no_validation",  # "auto" or a (C, H, W) triple: resolved against n_features in fit
+        "head_dtype": [StrOptions({"auto"}), *FLOAT_DTYPE],
+        "image_shape": [StrOptions({"auto"}), tuple, list],  # of 3 positive ints: the entries are checked in fit
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "leak": [Interval(Real, 0, 1, closed="right")],
         "n_groups": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Interval(Integral, -1, None, closed="left")],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "n_reservoirs": [Interval(Integral, 1, None, closed="left")],
         "patch": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "pixel_range": [OrderedStrOptions(("auto", "unit", "byte", "none"))],
@@ -392,7 +399,7 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
+    def __init__(self, *, n_reservoirs=4, n_groups=2, temperature=1.0, shrinkage=1e-4, covariance="exact",
                  image_shape="auto", patch="auto", stem="random_conv", units=8, leak=0.5, spectral_radius=0.9,
                  activation="leaky_relu", init="kaiming", pooling="avg", pool_size="auto", projection_dim=None,
                  pixel_range="auto", dtype=np.float64, head_dtype="auto", feature_params=None, random_state=None,
@@ -423,23 +430,25 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
     _fit_resets = ("extractors_", "ensemble_", "groups_", "classes_", "image_shape_", "n_features_in_")
 
     # ------------------------------------------------------------------ construction
+    def _check_groups(self):
+        """``(R, G)``, with the cross-parameter rule ``n_groups <= n_reservoirs`` (not expressible in
+        ``_parameter_constraints``, which check each of them)."""
+        R, G = int(self.n_reservoirs), int(self.n_groups)
+        if G > R:
+            raise ValueError(f"'n_groups' must be <= 'n_reservoirs' = {R}; got {G}.")
+        return R, G
+
     def _build(self, n_features, image_shape):
         from ._birc2d import BiRC2DFeatures
 
-        R = check_scalar_int(self.n_reservoirs, "n_reservoirs", low=1)
-        G = check_scalar_int(self.n_groups, "n_groups", low=1, high=R)
-        if check_scalar_int(self.n_jobs, "n_jobs", low=-1) == 0:
-            raise ValueError("'n_jobs' must be a positive int or -1 (all cores); got 0.")
+        R, G = self._check_groups()
         extra = {} if self.feature_params is None else self.feature_params
-        if not isinstance(extra, dict):
-            raise TypeError(f"'feature_params' must be a dict or None; got {type(extra).__name__}.")
+        # the keys: data-independent but not expressible in _parameter_constraints
         clash = sorted(set(extra) & set(_OWN))
         if clash:
             raise ValueError(f"'feature_params' must not contain {clash[0]!r}: it is an argument of "
                              f"CIRCLEClassifier itself.")
-        StreamingLDA(shrinkage=self.shrinkage, covariance=self.covariance,
-                     temperature=self.temperature)._check_params()  # fail before drawing anything
-        shape, patch, q = resolve_image_geometry(n_features, image_shape, self.patch, self.pool_size, self.pooling)
+        shape, patch, q = _geometry(n_features, image_shape, self.patch, self.pool_size, self.pooling)
         gens = spawn_generators(self.random_state, R)
         extractors = []
         for r in range(R):
@@ -451,8 +460,6 @@ class CIRCLEClassifier(StreamFitMixin, LogProbaMixin, LabelScoreMixin, Classifie
         self.extractors_ = extractors
         self.groups_ = [np.asarray(g) for g in np.array_split(np.arange(R), G)]
         sizes = [sum(extractors[r].n_features_out_ for r in g) for g in self.groups_]
-        for size in sizes:
-            _head_dtype(self.head_dtype, size)  # fail before any data is seen
         self.ensemble_ = SLDAEnsemble(group_sizes=sizes, temperature=self.temperature, shrinkage=self.shrinkage,
                                       covariance=self.covariance, head_dtype=self.head_dtype)
         self.image_shape_ = shape

@@ -75,10 +75,35 @@ def _features_once(model, X_tr, y_tr, X_te):
     return clone(head), model.extract_features(X_tr), model.extract_features(X_te)
 
 
-def run(args):
-    from .._validation import check_scalar_int
-    from ._baselines import BASELINES, make_baseline
+#: CLI option of each CIRCLEClassifier parameter that the command sets.
+_OPTIONS = {"n_reservoirs": "--reservoirs", "n_groups": "--groups", "units": "--units", "covariance": "--covariance",
+            "shrinkage": "--shrinkage", "random_state": "--seed"}
+
+
+def _checked_circle(args, image_shape="auto"):
+    """The CIRCLEClassifier the options describe, its parameters checked by its own constraints; an error
+    names the option."""
+    from .._validation import validate_params
     from ._circle import CIRCLEClassifier
+
+    est = CIRCLEClassifier(n_reservoirs=args.reservoirs, n_groups=args.groups, units=args.units,
+                           covariance=args.covariance, shrinkage=args.shrinkage, image_shape=image_shape,
+                           random_state=args.seed)
+    try:
+        validate_params(est)
+        est._check_groups()
+    except (ValueError, TypeError) as err:
+        msg = str(err)
+        for param, option in _OPTIONS.items():
+            msg = msg.replace(f"'{param}'", f"'{option}'")
+        raise ValueError(msg) from None
+    return est
+
+
+def run(args):
+    from sklearn.base import clone
+
+    from ._baselines import BASELINES, make_baseline
     from ._data import load_image_dataset
     from ._protocol import class_incremental_split, evaluate_cil
 
@@ -86,20 +111,17 @@ def run(args):
     bad = [b for b in names if b not in BASELINES]
     if bad:
         raise ValueError(f"'baselines' must be a subset of {{{', '.join(BASELINES)}}}; got {bad[0]!r}.")
-    R = check_scalar_int(args.reservoirs, "reservoirs", low=1)
-    G = check_scalar_int(args.groups, "groups", low=1, high=R)
-    U = args.units
-    if isinstance(U, int) and U >= 1:  # the estimator checks the value itself; only the size is checked here
-        # at least the recurrent weights of R reservoirs x 2 directions (U x U) and a covariance over R*U features
-        check_memory_budget(8 * (2 * R * U * U + (R * U) ** 2), f"{R} reservoirs of {U} units",
-                            f"'--units'={U}, '--reservoirs'={R}", hint="use fewer units or reservoirs")
+    circle = _checked_circle(args)
+    R, G, U = args.reservoirs, args.groups, args.units
+    # the size only (each value is checked by the estimator's constraints above): at least the recurrent
+    # weights of R reservoirs x 2 directions (U x U) and a covariance over R*U features
+    check_memory_budget(8 * (2 * R * U * U + (R * U) ** 2), f"{R} reservoirs of {U} units",
+                        f"'--units'={U}, '--reservoirs'={R}", hint="use fewer units or reservoirs")
     data = load_image_dataset(_resolve_dataset(args.dataset), random_state=args.seed, max_samples=args.max_samples)
     tasks = class_incremental_split(data["y_tr"], args.tasks, first_task_classes=args.first_task_classes,
                                     class_order_seed=args.seed)
     shape = data["image_shape"]
-    models = {f"CIRCLE (R={R}, G={G})": lambda: CIRCLEClassifier(
-        n_reservoirs=R, n_groups=G, units=args.units, covariance=args.covariance, shrinkage=args.shrinkage,
-        image_shape=shape, random_state=args.seed)}
+    models = {f"CIRCLE (R={R}, G={G})": lambda: clone(circle).set_params(image_shape=shape)}
     for b in names:
         models[b] = (lambda b=b: make_baseline(b, shape, units=args.units, shrinkage=args.shrinkage,
                                                 random_state=args.seed))

@@ -46,15 +46,12 @@ from accel.backend import RESOLVE_OPTIONS, resolve
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
     check_finite,
-    check_option,
-    check_scalar_float,
     check_scalar_int,
     spawn_generators,
     validate_params,
 )
-from ._checks import check_labels
+from ._checks import FLOAT_DTYPE, check_labels
 from ._kernels import ACTIVATION_CODES, grid_scan4
 
 __all__ = ["BiReservoir2D", "draw_reservoir_weights", "SpectralRadiusWarning"]
@@ -64,7 +61,6 @@ NEGATIVE_SLOPE = 0.01
 #: Order of the four directions in a block's output (each ``units`` wide).
 DIRECTIONS = ("row_forward", "row_backward", "col_forward", "col_backward")
 _BACKENDS = RESOLVE_OPTIONS
-_DTYPES = (np.float32, np.float64)
 
 
 class SpectralRadiusWarning(UserWarning):
@@ -79,17 +75,10 @@ RADIUS_FLOOR = 0.1
 MAX_REDRAWS = 1000
 
 
-def _check_dtype(dtype):
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise TypeError(f"'dtype' must be numpy.float32 or numpy.float64; got {dtype!r}.") from exc
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"'dtype' must be numpy.float32 or numpy.float64; got {dt}.")
-    return dt
-
-
 def _check_device(device):
+    # data-independent but not expressible in _parameter_constraints: a torch.device is recognised by its
+    # type's name, without importing torch
+
     if device is not None and not isinstance(device, str) and type(device).__name__ != "device":
         raise TypeError(
             f"'device' must be None, a str or a torch.device; got {device!r} of type {type(device).__name__}."
@@ -246,8 +235,9 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         "activation": [OrderedStrOptions(("tanh", "relu", "leaky_relu"))],
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "connectivity": [Interval(Real, 0, 1, closed="right")],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
-        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
+        "dtype": FLOAT_DTYPE,
         "init": [OrderedStrOptions(("uniform", "kaiming"))],
         "input_dim": [Interval(Integral, 1, None, closed="left"), None],
         "input_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -259,7 +249,7 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         "units": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
+    def __init__(self, *, units=16, leak=0.5, spectral_radius=0.9, connectivity=0.1, input_scaling=1.0,
                  activation="tanh", init="uniform", share_direction_weights=False, spectral_rescale=True,
                  input_dim=None, random_state=None, backend="auto", device=None, dtype=np.float32):
         self.units = units
@@ -278,21 +268,9 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         self.dtype = dtype
 
     # ------------------------------------------------------------------------------------------
-    def _check_params(self):
-        check_scalar_int(self.units, "units", low=1)
-        check_scalar_float(self.leak, "leak", low=0.0, high=1.0, closed="right")
-        rho = check_scalar_float(self.spectral_radius, "spectral_radius", low=0.0)
-        check_scalar_float(self.connectivity, "connectivity", low=0.0, high=1.0, closed="right")
-        check_scalar_float(self.input_scaling, "input_scaling", low=0.0, closed="neither")
-        check_option(self.activation, "activation", tuple(ACTIVATION_CODES))
-        check_option(self.init, "init", ("uniform", "kaiming"))
-        check_bool(self.share_direction_weights, "share_direction_weights")
-        check_bool(self.spectral_rescale, "spectral_rescale")
-        if self.input_dim is not None:
-            check_scalar_int(self.input_dim, "input_dim", low=1)
-        check_option(self.backend, "backend", _BACKENDS)
-        _check_device(self.device)
-        _check_dtype(self.dtype)
+    def _warn_radius(self):
+        """Warn when ``spectral_radius >= 1`` is rescaled to (the parameter's range is a constraint)."""
+        rho = float(self.spectral_radius)
         if rho >= 1.0 and self.spectral_rescale:
             warnings.warn(
                 f"'spectral_radius' = {rho:g} >= 1: the echo-state property (fading memory) may fail and "
@@ -316,7 +294,8 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        self._check_params()
+        _check_device(self.device)
+        self._warn_radius()
         arrays = () if X is None else (X,)
         if X is not None:
             X = np.asarray(X)
@@ -327,7 +306,9 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
             check_finite(X, "X")
         if y is not None:
             check_labels(y, "y", None if X is None else X.shape[0])
-        if input_dim is None:
+        if input_dim is not None:  # the fit argument (the parameter is checked by _parameter_constraints)
+            input_dim = check_scalar_int(input_dim, "input_dim", low=1)
+        else:
             input_dim = self.input_dim
         if input_dim is None:
             if X is None:
@@ -336,13 +317,13 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
                     "input_dim=..., or set the 'input_dim' parameter."
                 )
             input_dim = np.shape(X)[-1]
-        self.input_dim_ = check_scalar_int(input_dim, "input_dim", low=1)
+        self.input_dim_ = int(input_dim)
         self._draw(spawn_generators(self.random_state, 4))
         self.backend_ = resolve(self.backend, self.device, arrays)
         return self
 
     def _draw(self, gens):
-        dt = _check_dtype(self.dtype)
+        dt = np.dtype(self.dtype)
         kw = dict(spectral_radius=float(self.spectral_radius), connectivity=float(self.connectivity),
                   input_scaling=float(self.input_scaling), init=self.init, rescale=bool(self.spectral_rescale))
         mats = [draw_reservoir_weights(g, self.input_dim_, int(self.units), **kw) for g in gens]

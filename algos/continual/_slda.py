@@ -19,29 +19,26 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import OrderedStrOptions, check_option, check_scalar_float, validate_params
-from ._checks import LabelScoreMixin, LogProbaMixin, StreamFitMixin, check_labels, check_numeric
+from accel.backend import RESOLVE_OPTIONS, resolve
+
+from .._validation import OrderedStrOptions, validate_params
+from ._checks import (
+    FLOAT_DTYPE,
+    LabelScoreMixin,
+    LogProbaMixin,
+    StreamFitMixin,
+    as_float_dtype,
+    check_labels,
+    check_numeric,
+)
 from ._merge import check_merge_params
 from ._slda_kernels import RULE_HAYES, delta_pass
 
 __all__ = ["StreamingLDA"]
 
-_COVARIANCES = ("exact", "hayes", "identity", "fixed")
 #: Above this many features a float64 state triggers a ResourceWarning (continual reconstruction notes, section 7: 2 GiB
 #: at 16384).
 LARGE_D = 8192
-_DTYPES = (np.float32, np.float64)
-
-
-def _check_dtype(dtype):
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt.type not in _DTYPES:
-        raise ValueError(f"'dtype' must be one of {{numpy.float32, numpy.float64}}; got {dtype!r}.")
-    return dt.type
-
 
 
 def _syrk_update(S, Z):
@@ -124,6 +121,16 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         :math:`\tau` of the softmax.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Dtype of the state and of the computations.
+    backend : {"auto", "numpy", "torch", "numba"}, default="numpy"
+        Core of the batch updates and of the prediction solve (:func:`accel.backend.resolve`).
+        ``"numpy"`` (``"numba"`` is the same): numpy, BLAS and a numba pass. ``"torch"``: the torch core
+        :class:`accel.continual.TorchStreamingLDA` on ``device`` (the vectorised sample-equivalent update,
+        one GEMM per batch, a torch Cholesky for prediction); the fitted state stays numpy arrays, so
+        ``merge``, pickling and every attribute are those of the numpy backend, equal to round-off.
+        ``"auto"``: torch when ``X`` is a torch tensor or ``device`` names an accelerator. Needs PyTorch
+        (a clean ``ImportError`` otherwise).
+    device : None, str or torch.device, default=None
+        Torch device of the torch backend (``None``: CUDA when available, else CPU).
 
     Attributes
     ----------
@@ -138,6 +145,8 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     n_samples_seen_ : int
         Total number of samples seen.
     n_features_in_ : int
+    backend_ : {"numpy", "torch"}
+        The core that ran the last update (``backend`` resolved).
 
     Notes
     -----
@@ -186,24 +195,24 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
 
     _parameter_constraints: dict = {
         "covariance": [OrderedStrOptions(("exact", "hayes", "identity", "fixed"))],
-        "dtype": "no_validation",  # a numpy float dtype given as a type, dtype or name: checked by check_dtype
+        "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
+        # None, a str or a torch.device: the type torch.device cannot be named without importing torch
+        "device": "no_validation",
+        "dtype": FLOAT_DTYPE,
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64):
+    def __init__(self, *, shrinkage=1e-4, covariance="exact", temperature=1.0, dtype=np.float64, backend="numpy",
+                 device=None):
         self.shrinkage = shrinkage
         self.covariance = covariance
         self.temperature = temperature
         self.dtype = dtype
+        self.backend = backend
+        self.device = device
 
-    # ------------------------------------------------------------------ parameters and state
-    def _check_params(self):
-        mode = check_option(self.covariance, "covariance", _COVARIANCES)
-        eps = check_scalar_float(self.shrinkage, "shrinkage", low=0.0, high=1.0)
-        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
-        return mode, eps, tau, _check_dtype(self.dtype)
-
+    # ------------------------------------------------------------------ state
     def _reset(self, d, dtype):
         if d > LARGE_D and dtype is np.float64:
             warnings.warn(
@@ -249,7 +258,8 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     _fit_resets = ("classes_", "n_features_in_")
 
     def _validate_xy(self, X, y, first, allow_empty):
-        mode, eps, tau, dtype = self._check_params()
+        mode, dtype = self.covariance, as_float_dtype(self.dtype)  # checked by _parameter_constraints
+        self.backend_ = resolve(self.backend, self.device, (X,))
         check_numeric(X, "X")
         check_labels(y, "y")
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32],
@@ -279,7 +289,9 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self._register(y)
         yidx = np.searchsorted(self.classes_, y)
         dt = self.means_.dtype
-        if mode == "hayes":
+        if self.backend_ == "torch":
+            self._partial_fit_torch(X, yidx, mode)
+        elif mode == "hayes":
             D = np.empty_like(X)
             w = np.empty(len(X), dtype=dt)
             self.n_samples_seen_ = int(delta_pass(np.ascontiguousarray(X), yidx.astype(np.int64), self.means_,
@@ -292,6 +304,29 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
                 self._fixed_cov = _symmetric_from_lower(self._scatter) / self.n_samples_seen_
         self._cache.value = None
         return self
+
+    def _torch_core(self, mode):
+        """A :class:`accel.continual.TorchStreamingLDA` of this estimator's settings (empty state)."""
+        from accel.continual import TorchStreamingLDA
+
+        return TorchStreamingLDA(self.means_.shape[1], shrinkage=float(self.shrinkage),
+                                 covariance="hayes" if mode == "hayes" else "exact", device=self.device,
+                                 dtype=self.means_.dtype)
+
+    def _partial_fit_torch(self, X, yidx, mode):
+        """One batch on the torch core: the state goes in, the sample-equivalent update runs there, the state
+        comes back (``"exact"``: Welford weights, equal to the Chan merge of the numpy path to round-off)."""
+        fixed_first = mode == "fixed" and self._fixed_cov is None
+        core = self._torch_core(mode).load_state(self.means_, self.counts_, _symmetric_from_lower(self._scatter),
+                                                 self.n_samples_seen_)
+        core.partial_fit(X, yidx, update_scatter=mode in ("exact", "hayes") or fixed_first)
+        dt = self.means_.dtype
+        self.means_ = core.means.cpu().numpy().astype(dt, copy=False)
+        self.counts_ = core.counts.cpu().numpy().astype(np.int64, copy=False)
+        self._scatter = np.ascontiguousarray(core.scatter.cpu().numpy(), dtype=dt)
+        self.n_samples_seen_ = core.n_seen
+        if fixed_first:
+            self._fixed_cov = _symmetric_from_lower(self._scatter) / self.n_samples_seen_
 
     def _merge_exact(self, X, yidx, update_scatter=True):
         """Chan/Welford merge of one batch into the means, counts and (optionally) scatter."""
@@ -410,7 +445,7 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
             return self
         if not hasattr(self, "classes_"):
             for attr in ("classes_", "means_", "counts_", "n_samples_seen_", "_scatter", "_fixed_cov",
-                         "_from_base", "n_features_in_", "feature_names_in_"):
+                         "_from_base", "n_features_in_", "feature_names_in_", "backend_"):
                 if hasattr(other, attr):
                     setattr(self, attr, copy.deepcopy(getattr(other, attr)))
             self._cache = _Cache()
@@ -465,12 +500,14 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
     def _weights(self):
         """Cached ``(W, b, seen)``: ``W = Lambda M^T`` (d, K), ``b_k = mu_k^T Lambda mu_k / 2``."""
         seen = self._seen()
-        mode, eps, _, _ = self._check_params()
+        mode, eps = self.covariance, float(self.shrinkage)
         if self._cache.value is not None and self._cache.value[0] == (mode, eps):
             return self._cache.value[1]
         M = self.means_
         if mode == "identity":
             W = M.T.copy()
+        elif getattr(self, "backend_", "numpy") == "torch":
+            W = self._torch_weights(mode, eps)
         else:
             d = M.shape[1]
             A = (1.0 - eps) * self.covariance_
@@ -490,6 +527,22 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         self._cache.value = ((mode, eps), (W, b, seen))
         return self._cache.value[1]
 
+    def _torch_weights(self, mode, eps):
+        """``Lambda M^T`` (d, K) by the torch core's Cholesky solve; 0 in the columns of unseen classes."""
+        n = max(self.n_samples_seen_, 1)
+        core = self._torch_core(mode).load_state(self.means_, self.counts_, self.covariance_ * n, n)
+        try:
+            Ws, _, idx = core.linear_weights()
+        except np.linalg.LinAlgError:
+            if eps == 0:
+                raise ValueError("the covariance is singular (not positive definite) and 'shrinkage' is 0; "
+                                 "use 'shrinkage' > 0.") from None
+            raise ValueError(f"the shrunk covariance is not positive definite ('shrinkage' = {eps:g}); the "
+                             f"features may be too large or not finite.") from None
+        W = np.zeros(self.means_.shape[::-1], dtype=self.means_.dtype)
+        W[:, idx] = Ws  # idx: the classes with a positive count, i.e. np.flatnonzero(seen)
+        return W
+
     def _scores(self, X):
         """Scores ``s_k(x)`` of shape (n, K); ``-inf`` for unseen classes."""
         check_is_fitted(self, "classes_")
@@ -501,6 +554,6 @@ class StreamingLDA(StreamFitMixin, LogProbaMixin, LabelScoreMixin, ClassifierMix
         return S
 
     def _log_proba(self, X):
-        tau = check_scalar_float(self.temperature, "temperature", low=0.0, closed="neither")
+        tau = float(self.temperature)
         S = self._scores(X)
         return _log_softmax(S / tau, self.counts_ > 0)

@@ -65,7 +65,7 @@ print(f"{R} extractors -> {Ftr.shape[1]} features, {G} heads of {circle.ensemble
 models = {
     f"CIRCLE R={R} G={G} (exact)": ("features", lambda: clone(circle.ensemble_)),
     f"CIRCLE R={R} G={G} (hayes)": ("features", lambda: clone(circle.ensemble_).set_params(covariance="hayes")),
-    "ridge on CIRCLE features": ("features", lambda: FeatureHead(None, StreamingRidge(alpha=1.0))),
+    "ridge on CIRCLE features": ("features", lambda: FeatureHead(features=None, head=StreamingRidge(alpha=1.0))),
     "SLDA, raw pixels": ("pixels", lambda: make_baseline("raw_slda", shape)),
     "NCM, raw pixels": ("pixels", lambda: make_baseline("raw_ncm", shape)),
     "random conv + SLDA": ("pixels", lambda: make_baseline("random_conv", shape, random_state=SEED, backend="numpy")),

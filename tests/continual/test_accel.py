@@ -178,8 +178,8 @@ def test_torch_slda_growing_classes_and_unseen_excluded():
 
 
 def test_torch_slda_bad_input():
-    with pytest.raises(ValueError, match=r"'shrinkage' must be a float in \(0, 1\]"):
-        TorchStreamingLDA(3, shrinkage=0.0, device="cpu")
+    with pytest.raises(ValueError, match=r"'shrinkage' must be a float in \[0, 1\]"):
+        TorchStreamingLDA(3, shrinkage=-0.1, device="cpu")
     with pytest.raises(ValueError, match="'covariance' must be one of"):
         TorchStreamingLDA(3, covariance="identity", device="cpu")
     m = TorchStreamingLDA(3, device="cpu")

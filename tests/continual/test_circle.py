@@ -144,7 +144,7 @@ def test_single_class_empty_batch_and_unseen_labels(digits):
 
 def test_bad_parameters(digits):
     X, y, _, _ = digits
-    with pytest.raises(ValueError, match=r"'n_groups' must be an int in \[1, 2\]"):
+    with pytest.raises(ValueError, match=r"'n_groups' must be <= 'n_reservoirs' = 2; got 3"):
         CIRCLEClassifier(n_reservoirs=2, n_groups=3).fit(X, y)
     with pytest.raises(ValueError, match="'feature_params' must not contain 'units'"):
         CIRCLEClassifier(feature_params={"units": 3}).fit(X, y)
@@ -198,9 +198,9 @@ def test_head_dtype_is_float32_for_large_heads(monkeypatch):
     two = SLDAEnsemble(group_sizes=[LARGE_D // 2 + 4] * 2, head_dtype="auto").fit(X, y)
     assert [h.means_.dtype for h in two.heads_] == [np.dtype(np.float64)] * 2
     assert SLDAEnsemble(head_dtype=np.float32).fit(X[:, :10], y).heads_[0].means_.dtype == np.float32
-    with pytest.raises(ValueError, match=r"'head_dtype' must be 'auto', numpy.float32 or numpy.float64; got 'half'"):
+    with pytest.raises(ValueError, match="'head_dtype' parameter of SLDAEnsemble must be .* Got 'half'"):
         SLDAEnsemble(head_dtype="half").fit(X[:, :10], y)
-    with pytest.raises(ValueError, match=r"'head_dtype' must be"):
+    with pytest.raises(ValueError, match="'head_dtype' parameter of CIRCLEClassifier must be"):
         CIRCLEClassifier(head_dtype=np.int32, n_reservoirs=1, n_groups=1).partial_fit(np.zeros((0, 64)), [])
     assert CIRCLEClassifier().get_params()["head_dtype"] == "auto"
 

@@ -41,8 +41,13 @@ def test_cli_text_table(capsys):
 def test_cli_bad_input(tmp_path):
     with pytest.raises(ValueError, match="'baselines' must be a subset"):
         _cli.run(_parse("--baselines", "lwf"))
-    with pytest.raises(ValueError, match=r"'groups' must be an int in \[1, 2\]"):
+    with pytest.raises(ValueError, match=r"'--groups' must be <= '--reservoirs' = 2; got 3"):
         _cli.run(_parse("--reservoirs", "2", "--groups", "3"))
+    # the estimator's own constraints, reported under the option's name, before any data is loaded
+    with pytest.raises(ValueError, match="'--reservoirs'"):
+        _cli.run(_parse("--reservoirs", "0", "--groups", "1", "--dataset", str(tmp_path / "missing.npz")))
+    with pytest.raises(ValueError, match="'--shrinkage'"):
+        _cli.run(_parse("--shrinkage", "2", "--dataset", str(tmp_path / "missing.npz")))
     with pytest.raises(ValueError, match="'dataset' must be"):
         _cli.run(_parse("--dataset", str(tmp_path / "x.png")))
     with pytest.raises(ValueError, match=r"'n_tasks' must be an int in \[1, 10\]"):

@@ -214,4 +214,4 @@ def test_loader_errors_and_dataset_split(tmp_path):
     with pytest.raises(ValueError, match="'name' must be"):
         load_image_dataset("fashion")
     with pytest.raises(ValueError, match="pixel values"):
-        FeatureHead(make_baseline("ncm", (1, 8, 8)).features).fit(-np.ones((4, 64)), np.arange(4))
+        FeatureHead(features=make_baseline("ncm", (1, 8, 8)).features).fit(-np.ones((4, 64)), np.arange(4))

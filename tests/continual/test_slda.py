@@ -343,7 +343,7 @@ def test_bad_parameters_and_inputs():
         StreamingLDA(covariance="full").fit(X, y)
     with pytest.raises(ValueError, match=r"'temperature' must be a float in \(0, inf\)"):
         StreamingLDA(temperature=0.0).fit(X, y)
-    with pytest.raises(ValueError, match="'dtype' must be one of"):
+    with pytest.raises(ValueError, match="'dtype' parameter of StreamingLDA must be"):
         StreamingLDA(dtype=np.int32).fit(X, y)
     with pytest.raises(NotFittedError):
         StreamingLDA().predict(X)
