@@ -96,7 +96,7 @@ def _n_dummy(text):
         n_dummy = int(text)
     except (TypeError, ValueError):
         raise ValueError(f"'--n-dummy' must be 'auto' or an int >= 0; got {text!r}.") from None
-    from ._vogcam import VoGCAM
+    from .vogcam._vogcam import VoGCAM
 
     VoGCAM(n_dummy=n_dummy)._validate_params()  # the estimator's constraint, before any work
     return n_dummy
@@ -210,7 +210,7 @@ def _resolve_window(args):
 
 
 def run_kfunction(args):
-    from ._envelope import envelope
+    from .second_order._envelope import envelope
 
     engine = engine_options(args)  # checked before any work
     win = _resolve_window(args)
@@ -262,7 +262,7 @@ def run_kfunction(args):
 
 def run(args):
     from ._covariates import load_raster_covariates
-    from ._vogcam import VoGCAM
+    from .vogcam._vogcam import VoGCAM
 
     _action_options(args)
     if args.out is not None:
@@ -330,7 +330,7 @@ def _check_sizes(n_dummy, grid, n_neighbors):
     cell: the cell centre, the mean, the bounds, the sd and the neighbour lists of the prediction
     (``2 * n_neighbors + 10`` numbers of 8 bytes, a lower bound).
     """
-    from ._vogcam import NODE_BYTES
+    from .vogcam._vogcam import NODE_BYTES
 
     k = int(n_neighbors) if isinstance(n_neighbors, (int, np.integer)) and n_neighbors > 0 else 15
     if n_dummy != "auto":

@@ -208,7 +208,7 @@ def test_lgcp_second_order_theory_names_an_overflowing_variance(fn):
 def test_vogcam_n_dummy_is_checked_by_its_constraint_and_its_memory_before_any_work(monkeypatch):
     from sklearn.utils._param_validation import InvalidParameterError
 
-    import algos.point_process._vogcam as vogcam_module
+    import algos.point_process.vogcam._vogcam as vogcam_module
     from algos.point_process import VoGCAM
 
     X = np.random.default_rng(0).random((50, 2))

@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int
+from ..._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int
+from .._window import Window
 from ._baselines_common import _check_nu, _check_points, _design, _Grid, _grid_shape, _LGCPMixin, _region_mask
-from ._window import Window
 
 
 class SVGPCoxProcess(_LGCPMixin, BaseEstimator):

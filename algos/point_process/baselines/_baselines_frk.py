@@ -11,9 +11,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_scalar_float, check_scalar_int
+from ..._validation import check_scalar_float, check_scalar_int
+from .._window import Window
 from ._baselines_common import _check_points, _design, _Grid, _grid_shape, _LGCPMixin, _region_mask
-from ._window import Window
 
 
 def _bisquare_basis(win, per_side):

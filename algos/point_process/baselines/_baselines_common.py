@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .._validation import check_scalar_float, check_scalar_int, validate_params
-from ._simulate import _inside_fraction
-from ._vogcam_blocks import lognormal_band
-from ._window import MAX_COORD, Window, coordinate_array
+from ..._validation import check_scalar_float, check_scalar_int, validate_params
+from .._simulate import _inside_fraction
+from .._window import MAX_COORD, Window, coordinate_array
+from ..vogcam._vogcam_blocks import lognormal_band
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
 #: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y

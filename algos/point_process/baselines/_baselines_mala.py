@@ -11,7 +11,8 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_random_state, check_scalar_float, check_scalar_int
+from ..._validation import RANDOM_STATE_CONSTRAINTS, check_random_state, check_scalar_float, check_scalar_int
+from .._simulate import matern_covariance
 from ._baselines_common import (
     _DENSE_MAX_CELLS,
     _check_nu,
@@ -23,7 +24,6 @@ from ._baselines_common import (
     _window_and_length_scale,
 )
 from ._baselines_laplace import GridLaplaceLGCP
-from ._simulate import matern_covariance
 
 
 class GridMALALGCP(_LGCPMixin, BaseEstimator):

@@ -15,7 +15,7 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_bool,
@@ -23,6 +23,7 @@ from .._validation import (
     check_scalar_float,
     check_scalar_int,
 )
+from .._simulate import _embedding_eigenvalues, _gaussian_fields, matern_covariance
 from ._baselines_common import (
     _DENSE_MAX_CELLS,
     _MAX_STEP,
@@ -35,7 +36,6 @@ from ._baselines_common import (
     _region_mask,
     _window_and_length_scale,
 )
-from ._simulate import _embedding_eigenvalues, _gaussian_fields, matern_covariance
 
 
 class _GridPrior:

@@ -47,9 +47,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import unfitted_on_interrupt
-from .._io import check_memory_budget
-from .._validation import (
+from ..._anytime import unfitted_on_interrupt
+from ..._io import check_memory_budget
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_array,
@@ -59,9 +59,10 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from ._kernels import predict_rows
+from .._kernels import predict_rows
+from .._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
+from .._window import MAX_COORD, Window, coordinate_array
 from ._nngp import NU_CODES, NNGPStructure
-from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module's documented knobs)
     BOUND_RTOL,
     DENSE_MAX_NODES,
@@ -76,8 +77,8 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     lognormal_band,
     s_on_neighbourhoods,
 )
+from ._vogcam_score import predictive_score
 from ._vogcam_solver import VoGCAMSolver, make_base_factor
-from ._window import MAX_COORD, Window, coordinate_array
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -449,7 +450,7 @@ class VoGCAM(BaseEstimator):
 
     def _min_contrast(self, X, win, covariates):
         """The minimum-contrast fit of (sigma^2, phi): on K, or on the inhomogeneous K of a Poisson fit."""
-        from ._min_contrast import lgcp_min_contrast
+        from ..second_order._min_contrast import lgcp_min_contrast
 
         if len(X) < MIN_CONTRAST_MIN_POINTS:
             raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least {MIN_CONTRAST_MIN_POINTS} points; "
@@ -717,32 +718,4 @@ class VoGCAM(BaseEstimator):
         check_is_fitted(self, "mean_")
         if X is None:
             return float(self.elbo_)
-        check_option(method, "method", ("expected", "mean", "median", "predictive"))
-        if thinning is None:
-            rho = 1.0
-        else:
-            p = check_scalar_float(thinning, "thinning", low=0.0, high=1.0, closed="neither")
-            rho = p / (1.0 - p)
-        X = check_points(X, self.window_)
-        if self._cov_callable is None and self.n_covariates_:
-            raise ValueError("score(X) needs callable covariates (the model was fitted with covariates at the nodes).")
-        n = len(X)
-        lr = math.log(rho)
-        if method == "expected":
-            mu = self.predict_log_intensity(X) if n else np.zeros(0)
-            return float(np.sum(mu) + n * lr - rho * self.expected_count())
-        if method in ("mean", "median"):
-            if n:
-                mu, sd = self.predict_log_intensity(X, return_std=True)
-            else:
-                mu = sd = np.zeros(0)
-            if method == "mean":
-                return float(np.sum(mu + 0.5 * sd**2) + n * lr - rho * self.expected_count())
-            return float(np.sum(mu) + n * lr - rho * float(np.sum(self.weights_ * np.exp(self.mean_))))
-        n_samples = check_scalar_int(n_samples, "n_samples", low=1)
-        rng = check_random_state(self.random_state if random_state is None else random_state)
-        Xq = X if n else self.nodes_[:1]
-        nodes, fq = self._joint_sample(Xq, n_samples, rng)
-        ll = (fq.sum(axis=1) if n else 0.0) + n * lr - rho * (np.exp(nodes) @ self.weights_)
-        mx = float(np.max(ll))
-        return float(mx + math.log(np.mean(np.exp(ll - mx))))
+        return predictive_score(self, X, thinning, method, n_samples, random_state)
