@@ -91,7 +91,7 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
     }
 
-    def __init__(self, window=None, basis_per_side=(4, 12), quad_grid=64, max_iter=1000, tol=1e-9):
+    def __init__(self, *, window=None, basis_per_side=(4, 12), quad_grid=64, max_iter=1000, tol=1e-9):
         self.window = window
         self.basis_per_side = basis_per_side
         self.quad_grid = quad_grid

@@ -221,7 +221,7 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
     }
 
-    def __init__(self, window=None, grid=32, nu=0.5, variance=1.0, length_scale="auto",
+    def __init__(self, *, window=None, grid=32, nu=0.5, variance=1.0, length_scale="auto",
                  optimize_hyperparameters=False, solver="auto", n_var_samples=64, max_iter=50, tol=1e-8,
                  random_state=None):
         self.window = window

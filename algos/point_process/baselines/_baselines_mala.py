@@ -63,7 +63,7 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
     }
 
-    def __init__(self, window=None, grid=16, nu=0.5, variance=1.0, length_scale="auto", n_samples=2000,
+    def __init__(self, *, window=None, grid=16, nu=0.5, variance=1.0, length_scale="auto", n_samples=2000,
                  burn_in=1000, thin=1, random_state=None):
         self.window = window
         self.grid = grid

@@ -58,7 +58,7 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
     }
 
-    def __init__(self, window=None, nu=0.5, n_inducing=256, quad_grid=64, max_iter=500, lr=0.05, tol=1e-7,
+    def __init__(self, *, window=None, nu=0.5, n_inducing=256, quad_grid=64, max_iter=500, lr=0.05, tol=1e-7,
                  random_state=None, device="cpu"):
         self.window = window
         self.nu = nu

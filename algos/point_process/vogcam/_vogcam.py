@@ -229,7 +229,7 @@ class VoGCAM(BaseEstimator):
         "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
     }
 
-    def __init__(self, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
+    def __init__(self, *, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
                  ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0,
