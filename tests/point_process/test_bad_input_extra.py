@@ -151,7 +151,7 @@ def test_cli_rejects_options_of_the_other_action_and_zero_dummies(tmp_path):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--nsim", "5"))
     with pytest.raises(ValueError, match="'--n-dummy' does not apply to 'lgcp kfunction'"):
         _cli.run(_cli_args("kfunction", str(csv), "--window", "0,1,0,1", "--n-dummy", "16"))
-    with pytest.raises(ValueError, match=r"The 'n_dummy' parameter of VoGCAM must be .* range \[0, inf\)"):
+    with pytest.raises(ValueError, match=r"The '--n-dummy' parameter of VoGCAM must be .* range \[0, inf\)"):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--n-dummy", "-1"))
 
 
