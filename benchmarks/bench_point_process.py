@@ -156,7 +156,7 @@ def _vogcam():
     try:
         from algos.point_process import VoGCAM
     except ImportError:  # the package export is added with the module's __init__
-        from algos.point_process._vogcam import VoGCAM
+        from algos.point_process.vogcam._vogcam import VoGCAM
     return VoGCAM
 
 

@@ -189,7 +189,7 @@ def case_ranking(size, rng):
 def case_vogcam_rows(size, rng):
     from accel.point_process import nngp_rows_batched
     from algos.point_process._kernels import nngp_rows
-    from algos.point_process._nngp import nngp_neighbors, node_ordering
+    from algos.point_process.vogcam._nngp import nngp_neighbors, node_ordering
 
     N, kn = (400, 10) if size == "quick" else (200_000, 15)
     X = rng.random((N, 2))

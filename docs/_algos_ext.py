@@ -158,7 +158,7 @@ def _patch_autosummary_summary():
 
 def format_warning(message, category, filename, lineno, line=None):
     """``warnings.formatwarning`` for the gallery: the file named relative to its package
-    (``algos/point_process/_vogcam.py:123``), never the build machine's absolute path.
+    (``algos/point_process/vogcam/_vogcam.py:123``), never the build machine's absolute path.
 
     Parameters
     ----------

@@ -76,7 +76,7 @@ def test_uninterrupted_fit_says_so():
 
 def test_vogcam_interrupted_in_sweep_k_keeps_the_state_after_sweep_k_minus_1(monkeypatch):
     from algos.point_process import VoGCAM, simulate_lgcp
-    from algos.point_process._vogcam_solver import VoGCAMSolver
+    from algos.point_process.vogcam._vogcam_solver import VoGCAMSolver
 
     X = simulate_lgcp((0, 1, 0, 1), math.log(200) - 0.5, 1.0, 0.1, grid=64, random_state=0).points
     kw = dict(window=(0, 1, 0, 1), n_dummy=121, max_iter=25, tol=1e-9, hyperparameters="elbo")

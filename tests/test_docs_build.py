@@ -121,8 +121,8 @@ def test_gallery_warnings_name_no_machine_path():
                                      caught[0].lineno)
     assert root not in line and line.startswith("test_docs_build.py:")
     assert line.endswith("UserWarning: shown in a gallery page\n")
-    inner = _algos_ext.format_warning("m", RuntimeWarning, f"{root}/algos/point_process/_vogcam.py", 7)
-    assert inner == "algos/point_process/_vogcam.py:7: RuntimeWarning: m\n"
+    inner = _algos_ext.format_warning("m", RuntimeWarning, f"{root}/algos/point_process/vogcam/_vogcam.py", 7)
+    assert inner == "algos/point_process/vogcam/_vogcam.py:7: RuntimeWarning: m\n"
     lib = _algos_ext.format_warning("m", RuntimeWarning, "/x/lib/python3.11/site-packages/numpy/a.py", 2)
     assert lib == "numpy/a.py:2: RuntimeWarning: m\n"
 

@@ -270,8 +270,9 @@ VOGCAM = dict(window=(0, 1, 0, 1), n_dummy=121, max_iter=25, tol=1e-9)
 
 
 def _vogcam_cases():
-    from algos.point_process import _min_contrast, _vogcam
-    from algos.point_process._vogcam_solver import VoGCAMSolver
+    from algos.point_process.second_order import _min_contrast
+    from algos.point_process.vogcam import _vogcam
+    from algos.point_process.vogcam._vogcam_solver import VoGCAMSolver
 
     elbo = dict(hyperparameters="elbo")
     return [

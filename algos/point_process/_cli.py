@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_savefig, atomic_write_text, check_memory_budget, check_output_dir
+from .._validation import validate_params
 from ..cli import add_engine_options, command_parser, engine_options, print_json
 
 EPILOG = """\
@@ -55,9 +56,10 @@ def add_parser(subparsers, name):
     p.add_argument("--nu", type=float, default=None, help="fit: Matern smoothness, 0.5 or 1.5 (default 0.5)")
     p.add_argument("--n-neighbors", type=int, default=None, help="fit: NNGP neighbours (default 15)")
     p.add_argument("--n-dummy", default=None, help="fit: dummy points, 'auto' or an int >= 0 (default auto)")
-    p.add_argument("--hyperparameters", default=None, choices=("auto", "elbo", "laplace", "min_contrast"),
-                   help="fit: variance and range by the ELBO, the Laplace evidence or minimum contrast on K (default "
-                        "auto: minimum contrast without covariates and with >= 10 points, else the ELBO)")
+    p.add_argument("--hyperparameters", default=None,
+                   help="fit: 'auto', 'elbo', 'laplace' or 'min_contrast': variance and range by the ELBO, the Laplace "
+                        "evidence or minimum contrast on K (default auto: minimum contrast without covariates and with "
+                        ">= 10 points, else the ELBO)")
     p.add_argument("--grid", type=int, default=None, help="fit: side of the prediction grid of the map (default 100)")
     p.add_argument("--nsim", type=int, default=None, help="kfunction: Poisson simulations of the envelope (default 39)")
     p.add_argument("--correction", default=None, choices=("isotropic", "translation", "border"),
@@ -88,18 +90,31 @@ def _action_options(args):
             setattr(args, dest, default)
 
 
+#: The options of ``lgcp fit`` that are parameters of :class:`VoGCAM`: their rules are its constraints.
+ESTIMATOR_OPTIONS = {"nu": "--nu", "n_neighbors": "--n-neighbors", "n_dummy": "--n-dummy",
+                     "hyperparameters": "--hyperparameters"}
+
+
 def _n_dummy(text):
-    """``--n-dummy``: 'auto' or an int; its range is VoGCAM's own constraint (checked by the estimator)."""
+    """``--n-dummy`` as text: 'auto', or parsed as an int (its range is VoGCAM's constraint)."""
     if text == "auto":
         return "auto"
     try:
-        n_dummy = int(text)
+        return int(text)
     except (TypeError, ValueError):
-        raise ValueError(f"'--n-dummy' must be 'auto' or an int >= 0; got {text!r}.") from None
-    from ._vogcam import VoGCAM
+        return text  # not an int: VoGCAM's constraint rejects it, with the option's name
 
-    VoGCAM(n_dummy=n_dummy)._validate_params()  # the estimator's constraint, before any work
-    return n_dummy
+
+def _check_estimator(est):
+    """Check the options of ``ESTIMATOR_OPTIONS`` by ``est``'s own ``_parameter_constraints``, before any
+    work; the error names the command-line option."""
+    try:
+        validate_params(est)
+    except (ValueError, TypeError) as err:
+        msg = str(err)
+        for param, option in ESTIMATOR_OPTIONS.items():
+            msg = msg.replace(f"'{param}'", f"'{option}'")
+        raise (ValueError if isinstance(err, ValueError) else TypeError)(msg) from None
 
 
 def _window(text):
@@ -210,7 +225,7 @@ def _resolve_window(args):
 
 
 def run_kfunction(args):
-    from ._envelope import envelope
+    from .second_order._envelope import envelope
 
     engine = engine_options(args)  # checked before any work
     win = _resolve_window(args)
@@ -262,7 +277,7 @@ def run_kfunction(args):
 
 def run(args):
     from ._covariates import load_raster_covariates
-    from ._vogcam import VoGCAM
+    from .vogcam._vogcam import VoGCAM
 
     _action_options(args)
     if args.out is not None:
@@ -272,14 +287,15 @@ def run(args):
     if args.out is None:
         raise ValueError("'out' is required for fit: pass --out FOLDER.")
     win = _resolve_window(args)
-    X = read_points(_points_path(args), win)
-    cov = load_raster_covariates(_covariates_path(args.covariates)) if args.covariates else None
     n_dummy = _n_dummy(args.n_dummy)
-    if args.grid < 1:
-        raise ValueError(f"'grid' must be an int >= 1; got {args.grid}.")
-    _check_sizes(n_dummy, int(args.grid), args.n_neighbors)
     est = VoGCAM(window=win, nu=args.nu, n_neighbors=args.n_neighbors, n_dummy=n_dummy,
                  hyperparameters=args.hyperparameters)
+    _check_estimator(est)
+    if args.grid < 1:  # --grid is the map's, not the estimator's
+        raise ValueError(f"'grid' must be an int >= 1; got {args.grid}.")
+    _check_sizes(n_dummy, int(args.grid), args.n_neighbors)
+    X = read_points(_points_path(args), win)
+    cov = load_raster_covariates(_covariates_path(args.covariates)) if args.covariates else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, covariates=cov)
@@ -330,9 +346,9 @@ def _check_sizes(n_dummy, grid, n_neighbors):
     cell: the cell centre, the mean, the bounds, the sd and the neighbour lists of the prediction
     (``2 * n_neighbors + 10`` numbers of 8 bytes, a lower bound).
     """
-    from ._vogcam import NODE_BYTES
+    from .vogcam._vogcam import NODE_BYTES
 
-    k = int(n_neighbors) if isinstance(n_neighbors, (int, np.integer)) and n_neighbors > 0 else 15
+    k = int(n_neighbors)  # checked by VoGCAM's constraint before
     if n_dummy != "auto":
         check_memory_budget(NODE_BYTES * n_dummy, f"{n_dummy} dummy quadrature nodes (about {NODE_BYTES // 1024} KB "
                             "each)", f"'--n-dummy'={n_dummy}", hint="lower --n-dummy (or use 'auto')")

@@ -10,9 +10,9 @@ import numpy as np
 
 from .._io import atomic_savefig
 from .._report import Check, DemoSection
-from ._min_contrast import lgcp_min_contrast
 from ._simulate import simulate_lgcp
-from ._vogcam import VoGCAM
+from .second_order._min_contrast import lgcp_min_contrast
+from .vogcam._vogcam import VoGCAM
 
 THEORY = "docs/point_process.md, Theory (theory.point_process) and status"
 

@@ -321,3 +321,31 @@ class Window:
         """
         v = (self.vertices - np.asarray(shift, dtype=np.float64)) / float(scale)
         return Window(v, _checked=True)
+
+
+def window_or_bounding_box(window, X):
+    """``Window.from_any(window)``, or the bounding box of the points ``X`` (n >= 2, 2) when ``window`` is None.
+
+    Parameters
+    ----------
+    window : tuple, array-like of shape (V, 2), Window or None
+        The window description; ``None`` takes the bounding box of ``X``.
+    X : array-like of shape (n, 2)
+        The points (used only when ``window`` is None).
+
+    Returns
+    -------
+    Window
+        The window.
+    """
+    if window is not None:
+        return Window.from_any(window)
+    Xa = check_array(X, "X", allow_empty=True, finite=False)
+    if len(Xa) < 2:
+        raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
+    if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
+        raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
+    lo, hi = Xa.min(0), Xa.max(0)
+    if np.any(hi <= lo):
+        raise ValueError("'window' is None and the points' bounding box is degenerate; pass a window.")
+    return Window.rectangle(lo[0], hi[0], lo[1], hi[1])

@@ -151,7 +151,7 @@ def test_cli_rejects_options_of_the_other_action_and_zero_dummies(tmp_path):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--nsim", "5"))
     with pytest.raises(ValueError, match="'--n-dummy' does not apply to 'lgcp kfunction'"):
         _cli.run(_cli_args("kfunction", str(csv), "--window", "0,1,0,1", "--n-dummy", "16"))
-    with pytest.raises(ValueError, match=r"The 'n_dummy' parameter of VoGCAM must be .* range \[0, inf\)"):
+    with pytest.raises(ValueError, match=r"The '--n-dummy' parameter of VoGCAM must be .* range \[0, inf\)"):
         _cli.run(_cli_args("fit", str(csv), "--window", "0,1,0,1", "--out", str(tmp_path / "o"), "--n-dummy", "-1"))
 
 
@@ -208,7 +208,7 @@ def test_lgcp_second_order_theory_names_an_overflowing_variance(fn):
 def test_vogcam_n_dummy_is_checked_by_its_constraint_and_its_memory_before_any_work(monkeypatch):
     from sklearn.utils._param_validation import InvalidParameterError
 
-    import algos.point_process._vogcam as vogcam_module
+    import algos.point_process.vogcam._vogcam as vogcam_module
     from algos.point_process import VoGCAM
 
     X = np.random.default_rng(0).random((50, 2))

@@ -204,7 +204,7 @@ def test_bad_parameters():
         GridLaplaceLGCP(window=(0, 1, 0, 1), length_scale="big").fit(X)
     with pytest.raises(ValueError, match="GridMALALGCP is dense"):
         GridMALALGCP(window=(0, 1, 0, 1), grid=100).fit(X)
-    with pytest.raises(ValueError, match="'window'"):
+    with pytest.raises(TypeError, match="'window' must be a tuple or a list or a ndarray or a Window; got NoneType"):
         FRKVariationalLGCP(window=None).fit(X)
 
 

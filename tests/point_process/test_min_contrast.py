@@ -9,7 +9,7 @@ import pytest
 
 import theory.point_process as tpp
 from algos.point_process import VoGCAM, lgcp_min_contrast, simulate_lgcp
-from algos.point_process._min_contrast import _fit_curve
+from algos.point_process.second_order._min_contrast import _fit_curve
 
 #: The fit recovers the parameters of an exact model curve to Nelder-Mead's tolerance (1e-7 in log scale).
 CURVE_RTOL = 1e-5

@@ -31,8 +31,8 @@ from algos.point_process import (
     l_function,
     pair_correlation,
 )
-from algos.point_process._nearest_neighbour import default_nn_radii, distance_raster
-from algos.point_process._valid_range import bounding_radius, translation_rmax
+from algos.point_process.second_order._nearest_neighbour import default_nn_radii, distance_raster
+from algos.point_process.second_order._valid_range import bounding_radius, translation_rmax
 
 WINDOWS = {"swedishpines": (0, 96, 0, 100), "japanesepines": (0, 1, 0, 1), "redwood": (0, 1, -1, 0)}
 COLUMNS = {"G": {"km": "km", "rs": "rs", "han": "han", "none": "raw"},

@@ -8,8 +8,8 @@ from scipy.spatial.distance import cdist
 from accel.point_process import DenseTorchFactor, nngp_rows_batched
 from algos.point_process import SparseCholesky, matern, nngp_precision, woodbury_solve
 from algos.point_process._kernels import nngp_rows
-from algos.point_process._nngp import JITTER, nngp_neighbors, node_ordering
 from algos.point_process._sparse import dense_selected
+from algos.point_process.vogcam._nngp import JITTER, nngp_neighbors, node_ordering
 
 #: k = N - 1 NNGP vs the dense inverse: conditioning of K (~1e4 here) times round-off (spec: 1e-6).
 FULL_K_TOL = 1e-6

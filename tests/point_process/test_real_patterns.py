@@ -6,9 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from algos.point_process import VoGCAM, _vogcam, _vogcam_solver
+from algos.point_process import VoGCAM
 from algos.point_process._kernels import nngp_block_terms
-from algos.point_process._nngp import NNGPStructure, neighbour_distances, nngp_block_terms_from_distances
+from algos.point_process.vogcam import _vogcam, _vogcam_solver
+from algos.point_process.vogcam._nngp import NNGPStructure, neighbour_distances, nngp_block_terms_from_distances
 
 #: ELBO monotonicity (as in test_vogcam.py): a drop below round-off of the ELBO is not a drop.
 MONO_RTOL = 1e-9

@@ -15,9 +15,9 @@ from algos.point_process import (
     simulate_lgcp,
     simulate_poisson,
 )
-from algos.point_process._pair_kernels import circle_fraction_inside, polygon_overlap_area
 from algos.point_process._reference import circle_fraction_reference, overlap_area_reference
-from algos.point_process._second_order import boundary_distance, isotropic_weights, translation_weights
+from algos.point_process.second_order._pair_kernels import circle_fraction_inside, polygon_overlap_area
+from algos.point_process.second_order._second_order import boundary_distance, isotropic_weights, translation_weights
 from theory.point_process import poisson_k_function
 
 L_SHAPE = [[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]]
@@ -383,7 +383,7 @@ def test_isotropic_k_memory_is_linear_in_n_not_in_pairs():
     # traced peak to the points plus one block
     import tracemalloc
 
-    from algos.point_process import _second_order as so
+    from algos.point_process.second_order import _second_order as so
 
     X = np.random.default_rng(5).uniform(size=(20_000, 2))
     r = np.linspace(0.0, 0.06, 513)
@@ -413,7 +413,7 @@ def test_isotropic_k_memory_is_linear_in_n_not_in_pairs():
 
 def _with_blocks(monkeypatch, fn, *args, **kw):
     """``fn`` computed with the numpy block twin in place of the compiled pair histogram."""
-    from algos.point_process import _second_order as so
+    from algos.point_process.second_order import _second_order as so
 
     with monkeypatch.context() as m:
         m.setattr(so, "_pair_histogram", so._pair_histogram_blocks)
@@ -424,7 +424,7 @@ def _with_blocks(monkeypatch, fn, *args, **kw):
 def test_compiled_pair_histogram_matches_the_numpy_twin(monkeypatch, seed):
     # random rectangles, pattern sizes, r grids (even, uneven, beyond the window) and intensities: the
     # fused kernel (pairs found, weighted and binned in one pass) gives the blocks' numbers to 1e-12
-    from algos.point_process import _second_order as so
+    from algos.point_process.second_order import _second_order as so
 
     rng = np.random.default_rng(100 + seed)
     box = (float(rng.uniform(-1, 1)), 0.0, float(rng.uniform(-1, 1)), 0.0)
@@ -524,7 +524,7 @@ def test_empty_pattern_is_refused_by_every_function():
 
 
 def test_rectangle_closed_form_equals_the_polygon_kernel():
-    from algos.point_process._pair_kernels import rectangle_circle_fraction
+    from algos.point_process.second_order._pair_kernels import rectangle_circle_fraction
 
     rng = np.random.default_rng(9)
     for box in ((0, 1, 0, 1), (-1, 2, 0.5, 1.25)):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from algos.point_process import nngp_precision
 from algos.point_process._kernels import nngp_rows
-from algos.point_process._nngp import nngp_neighbors, node_ordering
+from algos.point_process.vogcam._nngp import nngp_neighbors, node_ordering
 from theory.point_process import (
     BOUND_KIND,
     elbo_upper_bound_check,

@@ -16,8 +16,8 @@ from algos.point_process import (
     matern,
     simulate_lgcp,
 )
-from algos.point_process._nngp import JITTER
-from algos.point_process._vogcam_solver import VoGCAMSolver
+from algos.point_process.vogcam._nngp import JITTER
+from algos.point_process.vogcam._vogcam_solver import VoGCAMSolver
 from theory.point_process import (
     elbo_upper_bound_check,
     expected_loglik,
@@ -466,8 +466,8 @@ def test_full_covariance_beats_mean_field_where_s_is_no_contraction(seed, varian
 
 
 def test_sparse_fit_too_large_for_memory_is_refused_before_factorising(monkeypatch):
-    from algos.point_process import _vogcam_solver
     from algos.point_process._sparse import SparseCholesky
+    from algos.point_process.vogcam import _vogcam_solver
 
     def no_factor(self, data):
         raise AssertionError("factorised before the memory check")

@@ -30,9 +30,9 @@ Fitted ``coef_`` is ``[intercept, covariate coefficients...]`` on the log-intens
 user's coordinates. Kernels: Matérn ``nu`` = 1/2, ``sigma2 exp(-r/phi)``; ``nu`` = 3/2,
 ``sigma2 (1 + sqrt3 r/phi) exp(-sqrt3 r/phi)``.
 
-The estimators live in package-private modules, one per method (``_baselines_laplace``, ``_baselines_mala``,
-``_baselines_frk``, ``_baselines_svgp``; shared checks and methods in ``_baselines_common``); import them
-from here.
+The estimators live in package-private modules of this subpackage, one per method (``_baselines_laplace``,
+``_baselines_mala``, ``_baselines_frk``, ``_baselines_svgp``; shared checks and methods in
+``_baselines_common``); import them from here or from :mod:`algos.point_process`.
 """
 
 from ._baselines_frk import FRKVariationalLGCP

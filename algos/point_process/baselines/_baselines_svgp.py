@@ -9,9 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int
-from ._baselines_common import _check_nu, _check_points, _design, _Grid, _grid_shape, _LGCPMixin, _region_mask
-from ._window import Window
+from .._window import Window
+from ._baselines_common import _check_points, _design, _Grid, _grid_shape, _LGCPMixin, _region_mask
 
 
 class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
@@ -53,12 +52,12 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
         "n_inducing": [Interval(Integral, 4, None, closed="left")],
         "nu": [Options(Real, {0.5, 1.5})],
         "quad_grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
-        "random_state": RANDOM_STATE_CONSTRAINTS,
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],  # a torch seed
         "tol": [Interval(Real, 0, None, closed="left")],
-        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+        "window": [tuple, list, np.ndarray, Window],  # required; its bounds or vertices: checked by Window.from_any
     }
 
-    def __init__(self, window=None, nu=0.5, n_inducing=256, quad_grid=64, max_iter=500, lr=0.05, tol=1e-7,
+    def __init__(self, *, window=None, nu=0.5, n_inducing=256, quad_grid=64, max_iter=500, lr=0.05, tol=1e-7,
                  random_state=None, device="cpu"):
         self.window = window
         self.nu = nu
@@ -73,20 +72,16 @@ class SVGPCoxProcess(_LGCPMixin, BaseEstimator):
     def _fit(self, X, covariates):
         win = Window.from_any(self.window)
         X = _check_points(X, win)
-        nu = _check_nu(self.nu)
-        n_ind = check_scalar_int(self.n_inducing, "n_inducing", low=4)
+        nu, n_ind = float(self.nu), int(self.n_inducing)
         nx, ny = _grid_shape(self.quad_grid, "quad_grid")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        lr = check_scalar_float(self.lr, "lr", low=0.0, closed="neither")
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        max_iter, lr, tol = int(self.max_iter), float(self.lr), float(self.tol)
         try:
             import gpytorch  # noqa: F401  (the model and the optimisation import it again)
             import torch
         except ImportError as exc:  # pragma: no cover - the gpu extra is installed in CI
             raise ImportError("SVGPCoxProcess needs torch and gpytorch: pip install 'algos-theory[gpu]'.") from exc
         if self.random_state is not None:
-            seed = check_scalar_int(self.random_state, "random_state", low=0)
-            torch.manual_seed(seed)
+            torch.manual_seed(int(self.random_state))  # an int >= 0 (a torch seed): _parameter_constraints
         device = torch.device(self.device)
         dt = torch.float64
 

@@ -11,9 +11,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_scalar_float, check_scalar_int
+from ..._validation import check_scalar_int
+from .._window import Window
 from ._baselines_common import _check_points, _design, _Grid, _grid_shape, _LGCPMixin, _region_mask
-from ._window import Window
 
 
 def _bisquare_basis(win, per_side):
@@ -88,10 +88,10 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "quad_grid": [Interval(Integral, 2, None, closed="left"), tuple, list],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+        "window": [tuple, list, np.ndarray, Window],  # required; its bounds or vertices: checked by Window.from_any
     }
 
-    def __init__(self, window=None, basis_per_side=(4, 12), quad_grid=64, max_iter=1000, tol=1e-9):
+    def __init__(self, *, window=None, basis_per_side=(4, 12), quad_grid=64, max_iter=1000, tol=1e-9):
         self.window = window
         self.basis_per_side = basis_per_side
         self.quad_grid = quad_grid
@@ -101,10 +101,10 @@ class FRKVariationalLGCP(_LGCPMixin, BaseEstimator):
     def _fit(self, X, covariates):
         win = Window.from_any(self.window)
         X = _check_points(X, win)
-        per = tuple(check_scalar_int(k, "basis_per_side", low=1) for k in self.basis_per_side)
+        # element rule (the constraint language has no "a tuple of ints >= 1"); the type is a constraint
+        per = tuple(check_scalar_int(k, f"basis_per_side[{i}]", low=1) for i, k in enumerate(self.basis_per_side))
         nx, ny = _grid_shape(self.quad_grid, "quad_grid")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        tol = check_scalar_float(self.tol, "tol", low=0.0, closed="neither")
+        max_iter, tol = int(self.max_iter), float(self.tol)
         centres, radii, level = _bisquare_basis(win, per)
         grid = _Grid(win, nx, ny)
         keep = grid.frac > 0

@@ -45,23 +45,22 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from accel.backend import RESOLVE_OPTIONS, resolve
+from accel.backend import resolve
 
-from .._anytime import unfitted_on_interrupt
-from .._io import check_memory_budget
-from .._validation import (
+from ..._anytime import unfitted_on_interrupt
+from ..._io import check_memory_budget
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_array,
-    check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
     validate_params,
 )
-from ._kernels import predict_rows
+from .._kernels import predict_rows
+from .._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
+from .._window import MAX_COORD, Window, coordinate_array, window_or_bounding_box
 from ._nngp import NU_CODES, NNGPStructure
-from ._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
 from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module's documented knobs)
     BOUND_RTOL,
     DENSE_MAX_NODES,
@@ -76,8 +75,8 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     lognormal_band,
     s_on_neighbourhoods,
 )
+from ._vogcam_score import predictive_score
 from ._vogcam_solver import VoGCAMSolver, make_base_factor
-from ._window import MAX_COORD, Window, coordinate_array
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
@@ -86,10 +85,10 @@ class HyperparameterWarning(UserWarning):
     """A hyperparameter ended at a bound, or the variance collapsed."""
 
 
-
 #: Lower estimate of the memory one quadrature node costs during a fit, in bytes (39 KB per node was
 #: measured at 100,758 nodes; the lower figure keeps every fit that fits).
 NODE_BYTES = 32 * 1024
+
 
 class VoGCAM(BaseEstimator):
     r"""Variational inference for a log-Gaussian Cox process by Voronoi quadrature, an NNGP prior and
@@ -225,10 +224,10 @@ class VoGCAM(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "variance": [Interval(Real, 0, None, closed="neither")],
         "verbose": [Interval(Integral, 0, None, closed="left")],
-        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+        "window": [tuple, list, np.ndarray, Window, None],  # its bounds or vertices: checked by Window.from_any
     }
 
-    def __init__(self, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
+    def __init__(self, *, window=None, kernel="matern", nu=0.5, variance=1.0, length_scale="auto", n_neighbors=15,
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
                  ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0,
@@ -259,33 +258,15 @@ class VoGCAM(BaseEstimator):
 
     # ================================================================== validation
     def _validate(self):
-        check_option(self.kernel, "kernel", ("matern",))
-        if isinstance(self.nu, (bool, np.bool_)) or self.nu not in NU_CODES:
-            raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {self.nu!r}.")
-        check_scalar_float(self.variance, "variance", low=0.0, closed="neither")
-        if not (isinstance(self.length_scale, str) and self.length_scale == "auto"):
-            if isinstance(self.length_scale, str):
-                raise ValueError(f"'length_scale' must be a positive float or 'auto'; got {self.length_scale!r}.")
-            check_scalar_float(self.length_scale, "length_scale", low=0.0, closed="neither")
-        check_scalar_int(self.n_neighbors, "n_neighbors", low=1)
-        check_option(self.prior, "prior", ("nngp", "dense"))
-        check_option(self.covariance, "covariance", ("full", "diag"))
+        """The rules ``_parameter_constraints`` cannot state (checked after them)."""
+        # element rule (the constraint language has no "a tuple of these names"): the type is a constraint
         opt = self.optimize_hyperparameters
-        if isinstance(opt, str) or not all(isinstance(o, str) and o in HYPERS for o in opt):
+        if not all(isinstance(o, str) and o in HYPERS for o in opt):
             raise ValueError(f"'optimize_hyperparameters' must be a tuple of names from {HYPERS}; got {opt!r}.")
-        check_scalar_int(self.max_iter, "max_iter", low=1)
-        check_scalar_float(self.tol, "tol", low=0.0)
-        check_scalar_int(self.newton_max_iter, "newton_max_iter", low=1)
-        check_scalar_int(self.fixed_point_max_iter, "fixed_point_max_iter", low=1)
-        check_option(self.ordering, "ordering", ("coord", "maxmin", "random"))
-        check_option(self.solver, "solver", ("auto", "dense", "sparse"))
-        check_option(self.backend, "backend", RESOLVE_OPTIONS)
+        # a rule between two parameters
         if self.backend == "torch" and self.solver == "sparse":
             raise ValueError("backend='torch' runs the dense solver only; got solver='sparse' (use solver='auto' "
                              "or 'dense', or backend='numpy' for the sparse path).")
-        check_scalar_int(self.verbose, "verbose", low=0)
-        check_option(self.hyperparameters, "hyperparameters", ("auto", "elbo", "laplace", "min_contrast"))
-        check_option(self.hyperparameter_start, "hyperparameter_start", ("given", "min_contrast"))
 
     # ================================================================== fit
     def fit(self, X, covariates=None):
@@ -323,7 +304,7 @@ class VoGCAM(BaseEstimator):
         backend = resolve(self.backend, self.device, (X, covariates))
         if backend == "torch" and self.solver == "sparse":  # "auto": the torch core is dense only
             backend = "numpy"
-        win = self._fit_window(X)
+        win = window_or_bounding_box(self.window, X)
         X = check_points(X, win)
         if len(X) == 0:
             raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
@@ -375,33 +356,17 @@ class VoGCAM(BaseEstimator):
             self._run(sigma2, phi)
         return self
 
-    def _fit_window(self, X):
-        """The window: ``window``, or the bounding box of ``X`` when it is None."""
-        if self.window is not None:
-            return Window.from_any(self.window)
-        Xa = check_array(X, "X", allow_empty=True, finite=False)
-        if len(Xa) < 2:
-            raise ValueError(f"'X' needs at least 2 points when 'window' is None; got {len(Xa)}.")
-        if Xa.ndim != 2 or Xa.shape[1] != 2 or not np.all(np.isfinite(Xa)):
-            raise ValueError("'window' is None: X must be an (n >= 2, 2) finite array to take its bounding box.")
-        lo, hi = Xa.min(0), Xa.max(0)
-        if np.any(hi <= lo):
-            raise ValueError("'window' is None and the points' bounding box is degenerate; pass a window.")
-        return Window.rectangle(lo[0], hi[0], lo[1], hi[1])
-
     def _length_scale_bounds(self, diam_u, c):
         """``length_scale_bounds`` in unit-box units (``diam_u``: the window's diameter there)."""
-        if isinstance(self.length_scale_bounds, str):
-            check_option(self.length_scale_bounds, "length_scale_bounds", ("auto",))
+        bounds = self.length_scale_bounds  # "auto", a tuple or a list: _parameter_constraints
+        if isinstance(bounds, str):
             return 0.01 * diam_u, 2.0 * diam_u
-        try:
-            lo_b, hi_b = (float(v) / c for v in self.length_scale_bounds)
-        except (TypeError, ValueError):
-            raise ValueError("'length_scale_bounds' must be 'auto' or (low, high); got "
-                             f"{self.length_scale_bounds!r}.") from None
-        if not (0 < lo_b < hi_b and np.isfinite(hi_b)):
-            raise ValueError(f"'length_scale_bounds' must satisfy 0 < low < high; got {self.length_scale_bounds!r}.")
-        return lo_b, hi_b
+        # element rule (the constraint language has no "a pair low < high"): two floats, 0 < low < high
+        if len(bounds) != 2:
+            raise ValueError(f"'length_scale_bounds' must be 'auto' or a pair (low, high); got {bounds!r}.")
+        lo_b = check_scalar_float(bounds[0], "length_scale_bounds[0]", low=0.0, closed="neither")
+        hi_b = check_scalar_float(bounds[1], "length_scale_bounds[1]", low=lo_b, closed="neither")
+        return lo_b / c, hi_b / c
 
     def _hyperparameter_start(self, X, win, covariates, diam_u):
         """The starting (sigma^2, phi) (unit box) and the resolved ``hyperparameters`` method; sets
@@ -449,7 +414,7 @@ class VoGCAM(BaseEstimator):
 
     def _min_contrast(self, X, win, covariates):
         """The minimum-contrast fit of (sigma^2, phi): on K, or on the inhomogeneous K of a Poisson fit."""
-        from ._min_contrast import lgcp_min_contrast
+        from ..second_order._min_contrast import lgcp_min_contrast
 
         if len(X) < MIN_CONTRAST_MIN_POINTS:
             raise ValueError(f"'hyperparameters' = 'min_contrast' needs at least {MIN_CONTRAST_MIN_POINTS} points; "
@@ -717,32 +682,4 @@ class VoGCAM(BaseEstimator):
         check_is_fitted(self, "mean_")
         if X is None:
             return float(self.elbo_)
-        check_option(method, "method", ("expected", "mean", "median", "predictive"))
-        if thinning is None:
-            rho = 1.0
-        else:
-            p = check_scalar_float(thinning, "thinning", low=0.0, high=1.0, closed="neither")
-            rho = p / (1.0 - p)
-        X = check_points(X, self.window_)
-        if self._cov_callable is None and self.n_covariates_:
-            raise ValueError("score(X) needs callable covariates (the model was fitted with covariates at the nodes).")
-        n = len(X)
-        lr = math.log(rho)
-        if method == "expected":
-            mu = self.predict_log_intensity(X) if n else np.zeros(0)
-            return float(np.sum(mu) + n * lr - rho * self.expected_count())
-        if method in ("mean", "median"):
-            if n:
-                mu, sd = self.predict_log_intensity(X, return_std=True)
-            else:
-                mu = sd = np.zeros(0)
-            if method == "mean":
-                return float(np.sum(mu + 0.5 * sd**2) + n * lr - rho * self.expected_count())
-            return float(np.sum(mu) + n * lr - rho * float(np.sum(self.weights_ * np.exp(self.mean_))))
-        n_samples = check_scalar_int(n_samples, "n_samples", low=1)
-        rng = check_random_state(self.random_state if random_state is None else random_state)
-        Xq = X if n else self.nodes_[:1]
-        nodes, fq = self._joint_sample(Xq, n_samples, rng)
-        ll = (fq.sum(axis=1) if n else 0.0) + n * lr - rho * (np.exp(nodes) @ self.weights_)
-        mx = float(np.max(ll))
-        return float(mx + math.log(np.mean(np.exp(ll - mx))))
+        return predictive_score(self, X, thinning, method, n_samples, random_state)

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .._validation import check_scalar_float, check_scalar_int, validate_params
-from ._simulate import _inside_fraction
-from ._vogcam_blocks import lognormal_band
-from ._window import MAX_COORD, Window, coordinate_array
+from ..._validation import check_scalar_int, validate_params
+from .._simulate import _inside_fraction
+from .._window import MAX_COORD, Window, coordinate_array
+from ..vogcam._vogcam_blocks import lognormal_band
 
 #: A cell that holds a point but meets the window in (numerically) zero area gets this fraction of
 #: a cell's area, so the Poisson likelihood stays bounded (point_process reconstruction notes, section 7: w > 0 where y
@@ -67,19 +67,14 @@ def _design(covariates, coords, name="covariates"):
     return np.hstack([ones, Z])
 
 
-def _check_nu(nu):
-    if isinstance(nu, (bool, np.bool_)) or nu not in (0.5, 1.5):
-        raise ValueError(f"'nu' must be one of {{0.5, 1.5}}; got {nu!r}.")
-    return float(nu)
-
-
 def _grid_shape(grid, name="grid"):
+    """``(nx, ny)`` of ``grid``: an int >= 2 (its ``_parameter_constraints``) or a pair of them."""
     if isinstance(grid, (tuple, list)):
+        # element rule (the constraint language has no "a pair of ints >= 2")
         if len(grid) != 2:
             raise ValueError(f"'{name}' must be an int >= 2 or a pair (nx, ny); got {grid!r}.")
         return (check_scalar_int(grid[0], f"{name}[0]", low=2), check_scalar_int(grid[1], f"{name}[1]", low=2))
-    g = check_scalar_int(grid, name, low=2)
-    return g, g
+    return int(grid), int(grid)
 
 
 class _Grid:
@@ -212,10 +207,6 @@ def _window_and_length_scale(window, length_scale):
     win = Window.from_any(window)
     xmin, xmax, ymin, ymax = win.bounds
     diam = math.hypot(xmax - xmin, ymax - ymin)
-    if isinstance(length_scale, str):
-        if length_scale != "auto":
-            raise ValueError(f"'length_scale' must be a positive float or 'auto'; got {length_scale!r}.")
-        phi = 0.1 * diam
-    else:
-        phi = check_scalar_float(length_scale, "length_scale", low=0.0, closed="neither")
+    # "auto" or a positive float: _parameter_constraints
+    phi = 0.1 * diam if isinstance(length_scale, str) else float(length_scale)
     return win, phi, diam

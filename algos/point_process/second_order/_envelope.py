@@ -13,12 +13,12 @@ import numpy as np
 
 from theory.point_process import poisson_k_function
 
-from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from ..._validation import check_random_state, check_scalar_float, check_scalar_int
+from .._quadrature import duplicates_reported
+from .._window import Window
 from ._nearest_neighbour import NN_STATS
-from ._quadrature import duplicates_reported
 from ._second_order import _STATS, MAX_EXPECTED_POINTS, N_LARGE, _check_pattern, _check_radii
 from ._valid_range import RangeWarning
-from ._window import Window
 
 
 def simulate_poisson(window, intensity, random_state=None):

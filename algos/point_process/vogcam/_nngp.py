@@ -28,8 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from .._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
-from ._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows, row_quadratic
+from ..._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
+from .._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows, row_quadratic
 
 __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
            "NU_CODES"]

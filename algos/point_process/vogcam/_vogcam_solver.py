@@ -15,8 +15,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .._anytime import Interruptible
-from ._sparse import SparseCholesky
+from ..._anytime import Interruptible
+from .._sparse import SparseCholesky
 from ._vogcam_blocks import (
     AITKEN_EVERY,
     FIXED_POINT_STEPS_WHILE_MOVING,

@@ -49,7 +49,7 @@ import numba
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .._validation import check_array, check_option, check_scalar_float, check_scalar_int
+from ..._validation import check_array, check_option, check_scalar_float, check_scalar_int
 from ._second_order import SummaryFunction, _check_pattern, boundary_distance
 from ._valid_range import RangeWarning
 

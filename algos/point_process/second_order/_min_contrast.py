@@ -27,10 +27,10 @@ from scipy.optimize import minimize
 
 import theory.point_process as _theory
 
-from .._validation import check_array, check_option, check_scalar_float
-from ._quadrature import duplicates_reported
+from ..._validation import check_array, check_option, check_scalar_float
+from .._quadrature import duplicates_reported
+from .._window import Window
 from ._second_order import _check_pattern, k_function, pair_correlation
-from ._window import Window
 
 __all__ = ["MinContrastFit", "lgcp_min_contrast"]
 
@@ -129,7 +129,7 @@ class MinContrastFit:
         """
         if self.mean is None:
             raise ValueError("an inhomogeneous minimum-contrast fit has no mean: it cannot be simulated alone.")
-        from ._simulate import simulate_lgcp
+        from .._simulate import simulate_lgcp
 
         return simulate_lgcp(self.window, self.mean, self.variance, self.length_scale, nu=self.nu, grid=grid,
                              random_state=random_state).points

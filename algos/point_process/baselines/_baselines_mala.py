@@ -11,10 +11,11 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_random_state, check_scalar_float, check_scalar_int
+from ..._validation import RANDOM_STATE_CONSTRAINTS, check_random_state
+from .._simulate import matern_covariance
+from .._window import Window
 from ._baselines_common import (
     _DENSE_MAX_CELLS,
-    _check_nu,
     _check_points,
     _design,
     _grid_shape,
@@ -23,7 +24,6 @@ from ._baselines_common import (
     _window_and_length_scale,
 )
 from ._baselines_laplace import GridLaplaceLGCP
-from ._simulate import matern_covariance
 
 
 class GridMALALGCP(_LGCPMixin, BaseEstimator):
@@ -60,10 +60,10 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "thin": [Interval(Integral, 1, None, closed="left")],
         "variance": [Interval(Real, 0, None, closed="neither")],
-        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+        "window": [tuple, list, np.ndarray, Window],  # required; its bounds or vertices: checked by Window.from_any
     }
 
-    def __init__(self, window=None, grid=16, nu=0.5, variance=1.0, length_scale="auto", n_samples=2000,
+    def __init__(self, *, window=None, grid=16, nu=0.5, variance=1.0, length_scale="auto", n_samples=2000,
                  burn_in=1000, thin=1, random_state=None):
         self.window = window
         self.grid = grid
@@ -82,11 +82,8 @@ class GridMALALGCP(_LGCPMixin, BaseEstimator):
         if nx * ny > _DENSE_MAX_CELLS:
             raise ValueError(f"'grid' has {nx * ny} cells; GridMALALGCP is dense, use at most "
                              f"{_DENSE_MAX_CELLS}.")
-        nu = _check_nu(self.nu)
-        sigma2 = check_scalar_float(self.variance, "variance", low=0.0, closed="neither")
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        burn_in = check_scalar_int(self.burn_in, "burn_in", low=0)
-        thin = check_scalar_int(self.thin, "thin", low=1)
+        nu, sigma2 = float(self.nu), float(self.variance)
+        n_samples, burn_in, thin = int(self.n_samples), int(self.burn_in), int(self.thin)
         rng = check_random_state(self.random_state)
 
         lap = GridLaplaceLGCP(window=win, grid=(nx, ny), nu=nu, variance=sigma2, length_scale=phi,

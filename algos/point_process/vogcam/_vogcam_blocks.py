@@ -18,7 +18,7 @@ import scipy.linalg as sla
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from .._validation import check_scalar_float
+from ..._validation import check_scalar_float
 from ._nngp import NU_CODES, nngp_block_terms_from_distances
 
 #: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes,

@@ -15,18 +15,16 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
     check_random_state,
-    check_scalar_float,
-    check_scalar_int,
 )
+from .._simulate import _embedding_eigenvalues, _gaussian_fields, matern_covariance
+from .._window import Window
 from ._baselines_common import (
     _DENSE_MAX_CELLS,
     _MAX_STEP,
-    _check_nu,
     _check_points,
     _design,
     _Grid,
@@ -35,7 +33,6 @@ from ._baselines_common import (
     _region_mask,
     _window_and_length_scale,
 )
-from ._simulate import _embedding_eigenvalues, _gaussian_fields, matern_covariance
 
 
 class _GridPrior:
@@ -218,10 +215,10 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         "solver": [OrderedStrOptions(("auto", "dense", "fft"))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "variance": [Interval(Real, 0, None, closed="neither")],
-        "window": "no_validation",  # a tuple, a (V, 2) polygon, a Window or None: checked when the window is built
+        "window": [tuple, list, np.ndarray, Window],  # required; its bounds or vertices: checked by Window.from_any
     }
 
-    def __init__(self, window=None, grid=32, nu=0.5, variance=1.0, length_scale="auto",
+    def __init__(self, *, window=None, grid=32, nu=0.5, variance=1.0, length_scale="auto",
                  optimize_hyperparameters=False, solver="auto", n_var_samples=64, max_iter=50, tol=1e-8,
                  random_state=None):
         self.window = window
@@ -334,14 +331,8 @@ class GridLaplaceLGCP(_LGCPMixin, BaseEstimator):
         """The checked grid shape, ``nu``, variance, search flag, solver, ``max_iter``, ``tol``,
         ``n_var_samples`` and random generator."""
         nx, ny = _grid_shape(self.grid)
-        nu = _check_nu(self.nu)
-        sigma2 = check_scalar_float(self.variance, "variance", low=0.0, closed="neither")
-        opt = check_bool(self.optimize_hyperparameters, "optimize_hyperparameters")
-        if self.solver not in ("auto", "dense", "fft"):
-            raise ValueError(f"'solver' must be one of {{'auto', 'dense', 'fft'}}; got {self.solver!r}.")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        tol = check_scalar_float(self.tol, "tol", low=0.0, closed="neither")
-        nvs = check_scalar_int(self.n_var_samples, "n_var_samples", low=2)
+        nu, sigma2, opt = float(self.nu), float(self.variance), bool(self.optimize_hyperparameters)
+        max_iter, tol, nvs = int(self.max_iter), float(self.tol), int(self.n_var_samples)
         mode = self.solver if self.solver != "auto" else ("dense" if nx * ny <= _DENSE_MAX_CELLS else "fft")
         if mode == "dense" and nx * ny > 4 * _DENSE_MAX_CELLS:
             raise ValueError(f"solver='dense' on {nx * ny} cells needs too much memory; use solver='fft'.")

@@ -50,7 +50,9 @@ import numpy as np
 
 from theory.point_process import poisson_k_function
 
-from .._validation import check_array, check_option, check_scalar_float
+from ..._validation import check_array, check_option, check_scalar_float
+from .._quadrature import warn_duplicates
+from .._window import Window, coordinate_array
 from ._pair_kernels import (
     circle_fraction_inside,
     epanechnikov_pair_sum,
@@ -60,9 +62,7 @@ from ._pair_kernels import (
     polygon_overlap_area,
     rectangle_circle_fraction,
 )
-from ._quadrature import warn_duplicates
 from ._valid_range import mask_beyond_range
-from ._window import Window, coordinate_array
 
 __all__ = [
     "SummaryFunction",
