@@ -159,7 +159,7 @@ def standardize(X, train):
 
 
 def _baseline_names(text):
-    from ._baselines import BASELINES
+    from .baselines import BASELINES
 
     if text in ("", "none"):
         return []
@@ -176,9 +176,9 @@ def make_estimators(args, names):
     """Potara and the named baselines with the CLI's settings (shared by the demo and the benchmark)."""
     import inspect
 
-    from ._baselines import BASELINES
     from ._low_rank_softmax import LowRankSoftmax
     from ._potara import PotaraClassifier
+    from .baselines import BASELINES
 
     base = LowRankSoftmax(rank=args.rank or None, lr=args.lr)
     common = dict(base_estimator=base, n_rounds=args.rounds, local_epochs=args.local_epochs,

@@ -1,5 +1,5 @@
 r"""The base class of the federated classifiers (:class:`PotaraClassifier` and the baselines of
-:mod:`._baselines`): the data split by client, the FedAvg round loop with client sampling,
+:mod:`.baselines`): the data split by client, the FedAvg round loop with client sampling,
 communication accounting and interrupts, per-client prediction; plus the per-client generators and
 the model merge both use. Re-exported by :mod:`._potara`.
 """

@@ -1,6 +1,6 @@
 r"""PotaraClassifier: federated training, then per-client merging of the federated and local models.
 
-The base class it shares with the baselines of :mod:`._baselines` (data split by client, the FedAvg
+The base class it shares with the baselines of :mod:`.baselines` (data split by client, the FedAvg
 loop with client sampling and communication accounting, per-client prediction) is in
 :mod:`._federated_base`, re-exported here.
 """

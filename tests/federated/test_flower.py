@@ -29,7 +29,7 @@ def test_import_does_not_load_flower():
 
 
 def test_client_data_normalisation():
-    from algos.federated.flower import _as_client_data
+    from algos.federated.flower._app import _as_client_data
 
     d = _as_client_data((np.zeros((2, 3)), [0, 1]), 4)
     assert d["client_id"] == 4 and d["X_test"] is None

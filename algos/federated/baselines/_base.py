@@ -1,4 +1,4 @@
-"""Shared set-up, round loop and deployment of the personalised-FL baselines of :mod:`._baselines`."""
+"""Shared set-up, round loop and deployment of the personalised-FL baselines of :mod:`algos.federated.baselines`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
-from ._low_rank_softmax import LowRankSoftmax
-from ._model import init_params, local_train
-from ._potara import FederatedClassifierBase, client_generator
+from ..._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
+from .._low_rank_softmax import LowRankSoftmax
+from .._model import init_params, local_train
+from .._potara import FederatedClassifierBase, client_generator
 
 #: Constraints of the parameters that every round-based baseline shares (see :func:`_round_constraints`).
 _ROUND_CONSTRAINTS = {

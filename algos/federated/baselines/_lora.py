@@ -1,4 +1,5 @@
-"""Personalised-FL baselines on the low-rank adapter: FedRep, FedIT, FFA-LoRA, FedSA-LoRA (see :mod:`._baselines`)."""
+"""Personalised-FL baselines on the low-rank adapter: FedRep, FedIT, FFA-LoRA, FedSA-LoRA (see
+:mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_scalar_int
-from ._baselines_base import _LoRABaseline, _round_constraints
-from ._model import _train_clients, local_train
+from ..._validation import check_scalar_int
+from .._model import _train_clients, local_train
+from ._base import _LoRABaseline, _round_constraints
 
 
 class FedRepClassifier(_LoRABaseline):

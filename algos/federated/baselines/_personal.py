@@ -1,5 +1,5 @@
 r"""Personalised-FL baselines with a personal model beside the federated one: APFL, Ditto, pFedMe
-(see :mod:`._baselines`)."""
+(see :mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._validation import OrderedStrOptions, check_option, check_scalar_float, check_scalar_int
-from ._baselines_base import _round_constraints, _RoundBaseline
-from ._model import _train_clients, local_train, loss_grad
+from ..._validation import OrderedStrOptions, check_option, check_scalar_float, check_scalar_int
+from .._model import _train_clients, local_train, loss_grad
+from ._base import _round_constraints, _RoundBaseline
 
 
 class APFLClassifier(_RoundBaseline):

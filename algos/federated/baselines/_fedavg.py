@@ -1,28 +1,5 @@
-r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
-
-Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`,
-full-batch GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
-:class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
-
-* :class:`LocalOnlyClassifier` -- each client trains alone from :math:`\theta^0`.
-* :class:`FedAvgClassifier` -- McMahan et al. 2017; deploys :math:`\theta^R` everywhere.
-* :class:`FedAvgFTClassifier` -- FedAvg then ``finetune_epochs`` local epochs (= Potara's
-  :math:`\theta_L`, i.e. Potara with :math:`\lambda = 0`).
-* :class:`FixedMixClassifier` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` with a fixed :math:`\lambda`.
-* :class:`OracleGridClassifier` -- :math:`\lambda` per client from the grid :math:`\{0, 0.1, \dots, 1\}` by
-  accuracy on validation data (given, or held out from the client's training data).
-* :class:`APFLClassifier` -- Deng, Kamani, Mahdavi 2020 (adaptive mixing :math:`\alpha_i`).
-* :class:`DittoClassifier` -- Li, Hu, Beirami, Smith 2021 (proximal personal models).
-* :class:`PFedMeClassifier` -- T. Dinh, Tran, Nguyen 2020 (Moreau-envelope personalisation).
-* :class:`FedRepClassifier` -- Collins et al. 2021 (shared body ``A``, local head ``B, b``).
-* :class:`FedITClassifier` -- FedAvg of the LoRA factors ``A`` and ``B`` separately (Zhang et al. 2024).
-* :class:`FFALoRAClassifier` -- ``A`` frozen at its random init, only ``B`` trained and averaged
-  (Sun et al. 2024).
-* :class:`FedSALoRAClassifier` -- ``A`` averaged, ``B`` kept local (Guo et al. 2024).
-
-The LoRA baselines (FedRep, FedIT, FFA-LoRA, FedSA-LoRA) need an adapter: they use the base estimator's
-``rank``, or their own ``rank`` parameter when the base has none (the head ``W`` is then frozen at 0).
-"""
+"""The FedAvg family: local only, FedAvg, FedAvg + fine-tune, fixed mixing and the oracle grid (see
+:mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -31,13 +8,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
-from ._baselines_base import _FLBaseline, _round_constraints, _RoundBaseline
-from ._baselines_lora import FedITClassifier, FedRepClassifier, FedSALoRAClassifier, FFALoRAClassifier
-from ._baselines_personal import APFLClassifier, DittoClassifier, PFedMeClassifier
-from ._low_rank_softmax import LowRankSoftmax
-from ._model import predict_logits
-from ._potara import client_generator, merge_models
+from ..._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
+from .._low_rank_softmax import LowRankSoftmax
+from .._model import predict_logits
+from .._potara import client_generator, merge_models
+from ._base import _FLBaseline, _round_constraints, _RoundBaseline
 
 __all__ = [
     "LocalOnlyClassifier",
@@ -45,14 +20,6 @@ __all__ = [
     "FedAvgFTClassifier",
     "FixedMixClassifier",
     "OracleGridClassifier",
-    "APFLClassifier",
-    "DittoClassifier",
-    "PFedMeClassifier",
-    "FedRepClassifier",
-    "FedITClassifier",
-    "FFALoRAClassifier",
-    "FedSALoRAClassifier",
-    "BASELINES",
 ]
 
 
@@ -315,18 +282,3 @@ class OracleGridClassifier(FedAvgFTClassifier):
                 best, key = float(lam), score
         return best
 
-
-BASELINES = {
-    "local": LocalOnlyClassifier,
-    "fedavg": FedAvgClassifier,
-    "fedavg_ft": FedAvgFTClassifier,
-    "fixed_mix": FixedMixClassifier,
-    "oracle_grid": OracleGridClassifier,
-    "apfl": APFLClassifier,
-    "ditto": DittoClassifier,
-    "pfedme": PFedMeClassifier,
-    "fedrep": FedRepClassifier,
-    "fedit": FedITClassifier,
-    "ffa_lora": FFALoRAClassifier,
-    "fedsa_lora": FedSALoRAClassifier,
-}
