@@ -226,8 +226,8 @@ def section_c(quick, repeat):
     M, rounds, le, ft = (5, 3, 5, 50) if quick else (20, 30, 5, 100)
     ids = dirichlet_label_split(y, M, 0.5, min_size=4, random_state=0)
     test = _train_test(ids, 1000)
-    est = PotaraClassifier(LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le, finetune_epochs=ft,
-                           variance_method="bootstrap", random_state=0)
+    est = PotaraClassifier(base_estimator=LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le,
+                           finetune_epochs=ft, variance_method="bootstrap", random_state=0)
     args = (X[~test], y[~test], ids[~test])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -267,8 +267,8 @@ def section_d(quick, repeat):
     ids = dirichlet_label_split(y, M, 0.5, min_size=4, random_state=0)
     rows = []
     for vm, le, ft in (("plugin_fisher", 1, 10), ("bootstrap", 5, 100)):
-        est = PotaraClassifier(LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le, finetune_epochs=ft,
-                               variance_method=vm, random_state=0)
+        est = PotaraClassifier(base_estimator=LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le,
+                               finetune_epochs=ft, variance_method=vm, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X[:200], y[:200], ids[:200] % 5)  # warm-up (numba)

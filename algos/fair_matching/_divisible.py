@@ -181,7 +181,7 @@ class ThresholdEqualFilling(_DivisibleAllocator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, gamma=0.5, *, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
+    def __init__(self, *, gamma=0.5, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
                  random_state=None, verbose=0):
         self.gamma = gamma
         self.fair_rule = fair_rule

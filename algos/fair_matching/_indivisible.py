@@ -391,7 +391,7 @@ class HybridRanking(_IndivisibleMatcher):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, gamma=0.5, fair_rule="min_utility", n_runs=1, backend="auto", device=None, verbose=0,
+    def __init__(self, *, gamma=0.5, fair_rule="min_utility", n_runs=1, backend="auto", device=None, verbose=0,
                  random_state=None):
         self.gamma = gamma
         self.fair_rule = fair_rule
@@ -473,7 +473,7 @@ class Ranking(_IndivisibleMatcher):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_runs=1, verbose=0, random_state=None):
+    def __init__(self, *, n_runs=1, verbose=0, random_state=None):
         self.n_runs = n_runs
         self.verbose = verbose
         self.random_state = random_state
@@ -527,7 +527,7 @@ class Greedy(_IndivisibleMatcher):
 
     _uses_ranks = False
 
-    def __init__(self, tie="random", n_runs=1, verbose=0, random_state=None):
+    def __init__(self, *, tie="random", n_runs=1, verbose=0, random_state=None):
         self.tie = tie
         self.n_runs = n_runs
         self.verbose = verbose

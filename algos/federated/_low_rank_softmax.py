@@ -72,7 +72,7 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         "rank": [Interval(Integral, 0, None, closed="left"), None],
     }
 
-    def __init__(self, rank=None, base_features=None, l2=1e-3, lr=0.5, max_iter=100, batch_size=None,
+    def __init__(self, *, rank=None, base_features=None, l2=1e-3, lr=0.5, max_iter=100, batch_size=None,
                  random_state=None):
         self.rank = rank
         self.base_features = base_features

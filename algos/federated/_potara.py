@@ -148,7 +148,7 @@ class PotaraClassifier(FederatedClassifierBase):
         "warm_start": ["boolean"],
     }
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
                  fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
                  verbose=0, backend="numpy", device=None, warm_start=False):

@@ -76,7 +76,7 @@ def parity_run():
     test = np.random.default_rng(2).random(len(y)) < 0.5
     # a LoRA head (W frozen, adapter A B + biases trained) and bootstrap variances: exercises every block,
     # the product-space merge and the clients' seeded random draws
-    est = PotaraClassifier(LowRankSoftmax(rank=3, lr=0.5), n_rounds=3, local_epochs=2, finetune_epochs=5,
+    est = PotaraClassifier(base_estimator=LowRankSoftmax(rank=3, lr=0.5), n_rounds=3, local_epochs=2, finetune_epochs=5,
                            variance_method="bootstrap", n_bootstrap=4, random_state=0)
     est.fit(X[~test], y[~test], ids[~test])
     # Ray's default (no GPU masking) without its FutureWarning about a future default change

@@ -112,7 +112,7 @@ class _FLBaseline(FederatedClassifierBase):
 class _RoundBaseline(_FLBaseline):
     """A baseline with the FedAvg round parameters (not an estimator by itself)."""
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None,
                  warm_start=False):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
@@ -127,7 +127,8 @@ class _LoRABaseline(_RoundBaseline):
 
     _needs_rank = True
 
-    def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
+    def __init__(self, *, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.rank = rank
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)

@@ -50,7 +50,7 @@ class LocalOnlyClassifier(_FLBaseline):
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
-    def __init__(self, base_estimator=None, epochs=100, random_state=None):
+    def __init__(self, *, base_estimator=None, epochs=100, random_state=None):
         self.base_estimator = base_estimator
         self.epochs = epochs
         self.random_state = random_state
@@ -122,10 +122,11 @@ class FedAvgFTClassifier(_RoundBaseline):
 
     _parameter_constraints: dict = _round_constraints(finetune_epochs=[Interval(Integral, 0, None, closed="left")])
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.finetune_epochs = finetune_epochs
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit_ft(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
@@ -154,11 +155,12 @@ class FixedMixClassifier(FedAvgFTClassifier):
     _parameter_constraints: dict = _round_constraints(finetune_epochs=[Interval(Integral, 0, None, closed="left")],
                                                       lam=[Interval(Real, 0, 1, closed="both")])
 
-    def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
+    def __init__(self, *, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.lam = lam
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
-                         warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         finetune_epochs=finetune_epochs, client_fraction=client_fraction,
+                         random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
         lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
@@ -194,12 +196,13 @@ class OracleGridClassifier(FedAvgFTClassifier):
         "val_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    def __init__(self, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
                  finetune_epochs=10, client_fraction=1.0, random_state=None, warm_start=False):
         self.grid = grid
         self.val_fraction = val_fraction
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
-                         warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         finetune_epochs=finetune_epochs, client_fraction=client_fraction,
+                         random_state=random_state, warm_start=warm_start)
 
     def fit(self, X, y, client_ids=None, X_val=None, y_val=None, val_client_ids=None):
         r"""Train the federated model and every client's deployed model.

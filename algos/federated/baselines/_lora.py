@@ -34,7 +34,7 @@ class FedRepClassifier(_LoRABaseline):
         "local_epochs", rank=True, body_epochs=[Interval(Integral, 0, None, closed="left")],
         head_epochs=[Interval(Integral, 0, None, closed="left")])
 
-    def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
+    def __init__(self, *, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.head_epochs = head_epochs
         self.body_epochs = body_epochs

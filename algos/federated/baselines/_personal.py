@@ -35,11 +35,12 @@ class APFLClassifier(_RoundBaseline):
     _parameter_constraints: dict = _round_constraints(alpha0=[Interval(Real, 0, 1, closed="both")],
                                                       lr_alpha=[Interval(Real, 0, None, closed="left")])
 
-    def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.alpha0 = alpha0
         self.lr_alpha = lr_alpha
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
@@ -93,11 +94,12 @@ class DittoClassifier(_RoundBaseline):
         mu=[Interval(Real, 0, None, closed="left")],
         personal_epochs=[Interval(Integral, 1, None, closed="left"), None])
 
-    def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.mu = mu
         self.personal_epochs = personal_epochs
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
@@ -159,14 +161,15 @@ class PFedMeClassifier(_RoundBaseline):
         lam=[Interval(Real, 0, None, closed="neither")],
         personal_lr=[Interval(Real, 0, None, closed="neither"), None])
 
-    def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, aggregation="uniform", random_state=None, warm_start=False):
         self.lam = lam
         self.beta = beta
         self.K = K
         self.personal_lr = personal_lr
         self.aggregation = aggregation
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _steps(self, h):
         """The checked ``lam``, ``beta``, ``K``, ``aggregation``, the personal step and the outer step."""
