@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
-from ..._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
+from ..._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 from .._low_rank_softmax import LowRankSoftmax
 from .._model import init_params, local_train
 from .._potara import FederatedClassifierBase, client_generator
@@ -66,12 +66,11 @@ class _FLBaseline(FederatedClassifierBase):
     def _settings(self):
         h = self._base()
         # zero rounds or zero local epochs would deploy the untrained initial model: rejected
-        h["n_rounds"] = check_scalar_int(self.n_rounds, "n_rounds", low=1) if hasattr(self, "n_rounds") else 0
-        h["local_epochs"] = check_scalar_int(getattr(self, "local_epochs", 1), "local_epochs", low=1)
-        h["client_fraction"] = check_scalar_float(getattr(self, "client_fraction", 1.0), "client_fraction",
-                                                  low=0.0, high=1.0, closed="right")
+        h["n_rounds"] = int(self.n_rounds) if hasattr(self, "n_rounds") else 0
+        h["local_epochs"] = int(getattr(self, "local_epochs", 1))
+        h["client_fraction"] = float(getattr(self, "client_fraction", 1.0))
         if self._needs_rank and not h["rank"]:
-            h["rank"] = check_scalar_int(self.rank, "rank", low=1)
+            h["rank"] = int(self.rank)
         return h
 
     def _setup(self, X, y, client_ids):

@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
+from ..._validation import RANDOM_STATE_CONSTRAINTS, validate_params
 from .._low_rank_softmax import LowRankSoftmax
 from .._model import predict_logits
 from .._potara import client_generator, merge_models
@@ -57,7 +57,7 @@ class LocalOnlyClassifier(_FLBaseline):
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
-        epochs = check_scalar_int(self.epochs, "epochs", low=1)
+        epochs = int(self.epochs)
         self._deploy(lambda m: self._finetune(h, theta0, Xs[m], ys[m], C, epochs, m), len(Xs))
         self.federated_model_ = theta0
         self.history_ = []
@@ -131,7 +131,7 @@ class FedAvgFTClassifier(_RoundBaseline):
     def _fit_ft(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         federated = self._rounds(h, Xs, ys, theta0, rng)
-        ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        ft = int(self.finetune_epochs)
         self.local_models_ = {self._cid(m): self._finetune(h, federated, Xs[m], ys[m], C, ft, m)
                               for m in range(len(Xs))}
         return h, Xs, ys, C
@@ -163,7 +163,7 @@ class FixedMixClassifier(FedAvgFTClassifier):
                          random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
-        lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
+        lam = float(self.lam)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam)
                                      for c, p in self.local_models_.items()}
@@ -229,8 +229,14 @@ class OracleGridClassifier(FedAvgFTClassifier):
             The fitted estimator.
         """
         validate_params(self)
-        G = check_scalar_int(self.grid, "grid", low=2)
-        grid = np.linspace(0.0, 1.0, G)
+        if isinstance(self.grid, Integral):
+            grid = np.linspace(0.0, 1.0, int(self.grid))
+        else:
+            grid = np.asarray(self.grid, dtype=np.float64)
+            # the part of the 'grid' rule the constraints cannot say (they say "an int >= 2 or array-like")
+            if grid.ndim != 1 or grid.size == 0 or not np.all((grid >= 0.0) & (grid <= 1.0)):
+                raise ValueError(f"'grid' must be an int >= 2 or a non-empty 1-d array of values in [0, 1]; "
+                                 f"got {self.grid!r}.")
         if X_val is None:
             vals = self._fit_held_out(X, y, client_ids)
         else:
@@ -247,9 +253,9 @@ class OracleGridClassifier(FedAvgFTClassifier):
     def _fit_held_out(self, X, y, client_ids):
         """Fit with each client's local model fine-tuned on its rows less a held-out ``val_fraction``;
         returns the held-out rows ``{client index: (X, y)}``."""
-        vf = check_scalar_float(self.val_fraction, "val_fraction", low=0.0, high=1.0, closed="neither")
+        vf = float(self.val_fraction)
         h, Xs, ys, C = self._fit_ft(X, y, client_ids)
-        ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        ft = int(self.finetune_epochs)
         vals = {}
         for m in range(len(Xs)):
             n = len(ys[m])

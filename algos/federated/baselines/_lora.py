@@ -7,7 +7,6 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
-from ..._validation import check_scalar_int
 from .._model import _train_clients, local_train
 from ._base import _LoRABaseline, _round_constraints
 
@@ -47,8 +46,8 @@ class FedRepClassifier(_LoRABaseline):
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
-        be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
+        he = int(self.head_epochs)
+        be = int(self.body_epochs)
         heads = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
 
         def step(body, i, epochs_head):

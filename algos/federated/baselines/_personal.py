@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..._validation import OrderedStrOptions, check_option, check_scalar_float, check_scalar_int
+from ..._validation import OrderedStrOptions
 from .._model import _train_clients, local_train, loss_grad
 from ._base import _round_constraints, _RoundBaseline
 
@@ -44,8 +44,8 @@ class APFLClassifier(_RoundBaseline):
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
-        la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
+        a0 = float(self.alpha0)
+        la = float(self.lr_alpha)
         keys = self._trainable(theta0)
         v = [dict(theta0) for _ in Xs]
         alpha = np.full(len(Xs), a0)
@@ -103,9 +103,9 @@ class DittoClassifier(_RoundBaseline):
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        mu = check_scalar_float(self.mu, "mu", low=0.0)
+        mu = float(self.mu)
         pe = (h["local_epochs"] if self.personal_epochs is None
-              else check_scalar_int(self.personal_epochs, "personal_epochs", low=1))
+              else int(self.personal_epochs))
         keys = self._trainable(theta0)
         v = [theta0] * len(Xs)
 
@@ -173,13 +173,12 @@ class PFedMeClassifier(_RoundBaseline):
 
     def _steps(self, h):
         """The checked ``lam``, ``beta``, ``K``, ``aggregation``, the personal step and the outer step."""
-        lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
-        beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
-        K = check_scalar_int(self.K, "K", low=1)
-        aggregation = check_option(self.aggregation, "aggregation", ("uniform", "samples"))
+        lam = float(self.lam)
+        beta = float(self.beta)
+        K = int(self.K)
+        aggregation = self.aggregation
         lr = h["lr"]
-        plr = lr / (1 + lr * lam) if self.personal_lr is None else check_scalar_float(
-            self.personal_lr, "personal_lr", low=0.0, closed="neither")
+        plr = lr / (1 + lr * lam) if self.personal_lr is None else float(self.personal_lr)
         eta = min(lr, 1.0 / lam)  # outer step: w moves at most all the way to theta_tilde (see the docstring)
         return lam, beta, K, aggregation, plr, eta
 
