@@ -228,8 +228,8 @@ def _section_a_size(m, n_agents, k, deg, gamma, prefix, repeat):
     ip, ix, ac = np.asarray(pre.indptr), np.asarray(pre.indices), np.asarray(pre.agent_class)
 
     # ---- ThresholdEqualFilling (exact pour, equal split)
-    t_full = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(inst), repeat)
-    t_pre = timeit_median(lambda: ThresholdEqualFilling(gamma).fit(pre), repeat)
+    t_full = timeit_median(lambda: ThresholdEqualFilling(gamma=gamma).fit(inst), repeat)
+    t_pre = timeit_median(lambda: ThresholdEqualFilling(gamma=gamma).fit(pre), repeat)
     t_py = timeit_median(lambda: tef_pure_python(ip, ix, ac, n_agents, k, gamma), repeat)
     ours_data = t_pre.result.allocation_.data  # aligned with the instance's indices
     diff = float(np.max(np.abs(ours_data - np.asarray(t_py.result)))) if ours_data.size else 0.0
@@ -241,10 +241,10 @@ def _section_a_size(m, n_agents, k, deg, gamma, prefix, repeat):
 
     # ---- HybridRanking, one run
     def hr():
-        return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(inst)
+        return HybridRanking(gamma=gamma, n_runs=1, backend="numpy", random_state=SEED).fit(inst)
 
     def hr_pre():
-        return HybridRanking(gamma, n_runs=1, backend="numpy", random_state=SEED).fit(pre)
+        return HybridRanking(gamma=gamma, n_runs=1, backend="numpy", random_state=SEED).fit(pre)
 
     h_full = timeit_median(hr, repeat)
     h_pre = timeit_median(hr_pre, repeat)
@@ -277,8 +277,8 @@ def section_a(quick, repeat):
     prefix = 10**3 if quick else 10**6  # full mode: the anchor runs the whole stream too
     # warm up the numba kernels (compilation is cached on disk, loading still costs)
     warm = sparse_random_instance(50, 50, k, deg, random_state=0)
-    ThresholdEqualFilling(gamma).fit(warm)
-    HybridRanking(gamma, n_runs=1, backend="numpy", random_state=0).fit(warm)
+    ThresholdEqualFilling(gamma=gamma).fit(warm)
+    HybridRanking(gamma=gamma, n_runs=1, backend="numpy", random_state=0).fit(warm)
 
     rows_tef, rows_hr = [], []
     for m in sizes:
@@ -521,12 +521,12 @@ def section_d(quick, repeat):
     k, gamma = 5, 0.5
     inst = sparse_random_instance(n, m, k, 5.0, random_state=SEED)
     warm = sparse_random_instance(20, 20, k, 3.0, random_state=0)
-    HybridRanking(gamma, n_runs=R, backend="numpy", random_state=0).fit(warm)  # compiles the prange kernel
-    HybridRanking(gamma, n_runs=R, backend="torch", device="cpu", random_state=0).fit(warm)
+    HybridRanking(gamma=gamma, n_runs=R, backend="numpy", random_state=0).fit(warm)  # compiles the prange kernel
+    HybridRanking(gamma=gamma, n_runs=R, backend="torch", device="cpu", random_state=0).fit(warm)
 
     def run(backend):
         kw = {"device": "cpu"} if backend == "torch" else {}
-        return HybridRanking(gamma, n_runs=R, backend=backend, random_state=SEED, **kw).fit(inst)
+        return HybridRanking(gamma=gamma, n_runs=R, backend=backend, random_state=SEED, **kw).fit(inst)
 
     ours = timeit_median(lambda: run("numpy"), repeat)
     usw = ours.result.usw_runs_

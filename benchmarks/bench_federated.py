@@ -7,7 +7,7 @@ a  **digits, label skew** (acceptance experiment E2): scikit-learn digits (1797 
    client; softmax head, l2 = 1e-3, full-batch GD with lr 0.5, FedAvg 30 rounds x 5 local steps, local
    fine-tune 100 steps from theta_F, Potara with ``variance_method="bootstrap"`` (B = 8); with
    ``--plugin-fisher`` also ``"plugin_fisher"`` (off by default: on the data sets of this benchmark
-   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated._baselines.BASELINES``
+   that estimator collapses to lambda = 1, FedAvg exactly). Every baseline of ``algos.federated.baselines.BASELINES``
    with the same budget (LoRA baselines: rank 8 adapter on a frozen zero head). Reported per method: mean over
    clients of the per-client test accuracy, averaged over 3 seeds (split, partition and model seeds),
    the worst client (mean over seeds), bytes communicated (parameter floats x 8, down + up) and the
@@ -73,8 +73,8 @@ PLUGIN_FISHER = False  # set by --plugin-fisher
 
 def _methods(rounds, local_epochs, ft_epochs, seed, quick):
     from algos.federated import LowRankSoftmax
-    from algos.federated._baselines import BASELINES
     from algos.federated._potara import PotaraClassifier
+    from algos.federated.baselines import BASELINES
 
     base = LowRankSoftmax(lr=LR, l2=L2)
     fl = dict(base_estimator=base, n_rounds=rounds, local_epochs=local_epochs, random_state=seed)
@@ -226,8 +226,8 @@ def section_c(quick, repeat):
     M, rounds, le, ft = (5, 3, 5, 50) if quick else (20, 30, 5, 100)
     ids = dirichlet_label_split(y, M, 0.5, min_size=4, random_state=0)
     test = _train_test(ids, 1000)
-    est = PotaraClassifier(LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le, finetune_epochs=ft,
-                           variance_method="bootstrap", random_state=0)
+    est = PotaraClassifier(base_estimator=LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le,
+                           finetune_epochs=ft, variance_method="bootstrap", random_state=0)
     args = (X[~test], y[~test], ids[~test])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -267,8 +267,8 @@ def section_d(quick, repeat):
     ids = dirichlet_label_split(y, M, 0.5, min_size=4, random_state=0)
     rows = []
     for vm, le, ft in (("plugin_fisher", 1, 10), ("bootstrap", 5, 100)):
-        est = PotaraClassifier(LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le, finetune_epochs=ft,
-                               variance_method=vm, random_state=0)
+        est = PotaraClassifier(base_estimator=LowRankSoftmax(lr=LR, l2=L2), n_rounds=rounds, local_epochs=le,
+                               finetune_epochs=ft, variance_method=vm, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X[:200], y[:200], ids[:200] % 5)  # warm-up (numba)

@@ -174,10 +174,11 @@ def test_potara_torch_needs_full_batch():
     # tensor input under "auto" -> the batched torch core; with mini-batches "auto" keeps the CPU path
     est = PotaraClassifier(**kw, backend="auto", device="cpu").fit(torch.from_numpy(X), torch.from_numpy(y), ids)
     assert est.backend_ == "torch"
-    est = PotaraClassifier(LowRankSoftmax(batch_size=8), **kw, backend="auto", device="cuda").fit(X, y, ids)
+    est = PotaraClassifier(base_estimator=LowRankSoftmax(batch_size=8), **kw, backend="auto", device="cuda")
+    est = est.fit(X, y, ids)
     assert est.backend_ == "numpy"
     with pytest.raises(ValueError, match="backend='torch'.*'batch_size'"):
-        PotaraClassifier(LowRankSoftmax(batch_size=8), **kw, backend="torch").fit(X, y, ids)
+        PotaraClassifier(base_estimator=LowRankSoftmax(batch_size=8), **kw, backend="torch").fit(X, y, ids)
 
 
 def test_reservoir_features_pass_the_resolved_backend_to_their_blocks():

@@ -112,7 +112,9 @@ class _GrowingCSR:
 class OnlineAllocatorMixin:
     """fit / partial_fit / predict for online allocators.
 
-    Subclasses implement ``_check_params()`` (validate hyper-parameters, return nothing),
+    Hyper-parameters are checked by ``validate_params`` against the subclass's
+    ``_parameter_constraints`` (the one statement of each rule) before any work; a subclass overrides
+    ``_check_unconstrained()`` only for a rule the constraints cannot say. Subclasses implement
     ``_start(n_agents, agent_class, n_classes)`` (create the algorithm state; the mixin has set
     ``n_agents_``, ``agent_class_``, ``n_classes_`` and ``self._rng``) and
     ``_step(indptr, indices, data)`` (process a batch of items in arrival order, writing the
@@ -120,8 +122,8 @@ class OnlineAllocatorMixin:
     fitted state such as ``agent_load_`` and ``class_utility_``).
     """
 
-    def _check_params(self):  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _check_unconstrained(self):
+        """Rules of parameters declared ``"no_validation"`` (none by default)."""
 
     def _start(self, n_agents, agent_class, n_classes):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -133,7 +135,7 @@ class OnlineAllocatorMixin:
     def _initialise(self, n_agents, agent_class):
         from .._validation import check_random_state
 
-        self._check_params()
+        self._check_unconstrained()
         self.n_agents_ = int(n_agents)
         self.agent_class_, self.n_classes_ = _canonical_classes(agent_class, self.n_agents_)
         self._rng = check_random_state(getattr(self, "random_state", None))

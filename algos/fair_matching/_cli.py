@@ -110,11 +110,14 @@ def run(args):
     from theory.fair_matching import cef_lower_bound, nonwasteful_usw_lower_bound, usw_lower_bound
 
     from .._io import check_output_path
-    from .._validation import check_scalar_float, check_scalar_int
+    from .._validation import check_scalar_int, validate_params
+    from ._divisible import ThresholdEqualFilling
     from ._evaluate import evaluate
     from .metrics import opt_matching_size
 
-    gamma = check_scalar_float(args.gamma, "gamma", low=0.0, high=1.0)
+    validate_params(ThresholdEqualFilling(gamma=args.gamma))  # --gamma: the estimators' own rule
+    gamma = float(args.gamma)
+    # --n-runs is the number of runs of the evaluation (no estimator parameter): at least 2 for a standard error
     n_runs = check_scalar_int(args.n_runs, "n-runs", low=2)
     names = list(ALGORITHMS) if args.algorithm == "all" else [a.strip() for a in args.algorithm.split(",")]
     bad = [a for a in names if a not in ALGORITHMS]

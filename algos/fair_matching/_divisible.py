@@ -10,10 +10,6 @@ from sklearn.utils._param_validation import Interval
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
 )
 from ._base import _FairMatchingEstimator
 from ._pour_kernels import tef_discrete_kernel, tef_exact_kernel, water_filling_kernel
@@ -181,7 +177,7 @@ class ThresholdEqualFilling(_DivisibleAllocator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, gamma=0.5, *, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
+    def __init__(self, *, gamma=0.5, fair_rule="equal_split", exact=True, steps=200, tie_break="index",
                  random_state=None, verbose=0):
         self.gamma = gamma
         self.fair_rule = fair_rule
@@ -191,16 +187,11 @@ class ThresholdEqualFilling(_DivisibleAllocator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_params(self):
-        self._gamma = check_scalar_float(self.gamma, "gamma", low=0.0, high=1.0)
-        self._rule = _FAIR_RULES[check_option(self.fair_rule, "fair_rule", tuple(_FAIR_RULES))]
-        check_bool(self.exact, "exact")
-        self._steps = check_scalar_int(self.steps, "steps", low=1)
-        check_option(self.tie_break, "tie_break", ("index", "random"))
-        check_scalar_int(self.verbose, "verbose", low=0)
-
     def _start(self, n_agents, agent_class, n_classes):
         super()._start(n_agents, agent_class, n_classes)
+        self._gamma = float(self.gamma)
+        self._rule = _FAIR_RULES[self.fair_rule]
+        self._steps = int(self.steps)
         if self.tie_break == "random":
             self._class_priority = self._rng.permutation(n_classes).astype(np.int64)
         else:
@@ -292,9 +283,6 @@ class WaterFilling(_DivisibleAllocator):
 
     def __init__(self, *, verbose=0):
         self.verbose = verbose
-
-    def _check_params(self):
-        check_scalar_int(self.verbose, "verbose", low=0)
 
     def _pour(self, indptr, indices, data, waste):
         water_filling_kernel(indptr, indices, self.agent_class_, self.agent_load_, self.class_utility_, data, waste)

@@ -19,14 +19,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from accel.backend import RESOLVE_OPTIONS, resolve
+from accel.backend import resolve
 
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
 )
 from ._base import _FairMatchingEstimator
 from ._ranking_kernels import (
@@ -45,12 +42,6 @@ __all__ = ["HybridRanking", "Ranking", "Greedy"]
 _KEYS_PER_CHUNK = 1 << 22
 # number of chunks a progress bar is split into (verbose >= 1)
 _PROGRESS_CHUNKS = 100
-
-
-def _check_verbose(verbose):
-    if isinstance(verbose, (bool, np.bool_)):
-        verbose = int(verbose)
-    return check_scalar_int(verbose, "verbose", low=0)
 
 
 class _GrowingMatches:
@@ -87,10 +78,6 @@ class _IndivisibleMatcher(_FairMatchingEstimator):
     def _kernel(self, indptr, indices, keys):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _check_common(self):
-        check_scalar_int(self.n_runs, "n_runs", low=1)
-        _check_verbose(getattr(self, "verbose", 0))
-
     # ------------------------------------------------------------------ protocol
     def _start(self, n_agents, agent_class, n_classes):
         R = self.n_runs
@@ -105,7 +92,7 @@ class _IndivisibleMatcher(_FairMatchingEstimator):
         R = self.n_runs
         m = indptr.shape[0] - 1
         chunk = max(1, _KEYS_PER_CHUNK // R)
-        verbose = _check_verbose(getattr(self, "verbose", 0))
+        verbose = int(getattr(self, "verbose", 0))
         bar = None
         if verbose >= 1 and m > 1:
             from tqdm.auto import tqdm
@@ -391,7 +378,7 @@ class HybridRanking(_IndivisibleMatcher):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, gamma=0.5, fair_rule="min_utility", n_runs=1, backend="auto", device=None, verbose=0,
+    def __init__(self, *, gamma=0.5, fair_rule="min_utility", n_runs=1, backend="auto", device=None, verbose=0,
                  random_state=None):
         self.gamma = gamma
         self.fair_rule = fair_rule
@@ -401,11 +388,9 @@ class HybridRanking(_IndivisibleMatcher):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _check_params(self):
-        check_scalar_float(self.gamma, "gamma", low=0.0, high=1.0)
-        check_option(self.fair_rule, "fair_rule", tuple(FAIR_RULES))
-        self._check_common()
-        check_option(self.backend, "backend", RESOLVE_OPTIONS)
+    def _check_unconstrained(self):
+        # the one statement of the 'device' rule ("no_validation" in the constraints: a torch.device cannot
+        # be named there without importing torch)
         if self.device is not None and not isinstance(self.device, str) and type(self.device).__name__ != "device":
             raise TypeError(
                 f"'device' must be None, a str or a torch.device; got {self.device!r} of type "
@@ -473,13 +458,10 @@ class Ranking(_IndivisibleMatcher):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_runs=1, verbose=0, random_state=None):
+    def __init__(self, *, n_runs=1, verbose=0, random_state=None):
         self.n_runs = n_runs
         self.verbose = verbose
         self.random_state = random_state
-
-    def _check_params(self):
-        self._check_common()
 
     def _draws_keys(self):
         return False
@@ -527,15 +509,11 @@ class Greedy(_IndivisibleMatcher):
 
     _uses_ranks = False
 
-    def __init__(self, tie="random", n_runs=1, verbose=0, random_state=None):
+    def __init__(self, *, tie="random", n_runs=1, verbose=0, random_state=None):
         self.tie = tie
         self.n_runs = n_runs
         self.verbose = verbose
         self.random_state = random_state
-
-    def _check_params(self):
-        check_option(self.tie, "tie", tuple(GREEDY_TIES))
-        self._check_common()
 
     def _start(self, n_agents, agent_class, n_classes):
         super()._start(n_agents, agent_class, n_classes)

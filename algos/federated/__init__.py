@@ -12,22 +12,6 @@ Data: :func:`dirichlet_label_split`, :func:`make_fedprox_synthetic`, :func:`make
 Deployment on Flower: :mod:`algos.federated.flower` (extra ``federated``; imported on demand).
 """
 
-from ._baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
-    BASELINES,
-    APFLClassifier,
-    DittoClassifier,
-    FedAvgClassifier,
-    FedAvgFTClassifier,
-    FedITClassifier,
-    FedRepClassifier,
-    FedSALoRAClassifier,
-    FFALoRAClassifier,
-    FixedMixClassifier,
-    LocalOnlyClassifier,
-    OracleGridClassifier,
-    PFedMeClassifier,
-)
-from ._baselines import __all__ as _BASELINE_NAMES
 from ._data import (
     dirichlet_label_split,
     dirichlet_mixture_sample,
@@ -47,6 +31,22 @@ from ._model import (
     predict_logits,
 )
 from ._potara import FederatedClassifierBase, PotaraClassifier, client_generator, merge_models
+from .baselines import (  # noqa: F401  (re-exported through _BASELINE_NAMES)
+    BASELINES,
+    APFLClassifier,
+    DittoClassifier,
+    FedAvgClassifier,
+    FedAvgFTClassifier,
+    FedITClassifier,
+    FedRepClassifier,
+    FedSALoRAClassifier,
+    FFALoRAClassifier,
+    FixedMixClassifier,
+    LocalOnlyClassifier,
+    OracleGridClassifier,
+    PFedMeClassifier,
+)
+from .baselines import __all__ as _BASELINE_NAMES
 from .merge import MixingWeightWarning, merge_lora, merge_params, optimal_mixing_weight
 from .variance import FlatFisherWarning, estimate_variances, mixing_weights
 

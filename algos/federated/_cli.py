@@ -159,7 +159,7 @@ def standardize(X, train):
 
 
 def _baseline_names(text):
-    from ._baselines import BASELINES
+    from .baselines import BASELINES
 
     if text in ("", "none"):
         return []
@@ -176,9 +176,9 @@ def make_estimators(args, names):
     """Potara and the named baselines with the CLI's settings (shared by the demo and the benchmark)."""
     import inspect
 
-    from ._baselines import BASELINES
     from ._low_rank_softmax import LowRankSoftmax
     from ._potara import PotaraClassifier
+    from .baselines import BASELINES
 
     base = LowRankSoftmax(rank=args.rank or None, lr=args.lr)
     common = dict(base_estimator=base, n_rounds=args.rounds, local_epochs=args.local_epochs,
@@ -250,7 +250,7 @@ def _flower(potara, split, per_client):
 
 
 def run(args):
-    from .._validation import check_scalar_float, check_scalar_int
+    from .._validation import check_scalar_float, check_scalar_int, validate_params
 
     _resolve_source_options(args)
     if args.clients is not None:
@@ -263,9 +263,11 @@ def run(args):
     for dest in ("syn_alpha", "syn_beta"):
         if getattr(args, dest) is not None:
             check_scalar_float(getattr(args, dest), dest, low=0.0)
-    check_scalar_int(args.rounds, "rounds", low=0)
     check_scalar_float(args.test_size, "test_size", low=0.0, high=1.0, closed="left")
     names = _baseline_names(args.baselines)
+    for est in make_estimators(args, names).values():  # the estimators' own rules, before the data is built
+        validate_params(est.base_estimator)
+        validate_params(est)
     X, y, ids, label = _load(args)
     rows, per_client, potara, split = run_experiment(X, y, ids, args, names)
     lam = {str(c): {k: float(np.mean(v)) for k, v in l.items()} for c, l in potara.mixing_weights_.items()}

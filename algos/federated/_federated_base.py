@@ -1,5 +1,5 @@
 r"""The base class of the federated classifiers (:class:`PotaraClassifier` and the baselines of
-:mod:`._baselines`): the data split by client, the FedAvg round loop with client sampling,
+:mod:`.baselines`): the data split by client, the FedAvg round loop with client sampling,
 communication accounting and interrupts, per-client prediction; plus the per-client generators and
 the model merge both use. Re-exported by :mod:`._potara`.
 """
@@ -23,7 +23,7 @@ from sklearn.utils.validation import (
 from accel._federated_checks import _check_real_2d
 
 from .._anytime import Interruptible
-from .._validation import check_random_state, check_scalar_float, check_scalar_int
+from .._validation import check_random_state, check_scalar_int, validate_params
 from ._low_rank_softmax import LowRankSoftmax
 from ._model import (
     _check_diverged,
@@ -171,14 +171,15 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
         base = getattr(self, "base_estimator", None)
         if base is None:
             base = LowRankSoftmax()
-        if not isinstance(base, LowRankSoftmax):
-            raise TypeError(f"'base_estimator' must be a LowRankSoftmax instance or None; got {type(base).__name__}.")
+        elif isinstance(base, LowRankSoftmax):  # its own constraints, the error naming where it came from
+            try:
+                validate_params(base)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"base_estimator: {exc}") from None
         rank = base._rank()
-        l2 = check_scalar_float(base.l2, "base_estimator.l2", low=0.0)
-        lr = check_scalar_float(base.lr, "base_estimator.lr", low=0.0, closed="neither")
-        bs = base.batch_size
-        if bs is not None:
-            bs = check_scalar_int(bs, "base_estimator.batch_size", low=1)
+        l2 = float(base.l2)
+        lr = float(base.lr)
+        bs = None if base.batch_size is None else int(base.batch_size)
         return {"rank": rank, "l2": l2, "lr": lr, "batch_size": bs, "base_features": base.base_features}
 
     def _features(self, X):
@@ -311,7 +312,7 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
     def _seed(self):
         rs = getattr(self, "random_state", None)
         if rs is None or isinstance(rs, (numbers.Integral, np.integer)):
-            return None if rs is None else check_scalar_int(rs, "random_state", low=0)
+            return None if rs is None else int(rs)
         return int(check_random_state(rs).integers(2**31))
 
     def _fedavg(self, theta0, Xs, ys, *, n_rounds, local_epochs, trainable, comm_keys=None, client_fraction=1.0,
@@ -395,8 +396,6 @@ class FederatedClassifierBase(ClassifierMixin, BaseEstimator):
     def _warm_rounds(self, theta0, n_rounds):
         """The previous fit's round state when ``warm_start`` is set and a previous fit exists, else None."""
         warm = getattr(self, "warm_start", False)
-        if not isinstance(warm, (bool, np.bool_)):
-            raise TypeError(f"'warm_start' must be a bool; got {warm!r}.")
         prev = getattr(self, "_rounds_state_", None)
         if not warm or prev is None:
             return None

@@ -16,8 +16,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     check_random_state,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
 from ._model import _softmax, default_trainable, effective_weights, init_params, local_train, predict_logits
@@ -72,7 +70,7 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         "rank": [Interval(Integral, 0, None, closed="left"), None],
     }
 
-    def __init__(self, rank=None, base_features=None, l2=1e-3, lr=0.5, max_iter=100, batch_size=None,
+    def __init__(self, *, rank=None, base_features=None, l2=1e-3, lr=0.5, max_iter=100, batch_size=None,
                  random_state=None):
         self.rank = rank
         self.base_features = base_features
@@ -85,13 +83,11 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
     def _rank(self):
         if self.rank is None:
             return 0
-        return check_scalar_int(self.rank, "rank", low=0)
+        return int(self.rank)
 
     def _features(self, X):
         if self.base_features is None:
             return X
-        if not callable(self.base_features):
-            raise TypeError(f"'base_features' must be None or a callable; got {type(self.base_features).__name__}.")
         Z = np.asarray(self.base_features(X), dtype=np.float64)
         if Z.ndim != 2 or Z.shape[0] != X.shape[0]:
             raise ValueError(f"'base_features' must map (n, d) to (n, k); got shape {Z.shape}.")
@@ -129,9 +125,9 @@ class LowRankSoftmax(ClassifierMixin, BaseEstimator):
         X, y = self._check_input(X, y)
         check_classification_targets(y)
         r = self._rank()
-        l2 = check_scalar_float(self.l2, "l2", low=0.0)
-        lr = check_scalar_float(self.lr, "lr", low=0.0, closed="neither")
-        epochs = check_scalar_int(self.max_iter, "max_iter", low=0)
+        l2 = float(self.l2)
+        lr = float(self.lr)
+        epochs = int(self.max_iter)
         self.classes_, yi = np.unique(y, return_inverse=True)
         Z = self._features(X)
         C = max(len(self.classes_), 2)

@@ -1,6 +1,6 @@
 r"""PotaraClassifier: federated training, then per-client merging of the federated and local models.
 
-The base class it shares with the baselines of :mod:`._baselines` (data split by client, the FedAvg
+The base class it shares with the baselines of :mod:`.baselines` (data split by client, the FedAvg
 loop with client sampling and communication accounting, per-client prediction) is in
 :mod:`._federated_base`, re-exported here.
 """
@@ -16,15 +16,12 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
 from ._federated_base import FederatedClassifierBase, client_generator, merge_models
 from ._low_rank_softmax import LowRankSoftmax
 from ._model import _check_params, _check_Xy, default_trainable, init_params, local_train
-from .variance import GRANULARITIES, METHODS, estimate_variances, mixing_weights, pool_moments
+from .variance import estimate_variances, mixing_weights, pool_moments
 
 __all__ = ["PotaraClassifier", "FederatedClassifierBase", "merge_models", "client_generator"]
 
@@ -135,6 +132,8 @@ class PotaraClassifier(FederatedClassifierBase):
         "fisher_floor": [Interval(Real, 0, None, closed="left")],
         "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
         # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
+        # a pair (low, high) with 0 <= low <= high <= 1: the constraint language cannot relate two entries
+        # of one value, so the rule is stated once, in _hparams
         "lam_clip": "no_validation",
         "local_epochs": [Interval(Integral, 0, None, closed="left")],
         "mask_untouched": ["boolean"],
@@ -148,7 +147,7 @@ class PotaraClassifier(FederatedClassifierBase):
         "warm_start": ["boolean"],
     }
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  variance_method="bootstrap", granularity="module", merge_space="product", lam_clip=(0.0, 1.0),
                  fisher_floor=1e-4, mask_untouched=True, n_bootstrap=8, merge_rank=None, random_state=None,
                  verbose=0, backend="numpy", device=None, warm_start=False):
@@ -173,15 +172,15 @@ class PotaraClassifier(FederatedClassifierBase):
 
     # ------------------------------------------------------------------ settings shared with Flower
     def _hparams(self):
+        validate_params(self)  # the estimator's constraints (Flower builds its settings here too)
         h = self._base()
-        h["n_rounds"] = check_scalar_int(self.n_rounds, "n_rounds", low=0)
-        h["local_epochs"] = check_scalar_int(self.local_epochs, "local_epochs", low=0)
-        h["finetune_epochs"] = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
-        h["client_fraction"] = check_scalar_float(self.client_fraction, "client_fraction", low=0.0, high=1.0,
-                                                  closed="right")
-        h["variance_method"] = check_option(self.variance_method, "variance_method", METHODS)
-        h["granularity"] = check_option(self.granularity, "granularity", GRANULARITIES)
-        h["merge_space"] = check_option(self.merge_space, "merge_space", ("product", "factors"))
+        h["n_rounds"] = int(self.n_rounds)
+        h["local_epochs"] = int(self.local_epochs)
+        h["finetune_epochs"] = int(self.finetune_epochs)
+        h["client_fraction"] = float(self.client_fraction)
+        h["variance_method"] = self.variance_method
+        h["granularity"] = self.granularity
+        h["merge_space"] = self.merge_space
         try:
             lo, hi = float(self.lam_clip[0]), float(self.lam_clip[1])
         except Exception:
@@ -191,22 +190,17 @@ class PotaraClassifier(FederatedClassifierBase):
             raise ValueError("'lam_clip' must be a pair (low, high) with 0 <= low <= high <= 1; got "
                              f"{self.lam_clip!r}.")
         h["lam_clip"] = (lo, hi)
-        h["fisher_floor"] = check_scalar_float(self.fisher_floor, "fisher_floor", low=0.0)
-        if not isinstance(self.mask_untouched, (bool, np.bool_)):
-            raise TypeError(f"'mask_untouched' must be a bool; got {self.mask_untouched!r}.")
-        h["n_bootstrap"] = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=2)
-        if self.merge_rank is not None:
-            check_scalar_int(self.merge_rank, "merge_rank", low=1)
-        check_scalar_int(self.verbose, "verbose", low=0)
+        h["fisher_floor"] = float(self.fisher_floor)
+        h["n_bootstrap"] = int(self.n_bootstrap)
         h["backend"] = self._resolve_backend(h)
         return h
 
     def _resolve_backend(self, h, arrays=()):
         """'numpy' or 'torch': ``accel.backend.resolve`` of ``backend`` / ``device`` on ``arrays``, then the
         torch path's constraint (full-batch training)."""
-        from accel.backend import RESOLVE_OPTIONS, resolve
+        from accel.backend import resolve
 
-        backend = check_option(getattr(self, "backend", "numpy"), "backend", RESOLVE_OPTIONS)
+        backend = getattr(self, "backend", "numpy")
         device = getattr(self, "device", None)
         if device is not None and not isinstance(device, str) and type(device).__name__ != "device":
             raise TypeError(f"'device' must be None, a str or a torch.device; got {device!r} of type "

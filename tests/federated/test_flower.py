@@ -29,7 +29,7 @@ def test_import_does_not_load_flower():
 
 
 def test_client_data_normalisation():
-    from algos.federated.flower import _as_client_data
+    from algos.federated.flower._app import _as_client_data
 
     d = _as_client_data((np.zeros((2, 3)), [0, 1]), 4)
     assert d["client_id"] == 4 and d["X_test"] is None
@@ -76,7 +76,7 @@ def parity_run():
     test = np.random.default_rng(2).random(len(y)) < 0.5
     # a LoRA head (W frozen, adapter A B + biases trained) and bootstrap variances: exercises every block,
     # the product-space merge and the clients' seeded random draws
-    est = PotaraClassifier(LowRankSoftmax(rank=3, lr=0.5), n_rounds=3, local_epochs=2, finetune_epochs=5,
+    est = PotaraClassifier(base_estimator=LowRankSoftmax(rank=3, lr=0.5), n_rounds=3, local_epochs=2, finetune_epochs=5,
                            variance_method="bootstrap", n_bootstrap=4, random_state=0)
     est.fit(X[~test], y[~test], ids[~test])
     # Ray's default (no GPU masking) without its FutureWarning about a future default change

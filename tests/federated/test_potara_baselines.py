@@ -487,3 +487,14 @@ def test_one_class_client_and_unseen_labels_are_handled(fed_data):
     Xo = Xt[yt == 1][:10]
     pred = est.predict(Xo, np.full(len(Xo), 7))
     assert np.mean(pred == 1) > 0.0  # an unseen class can still be predicted for client 7
+
+
+def test_oracle_grid_accepts_the_candidate_values_as_an_array(iris_clients):
+    X, y, ids = iris_clients
+    kw = dict(n_rounds=5, local_epochs=2, finetune_epochs=7, random_state=0)
+    by_count = OracleGridClassifier(grid=2, **kw).fit(X, y, ids, X, y, ids)
+    by_values = OracleGridClassifier(grid=[0.0, 1.0], **kw).fit(X, y, ids, X, y, ids)
+    assert by_values.mixing_weights_ == by_count.mixing_weights_
+    for bad in ([], [0.5, 1.5], [[0.0, 1.0]]):
+        with pytest.raises(ValueError, match=r"^'grid' must be an int >= 2 or a non-empty 1-d array"):
+            OracleGridClassifier(grid=bad, **kw).fit(X, y, ids)

@@ -75,7 +75,7 @@ def test_backend_errors():
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match=r"^backend='torch' runs full-batch gradient descent: set the base "
                                          r"estimator's 'batch_size' to None \(got 8\)"):
-        PotaraClassifier(LowRankSoftmax(batch_size=8), backend="torch").fit(X, y, ids)
+        PotaraClassifier(base_estimator=LowRankSoftmax(batch_size=8), backend="torch").fit(X, y, ids)
     # auto without CUDA (or with mini-batches): the numpy path, same result as backend="numpy"
     a = PotaraClassifier(n_rounds=2, random_state=0, backend="auto").fit(X, y, ids)
     b = PotaraClassifier(n_rounds=2, random_state=0).fit(X, y, ids)

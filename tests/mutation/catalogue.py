@@ -510,12 +510,12 @@ MUTANTS = [
 
     Mutant("federated.ditto_mu_ignored", FE, A,
            "Ditto's personal steps drop the proximal term (mu = 0 whatever mu is)",
-           _src("algos.federated._baselines_personal",
+           _src("algos.federated.baselines._personal",
                 ('centers=[center] * len(sel), mu=mu, trainable=keys)',
                  'centers=[center] * len(sel), mu=0.0, trainable=keys)'))),
     Mutant("federated.apfl_deploy_swapped", FE, A,
            "APFL deploys (1 - alpha) v + alpha theta instead of alpha v + (1 - alpha) theta",
-           _src("algos.federated._baselines_personal",
+           _src("algos.federated.baselines._personal",
                 ("self.personalized_models_[cid] = {k: alpha[m] * v[m][k] + (1 - alpha[m]) * "
                  "self.federated_model_[k]",
                  "self.personalized_models_[cid] = {k: (1 - alpha[m]) * v[m][k] + alpha[m] * "

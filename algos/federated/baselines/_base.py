@@ -1,4 +1,4 @@
-"""Shared set-up, round loop and deployment of the personalised-FL baselines of :mod:`._baselines`."""
+"""Shared set-up, round loop and deployment of the personalised-FL baselines of :mod:`algos.federated.baselines`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
-from ._low_rank_softmax import LowRankSoftmax
-from ._model import init_params, local_train
-from ._potara import FederatedClassifierBase, client_generator
+from ..._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._low_rank_softmax import LowRankSoftmax
+from .._model import init_params, local_train
+from .._potara import FederatedClassifierBase, client_generator
 
 #: Constraints of the parameters that every round-based baseline shares (see :func:`_round_constraints`).
 _ROUND_CONSTRAINTS = {
@@ -66,12 +66,11 @@ class _FLBaseline(FederatedClassifierBase):
     def _settings(self):
         h = self._base()
         # zero rounds or zero local epochs would deploy the untrained initial model: rejected
-        h["n_rounds"] = check_scalar_int(self.n_rounds, "n_rounds", low=1) if hasattr(self, "n_rounds") else 0
-        h["local_epochs"] = check_scalar_int(getattr(self, "local_epochs", 1), "local_epochs", low=1)
-        h["client_fraction"] = check_scalar_float(getattr(self, "client_fraction", 1.0), "client_fraction",
-                                                  low=0.0, high=1.0, closed="right")
+        h["n_rounds"] = int(self.n_rounds) if hasattr(self, "n_rounds") else 0
+        h["local_epochs"] = int(getattr(self, "local_epochs", 1))
+        h["client_fraction"] = float(getattr(self, "client_fraction", 1.0))
         if self._needs_rank and not h["rank"]:
-            h["rank"] = check_scalar_int(self.rank, "rank", low=1)
+            h["rank"] = int(self.rank)
         return h
 
     def _setup(self, X, y, client_ids):
@@ -112,7 +111,7 @@ class _FLBaseline(FederatedClassifierBase):
 class _RoundBaseline(_FLBaseline):
     """A baseline with the FedAvg round parameters (not an estimator by itself)."""
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0, random_state=None,
                  warm_start=False):
         self.base_estimator = base_estimator
         self.n_rounds = n_rounds
@@ -127,7 +126,8 @@ class _LoRABaseline(_RoundBaseline):
 
     _needs_rank = True
 
-    def __init__(self, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
+    def __init__(self, *, rank=8, base_estimator=None, n_rounds=50, local_epochs=1, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.rank = rank
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)

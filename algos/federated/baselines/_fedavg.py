@@ -1,28 +1,5 @@
-r"""Personalised-FL baselines with Potara's interface: ``fit(X, y, client_ids)``, ``predict(X, client_ids)``.
-
-Definitions follow federated reconstruction notes, section 3 (on the softmax head / low-rank adapter of :mod:`._model`,
-full-batch GD, FedAvg weights :math:`n_i`, client sampling and communication accounting shared with
-:class:`PotaraClassifier` through :class:`FederatedClassifierBase`):
-
-* :class:`LocalOnlyClassifier` -- each client trains alone from :math:`\theta^0`.
-* :class:`FedAvgClassifier` -- McMahan et al. 2017; deploys :math:`\theta^R` everywhere.
-* :class:`FedAvgFTClassifier` -- FedAvg then ``finetune_epochs`` local epochs (= Potara's
-  :math:`\theta_L`, i.e. Potara with :math:`\lambda = 0`).
-* :class:`FixedMixClassifier` -- :math:`\lambda\theta_F + (1-\lambda)\theta_L` with a fixed :math:`\lambda`.
-* :class:`OracleGridClassifier` -- :math:`\lambda` per client from the grid :math:`\{0, 0.1, \dots, 1\}` by
-  accuracy on validation data (given, or held out from the client's training data).
-* :class:`APFLClassifier` -- Deng, Kamani, Mahdavi 2020 (adaptive mixing :math:`\alpha_i`).
-* :class:`DittoClassifier` -- Li, Hu, Beirami, Smith 2021 (proximal personal models).
-* :class:`PFedMeClassifier` -- T. Dinh, Tran, Nguyen 2020 (Moreau-envelope personalisation).
-* :class:`FedRepClassifier` -- Collins et al. 2021 (shared body ``A``, local head ``B, b``).
-* :class:`FedITClassifier` -- FedAvg of the LoRA factors ``A`` and ``B`` separately (Zhang et al. 2024).
-* :class:`FFALoRAClassifier` -- ``A`` frozen at its random init, only ``B`` trained and averaged
-  (Sun et al. 2024).
-* :class:`FedSALoRAClassifier` -- ``A`` averaged, ``B`` kept local (Guo et al. 2024).
-
-The LoRA baselines (FedRep, FedIT, FFA-LoRA, FedSA-LoRA) need an adapter: they use the base estimator's
-``rank``, or their own ``rank`` parameter when the base has none (the head ``W`` is then frozen at 0).
-"""
+"""The FedAvg family: local only, FedAvg, FedAvg + fine-tune, fixed mixing and the oracle grid (see
+:mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -31,13 +8,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._validation import RANDOM_STATE_CONSTRAINTS, check_scalar_float, check_scalar_int, validate_params
-from ._baselines_base import _FLBaseline, _round_constraints, _RoundBaseline
-from ._baselines_lora import FedITClassifier, FedRepClassifier, FedSALoRAClassifier, FFALoRAClassifier
-from ._baselines_personal import APFLClassifier, DittoClassifier, PFedMeClassifier
-from ._low_rank_softmax import LowRankSoftmax
-from ._model import predict_logits
-from ._potara import client_generator, merge_models
+from ..._validation import RANDOM_STATE_CONSTRAINTS, validate_params
+from .._low_rank_softmax import LowRankSoftmax
+from .._model import predict_logits
+from .._potara import client_generator, merge_models
+from ._base import _FLBaseline, _round_constraints, _RoundBaseline
 
 __all__ = [
     "LocalOnlyClassifier",
@@ -45,14 +20,6 @@ __all__ = [
     "FedAvgFTClassifier",
     "FixedMixClassifier",
     "OracleGridClassifier",
-    "APFLClassifier",
-    "DittoClassifier",
-    "PFedMeClassifier",
-    "FedRepClassifier",
-    "FedITClassifier",
-    "FFALoRAClassifier",
-    "FedSALoRAClassifier",
-    "BASELINES",
 ]
 
 
@@ -83,14 +50,14 @@ class LocalOnlyClassifier(_FLBaseline):
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
-    def __init__(self, base_estimator=None, epochs=100, random_state=None):
+    def __init__(self, *, base_estimator=None, epochs=100, random_state=None):
         self.base_estimator = base_estimator
         self.epochs = epochs
         self.random_state = random_state
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, _ = self._setup(X, y, client_ids)
-        epochs = check_scalar_int(self.epochs, "epochs", low=1)
+        epochs = int(self.epochs)
         self._deploy(lambda m: self._finetune(h, theta0, Xs[m], ys[m], C, epochs, m), len(Xs))
         self.federated_model_ = theta0
         self.history_ = []
@@ -155,15 +122,16 @@ class FedAvgFTClassifier(_RoundBaseline):
 
     _parameter_constraints: dict = _round_constraints(finetune_epochs=[Interval(Integral, 0, None, closed="left")])
 
-    def __init__(self, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
+    def __init__(self, *, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.finetune_epochs = finetune_epochs
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit_ft(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
         federated = self._rounds(h, Xs, ys, theta0, rng)
-        ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        ft = int(self.finetune_epochs)
         self.local_models_ = {self._cid(m): self._finetune(h, federated, Xs[m], ys[m], C, ft, m)
                               for m in range(len(Xs))}
         return h, Xs, ys, C
@@ -187,14 +155,15 @@ class FixedMixClassifier(FedAvgFTClassifier):
     _parameter_constraints: dict = _round_constraints(finetune_epochs=[Interval(Integral, 0, None, closed="left")],
                                                       lam=[Interval(Real, 0, 1, closed="both")])
 
-    def __init__(self, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
+    def __init__(self, *, lam=0.5, base_estimator=None, n_rounds=50, local_epochs=1, finetune_epochs=10,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.lam = lam
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
-                         warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         finetune_epochs=finetune_epochs, client_fraction=client_fraction,
+                         random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
-        lam = check_scalar_float(self.lam, "lam", low=0.0, high=1.0)
+        lam = float(self.lam)
         self._fit_ft(X, y, client_ids)
         self.personalized_models_ = {c: merge_models(self.federated_model_, p, lam)
                                      for c, p in self.local_models_.items()}
@@ -227,12 +196,13 @@ class OracleGridClassifier(FedAvgFTClassifier):
         "val_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    def __init__(self, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, grid=11, val_fraction=0.3, base_estimator=None, n_rounds=50, local_epochs=1,
                  finetune_epochs=10, client_fraction=1.0, random_state=None, warm_start=False):
         self.grid = grid
         self.val_fraction = val_fraction
-        super().__init__(base_estimator, n_rounds, local_epochs, finetune_epochs, client_fraction, random_state,
-                         warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         finetune_epochs=finetune_epochs, client_fraction=client_fraction,
+                         random_state=random_state, warm_start=warm_start)
 
     def fit(self, X, y, client_ids=None, X_val=None, y_val=None, val_client_ids=None):
         r"""Train the federated model and every client's deployed model.
@@ -259,8 +229,14 @@ class OracleGridClassifier(FedAvgFTClassifier):
             The fitted estimator.
         """
         validate_params(self)
-        G = check_scalar_int(self.grid, "grid", low=2)
-        grid = np.linspace(0.0, 1.0, G)
+        if isinstance(self.grid, Integral):
+            grid = np.linspace(0.0, 1.0, int(self.grid))
+        else:
+            grid = np.asarray(self.grid, dtype=np.float64)
+            # the part of the 'grid' rule the constraints cannot say (they say "an int >= 2 or array-like")
+            if grid.ndim != 1 or grid.size == 0 or not np.all((grid >= 0.0) & (grid <= 1.0)):
+                raise ValueError(f"'grid' must be an int >= 2 or a non-empty 1-d array of values in [0, 1]; "
+                                 f"got {self.grid!r}.")
         if X_val is None:
             vals = self._fit_held_out(X, y, client_ids)
         else:
@@ -277,9 +253,9 @@ class OracleGridClassifier(FedAvgFTClassifier):
     def _fit_held_out(self, X, y, client_ids):
         """Fit with each client's local model fine-tuned on its rows less a held-out ``val_fraction``;
         returns the held-out rows ``{client index: (X, y)}``."""
-        vf = check_scalar_float(self.val_fraction, "val_fraction", low=0.0, high=1.0, closed="neither")
+        vf = float(self.val_fraction)
         h, Xs, ys, C = self._fit_ft(X, y, client_ids)
-        ft = check_scalar_int(self.finetune_epochs, "finetune_epochs", low=0)
+        ft = int(self.finetune_epochs)
         vals = {}
         for m in range(len(Xs)):
             n = len(ys[m])
@@ -315,18 +291,3 @@ class OracleGridClassifier(FedAvgFTClassifier):
                 best, key = float(lam), score
         return best
 
-
-BASELINES = {
-    "local": LocalOnlyClassifier,
-    "fedavg": FedAvgClassifier,
-    "fedavg_ft": FedAvgFTClassifier,
-    "fixed_mix": FixedMixClassifier,
-    "oracle_grid": OracleGridClassifier,
-    "apfl": APFLClassifier,
-    "ditto": DittoClassifier,
-    "pfedme": PFedMeClassifier,
-    "fedrep": FedRepClassifier,
-    "fedit": FedITClassifier,
-    "ffa_lora": FFALoRAClassifier,
-    "fedsa_lora": FedSALoRAClassifier,
-}

@@ -1,5 +1,5 @@
 r"""Personalised-FL baselines with a personal model beside the federated one: APFL, Ditto, pFedMe
-(see :mod:`._baselines`)."""
+(see :mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._validation import OrderedStrOptions, check_option, check_scalar_float, check_scalar_int
-from ._baselines_base import _round_constraints, _RoundBaseline
-from ._model import _train_clients, local_train, loss_grad
+from ..._validation import OrderedStrOptions
+from .._model import _train_clients, local_train, loss_grad
+from ._base import _round_constraints, _RoundBaseline
 
 
 class APFLClassifier(_RoundBaseline):
@@ -35,16 +35,17 @@ class APFLClassifier(_RoundBaseline):
     _parameter_constraints: dict = _round_constraints(alpha0=[Interval(Real, 0, 1, closed="both")],
                                                       lr_alpha=[Interval(Real, 0, None, closed="left")])
 
-    def __init__(self, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, alpha0=0.5, lr_alpha=0.1, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.alpha0 = alpha0
         self.lr_alpha = lr_alpha
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        a0 = check_scalar_float(self.alpha0, "alpha0", low=0.0, high=1.0)
-        la = check_scalar_float(self.lr_alpha, "lr_alpha", low=0.0)
+        a0 = float(self.alpha0)
+        la = float(self.lr_alpha)
         keys = self._trainable(theta0)
         v = [dict(theta0) for _ in Xs]
         alpha = np.full(len(Xs), a0)
@@ -93,17 +94,18 @@ class DittoClassifier(_RoundBaseline):
         mu=[Interval(Real, 0, None, closed="left")],
         personal_epochs=[Interval(Integral, 1, None, closed="left"), None])
 
-    def __init__(self, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, mu=0.1, personal_epochs=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, random_state=None, warm_start=False):
         self.mu = mu
         self.personal_epochs = personal_epochs
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        mu = check_scalar_float(self.mu, "mu", low=0.0)
+        mu = float(self.mu)
         pe = (h["local_epochs"] if self.personal_epochs is None
-              else check_scalar_int(self.personal_epochs, "personal_epochs", low=1))
+              else int(self.personal_epochs))
         keys = self._trainable(theta0)
         v = [theta0] * len(Xs)
 
@@ -159,24 +161,24 @@ class PFedMeClassifier(_RoundBaseline):
         lam=[Interval(Real, 0, None, closed="neither")],
         personal_lr=[Interval(Real, 0, None, closed="neither"), None])
 
-    def __init__(self, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
+    def __init__(self, *, lam=1.0, beta=1.0, K=5, personal_lr=None, base_estimator=None, n_rounds=50, local_epochs=1,
                  client_fraction=1.0, aggregation="uniform", random_state=None, warm_start=False):
         self.lam = lam
         self.beta = beta
         self.K = K
         self.personal_lr = personal_lr
         self.aggregation = aggregation
-        super().__init__(base_estimator, n_rounds, local_epochs, client_fraction, random_state, warm_start)
+        super().__init__(base_estimator=base_estimator, n_rounds=n_rounds, local_epochs=local_epochs,
+                         client_fraction=client_fraction, random_state=random_state, warm_start=warm_start)
 
     def _steps(self, h):
         """The checked ``lam``, ``beta``, ``K``, ``aggregation``, the personal step and the outer step."""
-        lam = check_scalar_float(self.lam, "lam", low=0.0, closed="neither")
-        beta = check_scalar_float(self.beta, "beta", low=0.0, high=1.0, closed="right")
-        K = check_scalar_int(self.K, "K", low=1)
-        aggregation = check_option(self.aggregation, "aggregation", ("uniform", "samples"))
+        lam = float(self.lam)
+        beta = float(self.beta)
+        K = int(self.K)
+        aggregation = self.aggregation
         lr = h["lr"]
-        plr = lr / (1 + lr * lam) if self.personal_lr is None else check_scalar_float(
-            self.personal_lr, "personal_lr", low=0.0, closed="neither")
+        plr = lr / (1 + lr * lam) if self.personal_lr is None else float(self.personal_lr)
         eta = min(lr, 1.0 / lam)  # outer step: w moves at most all the way to theta_tilde (see the docstring)
         return lam, beta, K, aggregation, plr, eta
 

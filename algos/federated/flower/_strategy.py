@@ -16,10 +16,10 @@ from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDic
 from flwr.serverapp.strategy import FedAvg
 from flwr.supercore import log
 
-from .._validation import check_scalar_float, check_scalar_int
-from ._model import _weighted_mean
-from ._potara import client_generator
-from .flower import (
+from ..._validation import check_scalar_float, check_scalar_int
+from .._model import _weighted_mean
+from .._potara import client_generator
+from ._app import (
     DEFAULT_NODE_TIMEOUT,
     PotaraResult,
     _payload_bytes,

@@ -1,4 +1,5 @@
-"""Personalised-FL baselines on the low-rank adapter: FedRep, FedIT, FFA-LoRA, FedSA-LoRA (see :mod:`._baselines`)."""
+"""Personalised-FL baselines on the low-rank adapter: FedRep, FedIT, FFA-LoRA, FedSA-LoRA (see
+:mod:`algos.federated.baselines`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
-from .._validation import check_scalar_int
-from ._baselines_base import _LoRABaseline, _round_constraints
-from ._model import _train_clients, local_train
+from .._model import _train_clients, local_train
+from ._base import _LoRABaseline, _round_constraints
 
 
 class FedRepClassifier(_LoRABaseline):
@@ -33,7 +33,7 @@ class FedRepClassifier(_LoRABaseline):
         "local_epochs", rank=True, body_epochs=[Interval(Integral, 0, None, closed="left")],
         head_epochs=[Interval(Integral, 0, None, closed="left")])
 
-    def __init__(self, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
+    def __init__(self, *, head_epochs=5, body_epochs=1, rank=8, base_estimator=None, n_rounds=50, client_fraction=1.0,
                  random_state=None, warm_start=False):
         self.head_epochs = head_epochs
         self.body_epochs = body_epochs
@@ -46,8 +46,8 @@ class FedRepClassifier(_LoRABaseline):
 
     def _fit(self, X, y, client_ids):
         h, Xs, ys, C, theta0, rng = self._setup(X, y, client_ids)
-        he = check_scalar_int(self.head_epochs, "head_epochs", low=0)
-        be = check_scalar_int(self.body_epochs, "body_epochs", low=0)
+        he = int(self.head_epochs)
+        be = int(self.body_epochs)
         heads = [{"B": theta0["B"], "b": theta0["b"]} for _ in Xs]
 
         def step(body, i, epochs_head):

@@ -12,8 +12,8 @@ import numbers
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
 
-from ._model import local_train, predict_logits
-from .flower import (
+from .._model import local_train, predict_logits
+from ._app import (
     STATE_LAMBDA,
     STATE_LOCAL,
     STATE_MERGED,
