@@ -134,6 +134,28 @@ SHARED_CONVERTERS = {
     "random_state": "theory._checks.check_random_state (and spawn_generators) turn it into generators",
     "backend": "accel.backend.resolve turns it into a compute backend",
 }
+#: Public functions (and methods of public classes) that ``fit`` calls and that check their own arguments
+#: at their own boundary, as every public entry point of the package does: a refusal raised inside one of
+#: them is that function's contract, not a copy of the estimator's rule. Keyed by ``__qualname__``.
+PUBLIC_CALLEES = {
+    "Window.from_any": "algos.point_process.Window: checks the bounds or vertices it is given",
+    "build_quadrature": "algos.point_process.build_quadrature: checks n_dummy",
+    "NNGPStructure.__init__": "the NNGP structure behind algos.point_process.nngp_precision: checks ordering",
+    "estimate_variances": "algos.federated.variance.estimate_variances: checks its settings",
+    "init_params": "algos.federated.init_params: checks rank",
+    "local_train": "algos.federated.local_train: checks lr, l2, batch_size",
+    "merge_models": "algos.federated.merge_models: checks lam",
+}
+
+
+def _raised_in_public_callee(err):
+    """The name of the :data:`PUBLIC_CALLEES` entry whose frame the error passed through, or None."""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_qualname in PUBLIC_CALLEES:
+            return tb.tb_frame.f_code.co_qualname
+        tb = tb.tb_next
+    return None
 
 
 def _validation_off(monkeypatch):
@@ -193,7 +215,7 @@ def test_rule_checked_once(module, name, cls, param, bad, monkeypatch):
             warnings.simplefilter("ignore")
             getattr(est, rec.fit_method)(**rec.fit())
     except (ValueError, TypeError) as err:
-        assert f"'{param}'" not in str(err), (
+        assert f"'{param}'" not in str(err) or _raised_in_public_callee(err), (
             f"{name}.{param}={bad!r} is rejected a second time, outside _parameter_constraints: {err}")
     except Exception:  # noqa: BLE001 - any other failure of a bad value is not a second copy of the rule
         pass
