@@ -170,10 +170,10 @@ def _info(model, spec):
 
 
 def _make(name, K, seed, pbvi):
-    from ._bpi import BPIController
-    from ._codebook import GridCodebook, KMeansCodebook
-    from ._recap import RECAPController
     from ._window import FiniteWindowController
+    from .recap._codebook import GridCodebook, KMeansCodebook
+    from .recap._recap import RECAPController
+    from .solvers._bpi import BPIController
 
     if name == "recap":
         return RECAPController(n_memory=K, random_state=seed)
@@ -190,7 +190,7 @@ def _solve(model, args):
     import warnings
 
     from ._beliefs import blind_policy_values
-    from ._pbvi import PBVI
+    from .solvers._pbvi import PBVI
 
     names = ["recap"] + [b.strip() for b in args.baseline.split(",") if b.strip()]
     bad = [b for b in names if b not in CONTROLLERS]
@@ -200,7 +200,7 @@ def _solve(model, args):
     names = list(dict.fromkeys(names))
     t0 = time.perf_counter()
     if args.solver == "pbs":
-        from ._pbs import PointBasedSolver
+        from .solvers._pbs import PointBasedSolver
 
         pbvi = PointBasedSolver(time_limit=args.time_limit, target_gap=args.target_gap).fit(model)
     else:
@@ -209,7 +209,7 @@ def _solve(model, args):
             pbvi = PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed).fit(model)
     pbvi_s = time.perf_counter() - t0
     if args.policy_out:
-        from ._policy_io import write_policy
+        from .io._policy_io import write_policy
 
         write_policy(args.policy_out, pbvi, model_name=str(args.model))
     memories = args.memory
@@ -270,7 +270,7 @@ def _controller_rows(K, random_state=None, *, model, pbvi, names, seed, simulate
         if name == "recap":
             row["table"] = _controller_table(est, model)
             if graph_out:
-                from ._policy_io import write_policy_graph
+                from .io._policy_io import write_policy_graph
 
                 write_policy_graph(graph_out, est, pomdp=model)
         interrupted = interrupted or bool(getattr(est, "interrupted_", False))

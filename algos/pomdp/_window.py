@@ -192,7 +192,7 @@ class FiniteWindowController(BaseEstimator):
         b0 = _b0(pomdp, None, S)
         G = _alpha_matrix(alphas, S)
         if G is None and (self.action_rule == "lookahead" or obs_only):
-            from ._pbvi import PBVI
+            from .solvers._pbvi import PBVI
 
             G = PBVI(n_beliefs=self.n_beliefs, random_state=self.random_state).fit(pomdp).alphas_
 

@@ -14,16 +14,16 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc, evaluate_fsc_iterative
-from algos.pomdp._bpi import (
+from algos.pomdp._builtin import tiger
+from algos.pomdp._model import POMDP
+from algos.pomdp._window import FiniteWindowController, window_length
+from algos.pomdp.solvers._bpi import (
     BPIController,
     check_stochastic_fsc,
     evaluate_stochastic_fsc,
     evaluate_stochastic_fsc_iterative,
 )
-from algos.pomdp._builtin import tiger
-from algos.pomdp._model import POMDP
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._window import FiniteWindowController, window_length
+from algos.pomdp.solvers._pbvi import PBVI
 
 ITER_TOL = 1e-8     # exact vs iterative evaluation (spec §2 item 3)
 MONO_TOL = 1e-9     # BPI accepts a node only if no value drops by more than 1e-9 (LP float error)

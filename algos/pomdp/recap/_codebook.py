@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_option,
@@ -43,8 +43,8 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from . import _kernels
-from ._beliefs import (
+from .. import _kernels
+from .._beliefs import (
     SIMPLEX_TOL,
     _arrays,
     _b0,
@@ -303,11 +303,11 @@ class _CodebookController(BaseEstimator):
         :class:`PointBasedSolver`, or an (n, S) array), else from a fresh solver run: the
         estimator's ``solver`` (``"pbs"``: PointBasedSolver with ``solver_params``; ``"pbvi"``, the
         default for estimators without that parameter: PBVI with ``pbvi_params``)."""
-        from ._pbvi import PBVI
+        from ..solvers._pbvi import PBVI
 
         if alphas is None:
             if getattr(self, "solver", "pbvi") == "pbs":
-                from ._pbs import PointBasedSolver
+                from ..solvers._pbs import PointBasedSolver
 
                 params = {"time_limit": 60.0, "target_gap": 1e-3}
                 params.update(getattr(self, "solver_params", None) or {})

@@ -52,7 +52,7 @@ Because of the safeguard, ``eta_`` may differ from the plain quantiser table for
 Layout: this module holds the estimator (parameter checks, the growth paths and their beam, the
 smaller fit, the fitted attributes); the search itself (growth, refinement, polish, merge, restart
 candidates, the policy-graph and codebook starts and the selection by exact value) is
-:class:`._recap_search.RecapSearch`, whose methods the names ``_grow``, ``_polish``, ``_merge``,
+:class:`._search.RecapSearch`, whose methods the names ``_grow``, ``_polish``, ``_merge``,
 ``_restart_candidates``, ``_local_variants`` and ``_full_step`` below refer to.
 """
 
@@ -70,8 +70,8 @@ from threadpoolctl import threadpool_limits
 
 from theory import pomdp as _th
 
-from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_bool,
@@ -82,10 +82,10 @@ from .._validation import (
     spawn_generators,
     validate_params,
 )
-from ._beliefs import _arrays, _b0, _n_states
+from .._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
-from ._recap_search import BestSoFar, RecapSearch, _tie
+from ._search import BestSoFar, RecapSearch, _tie
 
 __all__ = ["RECAPController"]
 
@@ -168,7 +168,7 @@ class RECAPController(_CodebookController):
         0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
         pomdp reconstruction notes: a project addition.
     starts : bool, default=True
-        Also build two K-node controllers from the solver's vectors (:mod:`._recap_starts`): the
+        Also build two K-node controllers from the solver's vectors (:mod:`._starts`): the
         alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
         node merges guided by first-order gains and exact solves (the controller compression of
         Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
@@ -337,7 +337,7 @@ class RECAPController(_CodebookController):
 
     def _search(self, pomdp):
         """A :class:`RecapSearch` on the model's system with this estimator's parameters and time
-        budget (the search itself: :mod:`._recap_search`)."""
+        budget (the search itself: :mod:`._search`)."""
         best = getattr(self, "_best", None)
         record = None
         if best is not None:  # the smaller fit's candidates are "smaller" ones of the outer fit

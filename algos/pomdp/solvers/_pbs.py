@@ -58,8 +58,8 @@ from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_option,
@@ -68,9 +68,7 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from . import _pbs_kernels as _k
-from ._alpha_bounds import AlphaBoundsMixin
-from ._beliefs import (
+from .._beliefs import (
     _arrays,
     _b0,
     _model_arrays,
@@ -79,6 +77,8 @@ from ._beliefs import (
     blind_policy_values,
     check_belief,
 )
+from . import _pbs_kernels as _k
+from ._alpha_bounds import AlphaBoundsMixin
 from ._pbs_engines import _NumbaEngine, _TorchEngine
 
 __all__ = ["PointBasedSolver"]
@@ -435,7 +435,7 @@ def _warm_kernels():
     global _WARMED
     if _WARMED:
         return
-    from ._builtin import tiger
+    from .._builtin import tiger
 
     model = tiger()
     T, Z, r, discount = _arrays(model)

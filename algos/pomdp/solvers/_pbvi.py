@@ -3,7 +3,7 @@ r"""Point-based value iteration (PBVI, Pineau et al. 2003) with a fast-informed 
 Lower bound: the alpha set starts from the blind-policy vectors (achievable values, pomdp reconstruction notes §3), so
 every vector is the value of an actual conditional plan and ``V_Gamma(b) = max_alpha b . alpha``
 never exceeds ``V*(b)``. Each iteration backs the set up at every belief of ``beliefs_``
-(:func:`._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
+(:func:`.._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
 value (the Perseus safeguard), so the value at every belief point -- in particular at ``b0``,
 which is always the first point -- is non-decreasing over iterations. The set is then pruned to the
 vectors that are best at some belief point (lowest index on ties).
@@ -33,8 +33,8 @@ from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_option,
@@ -43,9 +43,9 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from . import _kernels
+from .. import _kernels
+from .._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 from ._alpha_bounds import AlphaBoundsMixin
-from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
 __all__ = ["PBVI", "fib_upper_bound"]
 
@@ -101,7 +101,7 @@ def _sawtooth(X, Bu, vu, c):
     """Sawtooth interpolation (Hauskrecht 2000) of the upper-bound points ``(Bu[i], vu[i])`` over
     the corner values ``c``: ``U(x) = x.c + min(0, min_i (vu_i - Bu_i.c) min_{s: Bu_i(s)>0} x(s)/Bu_i(s))``.
     An upper bound of ``V*`` whenever every ``vu_i >= V*(Bu_i)`` and ``c_s >= V*(e_s)``
-    (numba kernel :func:`._kernels.sawtooth`; reference: the core ``accel.pomdp._sawtooth`` on numpy)."""
+    (numba kernel :func:`.._kernels.sawtooth`; reference: the core ``accel.pomdp._sawtooth`` on numpy)."""
     X = np.ascontiguousarray(X, dtype=float)
     if len(Bu) == 0:
         return X @ c

@@ -37,7 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_option,
@@ -46,7 +46,7 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from ._beliefs import (
+from .._beliefs import (
     SimulationResult,
     _arrays,
     _b0,
