@@ -144,7 +144,7 @@ class FiniteWindowController(BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
-    def __init__(self, n_memory, obs_only=False, action_rule="lookahead", improve=True, max_iter=20,
+    def __init__(self, *, n_memory, obs_only=False, action_rule="lookahead", improve=True, max_iter=20,
                  n_beliefs=200, random_state=None):
         self.n_memory = n_memory
         self.obs_only = obs_only

@@ -532,7 +532,7 @@ class GridCodebook(_CodebookController):
 
     _distance = "l1"
 
-    def __init__(self, n_memory=8, M=None, kind="regular", action_rule="lookahead", pbvi_params=None,
+    def __init__(self, *, n_memory=8, M=None, kind="regular", action_rule="lookahead", pbvi_params=None,
                  random_state=None):
         self.n_memory = n_memory
         self.M = M
@@ -603,7 +603,7 @@ class KMeansCodebook(_CodebookController):
         check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
         return out
 
-    def __init__(self, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
+    def __init__(self, *, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
                  random_state=None):
         self.n_memory = n_memory
         self.n_samples = n_samples

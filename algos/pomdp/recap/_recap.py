@@ -298,7 +298,7 @@ class RECAPController(_CodebookController):
 
     _distance = "decision"
 
-    def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
+    def __init__(self, *, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
                  solver_params=None, merge=True, schedule="doubling", starts=True, time_limit=None,

@@ -209,7 +209,7 @@ class BPIController(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
+    def __init__(self, *, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
         self.n_memory = n_memory
         self.time_limit = time_limit
         self.max_iter = max_iter

@@ -239,7 +239,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
+    def __init__(self, *, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
                  verbose=0, backend="numpy", device=None, clock="cpu"):
         self.time_limit = time_limit
         self.clock = clock

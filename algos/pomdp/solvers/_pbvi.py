@@ -225,7 +225,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
+    def __init__(self, *, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
                  random_state=None, verbose=0, backend="numpy", device=None, target_gap=None):
         self.target_gap = target_gap
         self.n_beliefs = n_beliefs
