@@ -187,15 +187,15 @@ def test_bpi_random(p, K, init):
 @pytest.mark.parametrize("cls", [FiniteWindowController, BPIController])
 def test_bad_n_memory(cls):
     with pytest.raises(ValueError, match="n_memory"):
-        cls(0).fit(tiger())
+        cls(n_memory=0).fit(tiger())
     with pytest.raises(TypeError, match="n_memory"):
-        cls(2.5).fit(tiger())
+        cls(n_memory=2.5).fit(tiger())
 
 
 @pytest.mark.parametrize("cls", [FiniteWindowController, BPIController])
 def test_discount_one_rejected(cls):
     with pytest.raises(ValueError, match="discount"):
-        cls(3).fit(tiger(discount=1.0))
+        cls(n_memory=3).fit(tiger(discount=1.0))
 
 
 def test_bad_options():
