@@ -27,6 +27,7 @@ L2 quantiser; both use the same action rule as RECAP, so only the codebook diffe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from itertools import combinations
 from numbers import Integral, Real
 
@@ -292,8 +293,8 @@ class _CodebookController(BaseEstimator):
 
     # ---------------------------------------------------------------- shared fitting pieces
     def _check_common(self, pomdp):
-        check_scalar_int(self.n_memory, "n_memory", low=1)
-        check_option(self.action_rule, "action_rule", ACTION_RULES)
+        """The model's arrays, after the model-dependent check (the parameters are checked by
+        ``validate_params`` against ``_parameter_constraints``)."""
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, type(self).__name__)
         return T, Z, r, discount
@@ -526,7 +527,7 @@ class GridCodebook(_CodebookController):
         "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
         "kind": [OrderedStrOptions(("regular", "random"))],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
@@ -542,7 +543,6 @@ class GridCodebook(_CodebookController):
         self.random_state = random_state
 
     def _fit_codebook(self, pomdp, alphas, rng):
-        check_option(self.kind, "kind", ("regular", "random"))
         T, _, _, discount = _arrays(pomdp)
         S = T.shape[1]
         K = self.n_memory
@@ -558,7 +558,7 @@ class GridCodebook(_CodebookController):
             extra = rng.dirichlet(np.ones(S), size=K - S) if K > S else np.empty((0, S))
             return np.vstack([np.eye(S), extra])
         if self.M is not None:
-            M = check_scalar_int(self.M, "M", low=1)
+            M = int(self.M)
         else:
             M = 1
             while math.comb(M + 1 + S - 1, S - 1) <= K:
@@ -591,17 +591,11 @@ class KMeansCodebook(_CodebookController):
         "explore": [Interval(Real, 0, 1, closed="both")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
     _distance = "l2"
-
-    def _check_common(self, pomdp):
-        out = super()._check_common(pomdp)
-        check_scalar_int(self.n_samples, "n_samples", low=1)
-        check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
-        return out
 
     def __init__(self, *, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
                  random_state=None):
@@ -615,8 +609,7 @@ class KMeansCodebook(_CodebookController):
     def _fit_codebook(self, pomdp, alphas, rng):
         from sklearn.cluster import KMeans
 
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        explore = check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
+        n_samples, explore = int(self.n_samples), float(self.explore)
         _, _, _, discount = _arrays(pomdp)
         H = _default_horizon(discount)
         n_traj = max(1, math.ceil(n_samples / H))

@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -74,11 +75,7 @@ from ..._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
 from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
     check_random_state,
-    check_scalar_float,
-    check_scalar_int,
     spawn_generators,
     validate_params,
 )
@@ -281,7 +278,7 @@ class RECAPController(_CodebookController):
         "n_restarts": [Interval(Integral, 0, 64, closed="both")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_traj": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "polish": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "refine": ["boolean"],
@@ -532,26 +529,9 @@ class RECAPController(_CodebookController):
         """
         validate_params(self)
         _, _, r, discount = self._check_common(pomdp)
-        refine = check_bool(self.refine, "refine")
-        n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
-        check_option(self.growth_metric, "growth_metric", ("decision", "l1"))
-        check_scalar_int(self.n_candidates, "n_candidates", low=1)
-        check_scalar_int(self.n_traj, "n_traj", low=1)
-        check_scalar_float(self.tol, "tol", low=0.0)
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        check_bool(self.polish, "polish")
-        check_bool(self.merge, "merge")
-        starts = check_bool(self.starts, "starts")
-        check_option(self.schedule, "schedule", ("doubling", "every"))
-        restart = check_bool(self.restart, "restart")
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
-        check_option(self.solver, "solver", ("pbs", "pbvi"))
-        if self.solver_params is not None and not isinstance(self.solver_params, dict):
-            raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
-        check_option(self.clock, "clock", ("cpu", "wall"))
-        time_limit = None if self.time_limit is None else check_scalar_float(
-            self.time_limit, "time_limit", low=0.0, closed="neither")
+        refine, n_refine, verbose = bool(self.refine), int(self.n_refine), int(self.verbose)
+        starts, restart, n_samples = bool(self.starts), bool(self.restart), int(self.n_samples)
+        time_limit = None if self.time_limit is None else float(self.time_limit)
         rng = check_random_state(self.random_state)
         nested = getattr(self, "_nested", False)
         with unfitted_on_interrupt(self):  # an interrupt before any controller exists, or an abort: unfitted

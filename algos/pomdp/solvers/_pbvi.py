@@ -37,7 +37,6 @@ from ..._anytime import Interruptible, unfitted_on_interrupt
 from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
@@ -214,7 +213,9 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        # None, a str or a torch.device: not expressible without importing torch (the type is named there);
+        # resolved and checked by the backend layer
+        "device": "no_validation",
         "expand": [OrderedStrOptions(("ssea", "random"))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "n_beliefs": [Interval(Integral, 1, None, closed="left")],
@@ -296,18 +297,13 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
 
     def _checked_params(self, pomdp):
         """The checked ``n_beliefs``, ``max_iter``, ``tol``, resolved backend, ``verbose``, ``target_gap``
-        and generator (the package's messages first, then scikit-learn's parameter validation)."""
-        n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
-        check_option(self.expand, "expand", ("ssea", "random"))
-        check_option(self.upper, "upper", ("sawtooth", "fib"))
+        and generator (every rule is in ``_parameter_constraints``, checked by ``validate_params``; the
+        backend layer resolves ``backend`` and ``device`` for the model)."""
+        validate_params(self)
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
+        target_gap = None if self.target_gap is None else float(self.target_gap)
         rng = check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
-        return n_beliefs, max_iter, tol, backend, verbose, target_gap, rng
+        return int(self.n_beliefs), int(self.max_iter), float(self.tol), backend, int(self.verbose), target_gap, rng
 
     def fit(self, pomdp):
         r"""Run point-based value iteration on ``pomdp``.
