@@ -162,6 +162,14 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
     action_rule = check_option(action_rule, "action_rule", ACTION_RULES)
     vi_tol = check_scalar_float(vi_tol, "vi_tol", low=0.0)
     max_vi_iter = check_scalar_int(max_vi_iter, "max_vi_iter", low=0)
+    return _build_codebook_fsc(pomdp, C, alphas, distance=distance, action_rule=action_rule, b0=b0, vi_tol=vi_tol,
+                               max_vi_iter=max_vi_iter)
+
+
+def _build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahead", b0=None, vi_tol=1e-10,
+                        max_vi_iter=100_000):
+    """:func:`build_codebook_fsc` of checked options (the estimators' ``action_rule`` is checked by their
+    ``_parameter_constraints``; the model, ``C`` and ``alphas`` are checked here)."""
     T, Z, r, discount = _arrays(pomdp)
     S = T.shape[1]
     b0 = _b0(pomdp, b0, S)
@@ -342,7 +350,7 @@ class _CodebookController(BaseEstimator):
         return np.ascontiguousarray(G), None, None
 
     def _build(self, pomdp, C, alphas):
-        return build_codebook_fsc(pomdp, C, alphas, distance=self._distance, action_rule=self.action_rule)
+        return _build_codebook_fsc(pomdp, C, alphas, distance=self._distance, action_rule=self.action_rule)
 
     def _set_tables(self, pomdp, C, tables, alphas):
         value, W = evaluate_fsc(pomdp, tables["action"], tables["eta"], tables["m0"], return_values=True)

@@ -18,10 +18,10 @@ from ..._validation import spawn_generators
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
+    _build_codebook_fsc,
     _default_horizon,
     _node_successors,
     _v_gamma,
-    build_codebook_fsc,
     quantize,
     simulate_beliefs,
 )
@@ -113,7 +113,7 @@ class RecapSearch:
         C = np.ascontiguousarray(np.asarray(C, dtype=float))
         K = C.shape[0]
         if self.action_rule != "lookahead" or K == 1:
-            return [build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
+            return [_build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
                     for d in distances]
         ev = self._system(pomdp)
         S = ev.n_states
