@@ -338,7 +338,7 @@ def _pbs_upper(nx, X, Q, c, Binv, Bmask, Ud):
 class _PBSBackup(_Model):
     """The per-belief cores of :class:`PBSTorchBackup` on backend ``nx`` (``T, Z, r`` checked and
     moved once); with the numpy backend, the reference of the numba kernels of
-    :mod:`algos.pomdp._pbs_kernels`. The methods' "tensor" means an array of ``nx`` (an ndarray on
+    :mod:`algos.pomdp.solvers._pbs_kernels`. The methods' "tensor" means an array of ``nx`` (an ndarray on
     numpy)."""
 
     def __init__(self, T, Z, r, discount, nx):
@@ -484,7 +484,7 @@ class _PBSBackup(_Model):
 class PBSTorchBackup(_PBSBackup):
     r"""The per-belief work of :class:`algos.pomdp.PointBasedSolver` as batched torch algebra.
 
-    The numba kernels (:mod:`algos.pomdp._pbs_kernels`) loop over the actions and observations of a
+    The numba kernels (:mod:`algos.pomdp.solvers._pbs_kernels`) loop over the actions and observations of a
     belief one successor at a time; here every ``(a, o)`` successor of ``b`` is formed at once
     (``X = (b T_a) * Z[a, :, o]``, shape (A, O, S), unnormalised, mass ``P(o | b, a)``) and scored
     against all alpha vectors in one matmul (``X @ alphas.T``, (A, O, n_alpha)) and against all

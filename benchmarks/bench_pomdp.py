@@ -650,7 +650,7 @@ _LARGE_CHILD = r"""
 import json, sys, time, warnings
 kind, arg, budget = sys.argv[1], sys.argv[2], float(sys.argv[3])
 from algos.pomdp import PointBasedSolver, read_pomdpx, rock_sample
-from algos.pomdp._pbs import _warm_kernels
+from algos.pomdp.solvers._pbs import _warm_kernels
 _warm_kernels()
 c0, w0 = time.process_time(), time.perf_counter()
 model = read_pomdpx(arg) if kind == "pomdpx" else rock_sample(*map(int, arg.split(",")))

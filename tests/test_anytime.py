@@ -123,7 +123,7 @@ def test_point_based_solver_stops_at_a_sigint_and_keeps_valid_bounds(monkeypatch
     import signal
 
     from algos.pomdp import PointBasedSolver
-    from algos.pomdp._pbs import _NumbaEngine
+    from algos.pomdp.solvers._pbs import _NumbaEngine
 
     model = tiger()
     calls = {"n": 0}
@@ -159,7 +159,7 @@ def test_a_second_sigint_aborts_the_solver(monkeypatch):
     import signal
 
     from algos.pomdp import PointBasedSolver
-    from algos.pomdp._pbs import _NumbaEngine
+    from algos.pomdp.solvers._pbs import _NumbaEngine
 
     trial = _NumbaEngine.trial
 

@@ -37,7 +37,7 @@ _POLICY_WRITER = textwrap.dedent("""
     import sys, time
     import numpy as np
     import algos._io as io_mod
-    from algos.pomdp._policy_io import write_policy
+    from algos.pomdp.io._policy_io import write_policy
 
     real = io_mod.atomic_write
 
@@ -58,7 +58,7 @@ _POLICY_WRITER = textwrap.dedent("""
         with real(path, mode, **kw) as fh:
             yield Slow(fh)
 
-    import algos.pomdp._policy_io as pio
+    import algos.pomdp.io._policy_io as pio
     pio.atomic_write = slow
     rng = np.random.default_rng(0)
     G = rng.normal(size=(4000, 60))
@@ -135,8 +135,8 @@ def test_atomic_write_rejects_bad_mode(tmp_path):
 def test_package_writers_leave_no_temp_files(tmp_path):
     from algos.fair_matching import random_instance
     from algos.pomdp import tiger, write_pomdpx
-    from algos.pomdp._parser import read_pomdp, write_pomdp
-    from algos.pomdp._policy_io import read_policy, write_policy
+    from algos.pomdp.io._parser import read_pomdp, write_pomdp
+    from algos.pomdp.io._policy_io import read_policy, write_policy
 
     m = tiger()
     write_pomdp(m, tmp_path / "t.POMDP")

@@ -16,7 +16,7 @@ import pytest
 
 from algos._io import READ_BUDGET_ENV, check_read_budget, read_budget_bytes
 from algos.pomdp import read_pomdpx, tiger, write_pomdpx
-from algos.pomdp._parser import parse_pomdp, read_pomdp
+from algos.pomdp.io._parser import parse_pomdp, read_pomdp
 
 ROOT = Path(__file__).resolve().parents[1]
 MB = 2**20

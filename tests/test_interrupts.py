@@ -27,10 +27,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from algos._anytime import InterruptedFitWarning, Interruptible, is_interrupt, unfitted_on_interrupt
-from algos.pomdp import PBVI, PointBasedSolver, RECAPController, _pbs, _pbvi, read_pomdp, tiger
+from algos.pomdp import PBVI, PointBasedSolver, RECAPController, read_pomdp, tiger
 from algos.pomdp._beliefs import check_fsc, evaluate_fsc
-from algos.pomdp._pbs_engines import _NumbaEngine
-from algos.pomdp._recap_search import RecapSearch
+from algos.pomdp.recap._search import RecapSearch
+from algos.pomdp.solvers import _pbs, _pbvi
+from algos.pomdp.solvers._pbs_engines import _NumbaEngine
 
 DATA = "/work/shared/data/pomdp"
 STOP_BOUND_S = 10.0  # generous: the target is 2 s, a missed interrupt runs the whole fit (60 s and more)

@@ -23,19 +23,19 @@ from ._beliefs import (
     successors,
     update,
 )
-from ._bpi import BPIController
 from ._builtin import rock_sample, rock_sample_map, tag, tiger
-from ._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
-from ._converse import ConverseBound, converse_lower_bound
 from ._model import POMDP
-from ._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
-from ._pbs import PointBasedSolver
-from ._pbvi import PBVI, fib_upper_bound
-from ._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
-from ._pomdpx import read_pomdpx
-from ._pomdpx_write import write_pomdpx
-from ._recap import RECAPController
 from ._window import FiniteWindowController
+from .io._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
+from .io._policy_io import AlphaPolicy, policy_graph, read_policy, write_policy, write_policy_graph
+from .io._pomdpx import read_pomdpx
+from .io._pomdpx_write import write_pomdpx
+from .recap._codebook import GridCodebook, KMeansCodebook, build_codebook_fsc
+from .recap._converse import ConverseBound, converse_lower_bound
+from .recap._recap import RECAPController
+from .solvers._bpi import BPIController
+from .solvers._pbs import PointBasedSolver
+from .solvers._pbvi import PBVI, fib_upper_bound
 
 __all__ = [
     "POMDP",

@@ -100,17 +100,18 @@ def add_parser(subparsers, name):
 
 
 def _memory_list(text):
-    """argparse type of ``--memory``: one int, or a comma-separated list of distinct ints >= 1."""
+    """argparse type of ``--memory``: one int, or a comma-separated list of distinct ints (each one the
+    controllers' ``n_memory``, whose rule their own constraints check: :func:`_check_params`)."""
     import argparse
 
     parts = [t.strip() for t in str(text).split(",") if t.strip()]
     try:
         values = [int(t) for t in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'memory' must be an int >= 1 or a comma-separated list of them; "
+        raise argparse.ArgumentTypeError(f"'memory' must be an int or a comma-separated list of ints; "
                                          f"got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"'memory' must be an int >= 1 or a comma-separated list of them; "
+    if not values:
+        raise argparse.ArgumentTypeError(f"'memory' must be an int or a comma-separated list of ints; "
                                          f"got {text!r}")
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"'memory' lists a value twice; got {text!r}")
@@ -170,10 +171,10 @@ def _info(model, spec):
 
 
 def _make(name, K, seed, pbvi):
-    from ._bpi import BPIController
-    from ._codebook import GridCodebook, KMeansCodebook
-    from ._recap import RECAPController
     from ._window import FiniteWindowController
+    from .recap._codebook import GridCodebook, KMeansCodebook
+    from .recap._recap import RECAPController
+    from .solvers._bpi import BPIController
 
     if name == "recap":
         return RECAPController(n_memory=K, random_state=seed)
@@ -186,30 +187,64 @@ def _make(name, K, seed, pbvi):
     return BPIController(n_memory=K, random_state=seed)
 
 
-def _solve(model, args):
-    import warnings
-
-    from ._beliefs import blind_policy_values
-    from ._pbvi import PBVI
-
+def _controller_names(args):
+    """``recap`` and the ``--baseline`` controllers, each once."""
     names = ["recap"] + [b.strip() for b in args.baseline.split(",") if b.strip()]
     bad = [b for b in names if b not in CONTROLLERS]
     if bad:
         raise ValueError(f"'--baseline' must be a comma-separated subset of {', '.join(CONTROLLERS[1:])}; "
                          f"got {bad[0]!r}.")
-    names = list(dict.fromkeys(names))
-    t0 = time.perf_counter()
-    if args.solver == "pbs":
-        from ._pbs import PointBasedSolver
+    return list(dict.fromkeys(names))
 
-        pbvi = PointBasedSolver(time_limit=args.time_limit, target_gap=args.target_gap).fit(model)
-    else:
-        with warnings.catch_warnings():
+
+def _make_solver(args):
+    """The solver of the shared alpha vectors that ``--solver`` names, with the options' parameters."""
+    if args.solver == "pbs":
+        from .solvers._pbs import PointBasedSolver
+
+        return PointBasedSolver(time_limit=args.time_limit, target_gap=args.target_gap)
+    from .solvers._pbvi import PBVI
+
+    return PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed)
+
+
+#: The option that sets each estimator parameter (named in the error message of a bad value).
+_OPTION_OF = {"time_limit": "--time-limit", "target_gap": "--target-gap", "n_beliefs": "--pbvi-beliefs",
+              "n_memory": "--memory", "random_state": "--seed"}
+
+
+def _check_params(args, names):
+    """Check the parameters the options give the solver and every controller with the estimators' own
+    constraints (:func:`algos._validation.validate_params`), before the model is built and solved; a bad
+    value is a ``ValueError`` naming the option."""
+    from .._validation import validate_params
+
+    for est in [_make_solver(args)] + [_make(name, K, args.seed, None) for K in args.memory for name in names]:
+        try:
+            validate_params(est)
+        except (TypeError, ValueError) as exc:
+            bad = next((n for n in _OPTION_OF if f"'{n}'" in str(exc)), None)
+            where = type(est).__name__
+            if bad is not None:
+                where = f"'{_OPTION_OF[bad]}'={est.get_params(deep=False)[bad]!r} ({where}'s {bad})"
+            raise ValueError(f"{where}: {_error_line(exc)}") from None
+
+
+def _solve(model, args):
+    import warnings
+
+    from ._beliefs import blind_policy_values
+
+    names = _controller_names(args)
+    t0 = time.perf_counter()
+    solver = _make_solver(args)
+    with warnings.catch_warnings():
+        if args.solver != "pbs":
             warnings.simplefilter("ignore")
-            pbvi = PBVI(n_beliefs=args.pbvi_beliefs, random_state=args.seed).fit(model)
+        pbvi = solver.fit(model)
     pbvi_s = time.perf_counter() - t0
     if args.policy_out:
-        from ._policy_io import write_policy
+        from .io._policy_io import write_policy
 
         write_policy(args.policy_out, pbvi, model_name=str(args.model))
     memories = args.memory
@@ -270,7 +305,7 @@ def _controller_rows(K, random_state=None, *, model, pbvi, names, seed, simulate
         if name == "recap":
             row["table"] = _controller_table(est, model)
             if graph_out:
-                from ._policy_io import write_policy_graph
+                from .io._policy_io import write_policy_graph
 
                 write_policy_graph(graph_out, est, pomdp=model)
         interrupted = interrupted or bool(getattr(est, "interrupted_", False))
@@ -309,6 +344,8 @@ def run(args):
                 raise ValueError(f"'{opt}' must end in {' or '.join(exts)}; got {val!r}.")
             if val is not None:
                 check_output_path(val, opt)  # before the model is built and solved
+        if args.action == "solve":
+            _check_params(args, _controller_names(args))
         model = load_model(args.model, args.discount)
         if args.action == "info":
             out = _info(model, args.model)
@@ -326,10 +363,6 @@ def run(args):
             raise ValueError("'--graph-out' writes one controller graph: give one --memory value with it; got "
                              f"--memory {','.join(map(str, args.memory))}.")
         engine_options(args)  # --backend / --scheduler / --n-jobs checked before the solve
-        if not args.time_limit > 0:
-            raise ValueError(f"'--time-limit' must be a float > 0; got {args.time_limit}.")
-        if not args.target_gap >= 0:
-            raise ValueError(f"'--target-gap' must be a float >= 0; got {args.target_gap}.")
         if args.simulate:  # per episode: its return, discount, state, node and random draws (8 numbers)
             check_memory_budget(64 * args.simulate, f"{args.simulate} simulated episodes",
                                 f"'--simulate'={args.simulate}", hint="simulate fewer episodes")

@@ -29,11 +29,11 @@ from .._io import atomic_savefig
 from .._report import Check, DemoSection
 from ._beliefs import blind_policy_values
 from ._builtin import rock_sample, tiger
-from ._codebook import GridCodebook, KMeansCodebook
-from ._converse import converse_lower_bound
-from ._pbs import PointBasedSolver
-from ._recap import RECAPController, trivial_loss_bound
 from ._window import FiniteWindowController
+from .recap._codebook import GridCodebook, KMeansCodebook
+from .recap._converse import converse_lower_bound
+from .recap._recap import RECAPController, trivial_loss_bound
+from .solvers._pbs import PointBasedSolver
 
 TIGER_BEST_KNOWN = 19.37  # V*(b0) of Tiger at discount 0.95 (the solver's bracket [19.3710, 19.3720])
 SOLVER_GAP = 1e-3  # target gap of the solver at b0

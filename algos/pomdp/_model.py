@@ -12,7 +12,7 @@ Conventions (the pomdp reconstruction notes §1.1):
   checks that itself;
 * ``b0`` is the initial belief (default uniform).
 
-File input/output lives in :mod:`algos.pomdp._parser`; it is exposed here as :meth:`POMDP.parse`,
+File input/output lives in :mod:`algos.pomdp.io._parser`; it is exposed here as :meth:`POMDP.parse`,
 :meth:`POMDP.from_file` and :meth:`POMDP.to_file` (thin wrappers that import the parser lazily, so
 ``_parser`` can import this module without a cycle).
 """
@@ -459,7 +459,7 @@ class POMDP:
     # ------------------------------------------------------------------ file I/O
     @classmethod
     def parse(cls, text, name="<string>", **kwargs):
-        """Parse Cassandra ``.POMDP`` text; see :func:`algos.pomdp._parser.parse_pomdp`.
+        """Parse Cassandra ``.POMDP`` text; see :func:`algos.pomdp.io._parser.parse_pomdp`.
 
         Parameters
         ----------
@@ -475,13 +475,13 @@ class POMDP:
         POMDP
             The model.
         """
-        from ._parser import parse_pomdp
+        from .io._parser import parse_pomdp
 
         return parse_pomdp(text, name, **kwargs)
 
     @classmethod
     def from_file(cls, path, **kwargs):
-        """Read a Cassandra ``.POMDP`` file; see :func:`algos.pomdp._parser.read_pomdp`.
+        """Read a Cassandra ``.POMDP`` file; see :func:`algos.pomdp.io._parser.read_pomdp`.
 
         Parameters
         ----------
@@ -495,7 +495,7 @@ class POMDP:
         POMDP
             The model.
         """
-        from ._parser import read_pomdp
+        from .io._parser import read_pomdp
 
         return read_pomdp(path, **kwargs)
 
@@ -512,6 +512,6 @@ class POMDP:
         str
             The text.
         """
-        from ._parser import write_pomdp
+        from .io._parser import write_pomdp
 
         return write_pomdp(self, path)

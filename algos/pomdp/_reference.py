@@ -1,6 +1,6 @@
 """Plain-numpy twin of the numba kernel :func:`._kernels.fib_backup` (a readable definition; tests
-pin the kernel to it). The other kernels of :mod:`._kernels` and :mod:`._pbs_kernels` are pinned to the
-backend-neutral cores of :mod:`accel.pomdp` run on numpy."""
+pin the kernel to it). The other kernels of :mod:`._kernels` and :mod:`.solvers._pbs_kernels` are pinned to
+the backend-neutral cores of :mod:`accel.pomdp` run on numpy."""
 
 from __future__ import annotations
 

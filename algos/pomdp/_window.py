@@ -38,8 +38,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
     check_scalar_int,
     validate_params,
 )
@@ -61,7 +59,11 @@ _GAIN_TOL = 1e-12
 def window_length(n_memory, n_symbols):
     """Largest ``N`` with ``sum_{j=0}^N n_symbols**j <= n_memory``; returns ``(N, n_nodes)``."""
     n_memory = check_scalar_int(n_memory, "n_memory", low=1)
-    n_symbols = check_scalar_int(n_symbols, "n_symbols", low=1)
+    return _window_length(n_memory, check_scalar_int(n_symbols, "n_symbols", low=1))
+
+
+def _window_length(n_memory, n_symbols):
+    """:func:`window_length` of checked arguments (the estimator's ``n_memory`` is checked by its constraints)."""
     N, count = 0, 1
     while True:
         nxt = count + n_symbols ** (N + 1)
@@ -144,7 +146,7 @@ class FiniteWindowController(BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
-    def __init__(self, n_memory, obs_only=False, action_rule="lookahead", improve=True, max_iter=20,
+    def __init__(self, *, n_memory, obs_only=False, action_rule="lookahead", improve=True, max_iter=20,
                  n_beliefs=200, random_state=None):
         self.n_memory = n_memory
         self.obs_only = obs_only
@@ -180,11 +182,8 @@ class FiniteWindowController(BaseEstimator):
             The fitted controller.
         """
         validate_params(self)
-        n_memory = check_scalar_int(self.n_memory, "n_memory", low=1)
-        obs_only = check_bool(self.obs_only, "obs_only")
-        check_option(self.action_rule, "action_rule", ("lookahead", "quantized_mdp"))
-        improve = check_bool(self.improve, "improve")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
+        n_memory, max_iter = int(self.n_memory), int(self.max_iter)
+        obs_only, improve = bool(self.obs_only), bool(self.improve)
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "FiniteWindowController")
         A, S, _ = T.shape
@@ -192,12 +191,12 @@ class FiniteWindowController(BaseEstimator):
         b0 = _b0(pomdp, None, S)
         G = _alpha_matrix(alphas, S)
         if G is None and (self.action_rule == "lookahead" or obs_only):
-            from ._pbvi import PBVI
+            from .solvers._pbvi import PBVI
 
             G = PBVI(n_beliefs=self.n_beliefs, random_state=self.random_state).fit(pomdp).alphas_
 
         n_sym = O if obs_only else A * O
-        N, K = window_length(n_memory, n_sym)
+        N, K = _window_length(n_memory, n_sym)
         windows, index = self._build_windows(N, n_sym)
 
         eta = _shift_register(windows, index, N, A, O, obs_only)

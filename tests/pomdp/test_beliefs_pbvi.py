@@ -22,7 +22,7 @@ from algos.pomdp._beliefs import (
     update,
 )
 from algos.pomdp._model import POMDP
-from algos.pomdp._pbvi import PBVI, fib_upper_bound
+from algos.pomdp.solvers._pbvi import PBVI, fib_upper_bound
 
 
 def tiger(discount=0.95):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from algos.pomdp._builtin import rock_sample, tiger
 from algos.pomdp._model import POMDP
-from algos.pomdp._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
+from algos.pomdp.io._parser import POMDPFileWarning, parse_pomdp, read_pomdp, write_pomdp
 
 # (S, A, O, discount), copied from the table of specs/pomdp.md §5 (not from the parser). 1d.pomdp is
 # not in the table: its header declares 4 named states, 2 actions, 2 observations, discount 0.75.

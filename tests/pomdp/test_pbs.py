@@ -9,8 +9,8 @@ from hypothesis import given, note, settings, target
 from sklearn.exceptions import ConvergenceWarning
 
 from algos.pomdp import PBVI, POMDP, PointBasedSolver, read_policy, read_pomdp
-from algos.pomdp import _pbs_kernels as _k
 from algos.pomdp._beliefs import blind_policy_values
+from algos.pomdp.solvers import _pbs_kernels as _k
 from tests._data import missing_data
 from tests.strategies import pomdps
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 import accel.pomdp as ap
 from accel import get_backend
 from algos.pomdp import PointBasedSolver, read_pomdp, tiger
-from algos.pomdp import _pbs_kernels as _k
+from algos.pomdp.solvers import _pbs_kernels as _k
 from tests.strategies import pomdps
 
 PARITY_TOL = 1e-12  # same float64 sums in another order

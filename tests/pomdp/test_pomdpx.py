@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from algos.pomdp import POMDP, read_pomdpx, rock_sample_map, tag, tiger
-from algos.pomdp._pomdpx import _read_pomdpx_arrays
+from algos.pomdp.io._pomdpx import _read_pomdpx_arrays
 from tests._data import missing_data
 
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._codebook import GridCodebook, KMeansCodebook
 from algos.pomdp._model import POMDP
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController
+from algos.pomdp.recap._codebook import GridCodebook, KMeansCodebook
+from algos.pomdp.recap._recap import RECAPController
+from algos.pomdp.solvers._pbvi import PBVI
 from tests.strategies import pomdps
 
 VALUE_ATOL = 1e-9   # exact K*S solves: only LU round-off (~1e-13 on Tiger's scale of 100)
@@ -153,7 +153,7 @@ def test_default_pbvi_and_clone():
 @given(pomdps(with_rng=True), st.integers(1, 4))
 def test_rank_s_update_matches_direct_solve(case, K):
     """The Woodbury value of a one-node change equals the direct solve (round-off only)."""
-    from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
+    from algos.pomdp.recap._fsc_eval import FSCSystem, RowUpdate
 
     m, rng = case
     A, O = m.n_actions, m.n_observations
@@ -174,7 +174,7 @@ def test_rank_s_update_matches_direct_solve(case, K):
 def test_screened_polish_keeps_exact_acceptance(monkeypatch):
     """With the large-system path forced on (first-order screen, rank-S gain, product-form
     acceptance, a direct solve of the polished tables), values stay exact and non-decreasing in K."""
-    import algos.pomdp._recap_search as rc
+    import algos.pomdp.recap._search as rc
 
     monkeypatch.setattr(rc, "_SCREEN_SIZE", 0)
     p = tiger()

@@ -1,7 +1,7 @@
 """RECAPController's ``time_limit`` is honoured inside the steps that can run long.
 
-The fit's clocks (``time.process_time`` and ``time.perf_counter`` as ``algos.pomdp._recap`` sees them) is replaced by a
-fake one that jumps past the deadline inside a step: during the first belief simulation of a refinement (the
+The fit's clocks (``time.process_time`` and ``time.perf_counter`` as ``algos.pomdp.recap._recap`` sees them) is replaced
+by a fake one that jumps past the deadline inside a step: during the first belief simulation of a refinement (the
 step that ran for minutes on RockSample(5, 5)), or while the policy graph is being built. The fit
 must then stop at its next check: no belief simulation (refinement, restart sample or
 reachable-belief start) and no growth step runs after the jump, a ``ConvergenceWarning`` says the
@@ -16,17 +16,11 @@ import warnings
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from algos.pomdp import (
-    PointBasedSolver,
-    RECAPController,
-    _codebook,
-    _kernels,
-    _recap,
-    _recap_search,
-    _recap_starts,
-    read_pomdp,
-)
+from algos.pomdp import PointBasedSolver, RECAPController, _kernels, read_pomdp
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
+from algos.pomdp.recap import _codebook, _recap
+from algos.pomdp.recap import _search as _recap_search
+from algos.pomdp.recap import _starts as _recap_starts
 
 DATA = "/work/shared/data/pomdp"
 K = 8

@@ -1,4 +1,4 @@
-"""RECAP's incremental FSC evaluation (``algos.pomdp._fsc_eval``) and its fit path.
+"""RECAP's incremental FSC evaluation (``algos.pomdp.recap._fsc_eval``) and its fit path.
 
 * The system assembled from the cached blocks ``T[a] * Z[a, :, o]`` is the matrix of the direct
   construction, entry for entry.
@@ -18,15 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algos.pomdp import _recap_polish, _recap_search
 from algos.pomdp._beliefs import _arrays, _b0, _fsc_system, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._codebook import DISTANCES, build_codebook_fsc, quantize
-from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
-from algos.pomdp._parser import read_pomdp
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController
-from algos.pomdp._recap_search import _quantize_decision
+from algos.pomdp.io._parser import read_pomdp
+from algos.pomdp.recap import _polish as _recap_polish
+from algos.pomdp.recap import _search as _recap_search
+from algos.pomdp.recap._codebook import DISTANCES, build_codebook_fsc, quantize
+from algos.pomdp.recap._fsc_eval import FSCSystem, RowUpdate
+from algos.pomdp.recap._recap import RECAPController
+from algos.pomdp.recap._search import _quantize_decision
+from algos.pomdp.solvers._pbvi import PBVI
 from tests.strategies import pomdps
 
 DELTA_ATOL = 1e-10

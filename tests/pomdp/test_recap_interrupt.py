@@ -20,7 +20,7 @@ from threadpoolctl import threadpool_info
 from algos._anytime import InterruptedFitWarning
 from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc
-from algos.pomdp._recap_search import RecapSearch
+from algos.pomdp.recap._search import RecapSearch
 
 DATA = "/work/shared/data/pomdp"
 K = 8

@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algos.pomdp import PointBasedSolver, _fsc_eval, rock_sample
+from algos.pomdp import PointBasedSolver, rock_sample
 from algos.pomdp._beliefs import _arrays, _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._fsc_eval import FSCSystem, RowUpdate
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController
-from algos.pomdp._recap_search import _unique_rows
+from algos.pomdp.recap import _fsc_eval
+from algos.pomdp.recap._fsc_eval import FSCSystem, RowUpdate
+from algos.pomdp.recap._recap import RECAPController
+from algos.pomdp.recap._search import _unique_rows
+from algos.pomdp.solvers._pbvi import PBVI
 from tests.strategies import pomdps
 
 ATOL = 1e-10
@@ -93,7 +94,7 @@ def test_merge_drops_one_node_with_exact_value():
     pb = PBVI(random_state=0).fit(p)
     est = RECAPController(n_memory=5, random_state=0, merge=False).fit(p, alphas=pb)
     tab = dict(action=est.action_, eta=est.eta_, eta_full=est.eta_full_, m0=est.m0_)
-    from algos.pomdp._codebook import _node_successors
+    from algos.pomdp.recap._codebook import _node_successors
 
     T, Z, _, _ = _arrays(p)
     tab["P"], tab["Bn"], _ = _node_successors(T, Z, est.codebook_)
@@ -110,7 +111,7 @@ def test_merge_drops_one_node_with_exact_value():
 def test_merge_keeps_the_pair_of_highest_exact_value(case, K):
     """Every ordered pair (j merged into i) a candidate, no polish: the merge returned is the one of
     highest exact value among all of them, recomputed here by a direct solve of each merge."""
-    from algos.pomdp._codebook import _node_successors
+    from algos.pomdp.recap._codebook import _node_successors
 
     model, rng = case
     S, A = model.n_states, model.n_actions

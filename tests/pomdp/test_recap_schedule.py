@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from algos.datasets import load_pomdp
 from algos.pomdp._beliefs import _b0, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._recap import RECAPController
-from algos.pomdp._recap_search import RecapSearch
+from algos.pomdp.recap._recap import RECAPController
+from algos.pomdp.recap._search import RecapSearch
+from algos.pomdp.solvers._pbvi import PBVI
 from tests.strategies import pomdps
 
 VALUE_ATOL = 1e-9  # exact solves of systems with at most 30 unknowns: round-off only

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from algos.pomdp import PointBasedSolver, RECAPController, read_pomdp, tiger
-from algos.pomdp import _recap_starts as st
 from algos.pomdp._beliefs import _arrays, _b0
-from algos.pomdp._fsc_eval import FSCSystem
+from algos.pomdp.recap import _starts as st
+from algos.pomdp.recap._fsc_eval import FSCSystem
 
 DATA = "/work/shared/data/pomdp"
 

@@ -1,5 +1,5 @@
 """theory.pomdp (Lipschitz constant, closure bounds U1/U2/U3, converse pieces, check_fsc) and
-algos.pomdp._converse (converse lower bound). Spec ``pomdp.md`` §1.1, §1.3, §2 items 2, 5, 6, 7."""
+algos.pomdp.recap._converse (converse lower bound). Spec ``pomdp.md`` §1.1, §1.3, §2 items 2, 5, 6, 7."""
 
 import math
 
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from algos.pomdp._beliefs import blind_policy_values, evaluate_fsc
 from algos.pomdp._builtin import tiger
-from algos.pomdp._converse import _value_fns, converse_lower_bound
-from algos.pomdp._pbvi import PBVI
+from algos.pomdp.recap._converse import _value_fns, converse_lower_bound
+from algos.pomdp.solvers._pbvi import PBVI
 from tests.strategies import pomdps
 from theory import pomdp as th
 

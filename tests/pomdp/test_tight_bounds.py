@@ -173,7 +173,7 @@ def test_reported_numbers_follow_the_theory_functions(monkeypatch):
 
 
 def test_converse_falls_back_instead_of_raising():
-    from algos.pomdp._converse import ConverseFallbackWarning
+    from algos.pomdp.recap._converse import ConverseFallbackWarning
 
     m = guess()
     sol = PointBasedSolver(time_limit=20.0, target_gap=1e-7).fit(m)

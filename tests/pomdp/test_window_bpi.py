@@ -14,16 +14,16 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from algos.pomdp._beliefs import blind_policy_values, check_fsc, evaluate_fsc, evaluate_fsc_iterative
-from algos.pomdp._bpi import (
+from algos.pomdp._builtin import tiger
+from algos.pomdp._model import POMDP
+from algos.pomdp._window import FiniteWindowController, window_length
+from algos.pomdp.solvers._bpi import (
     BPIController,
     check_stochastic_fsc,
     evaluate_stochastic_fsc,
     evaluate_stochastic_fsc_iterative,
 )
-from algos.pomdp._builtin import tiger
-from algos.pomdp._model import POMDP
-from algos.pomdp._pbvi import PBVI
-from algos.pomdp._window import FiniteWindowController, window_length
+from algos.pomdp.solvers._pbvi import PBVI
 
 ITER_TOL = 1e-8     # exact vs iterative evaluation (spec §2 item 3)
 MONO_TOL = 1e-9     # BPI accepts a node only if no value drops by more than 1e-9 (LP float error)
@@ -105,7 +105,7 @@ def test_window_length_rule():
 @pytest.mark.parametrize("K", [1, 3, 7, 15])
 def test_window_tiger(tiger_pbvi, obs_only, rule, K):
     p, pb = tiger_pbvi
-    f = FiniteWindowController(K, obs_only=obs_only, action_rule=rule).fit(p, alphas=pb)
+    f = FiniteWindowController(n_memory=K, obs_only=obs_only, action_rule=rule).fit(p, alphas=pb)
     print(f"K={K} N={f.window_length_} nodes={f.n_nodes_} value={f.value_} rule={f.rule_value_}")
     _check_window(p, f, pb.upper_bound_, mc_seed=K if K in (7, 15) else None)
     if K == 1:  # K = 1 is the best blind policy (spec §7, §8.1): always listen, -20
@@ -115,21 +115,21 @@ def test_window_tiger(tiger_pbvi, obs_only, rule, K):
 def test_window_tiger_numbers(tiger_pbvi):
     """Regression numbers (exact values at b0; spec §8.1 Tiger)."""
     p, pb = tiger_pbvi
-    got = {K: FiniteWindowController(K, obs_only=True).fit(p, alphas=pb).value_ for K in (1, 3, 7, 15, 31)}
+    got = {K: FiniteWindowController(n_memory=K, obs_only=True).fit(p, alphas=pb).value_ for K in (1, 3, 7, 15, 31)}
     np.testing.assert_allclose([got[k] for k in (1, 3, 7)], [-20.0, -20.0, -20.0], atol=1e-8)
     assert got[15] > -20.0 and got[31] > got[15]
 
 
 def test_window_without_improvement_is_the_rule(tiger_pbvi):
     p, pb = tiger_pbvi
-    f = FiniteWindowController(7, obs_only=True, improve=False).fit(p, alphas=pb)
+    f = FiniteWindowController(n_memory=7, obs_only=True, improve=False).fit(p, alphas=pb)
     np.testing.assert_allclose(f.value_, f.rule_value_, atol=1e-12)
     np.testing.assert_allclose(f.value_, evaluate_fsc(p, f.action_, f.eta_, 0), atol=1e-12)
 
 
 def test_window_predict_update(tiger_pbvi):
     p, pb = tiger_pbvi
-    f = FiniteWindowController(7, obs_only=True).fit(p, alphas=pb)
+    f = FiniteWindowController(n_memory=7, obs_only=True).fit(p, alphas=pb)
     m = f.update(0, f.predict(0), 1)
     assert m == f.eta_[0, f.action_[0], 1]
     assert f.windows_[m] == (1,)
@@ -141,23 +141,23 @@ def test_window_predict_update(tiger_pbvi):
 @pytest.mark.parametrize("K", [1, 2, 5])
 def test_bpi_tiger(tiger_pbvi, init, K):
     p, pb = tiger_pbvi
-    f = BPIController(K, init=init, random_state=0).fit(p)
+    f = BPIController(n_memory=K, init=init, random_state=0).fit(p)
     print(f"K={K} init={init} value={f.value_} history={f.value_history_}")
     _check_bpi(p, f, pb.upper_bound_, mc_seed=K)
 
 
 def test_bpi_tiger_numbers():
     p = tiger()
-    f = BPIController(1).fit(p)
+    f = BPIController(n_memory=1).fit(p)
     np.testing.assert_allclose(f.value_, -20.0, atol=1e-8)
-    f6 = BPIController(6, init="random", random_state=0).fit(p)
+    f6 = BPIController(n_memory=6, init="random", random_state=0).fit(p)
     assert f6.value_ > -20.0  # random start escapes "always listen" on Tiger
 
 
 def test_bpi_deterministic_seed():
     p = tiger()
-    a = BPIController(4, init="random", random_state=3).fit(p)
-    b = BPIController(4, init="random", random_state=3).fit(p)
+    a = BPIController(n_memory=4, init="random", random_state=3).fit(p)
+    b = BPIController(n_memory=4, init="random", random_state=3).fit(p)
     np.testing.assert_array_equal(a.action_probs_, b.action_probs_)
     assert a.value_ == b.value_
 
@@ -167,7 +167,7 @@ def test_bpi_deterministic_seed():
 @given(small_pomdps(), st.integers(1, 12), st.booleans())
 def test_window_random(p, K, obs_only):
     pb = PBVI(n_beliefs=30, max_iter=60, random_state=0).fit(p)
-    f = FiniteWindowController(K, obs_only=obs_only).fit(p, alphas=pb)
+    f = FiniteWindowController(n_memory=K, obs_only=obs_only).fit(p, alphas=pb)
     note(f"K={K} nodes={f.n_nodes_} value={f.value_} blind={f.blind_value_} upper={pb.upper_bound_}")
     _check_window(p, f, pb.upper_bound_, mc_seed=0)
 
@@ -176,7 +176,7 @@ def test_window_random(p, K, obs_only):
 @given(small_pomdps(), st.integers(1, 4), st.sampled_from(["blind", "random"]))
 def test_bpi_random(p, K, init):
     pb = PBVI(n_beliefs=30, max_iter=60, random_state=0).fit(p)
-    f = BPIController(K, init=init, random_state=1).fit(p)
+    f = BPIController(n_memory=K, init=init, random_state=1).fit(p)
     note(f"K={K} value={f.value_} history={f.value_history_} upper={pb.upper_bound_}")
     _check_bpi(p, f, pb.upper_bound_, mc_seed=0)
     v, _ = evaluate_stochastic_fsc(p, f.action_probs_, f.successor_probs_)
@@ -187,38 +187,38 @@ def test_bpi_random(p, K, init):
 @pytest.mark.parametrize("cls", [FiniteWindowController, BPIController])
 def test_bad_n_memory(cls):
     with pytest.raises(ValueError, match="n_memory"):
-        cls(0).fit(tiger())
+        cls(n_memory=0).fit(tiger())
     with pytest.raises(TypeError, match="n_memory"):
-        cls(2.5).fit(tiger())
+        cls(n_memory=2.5).fit(tiger())
 
 
 @pytest.mark.parametrize("cls", [FiniteWindowController, BPIController])
 def test_discount_one_rejected(cls):
     with pytest.raises(ValueError, match="discount"):
-        cls(3).fit(tiger(discount=1.0))
+        cls(n_memory=3).fit(tiger(discount=1.0))
 
 
 def test_bad_options():
     with pytest.raises(ValueError, match="action_rule"):
-        FiniteWindowController(3, action_rule="nope").fit(tiger())
+        FiniteWindowController(n_memory=3, action_rule="nope").fit(tiger())
     with pytest.raises(ValueError, match="init"):
-        BPIController(3, init="nope").fit(tiger())
+        BPIController(n_memory=3, init="nope").fit(tiger())
     with pytest.raises(ValueError, match="alphas"):
-        FiniteWindowController(3).fit(tiger(), alphas=np.zeros((2, 5)))
+        FiniteWindowController(n_memory=3).fit(tiger(), alphas=np.zeros((2, 5)))
 
 
 def test_not_fitted():
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):
-        FiniteWindowController(3).predict(0)
+        FiniteWindowController(n_memory=3).predict(0)
     with pytest.raises(NotFittedError):
-        BPIController(3).predict(0)
+        BPIController(n_memory=3).predict(0)
 
 
 def test_clone_and_params():
     from sklearn.base import clone
 
-    f = FiniteWindowController(5, obs_only=True)
+    f = FiniteWindowController(n_memory=5, obs_only=True)
     assert clone(f).get_params()["obs_only"] is True
-    assert clone(BPIController(4, max_iter=7)).get_params()["max_iter"] == 7
+    assert clone(BPIController(n_memory=4, max_iter=7)).get_params()["max_iter"] == 7

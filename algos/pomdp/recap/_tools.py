@@ -1,4 +1,4 @@
-"""Small pieces of the RECAP search (:mod:`._recap_search`): the best-so-far record of an interrupted
+"""Small pieces of the RECAP search (:mod:`._search`): the best-so-far record of an interrupted
 fit, weighted k-means, grouping of equal beliefs, the decision quantiser with the values given, the
 order of growth results and the node occupancy of a controller.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._codebook import _nearest_with_l1_ties
-from ._recap_polish import _tie
+from ._polish import _tie
 
 
 class BestSoFar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import atomic_write
+from ..._io import atomic_write
 
 
 def _check_token_names(names, what):
@@ -55,7 +55,7 @@ def write_pomdpx(pomdp, path=None):
     """
     from xml.sax.saxutils import escape
 
-    from ._model import POMDP
+    from .._model import POMDP
 
     if not isinstance(pomdp, POMDP):
         raise TypeError(f"'pomdp' must be a POMDP; got {type(pomdp).__name__}.")

@@ -37,16 +37,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
     check_random_state,
-    check_scalar_float,
     check_scalar_int,
     validate_params,
 )
-from ._beliefs import (
+from .._beliefs import (
     SimulationResult,
     _arrays,
     _b0,
@@ -209,7 +207,7 @@ class BPIController(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
+    def __init__(self, *, n_memory, max_iter=50, tol=1e-6, init="blind", random_state=None, time_limit=None):
         self.n_memory = n_memory
         self.time_limit = time_limit
         self.max_iter = max_iter
@@ -268,12 +266,8 @@ class BPIController(BaseEstimator):
             The fitted controller.
         """
         validate_params(self)
-        K = check_scalar_int(self.n_memory, "n_memory", low=1)
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
-        check_option(self.init, "init", ("blind", "random"))
-        time_limit = (None if self.time_limit is None
-                      else check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="neither"))
+        K, max_iter, tol = int(self.n_memory), int(self.max_iter), float(self.tol)
+        time_limit = None if self.time_limit is None else float(self.time_limit)
         t_start = time.perf_counter()
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, "BPIController")

@@ -32,10 +32,10 @@ import numpy as np
 
 from theory import pomdp as _th
 
-from .._validation import check_option, check_scalar_int
-from . import _kernels
-from ._beliefs import _arrays, _b0, _need_discount_below_one
-from ._pbvi import _sawtooth
+from ..._validation import check_option, check_scalar_int
+from .. import _kernels
+from .._beliefs import _arrays, _b0, _need_discount_below_one
+from ..solvers._pbvi import _sawtooth
 
 __all__ = ["converse_lower_bound", "ConverseBound", "ConverseFallbackWarning"]
 
@@ -102,7 +102,7 @@ def _value_fns(solver):
 
 def _successors(T, Z, b, a):
     """``[(P(o|b,a), tau(b,a,o), o)]`` over the observations of positive probability, from the
-    package's one Bayes-update kernel (:func:`._kernels.belief_successors`)."""
+    package's one Bayes-update kernel (:func:`.._kernels.belief_successors`)."""
     P, Bn, zero = _kernels.belief_successors(np.ascontiguousarray(b, dtype=float)[None, :],
                                              np.ascontiguousarray(T[a]), np.ascontiguousarray(Z[a]))
     return [(float(P[0, o]), Bn[0, o], int(o)) for o in np.flatnonzero((P[0] > 1e-15) & ~zero[0])]
@@ -192,7 +192,7 @@ def _check_solver(solver, S):
 
 
 def _default_solver(pomdp):
-    from ._pbs import PointBasedSolver
+    from ..solvers._pbs import PointBasedSolver
 
     return PointBasedSolver(time_limit=20.0, target_gap=1e-4).fit(pomdp)
 

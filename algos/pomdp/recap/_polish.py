@@ -2,7 +2,7 @@
 
 :class:`Polish` holds one polish run's state (the tables, their exact value, the node values ``W`` and
 the adjoint occupancy ``y``) and tries, node by node, the three kinds of move of
-:meth:`._recap_search.RecapSearch._polish`: another action, another whole row, another successor per
+:meth:`._search.RecapSearch._polish`: another action, another whole row, another successor per
 observation. Every trial is screened by its exact gain from the rank-S (Woodbury) update of the
 current factors (:class:`._fsc_eval.RowUpdate`, O(S^3) per trial); a trial the update says improves
 is applied in product form (``RowUpdate.accept``: no refactorisation, a fresh one every
@@ -35,7 +35,7 @@ def _table_key(tab):
 class Polish:
     """One polish run over the tables ``tab`` of exact value ``value`` (``S`` states).
 
-    ``search`` is the :class:`._recap_search.RecapSearch` that owns the run (its evaluator and
+    ``search`` is the :class:`._search.RecapSearch` that owns the run (its evaluator and
     value cache); ``screen_size`` the ``K * S`` from which trials are screened by their first-order
     gain.
     """

@@ -21,9 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._io import atomic_write
-from .._validation import check_scalar_int
-from ._beliefs import _fsc_arrays, _real_array, check_fsc
+from ..._io import atomic_write
+from ..._validation import check_scalar_int
+from .._beliefs import _fsc_arrays, _real_array, check_fsc
 
 __all__ = ["AlphaPolicy", "read_policy", "write_policy", "policy_graph", "write_policy_graph"]
 

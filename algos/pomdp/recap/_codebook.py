@@ -27,6 +27,7 @@ L2 quantiser; both use the same action rule as RECAP, so only the codebook diffe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from itertools import combinations
 from numbers import Integral, Real
 
@@ -34,7 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .._validation import (
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
     check_option,
@@ -43,8 +44,8 @@ from .._validation import (
     check_scalar_int,
     validate_params,
 )
-from . import _kernels
-from ._beliefs import (
+from .. import _kernels
+from .._beliefs import (
     SIMPLEX_TOL,
     _arrays,
     _b0,
@@ -161,6 +162,14 @@ def build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahea
     action_rule = check_option(action_rule, "action_rule", ACTION_RULES)
     vi_tol = check_scalar_float(vi_tol, "vi_tol", low=0.0)
     max_vi_iter = check_scalar_int(max_vi_iter, "max_vi_iter", low=0)
+    return _build_codebook_fsc(pomdp, C, alphas, distance=distance, action_rule=action_rule, b0=b0, vi_tol=vi_tol,
+                               max_vi_iter=max_vi_iter)
+
+
+def _build_codebook_fsc(pomdp, C, alphas, *, distance="l1", action_rule="lookahead", b0=None, vi_tol=1e-10,
+                        max_vi_iter=100_000):
+    """:func:`build_codebook_fsc` of checked options (the estimators' ``action_rule`` is checked by their
+    ``_parameter_constraints``; the model, ``C`` and ``alphas`` are checked here)."""
     T, Z, r, discount = _arrays(pomdp)
     S = T.shape[1]
     b0 = _b0(pomdp, b0, S)
@@ -292,8 +301,8 @@ class _CodebookController(BaseEstimator):
 
     # ---------------------------------------------------------------- shared fitting pieces
     def _check_common(self, pomdp):
-        check_scalar_int(self.n_memory, "n_memory", low=1)
-        check_option(self.action_rule, "action_rule", ACTION_RULES)
+        """The model's arrays, after the model-dependent check (the parameters are checked by
+        ``validate_params`` against ``_parameter_constraints``)."""
         T, Z, r, discount = _arrays(pomdp)
         _need_discount_below_one(discount, type(self).__name__)
         return T, Z, r, discount
@@ -303,11 +312,11 @@ class _CodebookController(BaseEstimator):
         :class:`PointBasedSolver`, or an (n, S) array), else from a fresh solver run: the
         estimator's ``solver`` (``"pbs"``: PointBasedSolver with ``solver_params``; ``"pbvi"``, the
         default for estimators without that parameter: PBVI with ``pbvi_params``)."""
-        from ._pbvi import PBVI
+        from ..solvers._pbvi import PBVI
 
         if alphas is None:
             if getattr(self, "solver", "pbvi") == "pbs":
-                from ._pbs import PointBasedSolver
+                from ..solvers._pbs import PointBasedSolver
 
                 params = {"time_limit": 60.0, "target_gap": 1e-3}
                 params.update(getattr(self, "solver_params", None) or {})
@@ -341,7 +350,7 @@ class _CodebookController(BaseEstimator):
         return np.ascontiguousarray(G), None, None
 
     def _build(self, pomdp, C, alphas):
-        return build_codebook_fsc(pomdp, C, alphas, distance=self._distance, action_rule=self.action_rule)
+        return _build_codebook_fsc(pomdp, C, alphas, distance=self._distance, action_rule=self.action_rule)
 
     def _set_tables(self, pomdp, C, tables, alphas):
         value, W = evaluate_fsc(pomdp, tables["action"], tables["eta"], tables["m0"], return_values=True)
@@ -526,13 +535,13 @@ class GridCodebook(_CodebookController):
         "action_rule": [OrderedStrOptions(("lookahead", "quantized_mdp"))],
         "kind": [OrderedStrOptions(("regular", "random"))],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
     _distance = "l1"
 
-    def __init__(self, n_memory=8, M=None, kind="regular", action_rule="lookahead", pbvi_params=None,
+    def __init__(self, *, n_memory=8, M=None, kind="regular", action_rule="lookahead", pbvi_params=None,
                  random_state=None):
         self.n_memory = n_memory
         self.M = M
@@ -542,7 +551,6 @@ class GridCodebook(_CodebookController):
         self.random_state = random_state
 
     def _fit_codebook(self, pomdp, alphas, rng):
-        check_option(self.kind, "kind", ("regular", "random"))
         T, _, _, discount = _arrays(pomdp)
         S = T.shape[1]
         K = self.n_memory
@@ -558,7 +566,7 @@ class GridCodebook(_CodebookController):
             extra = rng.dirichlet(np.ones(S), size=K - S) if K > S else np.empty((0, S))
             return np.vstack([np.eye(S), extra])
         if self.M is not None:
-            M = check_scalar_int(self.M, "M", low=1)
+            M = int(self.M)
         else:
             M = 1
             while math.comb(M + 1 + S - 1, S - 1) <= K:
@@ -591,19 +599,13 @@ class KMeansCodebook(_CodebookController):
         "explore": [Interval(Real, 0, 1, closed="both")],
         "n_memory": [Interval(Integral, 1, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "random_state": RANDOM_STATE_CONSTRAINTS,
     }
 
     _distance = "l2"
 
-    def _check_common(self, pomdp):
-        out = super()._check_common(pomdp)
-        check_scalar_int(self.n_samples, "n_samples", low=1)
-        check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
-        return out
-
-    def __init__(self, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
+    def __init__(self, *, n_memory=8, n_samples=2000, explore=0.1, action_rule="lookahead", pbvi_params=None,
                  random_state=None):
         self.n_memory = n_memory
         self.n_samples = n_samples
@@ -615,8 +617,7 @@ class KMeansCodebook(_CodebookController):
     def _fit_codebook(self, pomdp, alphas, rng):
         from sklearn.cluster import KMeans
 
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        explore = check_scalar_float(self.explore, "explore", low=0.0, high=1.0)
+        n_samples, explore = int(self.n_samples), float(self.explore)
         _, _, _, discount = _arrays(pomdp)
         H = _default_horizon(discount)
         n_traj = max(1, math.ceil(n_samples / H))

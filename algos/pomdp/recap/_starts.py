@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from .. import _kernels
 from ._codebook import _v_gamma, simulate_beliefs
 
 __all__ = ["policy_graph", "compress", "best_compression", "merge_gains", "reachable_beliefs", "codebook_start"]
@@ -265,7 +265,7 @@ def codebook_start(B, w, K, alphas, rng, build_all, evaluate, distances, b0, n_s
     codebook with and without ``b0`` in place of its nearest codeword, built with every quantiser
     of ``distances`` (``build_all(C)``) and evaluated exactly (``evaluate(tab)``). With
     ``expired()`` given, no further seed starts once it says True (None when none ran)."""
-    from ._recap_tools import _quantize_decision, _weighted_kmeans
+    from ._tools import _quantize_decision, _weighted_kmeans
 
     k = min(K, len(B))
     vB = _v_gamma(alphas, B)

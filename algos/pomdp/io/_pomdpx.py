@@ -45,8 +45,8 @@ from xml.parsers import expat
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import check_read_budget, read_budget_bytes
-from .._validation import check_scalar_float
+from ..._io import check_read_budget, read_budget_bytes
+from ..._validation import check_scalar_float
 
 __all__ = ["read_pomdpx"]
 
@@ -659,7 +659,7 @@ def read_pomdpx(path, *, tol=1e-6, max_bytes=None):
     """
     import inspect
 
-    from ._model import POMDP
+    from .._model import POMDP
 
     d = _read_pomdpx_arrays(path, tol=tol, max_bytes=max_bytes)
     S, A = len(d["states"]), len(d["actions"])

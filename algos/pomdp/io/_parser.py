@@ -46,9 +46,9 @@ import warnings
 
 import numpy as np
 
-from .._io import atomic_write, check_read_budget, read_budget_bytes
-from .._validation import check_option
-from ._model import POMDP
+from ..._io import atomic_write, check_read_budget, read_budget_bytes
+from ..._validation import check_option
+from .._model import POMDP
 
 __all__ = ["POMDPFileWarning", "parse_pomdp", "read_pomdp", "write_pomdp"]
 

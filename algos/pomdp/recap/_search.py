@@ -14,21 +14,21 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._validation import spawn_generators
+from ..._validation import spawn_generators
 from ._codebook import (
     DISTANCES,
     _argmax_ties,
+    _build_codebook_fsc,
     _default_horizon,
     _node_successors,
     _v_gamma,
-    build_codebook_fsc,
     quantize,
     simulate_beliefs,
 )
 from ._fsc_eval import SPARSE_FROM
-from ._recap_polish import Polish, _table_key, _tie
-from ._recap_starts import merge_gains
-from ._recap_tools import (  # noqa: F401  (BestSoFar, _unique_rows, _quantize_decision: imported from here)
+from ._polish import Polish, _table_key, _tie
+from ._starts import merge_gains
+from ._tools import (  # noqa: F401  (BestSoFar, _unique_rows, _quantize_decision: imported from here)
     BestSoFar,
     _growth_rank,
     _occupancy,
@@ -113,7 +113,7 @@ class RecapSearch:
         C = np.ascontiguousarray(np.asarray(C, dtype=float))
         K = C.shape[0]
         if self.action_rule != "lookahead" or K == 1:
-            return [build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
+            return [_build_codebook_fsc(pomdp, C, alphas, distance=d, action_rule=self.action_rule)
                     for d in distances]
         ev = self._system(pomdp)
         S = ev.n_states
@@ -578,14 +578,14 @@ class RecapSearch:
         """The policy-graph start at ``n_memory``: ``(policy_graph_size, (C, tab, value) or None)``,
         or None when the time budget ran out before the graph was built.
 
-        The policy graph of the solver's vectors (:func:`._recap_starts.policy_graph`) compressed
-        to ``n_memory`` nodes and polished (:func:`._recap_starts.best_compression`); the graph,
+        The policy graph of the solver's vectors (:func:`._starts.policy_graph`) compressed
+        to ``n_memory`` nodes and polished (:func:`._starts.best_compression`); the graph,
         its batch compressions and this result are kept in ``graph_cache`` (shared with the
         smaller fit), so ``RECAPController.fit`` calls this first, before the growth, and
         ``_select_start`` reuses the result: an anytime stop then has this controller (recorded
         as ``"policy_graph"``) at the cost of one compression. A compression the time budget
         cut short is not kept (the result is None)."""
-        from . import _recap_starts as st
+        from . import _starts as st
 
         K = self.n_memory
         ev = self._system(pomdp)
@@ -614,12 +614,12 @@ class RecapSearch:
         return len(C), results[K]
 
     def _select_start(self, pomdp, G, labels, b0, rng, discount, grown):
-        """The best of the grown controller and the two starts of :mod:`._recap_starts` (the
+        """The best of the grown controller and the two starts of :mod:`._starts` (the
         compressed policy graph, polished; the reachable-belief codebook, polished), by exact
         value (ties to the earlier): ``((C, tab, value), info)`` with ``info`` the ``construction``
         name, the ``start_values`` of the starts, ``policy_graph_size`` and ``n_reachable`` (the
         estimator's attributes of these names). A start the time budget cut short is left out."""
-        from . import _recap_starts as st
+        from . import _starts as st
 
         K = self.n_memory
         best, name = grown, "growth"

@@ -58,19 +58,13 @@ from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
-    check_random_state,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
-from . import _pbs_kernels as _k
-from ._alpha_bounds import AlphaBoundsMixin
-from ._beliefs import (
+from .._beliefs import (
     _arrays,
     _b0,
     _model_arrays,
@@ -79,6 +73,8 @@ from ._beliefs import (
     blind_policy_values,
     check_belief,
 )
+from . import _pbs_kernels as _k
+from ._alpha_bounds import AlphaBoundsMixin
 from ._pbs_engines import _NumbaEngine, _TorchEngine
 
 __all__ = ["PointBasedSolver"]
@@ -230,7 +226,9 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
         "clock": [OrderedStrOptions(tuple(_CLOCKS))],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        # None, a str or a torch.device: not expressible without importing torch (the type is named there);
+        # resolved and checked by the backend layer
+        "device": "no_validation",
         "max_trials": [Interval(Integral, 0, None, closed="left"), None],
         "prune": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINTS,
@@ -239,7 +237,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
+    def __init__(self, *, time_limit=60.0, target_gap=1e-3, max_trials=None, prune=True, random_state=None,
                  verbose=0, backend="numpy", device=None, clock="cpu"):
         self.time_limit = time_limit
         self.clock = clock
@@ -254,17 +252,10 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _checked_params(self):
         """The checked ``time_limit``, clock function, ``target_gap``, ``max_trials`` and ``verbose``
-        (the package's messages first, then scikit-learn's parameter validation)."""
-        time_limit = check_scalar_float(self.time_limit, "time_limit", low=0.0, closed="right")
-        now = _CLOCKS[check_option(self.clock, "clock", tuple(_CLOCKS))]
-        target = check_scalar_float(self.target_gap, "target_gap", low=0.0)
-        max_trials = None if self.max_trials is None else check_scalar_int(self.max_trials, "max_trials", low=0)
-        if not isinstance(self.prune, (bool, np.bool_)):
-            raise TypeError(f"'prune' must be a bool; got {self.prune!r} of type {type(self.prune).__name__}.")
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
-        return time_limit, now, target, max_trials, verbose
+        (every rule is in ``_parameter_constraints``, checked by ``validate_params``)."""
+        validate_params(self)
+        max_trials = None if self.max_trials is None else int(self.max_trials)
+        return float(self.time_limit), _CLOCKS[self.clock], float(self.target_gap), max_trials, int(self.verbose)
 
     def fit(self, pomdp):
         """Run trials from ``b0`` until the target gap or the time limit; returns ``self``.
@@ -435,7 +426,7 @@ def _warm_kernels():
     global _WARMED
     if _WARMED:
         return
-    from ._builtin import tiger
+    from .._builtin import tiger
 
     model = tiger()
     T, Z, r, discount = _arrays(model)

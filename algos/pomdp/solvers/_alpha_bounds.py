@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._beliefs import check_belief
+from .._beliefs import check_belief
 
 
 class AlphaBoundsMixin:

@@ -52,7 +52,7 @@ Because of the safeguard, ``eta_`` may differ from the plain quantiser table for
 Layout: this module holds the estimator (parameter checks, the growth paths and their beam, the
 smaller fit, the fitted attributes); the search itself (growth, refinement, polish, merge, restart
 candidates, the policy-graph and codebook starts and the selection by exact value) is
-:class:`._recap_search.RecapSearch`, whose methods the names ``_grow``, ``_polish``, ``_merge``,
+:class:`._search.RecapSearch`, whose methods the names ``_grow``, ``_polish``, ``_merge``,
 ``_restart_candidates``, ``_local_variants`` and ``_full_step`` below refer to.
 """
 
@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -70,22 +71,18 @@ from threadpoolctl import threadpool_limits
 
 from theory import pomdp as _th
 
-from .._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, is_interrupt, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
     check_random_state,
-    check_scalar_float,
-    check_scalar_int,
     spawn_generators,
     validate_params,
 )
-from ._beliefs import _arrays, _b0, _n_states
+from .._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
 from ._fsc_eval import FSCSystem
-from ._recap_search import BestSoFar, RecapSearch, _tie
+from ._search import BestSoFar, RecapSearch, _tie
 
 __all__ = ["RECAPController"]
 
@@ -168,7 +165,7 @@ class RECAPController(_CodebookController):
         0.83-0.94x the solver's lower bound on 16 alpha-set/seed pairs (docs/pomdp.md). Not in the
         pomdp reconstruction notes: a project addition.
     starts : bool, default=True
-        Also build two K-node controllers from the solver's vectors (:mod:`._recap_starts`): the
+        Also build two K-node controllers from the solver's vectors (:mod:`._starts`): the
         alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
         node merges guided by first-order gains and exact solves (the controller compression of
         Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
@@ -281,7 +278,7 @@ class RECAPController(_CodebookController):
         "n_restarts": [Interval(Integral, 0, 64, closed="both")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_traj": [Interval(Integral, 1, None, closed="left")],
-        "pbvi_params": "no_validation",  # passed on as keyword arguments (any mapping, or None)
+        "pbvi_params": [Mapping, None],  # passed on to PBVI as keyword arguments
         "polish": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "refine": ["boolean"],
@@ -298,7 +295,7 @@ class RECAPController(_CodebookController):
 
     _distance = "decision"
 
-    def __init__(self, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
+    def __init__(self, *, n_memory=8, action_rule="lookahead", refine=True, n_refine=10, pbvi_params=None,
                  growth_metric="decision", n_candidates=3, n_traj=200, tol=1e-9, polish=True,
                  restart=True, n_samples=2000, n_restarts=5, random_state=None, verbose=0, solver="pbs",
                  solver_params=None, merge=True, schedule="doubling", starts=True, time_limit=None,
@@ -337,7 +334,7 @@ class RECAPController(_CodebookController):
 
     def _search(self, pomdp):
         """A :class:`RecapSearch` on the model's system with this estimator's parameters and time
-        budget (the search itself: :mod:`._recap_search`)."""
+        budget (the search itself: :mod:`._search`)."""
         best = getattr(self, "_best", None)
         record = None
         if best is not None:  # the smaller fit's candidates are "smaller" ones of the outer fit
@@ -532,26 +529,9 @@ class RECAPController(_CodebookController):
         """
         validate_params(self)
         _, _, r, discount = self._check_common(pomdp)
-        refine = check_bool(self.refine, "refine")
-        n_refine = check_scalar_int(self.n_refine, "n_refine", low=0)
-        check_option(self.growth_metric, "growth_metric", ("decision", "l1"))
-        check_scalar_int(self.n_candidates, "n_candidates", low=1)
-        check_scalar_int(self.n_traj, "n_traj", low=1)
-        check_scalar_float(self.tol, "tol", low=0.0)
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        check_bool(self.polish, "polish")
-        check_bool(self.merge, "merge")
-        starts = check_bool(self.starts, "starts")
-        check_option(self.schedule, "schedule", ("doubling", "every"))
-        restart = check_bool(self.restart, "restart")
-        n_samples = check_scalar_int(self.n_samples, "n_samples", low=1)
-        check_scalar_int(self.n_restarts, "n_restarts", low=0, high=64)
-        check_option(self.solver, "solver", ("pbs", "pbvi"))
-        if self.solver_params is not None and not isinstance(self.solver_params, dict):
-            raise TypeError(f"'solver_params' must be a dict or None; got {type(self.solver_params).__name__}.")
-        check_option(self.clock, "clock", ("cpu", "wall"))
-        time_limit = None if self.time_limit is None else check_scalar_float(
-            self.time_limit, "time_limit", low=0.0, closed="neither")
+        refine, n_refine, verbose = bool(self.refine), int(self.n_refine), int(self.verbose)
+        starts, restart, n_samples = bool(self.starts), bool(self.restart), int(self.n_samples)
+        time_limit = None if self.time_limit is None else float(self.time_limit)
         rng = check_random_state(self.random_state)
         nested = getattr(self, "_nested", False)
         with unfitted_on_interrupt(self):  # an interrupt before any controller exists, or an abort: unfitted

@@ -3,7 +3,7 @@ r"""Point-based value iteration (PBVI, Pineau et al. 2003) with a fast-informed 
 Lower bound: the alpha set starts from the blind-policy vectors (achievable values, pomdp reconstruction notes §3), so
 every vector is the value of an actual conditional plan and ``V_Gamma(b) = max_alpha b . alpha``
 never exceeds ``V*(b)``. Each iteration backs the set up at every belief of ``beliefs_``
-(:func:`._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
+(:func:`.._kernels.pbvi_backup`); a belief keeps its old best vector when the backup would lower its
 value (the Perseus safeguard), so the value at every belief point -- in particular at ``b0``,
 which is always the first point -- is non-decreasing over iterations. The set is then pruned to the
 vectors that are best at some belief point (lowest index on ties).
@@ -33,19 +33,18 @@ from sklearn.utils._param_validation import Interval
 
 from accel.backend import RESOLVE_OPTIONS, resolve
 
-from .._anytime import Interruptible, unfitted_on_interrupt
-from .._validation import (
+from ..._anytime import Interruptible, unfitted_on_interrupt
+from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
     validate_params,
 )
-from . import _kernels
+from .. import _kernels
+from .._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 from ._alpha_bounds import AlphaBoundsMixin
-from ._beliefs import _arrays, _b0, _model_arrays, _need_discount_below_one, blind_policy_values, check_belief
 
 __all__ = ["PBVI", "fib_upper_bound"]
 
@@ -101,7 +100,7 @@ def _sawtooth(X, Bu, vu, c):
     """Sawtooth interpolation (Hauskrecht 2000) of the upper-bound points ``(Bu[i], vu[i])`` over
     the corner values ``c``: ``U(x) = x.c + min(0, min_i (vu_i - Bu_i.c) min_{s: Bu_i(s)>0} x(s)/Bu_i(s))``.
     An upper bound of ``V*`` whenever every ``vu_i >= V*(Bu_i)`` and ``c_s >= V*(e_s)``
-    (numba kernel :func:`._kernels.sawtooth`; reference: the core ``accel.pomdp._sawtooth`` on numpy)."""
+    (numba kernel :func:`.._kernels.sawtooth`; reference: the core ``accel.pomdp._sawtooth`` on numpy)."""
     X = np.ascontiguousarray(X, dtype=float)
     if len(Bu) == 0:
         return X @ c
@@ -214,7 +213,9 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
-        "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
+        # None, a str or a torch.device: not expressible without importing torch (the type is named there);
+        # resolved and checked by the backend layer
+        "device": "no_validation",
         "expand": [OrderedStrOptions(("ssea", "random"))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "n_beliefs": [Interval(Integral, 1, None, closed="left")],
@@ -225,7 +226,7 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
+    def __init__(self, *, n_beliefs=200, max_iter=200, tol=1e-6, expand="ssea", upper="sawtooth",
                  random_state=None, verbose=0, backend="numpy", device=None, target_gap=None):
         self.target_gap = target_gap
         self.n_beliefs = n_beliefs
@@ -296,18 +297,13 @@ class PBVI(AlphaBoundsMixin, BaseEstimator):
 
     def _checked_params(self, pomdp):
         """The checked ``n_beliefs``, ``max_iter``, ``tol``, resolved backend, ``verbose``, ``target_gap``
-        and generator (the package's messages first, then scikit-learn's parameter validation)."""
-        n_beliefs = check_scalar_int(self.n_beliefs, "n_beliefs", low=1)
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=0)
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
-        check_option(self.expand, "expand", ("ssea", "random"))
-        check_option(self.upper, "upper", ("sawtooth", "fib"))
+        and generator (every rule is in ``_parameter_constraints``, checked by ``validate_params``; the
+        backend layer resolves ``backend`` and ``device`` for the model)."""
+        validate_params(self)
         backend = resolve(self.backend, self.device, _model_arrays(pomdp))
-        verbose = check_scalar_int(self.verbose, "verbose", low=0)
-        target_gap = None if self.target_gap is None else check_scalar_float(self.target_gap, "target_gap", low=0.0)
+        target_gap = None if self.target_gap is None else float(self.target_gap)
         rng = check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
-        return n_beliefs, max_iter, tol, backend, verbose, target_gap, rng
+        return int(self.n_beliefs), int(self.max_iter), float(self.tol), backend, int(self.verbose), target_gap, rng
 
     def fit(self, pomdp):
         r"""Run point-based value iteration on ``pomdp``.
