@@ -134,6 +134,11 @@ SHARED_CONVERTERS = {
     "random_state": "theory._checks.check_random_state (and spawn_generators) turn it into generators",
     "backend": "accel.backend.resolve turns it into a compute backend",
 }
+#: Bad values that, with their rule switched off, make fit run without end instead of failing (a test of the
+#: rule's single home needs the fit to return): the rule itself is checked by test_invalid_value_rejected_at_fit.
+RUNS_FOREVER_UNCHECKED = {
+    ("RECAPController", "n_memory"): "K = 0 leaves the compression search with no node to remove or add",
+}
 #: Public functions (and methods of public classes) that ``fit`` calls and that check their own arguments
 #: at their own boundary, as every public entry point of the package does: a refusal raised inside one of
 #: them is that function's contract, not a copy of the estimator's rule. Keyed by ``__qualname__``.
@@ -204,7 +209,8 @@ def test_invalid_value_rejected_at_fit(module, name, cls, param, bad):
 
 @pytest.mark.parametrize("module, name, cls, param, bad",
                          [c for c in _invalid_cases()
-                          if (c.values[1], c.values[3]) not in DATA_DEPENDENT and c.values[3] not in SHARED_CONVERTERS])
+                          if (c.values[1], c.values[3]) not in {**DATA_DEPENDENT, **RUNS_FOREVER_UNCHECKED}
+                          and c.values[3] not in SHARED_CONVERTERS])
 def test_rule_checked_once(module, name, cls, param, bad, monkeypatch):
     """With the declared constraints switched off, no inline copy of the rule rejects the bad value."""
     rec = _recipe(module, name)
