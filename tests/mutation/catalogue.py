@@ -161,7 +161,7 @@ MUTANTS = [
                  'delta, tol, budget = 3.0 * prm["delta"], prm["tol"], prm["max_iter"]'))),
     Mutant("hetero_regression.stop_tol_x1e6", HR, A,
            "broken stopping rule: IRLS stops at a relative gradient 1e6 times the tolerance",
-           _src("algos.hetero_regression._huber_solvers",
+           _src("algos.hetero_regression._irls",
                 ("if grad_rel < tol and (n_iter >= 1 or max_iter == 0):",
                  "if grad_rel < 1e6 * tol and (n_iter >= 1 or max_iter == 0):"))),
     Mutant("hetero_regression.psi_doubled", HR, A,
