@@ -322,7 +322,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, fit_intercept=False):
+    def __init__(self, *, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
     def fit(self, X, y):
@@ -464,7 +464,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, fit_intercept=False):
+    def __init__(self, *, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
     def fit(self, X, y, groups=None):
@@ -614,7 +614,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, alpha=0.5, n_iter=None, fit_intercept=False):
+    def __init__(self, *, alpha=0.5, n_iter=None, fit_intercept=False):
         self.alpha = alpha
         self.n_iter = n_iter
         self.fit_intercept = fit_intercept

@@ -387,7 +387,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         "refine": [OrderedStrOptions(("none", "mixture"))],
     }
 
-    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
+    def __init__(self, *, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
                  n_bootstrap=200, random_state=0, refine="none"):
         self.method = method
         self.delta = delta

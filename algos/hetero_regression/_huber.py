@@ -305,7 +305,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
+    def __init__(self, *, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
                  continuation=False, solver="irls", backend="numpy", regime_cap=REGIME_CAP):
         self.regime_cap = regime_cap
         self.delta = delta

@@ -237,7 +237,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
         "whiten": ["boolean"],
     }
 
-    def __init__(self, n_rounds=30, threshold=1.0, whiten=True, location="median", fit_intercept=False,
+    def __init__(self, *, n_rounds=30, threshold=1.0, whiten=True, location="median", fit_intercept=False,
                  tol=1e-10):
         self.n_rounds = n_rounds
         self.threshold = threshold

@@ -169,7 +169,7 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         "refit": [OrderedStrOptions(("ols", "huber"))],
     }
 
-    def __init__(self, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
+    def __init__(self, *, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
         self.delta_min = delta_min
         self.halving = halving
         self.refit = refit

@@ -297,6 +297,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         graph=None,
         feature_sets=None,
         protocol="full",
