@@ -6,9 +6,15 @@ Every estimator of the seven modules (``algos.<module>.__all__``, classes derivi
 (a) declare ``_parameter_constraints`` (scikit-learn's format) whose keys are exactly its
     ``__init__`` parameters;
 (b) reject, at ``fit``, a value outside any ``Interval`` / ``StrOptions`` constraint it declares,
-    with a ``ValueError`` (scikit-learn's ``InvalidParameterError`` is one; the package's own checks,
-    which run first where their message is more specific, raise ``TypeError`` for a value of the wrong
-    kind) naming the parameter;
+    and a value of a kind that none of its type-only constraints (types, ``"boolean"``,
+    ``HasMethods``) allows, with a ``ValueError`` (scikit-learn's ``InvalidParameterError`` is one;
+    the package's own checks, which run first where their message is more specific, raise ``TypeError``
+    for a value of the wrong kind) naming the parameter in quotes (``'k'``, so that a short name cannot
+    pass by matching any word of the message);
+(b') check each such rule in one place only: with the ``_parameter_constraints`` validation switched
+    off, the same bad value must no longer be rejected by an error naming the parameter (an inline copy
+    of the rule), except for the rules listed in :data:`DATA_DEPENDENT`, whose full form depends on the
+    data;
 (c) raise :class:`~sklearn.exceptions.NotFittedError` from its prediction-type methods (every public
     method that reads the fitted state, :data:`PREDICT_METHODS`) before ``fit``;
 (d) survive ``clone`` and ``get_params`` / ``set_params`` unchanged.
@@ -27,7 +33,13 @@ from pathlib import Path
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import Interval, StrOptions, generate_invalid_param_val, make_constraint
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    generate_invalid_param_val,
+    make_constraint,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 import _recipes  # noqa: E402
@@ -73,6 +85,24 @@ def _init_params(cls):
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+class _Alien:
+    """A value of a kind no constraint of the package allows (no type, no method, not a bool)."""
+
+    def __repr__(self):
+        return "_Alien()"
+
+
+def _type_only(constraints):
+    """True when every constraint says only what kind of object is allowed (no interval, no options)."""
+    kinds = []
+    for c in constraints:
+        if c is None or c == "boolean" or isinstance(c, (type, HasMethods)):
+            kinds.append(c)
+        else:
+            return False
+    return any(c is not None for c in kinds)
+
+
 def _invalid_cases():
     cases = []
     for module, name, cls in ESTIMATORS:
@@ -86,7 +116,31 @@ def _invalid_cases():
                     kind = "options" if isinstance(c, StrOptions) else repr(generate_invalid_param_val(c))
                     cases.append(pytest.param(module, name, cls, param, generate_invalid_param_val(c),
                                               id=f"{name}-{param}-{kind}"))
+            if _type_only(constraints):
+                cases.append(pytest.param(module, name, cls, param, _Alien(), id=f"{name}-{param}-alien"))
     return cases
+
+
+#: Rules whose complete form depends on the data, so that fit checks them inline after the data-free
+#: part has been checked by ``_parameter_constraints``: ``(estimator, parameter) -> the rule``. A bad
+#: value of the data-free part may be caught again there, which is not a second copy of the rule.
+DATA_DEPENDENT = {
+}
+
+
+def _validation_off(monkeypatch):
+    """Switch off every path by which ``_parameter_constraints`` are checked."""
+    from algos import _validation
+
+    original = _validation.validate_params
+
+    def nothing(*args, **kwargs):
+        return None
+
+    monkeypatch.setattr(BaseEstimator, "_validate_params", nothing)
+    for mod_name, mod in list(sys.modules.items()):
+        if mod_name.split(".")[0] in ("algos", "accel") and getattr(mod, "validate_params", None) is original:
+            monkeypatch.setattr(mod, "validate_params", nothing)
 
 
 def test_every_module_has_estimators():
@@ -115,7 +169,25 @@ def test_invalid_value_rejected_at_fit(module, name, cls, param, bad):
         # than "auto" for a float-or-"auto" parameter), before scikit-learn's InvalidParameterError
         with pytest.raises((ValueError, TypeError)) as info:
             getattr(est, rec.fit_method)(**rec.fit())
-    assert param in str(info.value), str(info.value)
+    assert f"'{param}'" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("module, name, cls, param, bad",
+                         [c for c in _invalid_cases() if (c.values[1], c.values[3]) not in DATA_DEPENDENT])
+def test_rule_checked_once(module, name, cls, param, bad, monkeypatch):
+    """With the declared constraints switched off, no inline copy of the rule rejects the bad value."""
+    rec = _recipe(module, name)
+    est = cls(**rec.args()).set_params(**{param: bad})
+    _validation_off(monkeypatch)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            getattr(est, rec.fit_method)(**rec.fit())
+    except (ValueError, TypeError) as err:
+        assert f"'{param}'" not in str(err), (
+            f"{name}.{param}={bad!r} is rejected a second time, outside _parameter_constraints: {err}")
+    except Exception:  # noqa: BLE001 - any other failure of a bad value is not a second copy of the rule
+        pass
 
 
 def _call_kwargs(method, rec, fn):

@@ -105,11 +105,24 @@ def _packages():
 
 
 def _file_graph(package_dir):
-    """``{module: set of modules of the same package it imports at module level}`` (the package itself excluded)."""
+    """``{unit: set of units of the same package it imports at module level}`` (the package itself excluded).
+
+    A unit is a file of the package or one of its direct subpackages taken whole (all its files, at any
+    depth), so that two subpackages importing each other, or a subpackage and a file of its parent that
+    import each other, show as a cycle here; cycles inside a subpackage are checked on that subpackage.
+    """
     name = ".".join(package_dir.relative_to(ROOT).parts)
-    files = {(f"{name}.{f.stem}" if f.name != "__init__.py" else name): f for f in package_dir.glob("*.py")}
-    return {mod: {imp for imp in _top_level_imports(path) if imp in files and imp not in (mod, name)}
-            for mod, path in files.items()}
+    units = {(f"{name}.{f.stem}" if f.name != "__init__.py" else name): [f] for f in package_dir.glob("*.py")}
+    for sub in sorted(package_dir.iterdir()):
+        if sub.is_dir() and (sub / "__init__.py").is_file():
+            units[f"{name}.{sub.name}"] = sorted(sub.rglob("*.py"))
+
+    def unit_of(module):
+        return next((u for u in units if u != name and (module == u or module.startswith(u + "."))), None)
+
+    return {unit: {u for path in paths for imp in _top_level_imports(path)
+                   if (u := unit_of(imp)) is not None and u != unit}
+            for unit, paths in units.items()}
 
 
 def _cycles(graph):
@@ -126,6 +139,9 @@ def test_the_file_graph_sees_module_level_imports_only():
     graph = _file_graph(ROOT / "algos" / "continual")
     assert "algos.continual._reservoir" in graph["algos.continual._birc2d"]  # from ._reservoir import ...
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    # a subpackage is one unit of its parent's graph: the imports of all its files are its edges
+    graph = _file_graph(ROOT / "algos")
+    assert "algos._validation" in graph["algos.pomdp"] and "algos.pomdp._model" not in graph
 
 
 @pytest.mark.parametrize("package", _packages(), ids=lambda p: str(p.relative_to(ROOT)))
