@@ -338,7 +338,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        fit_intercept = bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         b, _, self.objective_ = _lad_lp(Xa, y)
@@ -482,7 +482,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        fit_intercept = bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         groups = _check_groups(groups, X.shape[0])
         Xa = _with_ones(X) if fit_intercept else X
@@ -632,9 +632,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        alpha = check_scalar_float(self.alpha, "alpha", low=0.0, high=1.0, closed="left")
-        n_iter = None if self.n_iter is None else check_scalar_int(self.n_iter, "n_iter", low=1)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        alpha, n_iter, fit_intercept = float(self.alpha), self.n_iter, bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         n, d = Xa.shape
