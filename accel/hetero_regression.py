@@ -30,8 +30,8 @@ from .backend import _is_tensor, get_backend
 
 __all__ = ["huber_irls_batched"]
 
-# the same constants as algos.hetero_regression._huber (kept literal here: importing the estimator
-# module would compile nothing, but the two files must be readable on their own)
+# The constants of every Huber IRLS of the package, defined here once (the bottom layer):
+# algos.hetero_regression._irls imports them for the in-memory, chunked and Dask loop.
 RIDGE = 1e-12
 MONOTONE_RTOL = 1e-11
 MAX_BACKTRACKS = 40

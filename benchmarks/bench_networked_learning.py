@@ -175,13 +175,13 @@ def section_a(quick, repeat):
     yc = Xc @ np.ones(d) / np.sqrt(d) + rng.standard_normal(mc)
     G = make_path(2 * d)
     fs = cyclic_allocation(G, d)
-    est = NetworkedDAGRegressor(G, fs, protocol="sketch", sketch="gaussian", k=k, fit_intercept=False,
-                                engine="coef", random_state=3).fit(Xc, yc)
+    est = NetworkedDAGRegressor(graph=G, feature_sets=fs, protocol="sketch", sketch="gaussian", k=k,
+                                fit_intercept=False, engine="coef", random_state=3).fit(Xc, yc)
     S = make_sketch("gaussian", k, mc, est.sketch_seed_).to_dense()
     grp = GaussianRandomProjection(n_components=k, random_state=0).fit(Xc.T)
     grp.components_ = S
     Z = grp.transform(np.column_stack([Xc, yc]).T).T
-    ref = NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False).fit(Z[:, :d], Z[:, d])
+    ref = NetworkedDAGRegressor(graph=G, feature_sets=fs, protocol="full", fit_intercept=False).fit(Z[:, :d], Z[:, d])
     diff = float(np.max(np.abs(est.coef_ - ref.coef_)))
     notes.append(f"cross-check (m = {mc}, d = {d}, k = {k}, path of depth {2 * d}): sketched protocol with our "
                  "Gaussian S vs the full protocol on sklearn's projection of [X, y] with components_ = our S: "
@@ -213,13 +213,14 @@ def section_b(quick, repeat):
     path_fs = cyclic_allocation(path, d)
 
     models = {
-        "ours: star (10 spokes -> hub), full": lambda: NetworkedDAGRegressor(star, star_fs, protocol="full",
-                                                                             output_agent=d),
+        "ours: star (10 spokes -> hub), full": lambda: NetworkedDAGRegressor(
+            graph=star, feature_sets=star_fs, protocol="full", output_agent=d),
         "sklearn StackingRegressor (cv=5)": lambda: StackingRegressor(
             estimators=[(f"x{j}", make_pipeline(ColumnTransformer([("c", "passthrough", [j])]), LinearRegression()))
                         for j in range(d)],
             final_estimator=LinearRegression(), cv=5, passthrough=False),
-        "ours: cyclic path, depth 20, full": lambda: NetworkedDAGRegressor(path, path_fs, protocol="full"),
+        "ours: cyclic path, depth 20, full": lambda: NetworkedDAGRegressor(
+            graph=path, feature_sets=path_fs, protocol="full"),
         "centralised OLS (LinearRegression)": lambda: LinearRegression(),
     }
     n_splits = 5 if quick else 20
@@ -291,12 +292,12 @@ def c_cell(design, protocol, k, seed, m, random_state=None):
     X, y = model.sample(m, random_state=SEED + seed)
     t0 = time.perf_counter()
     if protocol == "full":
-        est = NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False).fit(X, y)
+        est = NetworkedDAGRegressor(graph=G, feature_sets=fs, protocol="full", fit_intercept=False).fit(X, y)
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SketchSizeWarning at k = 50
-            est = NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 7 * seed,
-                                        **C_PROTOCOLS[protocol]).fit(X, y)
+            est = NetworkedDAGRegressor(graph=G, feature_sets=fs, k=k, fit_intercept=False,
+                                        random_state=SEED + 7 * seed, **C_PROTOCOLS[protocol]).fit(X, y)
     fit_s = time.perf_counter() - t0
     missed = bool(not np.any(X[est.rows_, 0] != 0)) if protocol == "subsample" else None
     return {"excess": float(excess_risk(est.coef_, model.Sigma, model.beta_star)), "fit_s": fit_s,
@@ -337,8 +338,8 @@ def section_c(quick, repeat, sweep=None):
         mine = [r for r in records if r["design"] == design]  # seed order inside each (k, protocol)
         full = [r["excess"] for r in mine if r["protocol"] == "full"]
         X0, y0 = model.sample(m, random_state=SEED)
-        t_full = timeit_median(lambda: NetworkedDAGRegressor(G, fs, protocol="full", fit_intercept=False)
-                               .fit(X0, y0), repeat=repeat)
+        t_full = timeit_median(lambda: NetworkedDAGRegressor(graph=G, feature_sets=fs, protocol="full",
+                                                             fit_intercept=False).fit(X0, y0), repeat=repeat)
         sigma2 = model.noise_var
         rows = []
         for k in ks:

@@ -322,7 +322,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, fit_intercept=False):
+    def __init__(self, *, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
     def fit(self, X, y):
@@ -338,7 +338,7 @@ class LADRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        fit_intercept = bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         b, _, self.objective_ = _lad_lp(Xa, y)
@@ -464,7 +464,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, fit_intercept=False):
+    def __init__(self, *, fit_intercept=False):
         self.fit_intercept = fit_intercept
 
     def fit(self, X, y, groups=None):
@@ -482,7 +482,7 @@ class FeasibleWLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        fit_intercept = bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         groups = _check_groups(groups, X.shape[0])
         Xa = _with_ones(X) if fit_intercept else X
@@ -614,7 +614,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, alpha=0.5, n_iter=None, fit_intercept=False):
+    def __init__(self, *, alpha=0.5, n_iter=None, fit_intercept=False):
         self.alpha = alpha
         self.n_iter = n_iter
         self.fit_intercept = fit_intercept
@@ -632,9 +632,7 @@ class TrimmedLSRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        alpha = check_scalar_float(self.alpha, "alpha", low=0.0, high=1.0, closed="left")
-        n_iter = None if self.n_iter is None else check_scalar_int(self.n_iter, "n_iter", low=1)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        alpha, n_iter, fit_intercept = float(self.alpha), self.n_iter, bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
         n, d = Xa.shape

@@ -96,6 +96,19 @@ def _make(name, delta, intercept):
     return LinearRegression(fit_intercept=intercept)
 
 
+def _parse_delta(text):
+    """``--delta`` as a float, checked by :class:`HuberSoSRegressor`'s constraint on ``delta``."""
+    from .._validation import validate_params
+    from ._huber import HuberSoSRegressor
+
+    try:
+        delta = float(text)
+    except ValueError:
+        raise ValueError(f"'delta' must be a float in (0, inf) or 'auto'; got {text!r}.") from None
+    validate_params(HuberSoSRegressor(delta=delta))
+    return delta
+
+
 def _estimator_names(text):
     names = [e.strip() for e in text.split(",") if e.strip()]
     bad = [e for e in names if e not in ESTIMATORS]
@@ -124,17 +137,14 @@ def _fit(args):
         path, source = args.csv, args.csv
     if not path or not args.target:
         raise ValueError("'csv' and 'target' (or 'dataset') are required to fit (or run `algos hetero simulate`).")
+    if args.delta != "auto":  # checked by the estimator's own rule, before the data is read
+        _parse_delta(args.delta)
     X, y, feats = read_csv_columns(path, args.target, args.features)
     if args.delta == "auto":
         Xd = np.column_stack([np.ones(len(y)), X]) if args.intercept else X
         delta = suggest_delta(Xd, y)
     else:
-        try:
-            delta = float(args.delta)
-        except ValueError:
-            raise ValueError(f"'delta' must be a positive float or 'auto'; got {args.delta!r}.") from None
-        if not (np.isfinite(delta) and delta > 0):
-            raise ValueError(f"'delta' must be a positive float or 'auto'; got {args.delta!r}.")
+        delta = _parse_delta(args.delta)
     results = []
     for name in _estimator_names(args.estimator):
         est = _make(name, delta, args.intercept)

@@ -271,22 +271,3 @@ def suggest_delta(X, y, *, factor=1.5):
     if not (math.isfinite(out) and out > 0):
         raise ValueError(f"suggest_delta could not compute a finite positive threshold; got {out!r}.")
     return out
-
-
-def resolve_delta(value, name, X, y):
-    """``value`` as a positive float, or :func:`suggest_delta` of ``(X, y)`` when it is ``"auto"``.
-
-    ``X`` must already hold the intercept column when one is fitted (the threshold is computed from
-    the residuals of the model that is fitted).
-    """
-    if isinstance(value, str):
-        if value == "auto":
-            return suggest_delta(X, y)
-        raise TypeError(f"'{name}' must be a float in (0, inf) or 'auto'; got {value!r} of type str.")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"'{name}' must be a float in (0, inf) or 'auto'; got {value!r} of type "
-                        f"{type(value).__name__}.")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"'{name}' must be a float in (0, inf) or 'auto'; got {v!r}.")
-    return v

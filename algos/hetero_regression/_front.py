@@ -23,15 +23,12 @@ from sklearn.utils.validation import validate_data
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
     check_random_state,
-    check_scalar_int,
     validate_params,
 )
 from ._baselines import _check_real, _check_shape, _LinearPredictMixin, _lstsq
 from ._dask import is_dask_array
-from ._data import resolve_delta, suggest_delta
+from ._data import suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
 from ._huber_solvers import _init_lad
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
@@ -377,7 +374,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     """
 
     _parameter_constraints: dict = {
-        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "delta": [Interval(Real, 0, math.inf, closed="neither"), StrOptions({"auto"})],  # finite
         "fit_intercept": ["boolean"],
         "inference": [OrderedStrOptions(("auto", "sandwich"))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -387,7 +384,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         "refine": [OrderedStrOptions(("none", "mixture"))],
     }
 
-    def __init__(self, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
+    def __init__(self, *, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
                  n_bootstrap=200, random_state=0, refine="none"):
         self.method = method
         self.delta = delta
@@ -412,16 +409,10 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self : SubsetOfSignalsRegressor
         """
-        method = check_option(self.method, "method", _METHODS)
-        if not (isinstance(self.delta, str) and self.delta == "auto"):
-            resolve_delta(self.delta, "delta", None, None)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        inference = check_option(self.inference, "inference", _INFERENCE)
-        n_bootstrap = check_scalar_int(self.n_bootstrap, "n_bootstrap", low=10)
-        refine = check_option(self.refine, "refine", _REFINE)
+        validate_params(self)
+        method, fit_intercept, max_iter = self.method, bool(self.fit_intercept), int(self.max_iter)
+        inference, n_bootstrap, refine = self.inference, int(self.n_bootstrap), self.refine
         rng = check_random_state(self.random_state)
-        validate_params(self)  # after the checks above, whose messages are the package's
         if is_dask_array(X) or is_dask_array(y):
             return self._fit_dask(X, y, method, fit_intercept, max_iter)
         _check_real(X, "X")

@@ -24,20 +24,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from accel.backend import RESOLVE_OPTIONS, resolve
+from accel.backend import resolve
 
 from .._validation import (
     OrderedStrOptions,
-    check_bool,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
 from ._baselines import _check_real, _LinearPredictMixin
 from ._chunked import huber_fit_chunks
 from ._dask import DaskPass, check_dask_xy, is_dask_array
-from ._data import resolve_delta, suggest_delta
+from ._data import suggest_delta
 from ._huber_solvers import (
     _init_cmed,
     _init_lad,
@@ -296,7 +292,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
     _parameter_constraints: dict = {
         "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
         "continuation": ["boolean"],
-        "delta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "delta": [Interval(Real, 0, math.inf, closed="neither"), StrOptions({"auto"})],  # finite
         "fit_intercept": ["boolean"],
         "init": [OrderedStrOptions(("ols", "zeros", "lad", "cmed"))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -305,7 +301,7 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
+    def __init__(self, *, delta=1.0, fit_intercept=False, init="ols", max_iter=500, tol=1e-10,
                  continuation=False, solver="irls", backend="numpy", regime_cap=REGIME_CAP):
         self.regime_cap = regime_cap
         self.delta = delta
@@ -318,18 +314,19 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         self.backend = backend
 
     def _check_params(self):
+        """:func:`validate_params` (the rules live in ``_parameter_constraints``), then the values as plain
+        Python numbers."""
+        validate_params(self)
         return {
-            "delta": self.delta if isinstance(self.delta, str) and self.delta == "auto"
-            else resolve_delta(self.delta, "delta", None, None),
-            "regime_cap": None if self.regime_cap is None
-            else check_scalar_int(self.regime_cap, "regime_cap", low=1),
-            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
-            "init": check_option(self.init, "init", _INITS),
-            "max_iter": check_scalar_int(self.max_iter, "max_iter", low=1),
-            "tol": check_scalar_float(self.tol, "tol", low=0.0),
-            "continuation": check_bool(self.continuation, "continuation"),
-            "solver": check_option(self.solver, "solver", _SOLVERS),
-            "backend": check_option(self.backend, "backend", RESOLVE_OPTIONS),
+            "delta": self.delta if isinstance(self.delta, str) else float(self.delta),
+            "regime_cap": None if self.regime_cap is None else int(self.regime_cap),
+            "fit_intercept": bool(self.fit_intercept),
+            "init": self.init,
+            "max_iter": int(self.max_iter),
+            "tol": float(self.tol),
+            "continuation": bool(self.continuation),
+            "solver": self.solver,
+            "backend": self.backend,
         }
 
     def fit(self, X, y, sample_weight=None):
@@ -372,7 +369,6 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         :meth:`_set_fitted`; sets ``backend_`` and ``delta_``.
         """
         prm = self._check_params()
-        validate_params(self)  # after the checks above, whose messages are the package's
         backend = resolve(prm["backend"], None, (X, y))
         if backend == "torch" and prm["solver"] == "lbfgs":
             if prm["backend"] == "auto":  # the torch core has no L-BFGS: "auto" keeps the CPU path
@@ -556,20 +552,17 @@ class HuberSoSRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMixin, Ba
         if not callable(chunks):
             raise TypeError(f"'chunks' must be a callable returning an iterable of (X, y) pairs; got "
                             f"{type(chunks).__name__}.")
+        prm = self._check_params()
         if isinstance(self.delta, str):
             raise ValueError(f"fit_chunks needs a numeric 'delta'; got {self.delta!r} ('auto' needs all residuals "
                              "at once: fit a sample first and pass its delta_).")
-        delta = resolve_delta(self.delta, "delta", None, None)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        delta, fit_intercept, max_iter, tol = prm["delta"], prm["fit_intercept"], prm["max_iter"], prm["tol"]
         out = huber_fit_chunks(chunks, float(delta), fit_intercept, tol, max_iter)
         return self._set_from_passes(out, float(delta), fit_intercept, tol, max_iter, "fit_chunks")
 
     def _fit_dask(self, X, y, sample_weight):
         """:meth:`fit` on Dask arrays: the pass iteration with every pass mapped onto the row blocks."""
         prm = self._check_params()
-        validate_params(self)
         if isinstance(self.delta, str):
             raise ValueError(f"fit on a dask array needs a numeric 'delta'; got {self.delta!r} ('auto' needs all "
                              "residuals at once: fit a sample in memory first and pass its delta_).")

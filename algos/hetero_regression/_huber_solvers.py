@@ -14,20 +14,9 @@ import numpy as np
 from scipy import linalg as sla
 from scipy.linalg.blas import dsyrk
 
-from ._irls import (  # noqa: F401  (RIDGE ... are part of this file's documented interface)
-    ARMIJO_C,
-    MAX_BACKTRACKS,
-    MONOTONE_RTOL,
-    NEWTON_MIN_INLIERS_PER_COEF,
-    NEWTON_TRIES,
-    RIDGE,
-)
+from ._irls import RIDGE, irls_loop
 from ._kernels import huber_pass, masked_ratio_medians
 
-#: after a refused Newton step, the next 1, 2, 4, ... attempts (at most this many) are skipped
-NEWTON_MAX_BACKOFF = 4
-#: solver="irls" doubles an accepted MM step while the objective keeps decreasing, up to this factor
-MAX_EXTRAPOLATION = 64.0
 #: IRLS-for-L1 steps of ``init="lad"``, and coordinate-median rounds of ``init="cmed"``.
 LAD_INIT_STEPS = 20
 CMED_INIT_ROUNDS = 10
@@ -67,139 +56,70 @@ class _Stage:
             setattr(self, k, v)
 
 
-def _newton_step(X, y, sw, b, r, g, L, delta, bufs):
-    r"""Try one semismooth Newton step; return ``(b_new, L_new, nin_new)`` or ``None``.
+class _ArrayPoint:
+    """A point of the in-memory pass: ``L``, ``g``, ``nin`` and the residuals ``r`` and weights ``w``.
 
-    The generalised Hessian of :math:`L` is :math:`X_I^\top \operatorname{diag}(s_I) X_I` over the
-    inliers :math:`I = \{i : |r_i| \le \delta\}` (cost :math:`|I| d^2`, cheap when few rows are
-    inliers). The step :math:`-H^{-1}\nabla L` is accepted only if it passes the Armijo test
-    :math:`L(b + t p) \le L(b) + c\, t\, \nabla L^\top p` for some :math:`t \in \{1, 1/2, 1/4\}`
-    (``c = 1e-4``); otherwise the caller takes the majorise-minimise step.
-    """
-    p = X.shape[1]
-    inl = np.abs(r) <= delta
-    if sw.shape[0]:
-        inl &= sw > 0
-        XI = X[inl] * np.sqrt(sw[inl])[:, None]
-    else:
-        XI = X[inl]
-    H = dsyrk(1.0, XI.T, trans=0)
-    tr = float(np.trace(H))
-    if not tr > 0:
-        return None
-    H[np.diag_indices(p)] += RIDGE * tr / p
-    try:
-        step = sla.cho_solve(sla.cho_factor(H, lower=False, check_finite=False), -g, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        return None
-    slope = float(g @ step)
-    if not (np.all(np.isfinite(step)) and slope < 0.0):
-        return None
-    r2, w2, g2 = bufs
-    gnorm = float(np.linalg.norm(g))
-    t = 1.0
-    for _ in range(NEWTON_TRIES):
-        b_new = b + t * step
-        L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
-        if L_new <= L + ARMIJO_C * t * slope:
-            return b_new, L_new, nin_new
-        # near the minimiser the decrease is below round-off: accept a step that keeps L within
-        # round-off (the MM step's own tolerance) and halves the gradient
-        if L_new <= L + MONOTONE_RTOL * abs(L) and float(np.linalg.norm(g2)) <= 0.5 * gnorm:
-            return b_new, L_new, nin_new
-        t *= 0.5
-    return None
+    Its arrays go back to the pass's pool when the point is dropped (no allocation per evaluation)."""
+
+    __slots__ = ("L", "g", "nin", "r", "w", "delta", "pool")
+    complete = True  # the matrices are computed from r and w on demand, without another pass
+
+    def __init__(self, L, g, nin, r, w, delta, pool):
+        self.L, self.g, self.nin, self.r, self.w, self.delta, self.pool = L, g, nin, r, w, delta, pool
+
+    def __del__(self):
+        self.pool.append((self.r, self.w, self.g))
+
+
+class ArrayPass:
+    r"""The in-memory oracle of :func:`._irls.irls_loop`: the fused numba pass :func:`._kernels.huber_pass`
+    over ``X``, ``y`` (sample weights ``sw``, or an empty array), and the two Gram matrices by BLAS ``dsyrk``
+    from the point's residuals and weights, only when the loop asks for them."""
+
+    fuse_trials = False
+
+    def __init__(self, X, y, sw):
+        self.X, self.y, self.sw = X, y, sw
+        n = X.shape[0]
+        self.buf = np.empty_like(X)
+        self.s = np.empty(n)
+        self.pool = []
+
+    def at(self, b, delta, full=True):
+        if self.pool:
+            r, w, g = self.pool.pop()
+        else:
+            n, p = self.X.shape
+            r, w, g = np.empty(n), np.empty(n), np.empty(p)
+        L, nin = huber_pass(self.X, self.y, b, delta, self.sw, r, w, g)
+        return _ArrayPoint(L, g, nin, r, w, delta, self.pool)
+
+    def majoriser(self, P):
+        r"""Upper triangle of :math:`X^\top W X` (``W`` the point's weights, sample weights included)."""
+        np.sqrt(P.w, out=self.s)
+        return _weighted_gram(self.X, self.s, self.buf)
+
+    def inlier_gram(self, P):
+        r"""Upper triangle of the (sample-weighted) Gram matrix of the inliers :math:`|r_i| \le \delta`."""
+        inl = np.abs(P.r) <= P.delta
+        if self.sw.shape[0]:
+            inl &= self.sw > 0
+            XI = self.X[inl] * np.sqrt(self.sw[inl])[:, None]
+        else:
+            XI = self.X[inl]
+        return dsyrk(1.0, XI.T, trans=0)
 
 
 def _irls(X, y, sw, b0, delta, tol, max_iter, gscale, newton=True, cap=None):
-    r"""IRLS (majorise-minimise) for the weighted Huber objective, stopping on the relative gradient.
-
-    MM step: :math:`b \leftarrow b + (X^\top W X + \lambda I)^{-1} X^\top (s \odot \psi_\delta(r))`
-    with :math:`W = \operatorname{diag}(s_i \min(1, \delta/|r_i|))`. The quadratic with curvature
-    :math:`X^\top W X` majorises :math:`L` at the current point, so each step decreases :math:`L`; a
-    step that raises it beyond round-off (``MONOTONE_RTOL``) is halved until it does not. With
-    ``newton=True`` every iteration first tries a semismooth Newton step (:func:`_newton_step`,
-    accepted only with sufficient decrease) and takes the MM step when it is refused, then doubles the
-    MM step (up to ``MAX_EXTRAPOLATION``) while :math:`L` keeps decreasing.
-
-    ``cap = (k, m_min)``: stop after ``k`` iterations if no Newton step was accepted and fewer than
-    ``m_min`` rows are inliers (the failure regime, where the MM steps crawl for hundreds of
-    iterations toward a minimiser that is far from the truth anyway); the stage is marked ``capped``.
-    """
-    n, p = X.shape
-    r, w, g = np.empty(n), np.empty(n), np.empty(p)
-    r2, w2, g2 = np.empty(n), np.empty(n), np.empty(p)
-    r3, w3, g3 = (np.empty(n), np.empty(n), np.empty(p)) if newton else (None, None, None)
-    buf = np.empty_like(X)
-    s = np.empty(n)
-    b = np.array(b0, dtype=np.float64, copy=True)
-    L, nin = huber_pass(X, y, b, delta, sw, r, w, g)
-    history = [L]
-    n_iter = n_back = n_newton = n_extra = 0
-    skip = backoff = 0  # after a refused Newton step, skip the next 1, 2, 4, ... attempts
-    converged = capped = False
-    while True:
-        grad_rel = float(np.linalg.norm(g)) / gscale
-        if grad_rel < tol and (n_iter >= 1 or max_iter == 0):  # at least one iteration (sklearn's n_iter_ >= 1)
-            converged = True
-            break
-        if n_iter >= max_iter:
-            break
-        if cap is not None and n_iter >= cap[0] and n_newton == 0 and nin < cap[1]:
-            capped = True
-            break
-        n_iter += 1
-        trial = None
-        if newton and skip == 0 and nin >= NEWTON_MIN_INLIERS_PER_COEF * p:
-            trial = _newton_step(X, y, sw, b, r, g, L, delta, (r2, w2, g2))
-            if trial is None:
-                backoff = min(2 * backoff, NEWTON_MAX_BACKOFF) if backoff else 1
-                skip = backoff
-            else:
-                backoff = 0
-        elif skip:
-            skip -= 1
-        if trial is not None:
-            n_newton += 1
-            b_new, L_new, nin_new = trial
-        else:
-            np.sqrt(w, out=s)
-            G = _weighted_gram(X, s, buf)
-            tr = float(np.trace(G))
-            G[np.diag_indices(p)] += RIDGE * tr / p if tr > 0 else 1e-300
-            step = _spd_solve(G, -g)
-            b_new = b + step
-            L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
-            if not L_new <= L + MONOTONE_RTOL * abs(L):  # also catches NaN
-                t = 1.0
-                ok = False
-                for _ in range(MAX_BACKTRACKS):
-                    t *= 0.5
-                    n_back += 1
-                    b_new = b + t * step
-                    L_new, nin_new = huber_pass(X, y, b_new, delta, sw, r2, w2, g2)
-                    if L_new <= L + MONOTONE_RTOL * abs(L):
-                        ok = True
-                        break
-                if not ok:  # no descent left at working precision: stalled (not counted)
-                    n_iter -= 1
-                    break
-            elif newton:  # extrapolate: double the step while L keeps decreasing
-                t = 1.0
-                while t < MAX_EXTRAPOLATION:
-                    L_try, nin_try = huber_pass(X, y, b + 2.0 * t * step, delta, sw, r3, w3, g3)
-                    if not L_try < L_new:
-                        break
-                    t *= 2.0
-                    n_extra += 1
-                    b_new, L_new, nin_new = b + t * step, L_try, nin_try
-                    r2, r3, w2, w3, g2, g3 = r3, r2, w3, w2, g3, g2
-        b, L, nin = b_new, L_new, nin_new
-        r, r2, w, w2, g, g2 = r2, r, w2, w, g2, g
-        history.append(L)
-    return _Stage(coef=b, objective=L, n_inliers=int(nin), n_iter=n_iter, history=history,
-                  converged=converged, n_backtracks=n_back, n_newton=n_newton, n_extrapolations=n_extra,
-                  grad_rel=grad_rel, capped=capped)
+    r"""IRLS (majorise-minimise) for the weighted Huber objective: :func:`._irls.irls_loop` over
+    :class:`ArrayPass`, with Newton steps and extrapolation when ``newton`` (``solver="irls"``), plain MM
+    steps otherwise (``solver="mm"``); ``cap`` as in :func:`._irls.irls_loop`."""
+    out = irls_loop(ArrayPass(X, y, sw), b0, delta, tol, max_iter, gscale, newton=newton, extrapolate=newton,
+                    cap=cap)
+    return _Stage(coef=out.coef, objective=out.objective, n_inliers=out.n_inliers, n_iter=out.n_iter,
+                  history=out.history, converged=out.converged, n_backtracks=out.n_backtracks,
+                  n_newton=out.n_newton, n_extrapolations=out.n_extrapolations, grad_rel=out.grad_rel,
+                  capped=out.capped)
 
 
 def _lbfgs(X, y, sw, b0, delta, tol, max_iter, gscale):

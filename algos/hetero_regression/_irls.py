@@ -9,7 +9,12 @@ onto the blocks of a Dask array and tree-reduced (:mod:`._dask`). The in-memory 
 (:mod:`._huber_solvers`) and the torch core (:mod:`accel.hetero_regression`, which keeps literal
 copies pinned equal by a test) use the same constants.
 
-This file is a leaf of the package: it imports only numpy.
+The loop is written once here: :func:`irls_loop` (damping, Newton acceptance and back-off, the monotone
+check and its backtracking, extrapolation, stopping) runs over any oracle -- the in-memory numba pass of
+:mod:`._huber_solvers`, the chunked pass and the Dask pass. ``RIDGE``, ``MONOTONE_RTOL`` and ``MAX_BACKTRACKS``
+are the batched torch core's own (:mod:`accel.hetero_regression`, the lower layer), imported, not copied.
+
+This file is a leaf of the package: it imports only numpy, scipy and the batched core's constants.
 """
 
 from __future__ import annotations
@@ -17,21 +22,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import linalg as sla
 
-#: IRLS ridge safety: ``RIDGE * trace(G) / p`` is added to the diagonal of the weighted Gram matrix.
-#: It keeps the Cholesky factorisation defined when almost every weight is tiny (sign-only regime) and
-#: does not break monotonicity (a larger quadratic majoriser is still a majoriser).
-RIDGE = 1e-12
-#: An accepted step may raise the objective by at most ``MONOTONE_RTOL * |L|`` (summation round-off of
-#: ``n`` terms; the property test P6 allows ``1e-9 * |L|``). Beyond that, the step is backtracked.
-MONOTONE_RTOL = 1e-11
-#: Step halvings tried before IRLS declares that it stalls.
-MAX_BACKTRACKS = 40
+# RIDGE: ``RIDGE * trace(G) / p`` is added to the diagonal of every Gram matrix solved (keeps the Cholesky
+# factorisation defined in the sign-only regime; a larger majoriser is still a majoriser). MONOTONE_RTOL: an
+# accepted step may raise the objective by at most ``MONOTONE_RTOL * |L|`` (summation round-off), beyond that
+# it is halved, at most MAX_BACKTRACKS times before the iteration declares that it stalls.
+from accel.hetero_regression import MAX_BACKTRACKS, MONOTONE_RTOL, RIDGE
+
+__all__ = ["RIDGE", "MONOTONE_RTOL", "MAX_BACKTRACKS", "irls_loop", "irls_passes", "ridge_solve", "check_full_rank"]
+
 #: Newton acceleration: tried only with at least this many inliers per coefficient, accepted with the
 #: Armijo constant ``ARMIJO_C`` at one of ``NEWTON_TRIES`` step lengths 1, 1/2, ...
 NEWTON_MIN_INLIERS_PER_COEF = 2
 ARMIJO_C = 1e-4
 NEWTON_TRIES = 3
+#: after a refused Newton step, the next 1, 2, 4, ... attempts (at most this many) are skipped
+NEWTON_MAX_BACKOFF = 4
+#: with ``extrapolate=True`` an accepted MM step is doubled while the objective keeps decreasing, up to this factor
+MAX_EXTRAPOLATION = 64.0
 #: Column-scaled X with a condition number above ``1 / sqrt(RANK_RTOL)`` (= 1e6) is treated as
 #: rank-deficient. The check works on the Gram matrix, whose smallest eigenvalue is only known to
 #: ~``p * eps`` of the largest: an exactly collinear column shows up as a ratio ~1e-16..1e-14, so the
@@ -85,14 +94,180 @@ def check_full_rank(X, G_upper, pos, fit_intercept):
         )
 
 
-def ridge_solve(G, rhs):
-    """Solve ``(G + RIDGE tr(G)/p I) x = rhs`` for a full symmetric ``G`` (least squares if singular)."""
+def ridge_solve(G, rhs, tiny=1e-300):
+    """Solve ``(G + RIDGE tr(G)/p I) x = rhs`` for the symmetric ``G`` given by (at least) its upper triangle.
+
+    Cholesky, else least squares on the symmetrised matrix. ``G`` is not modified. With ``tiny=None`` a
+    matrix of zero trace gives ``None`` (no curvature to solve with), else ``tiny`` is the damping.
+    """
+    p = G.shape[0]
     tr = float(np.trace(G))
-    G = G + np.eye(G.shape[0]) * (RIDGE * tr / G.shape[0] if tr > 0 else 1e-300)
+    if not tr > 0:
+        if tiny is None:
+            return None
+        lam = tiny
+    else:
+        lam = RIDGE * tr / p
+    Gd = G + np.eye(p) * lam
     try:
-        return np.linalg.solve(G, rhs)
-    except np.linalg.LinAlgError:
-        return np.linalg.lstsq(G, rhs, rcond=None)[0]
+        x = sla.cho_solve(sla.cho_factor(Gd, lower=False, check_finite=False), rhs, check_finite=False)
+        if np.all(np.isfinite(x)):
+            return x
+    except (np.linalg.LinAlgError, ValueError):
+        pass
+    Gs = np.triu(Gd) + np.triu(Gd, 1).T
+    return np.linalg.lstsq(Gs, rhs, rcond=None)[0]
+
+
+class IRLSOutcome:
+    """What :func:`irls_loop` returns: the last accepted point and the iteration's counters."""
+
+    __slots__ = ("coef", "point", "objective", "n_inliers", "n_iter", "history", "converged", "n_backtracks",
+                 "n_newton", "n_extrapolations", "grad_rel", "capped")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+def _newton_trial(oracle, b, P, delta, fuse):
+    r"""One semismooth Newton step over the inliers with the Armijo test: ``(b_new, P_new)`` or ``None``.
+
+    The step :math:`-H_I^{-1} \nabla L` (``H_I`` the inliers' Gram matrix) is tried at lengths 1, 1/2, ...
+    (``NEWTON_TRIES``) and accepted at sufficient decrease, or -- near the minimiser, where the decrease is
+    below round-off -- when ``L`` stays within ``MONOTONE_RTOL |L|`` and the gradient halves.
+    """
+    step = ridge_solve(oracle.inlier_gram(P), -P.g, tiny=None)
+    if step is None:
+        return None
+    slope = float(P.g @ step)
+    if not (np.all(np.isfinite(step)) and slope < 0.0):
+        return None
+    gnorm = float(np.linalg.norm(P.g))
+    t = 1.0
+    for _ in range(NEWTON_TRIES):
+        b_new = b + t * step
+        Q = oracle.at(b_new, delta, fuse)
+        if Q.L <= P.L + ARMIJO_C * t * slope:
+            return b_new, Q
+        if Q.L <= P.L + MONOTONE_RTOL * abs(P.L) and float(np.linalg.norm(Q.g)) <= 0.5 * gnorm:
+            return b_new, Q
+        t *= 0.5
+    return None
+
+
+def irls_loop(oracle, b0, delta, tol, max_iter, gscale, *, newton=True, extrapolate=False, cap=None):
+    r"""Minimise the Huber objective from ``b0`` by IRLS steps at points evaluated by ``oracle``.
+
+    ``oracle.at(b, delta, full)`` returns a point with ``L`` (objective), ``g`` (gradient), ``nin`` (inliers)
+    and ``complete`` (whether :meth:`majoriser` and :meth:`inlier_gram` can answer for it without another
+    pass; ``full`` asks for that); ``oracle.majoriser(P)`` is :math:`X^\top W X`, ``oracle.inlier_gram(P)``
+    :math:`X_I^\top X_I` (upper triangles suffice); ``oracle.fuse_trials`` says whether trial points should
+    be complete (a pass is dear next to the matrices).
+
+    Each iteration: with ``newton``, a semismooth Newton step (:func:`_newton_trial`; after a refusal the
+    next 1, 2, 4, ... attempts are skipped, at most ``NEWTON_MAX_BACKOFF``), else the majorise-minimise
+    step :math:`-(X^\top W X + \lambda I)^{-1} \nabla L`, halved (at most ``MAX_BACKTRACKS`` times) while
+    it raises :math:`L` beyond ``MONOTONE_RTOL |L|`` (no descent left: stalled, not counted) and, with
+    ``extrapolate``, doubled while :math:`L` keeps decreasing (up to ``MAX_EXTRAPOLATION``). It stops when
+    :math:`\|\nabla L\| /` ``gscale`` ``< tol`` after at least one iteration, at ``max_iter``, or with
+    ``cap = (k, m_min)`` after ``k`` iterations without an accepted Newton step while fewer than ``m_min``
+    rows are inliers (``capped``).
+    """
+    fuse = bool(getattr(oracle, "fuse_trials", False))
+    b = np.array(b0, dtype=np.float64, copy=True)
+    P = oracle.at(b, delta, True)
+    p = b.shape[0]
+    history = [P.L]
+    n_iter = n_back = n_newton = n_extra = 0
+    skip = backoff = 0
+    converged = capped = False
+    while True:
+        grad_rel = float(np.linalg.norm(P.g)) / gscale
+        if grad_rel < tol and (n_iter >= 1 or max_iter == 0):
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        if cap is not None and n_iter >= cap[0] and n_newton == 0 and P.nin < cap[1]:
+            capped = True
+            break
+        n_iter += 1
+        trial = None
+        if newton and skip == 0 and P.nin >= NEWTON_MIN_INLIERS_PER_COEF * p:
+            trial = _newton_trial(oracle, b, P, delta, fuse)
+            if trial is None:
+                backoff = min(2 * backoff, NEWTON_MAX_BACKOFF) if backoff else 1
+                skip = backoff
+            else:
+                backoff = 0
+        elif skip:
+            skip -= 1
+        if trial is not None:
+            n_newton += 1
+            b_new, Q = trial
+        else:  # majorise-minimise step (monotone), halved if round-off raises L
+            step = ridge_solve(oracle.majoriser(P), -P.g)
+            bound = P.L + MONOTONE_RTOL * abs(P.L)
+            b_new = b + step
+            Q = oracle.at(b_new, delta, fuse)
+            if not Q.L <= bound:  # also catches NaN
+                t, ok = 1.0, False
+                for _ in range(MAX_BACKTRACKS):
+                    t *= 0.5
+                    n_back += 1
+                    b_new = b + t * step
+                    Q = oracle.at(b_new, delta, fuse)
+                    if Q.L <= bound:
+                        ok = True
+                        break
+                if not ok:  # no descent left at working precision: stalled (not counted)
+                    n_iter -= 1
+                    break
+            elif extrapolate:  # double the step while L keeps decreasing
+                t = 1.0
+                while t < MAX_EXTRAPOLATION:
+                    R = oracle.at(b + 2.0 * t * step, delta, fuse)
+                    if not R.L < Q.L:
+                        break
+                    t *= 2.0
+                    n_extra += 1
+                    b_new, Q = b + t * step, R
+        b, P = b_new, Q if Q.complete else oracle.at(b_new, delta, True)
+        history.append(P.L)
+    return IRLSOutcome(coef=b, point=P, objective=P.L, n_inliers=int(P.nin), n_iter=n_iter, history=history,
+                       converged=converged, n_backtracks=n_back, n_newton=n_newton, n_extrapolations=n_extra,
+                       grad_rel=grad_rel, capped=capped)
+
+
+class PassPoint:
+    """A point evaluated by one pass: ``L``, ``g``, ``nin`` and, when ``complete``, the pass's matrices
+    ``Gw`` (majoriser), ``Hin`` (inliers' Gram) and ``B`` (the sandwich's middle)."""
+
+    __slots__ = ("L", "g", "nin", "Gw", "Hin", "B", "complete")
+
+    def __init__(self, L, g, nin, Gw, Hin, B):
+        self.L, self.g, self.nin, self.Gw, self.Hin, self.B = float(L), g, int(nin), Gw, Hin, B
+        self.complete = Gw is not None
+
+
+class _PassAdapter:
+    """The :func:`irls_loop` oracle of a pass with ``at(b, delta, grams) -> (L, g, nin, G_w, H_in, B)``."""
+
+    def __init__(self, passes):
+        self.passes = passes
+        self.fuse_trials = bool(getattr(passes, "fuse_trials", False))
+
+    def at(self, b, delta, full):
+        return PassPoint(*self.passes.at(b, delta, full))
+
+    @staticmethod
+    def majoriser(P):
+        return P.Gw
+
+    @staticmethod
+    def inlier_gram(P):
+        return P.Hin
 
 
 def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
@@ -103,10 +278,8 @@ def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
     the columns' minima and maxima), and ``at(b, delta, grams)`` returns ``(L, g, n_inliers, G_w,
     H_in, B)`` at ``b`` (the three matrices only with ``grams=True``, else ``None``).
 
-    The iteration: from the least-squares start, a semismooth Newton step over the inliers (with
-    at least ``NEWTON_MIN_INLIERS_PER_COEF`` inliers per coefficient) accepted by the Armijo test at
-    one of ``NEWTON_TRIES`` step lengths, else the majorise-minimise step, halved while round-off
-    raises :math:`L` by more than ``MONOTONE_RTOL |L|``. One iteration costs two or three passes, or one or
+    After the rank check, from the least-squares start, the iteration is :func:`irls_loop` (Newton steps
+    with back-off, monotone MM steps, no extrapolation). One iteration costs two or three passes, or one or
     two when the oracle has ``fuse_trials = True`` (its trial points then return the matrices too, and the
     accepted one's statistics are reused: the same iterates with one pass fewer).
 
@@ -124,50 +297,7 @@ def irls_passes(oracle, delta, fit_intercept, tol, max_iter):
         proxy = np.hstack([proxy, np.ones((2, 1))])
     check_full_rank(proxy, np.triu(G0), None, fit_intercept)
     gscale = delta * math.sqrt(float(np.trace(G0)))
-    b = ridge_solve(G0, Xty)
-
-    # An oracle whose pass is dear next to the matrices (data read or generated again at every pass) asks for them
-    # at every trial point too: the accepted trial's statistics then serve as the next iterate's, one pass fewer
-    # per iteration, with the same iterates (the same numbers at the same points).
-    fuse = bool(getattr(oracle, "fuse_trials", False))
-    L, g, nin, Gw, Hin, B = oracle.at(b, delta, True)
-    n_iter, converged = 0, False
-    while True:
-        grad_rel = float(np.linalg.norm(g)) / gscale
-        if grad_rel < tol and n_iter >= 1:
-            converged = True
-            break
-        if n_iter >= max_iter:
-            break
-        n_iter += 1
-        accepted, at_new = False, None
-        if nin >= NEWTON_MIN_INLIERS_PER_COEF * p:  # semismooth Newton step over the inliers, Armijo test
-            step = ridge_solve(Hin, -g)
-            slope = float(g @ step)
-            if np.all(np.isfinite(step)) and slope < 0:
-                t = 1.0
-                for _ in range(NEWTON_TRIES):
-                    b_try = b + t * step
-                    stats = oracle.at(b_try, delta, fuse)
-                    if stats[0] <= L + ARMIJO_C * t * slope:
-                        b, accepted = b_try, True
-                        at_new = stats if fuse else None
-                        break
-                    t *= 0.5
-        if not accepted:  # majorise-minimise step (monotone), halved if round-off raises L
-            step = ridge_solve(Gw, -g)
-            t = 1.0
-            for _ in range(MAX_BACKTRACKS):
-                b_try = b + t * step
-                stats = oracle.at(b_try, delta, fuse and t == 1.0)
-                if stats[0] <= L + MONOTONE_RTOL * abs(L):
-                    b, accepted = b_try, True
-                    at_new = stats if fuse and t == 1.0 else None
-                    break
-                t *= 0.5
-            if not accepted:  # stalled at working precision
-                n_iter -= 1
-                break
-        L, g, nin, Gw, Hin, B = at_new if at_new is not None else oracle.at(b, delta, True)
-    return {"coef": b, "n": n, "n_iter": n_iter, "converged": converged, "grad_rel": grad_rel, "n_inliers": nin,
-            "objective": L, "A": Hin, "B": B, "d": d}
+    out = irls_loop(_PassAdapter(oracle), ridge_solve(G0, Xty), delta, tol, max_iter, gscale)
+    P = out.point
+    return {"coef": out.coef, "n": n, "n_iter": out.n_iter, "converged": out.converged, "grad_rel": out.grad_rel,
+            "n_inliers": out.n_inliers, "objective": out.objective, "A": P.Hin, "B": P.B, "d": d}

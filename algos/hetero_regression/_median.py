@@ -14,10 +14,6 @@ from sklearn.utils._param_validation import Interval
 
 from .._validation import (
     OrderedStrOptions,
-    check_bool,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
 from ._baselines import _LinearPredictMixin, _lstsq, _validate_fit
@@ -237,7 +233,7 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
         "whiten": ["boolean"],
     }
 
-    def __init__(self, n_rounds=30, threshold=1.0, whiten=True, location="median", fit_intercept=False,
+    def __init__(self, *, n_rounds=30, threshold=1.0, whiten=True, location="median", fit_intercept=False,
                  tol=1e-10):
         self.n_rounds = n_rounds
         self.threshold = threshold
@@ -259,12 +255,8 @@ class CoordinateMedianRegressor(_LinearPredictMixin, RegressorMixin, BaseEstimat
         self
         """
         validate_params(self)
-        n_rounds = check_scalar_int(self.n_rounds, "n_rounds", low=1)
-        threshold = check_scalar_float(self.threshold, "threshold", low=0.0, closed="neither")
-        whiten = check_bool(self.whiten, "whiten")
-        location = check_option(self.location, "location", _LOCATIONS)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        tol = check_scalar_float(self.tol, "tol", low=0.0)
+        n_rounds, threshold, whiten = int(self.n_rounds), float(self.threshold), bool(self.whiten)
+        location, fit_intercept, tol = self.location, bool(self.fit_intercept), float(self.tol)
         X, y = _validate_fit(self, X, y)
         n, d = X.shape
 

@@ -13,14 +13,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import (
     OrderedStrOptions,
-    check_bool,
-    check_option,
-    check_scalar_float,
-    check_scalar_int,
     validate_params,
 )
 from ._baselines import _lad_lp, _LinearPredictMixin, _lstsq, _validate_fit, _with_ones
-from ._data import resolve_delta
+from ._data import suggest_delta
 from ._inference import _InferenceMixin, sandwich_cov, window_residual
 
 __all__ = ["IterativeWindowRegressor"]
@@ -162,14 +158,14 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     """
 
     _parameter_constraints: dict = {
-        "delta_min": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "delta_min": [Interval(Real, 0, math.inf, closed="neither"), StrOptions({"auto"})],  # finite
         "fit_intercept": ["boolean"],
         "halving": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "refit": [OrderedStrOptions(("ols", "huber"))],
     }
 
-    def __init__(self, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
+    def __init__(self, *, delta_min=1.0, halving=0.5, refit="ols", max_iter=100, fit_intercept=False):
         self.delta_min = delta_min
         self.halving = halving
         self.refit = refit
@@ -188,16 +184,12 @@ class IterativeWindowRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         -------
         self
         """
-        if not (isinstance(self.delta_min, str) and self.delta_min == "auto"):
-            resolve_delta(self.delta_min, "delta_min", None, None)
-        halving = check_scalar_float(self.halving, "halving", low=0.0, high=1.0, closed="neither")
-        refit = check_option(self.refit, "refit", _REFITS)
-        max_iter = check_scalar_int(self.max_iter, "max_iter", low=1)
-        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        validate_params(self)  # after the checks above, whose messages are the package's
+        validate_params(self)
+        halving, refit, max_iter = float(self.halving), self.refit, int(self.max_iter)
+        fit_intercept = bool(self.fit_intercept)
         X, y = _validate_fit(self, X, y)
         Xa = _with_ones(X) if fit_intercept else X
-        w_min = resolve_delta(self.delta_min, "delta_min", Xa, y)
+        w_min = suggest_delta(Xa, y) if isinstance(self.delta_min, str) else float(self.delta_min)
         self.delta_min_ = w_min
         n, p = Xa.shape
         n_min = min(n, max(2 * p, p + 1))

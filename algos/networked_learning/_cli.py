@@ -67,9 +67,8 @@ def add_parser(subparsers, name):
                    help=f"number of layers (--topology layered; default {LAYERED_DEFAULTS['layers']})")
     p.add_argument("--width", type=int,
                    help=f"agents per layer (--topology layered; default {LAYERED_DEFAULTS['width']})")
-    p.add_argument("--protocol", choices=("full", "sketch", "subsample"), default="full")
-    p.add_argument("--sketch", choices=("gaussian", "srht", "countsketch"),
-                   help="sketch family (--protocol sketch; default gaussian)")
+    p.add_argument("--protocol", default="full", help="full, sketch or subsample (default full)")
+    p.add_argument("--sketch", help="gaussian, srht or countsketch (--protocol sketch; default gaussian)")
     p.add_argument("--k", type=int, help="sketch size / subsample rows (--protocol sketch or subsample; "
                    "default: the 1/2-subspace-embedding size (sqrt(d+1) + sqrt(2 ln 40))^2 / 0.25, capped at "
                    "the number of training rows)")
@@ -114,8 +113,12 @@ def run(args):
     from sklearn.model_selection import train_test_split
 
     from .._io import read_csv_columns
+    from .._validation import validate_params
     from ._estimator import NetworkedDAGRegressor
 
+    # the estimator's parameters are checked by its own rules, before any data is read
+    validate_params(NetworkedDAGRegressor(protocol=args.protocol, sketch=args.sketch or "gaussian", k=args.k,
+                                          random_state=args.seed))
     _resolve_options(args)
     if args.csv:
         if not args.target:
@@ -131,7 +134,8 @@ def run(args):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed)
     G, feats = _graph(args, X.shape[1])
     est = NetworkedDAGRegressor(graph=G, feature_sets=feats, protocol=args.protocol, sketch=args.sketch,
-                                k=args.k, output_agent=_output_agent(args), random_state=args.seed).fit(Xtr, ytr)
+                                k=args.k, output_agent=_output_agent(args), random_state=args.seed)
+    est.fit(Xtr, ytr)
     test_pred = est.agent_predict(Xte)
     central = np.linalg.lstsq(np.column_stack([np.ones(len(ytr)), Xtr]), ytr, rcond=None)[0]
     central_mse = float(np.mean((yte - np.column_stack([np.ones(len(yte)), Xte]) @ central) ** 2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Hashable
 from numbers import Integral, Real
 
 import networkx as nx
@@ -18,8 +19,6 @@ from theory import networked_learning as _th
 from .._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
-    check_bool,
-    check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
@@ -72,10 +71,10 @@ def default_sketch_size(d, delta=SKETCH_DELTA, eta=0.5):
     Raises
     ------
     ValueError
-        ``d`` not an int >= 0, ``delta`` outside (0, 1) or ``eta`` outside (0, 1) (``eta = 0`` would need
+        ``d`` not an int >= 1, ``delta`` outside (0, 1) or ``eta`` outside (0, 1) (``eta = 0`` would need
         an infinite sketch; ``eta >= 1`` gives no lower embedding bound).
     """
-    d = check_scalar_int(d, "d", low=0)
+    d = check_scalar_int(d, "d", low=1)
     delta = check_scalar_float(delta, "delta", low=0.0, high=1.0, closed="neither")
     eta = check_scalar_float(eta, "eta", low=0.0, high=1.0, closed="neither")
     return _th.gaussian_ose_min_k(d + 1, eta, delta)
@@ -278,25 +277,26 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "backend": [OrderedStrOptions(("auto", "numpy", "torch", "numba"))],
+        "backend": [OrderedStrOptions(RESOLVE_OPTIONS)],
         "device": "no_validation",  # None, a str or a torch.device: resolved (and checked) by the backend layer
-        "engine": [OrderedStrOptions(("auto", "messages", "coef"))],
-        "executor": [OrderedStrOptions(("inprocess", "dask", "ray"))],
-        # a dict node -> feature indices, a list indexed by node, or None: checked with the graph in fit
-        "feature_sets": "no_validation",
+        "engine": [OrderedStrOptions(_ENGINES)],
+        "executor": [OrderedStrOptions(EXECUTORS)],
+        # a dict node -> feature indices or a list indexed by node (checked against the graph and d in fit)
+        "feature_sets": [dict, list, None],
         "fit_intercept": ["boolean"],
-        "graph": "no_validation",  # a networkx.DiGraph (or any graph object networkx accepts) or None: checked in fit
+        "graph": [nx.DiGraph, None],  # its nodes and acyclicity are checked in fit
         "k": [Interval(Integral, 1, None, closed="left"), None],
-        "output_agent": "no_validation",  # any node label of the graph (or None): checked against the graph in fit
-        "protocol": [OrderedStrOptions(("full", "sketch", "subsample"))],
+        "output_agent": [Hashable, None],  # a node label: checked against the graph in fit
+        "protocol": [OrderedStrOptions(_PROTOCOLS)],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "rcond": [Interval(Real, 0, None, closed="left"), None],
         "scheduler": [str, None],
-        "sketch": [OrderedStrOptions(("gaussian", "srht", "countsketch"))],
+        "sketch": [OrderedStrOptions(_SKETCHES)],
     }
 
     def __init__(
         self,
+        *,
         graph=None,
         feature_sets=None,
         protocol="full",
@@ -328,16 +328,11 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self):
-        prm = {
-            "protocol": check_option(self.protocol, "protocol", _PROTOCOLS),
-            "sketch": check_option(self.sketch, "sketch", _SKETCHES),
-            "k": None if self.k is None else check_scalar_int(self.k, "k", low=1),
-            "fit_intercept": check_bool(self.fit_intercept, "fit_intercept"),
-            "rcond": None if self.rcond is None else check_scalar_float(self.rcond, "rcond", low=0.0),
-            "engine": check_option(self.engine, "engine", _ENGINES),
-            "backend": check_option(self.backend, "backend", RESOLVE_OPTIONS),
-            "executor": check_option(self.executor, "executor", EXECUTORS),
-        }
+        """The parameters as plain values, after :func:`validate_params` (their rules live in
+        ``_parameter_constraints``), and the two rules that join parameters."""
+        prm = {name: getattr(self, name) for name in ("protocol", "sketch", "k", "rcond", "engine", "backend",
+                                                       "executor")}
+        prm["fit_intercept"] = bool(self.fit_intercept)
         prm["scheduler"] = check_scheduler(self.scheduler, prm["executor"])
         if prm["executor"] != "inprocess" and prm["engine"] == "coef" and prm["protocol"] != "sketch":
             raise ValueError(
@@ -345,8 +340,6 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
                 f"message, so it cannot run on executor={prm['executor']!r}; use engine='messages' or 'auto' "
                 f"(got protocol={prm['protocol']!r})."
             )
-        if not isinstance(self.random_state, np.random.RandomState):  # (drawing from one would consume it)
-            check_random_state(self.random_state)
         return prm
 
     def _resolve_backend(self, prm, X, y):
@@ -375,8 +368,7 @@ class NetworkedDAGRegressor(RegressorMixin, BaseEstimator):
             if self.feature_sets is not None:
                 raise ValueError("'feature_sets' was given without 'graph'; pass both, or neither (default path).")
             graph = make_path(d)
-        if not isinstance(graph, nx.DiGraph):
-            raise TypeError(f"'graph' must be a networkx.DiGraph or None; got {type(graph).__name__}.")
+        # data-dependent: the graph's nodes, its acyclicity and the feature indices are checked against d
         if self.feature_sets is None:
             if not nx.is_directed_acyclic_graph(graph):
                 check_graph(graph, {}, d)  # raises the cycle error

@@ -19,7 +19,10 @@ EXECUTORS = ("inprocess", "dask", "ray")
 
 
 def check_scheduler(scheduler, executor):
-    """``scheduler`` checked: None, or an address (str) for executor ``"dask"``/``"ray"``."""
+    """``scheduler`` (None or a str: its type is the estimator's constraint) checked against ``executor``: a
+    non-empty address, for executor ``"dask"``/``"ray"`` only."""
+    if not isinstance(scheduler, str):
+        return scheduler
     return _check_scheduler(scheduler, executor, "executor")
 
 

@@ -87,7 +87,7 @@ for dname, model in DESIGNS.items():
     G = nl.make_path(4 * model.d)
     fs = nl.cyclic_allocation(G, model.d)
     data = [model.sample(M_SAMPLES, random_state=SEED + s) for s in range(N_SEEDS)]
-    full = [nl.NetworkedDAGRegressor(G, fs, fit_intercept=False).fit(X, y).coef_ for X, y in data]
+    full = [nl.NetworkedDAGRegressor(graph=G, feature_sets=fs, fit_intercept=False).fit(X, y).coef_ for X, y in data]
     full_excess[dname] = float(np.median([nl.excess_risk(c, model.Sigma, model.beta_star) for c in full]))
     for pname, kw in PROTOCOLS.items():
         med, avg = [], []
@@ -97,8 +97,8 @@ for dname, model in DESIGNS.items():
                 with warnings.catch_warnings():
                     # the smallest k are below the subspace-embedding size on purpose
                     warnings.filterwarnings("ignore", category=nl.SketchSizeWarning)
-                    est = nl.NetworkedDAGRegressor(G, fs, k=k, fit_intercept=False, random_state=SEED + 31 * s,
-                                                   **kw).fit(X, y)
+                    est = nl.NetworkedDAGRegressor(graph=G, feature_sets=fs, k=k, fit_intercept=False,
+                                                   random_state=SEED + 31 * s, **kw).fit(X, y)
                 errs.append(nl.excess_risk(est.coef_, model.Sigma, model.beta_star))
             med.append(float(np.median(errs)))
             avg.append(float(np.mean(errs)))

@@ -163,6 +163,7 @@ def test_irls_constants_pinned_equal_to_the_torch_core():
     import accel.hetero_regression as core
 
     assert (core.RIDGE, core.MONOTONE_RTOL, core.MAX_BACKTRACKS) == (RIDGE, MONOTONE_RTOL, MAX_BACKTRACKS)
+    assert core.RIDGE is RIDGE and core.MONOTONE_RTOL is MONOTONE_RTOL and core.MAX_BACKTRACKS is MAX_BACKTRACKS
     assert ARMIJO_C == 1e-4
 
 

@@ -179,7 +179,8 @@ def test_delta_auto_on_every_estimator_with_delta(cls, param):
     assert _err(est, type(data)(data.X, data.y, 3.0 * data.beta, data.sigma, data.signal_mask)) < 1.5
     resolved = getattr(est, param + "_")
     assert math.isfinite(resolved) and resolved > 0
-    with pytest.raises(TypeError, match=f"'{param}' must be a float in \\(0, inf\\) or 'auto'"):
+    with pytest.raises(TypeError, match=f"'{param}' parameter of {cls.__name__} must be a float in the range "
+                       r"\(0\.0, inf\) or a str among \{'auto'\}"):
         cls(**{param: "automatic"}).fit(data.X, data.y)
 
 
@@ -197,11 +198,15 @@ def test_extreme_scales_are_exact(cls):
     assert np.all(np.isfinite(big.predict(data.X * 1e200)))
 
 
+#: scikit-learn's wording of the rule on ``delta`` (a number in (0, inf) or "auto": two constraints)
+_DELTA_RULE = r"'delta' parameter of \w+ must be a float in the range \(0\.0, inf\) or a str among \{'auto'\}"
+
+
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"method": "best"}, ValueError, r"'method' must be one of \{'auto', 'huber', 'window', 'lad', 'cmed', 'ols'\}"),
-    ({"delta": 0.0}, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got 0.0"),
-    ({"delta": float("nan")}, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got nan"),
-    ({"delta": [1.0]}, TypeError, r"'delta' must be a float in \(0, inf\) or 'auto'"),
+    ({"delta": 0.0}, ValueError, _DELTA_RULE + r"\. Got 0\.0"),
+    ({"delta": float("nan")}, ValueError, _DELTA_RULE + r"\. Got nan"),
+    ({"delta": [1.0]}, TypeError, r"'delta' parameter of \w+ must be a float in the range \(0\.0, inf\)"),
     ({"fit_intercept": "yes"}, TypeError, "'fit_intercept' must be"),
     ({"max_iter": 0}, ValueError, r"'max_iter' must be an int in \[1, inf\]; got 0"),
 ])

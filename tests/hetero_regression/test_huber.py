@@ -451,10 +451,15 @@ def test_rejects_zero_constant_and_collinear_columns(small):
         HuberSoSRegressor(fit_intercept=True).fit(E, y)
 
 
+#: scikit-learn's wording of the rule on ``delta`` (a number in (0, inf) or "auto": two constraints)
+_DELTA_RULE = (r"'delta' parameter of HuberSoSRegressor must be a float in the range \(0\.0, inf\) "
+               r"or a str among \{'auto'\}")
+
+
 @pytest.mark.parametrize("param, value, exc, msg", [
-    ("delta", 0.0, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got 0.0"),
-    ("delta", -1.0, ValueError, r"'delta' must be a float in \(0, inf\) or 'auto'; got -1.0"),
-    ("delta", "1", TypeError, r"'delta' must be a float"),
+    ("delta", 0.0, ValueError, _DELTA_RULE + r"\. Got 0\.0"),
+    ("delta", -1.0, ValueError, _DELTA_RULE + r"\. Got -1\.0"),
+    ("delta", "1", TypeError, _DELTA_RULE),
     ("tol", -1e-3, ValueError, r"'tol' must be a float in \[0, inf\]; got -0.001"),
     ("max_iter", 0, ValueError, r"'max_iter' must be an int in \[1, inf\]; got 0"),
     ("max_iter", 2.5, TypeError, r"'max_iter' must be an int"),

@@ -459,7 +459,9 @@ def test_default_sketch_size_and_depths_bad_input():
         default_sketch_size(10, eta=0.0)
     with pytest.raises(ValueError, match=r"'delta' must be a float in \(0, 1\)"):
         default_sketch_size(10, delta=1.5)
-    with pytest.raises(ValueError, match=r"'d' must be an int in \[0, inf\]"):
+    with pytest.raises(ValueError, match=r"'d' must be an int in \[1, inf\]; got 0"):
+        default_sketch_size(0)
+    with pytest.raises(ValueError, match=r"'d' must be an int in \[1, inf\]"):
         default_sketch_size(-1)
     with pytest.raises(TypeError, match=r"'d' must be an int"):
         default_sketch_size(2.5)
