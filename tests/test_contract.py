@@ -126,6 +126,8 @@ def _invalid_cases():
 #: value of the data-free part may be caught again there, which is not a second copy of the rule.
 DATA_DEPENDENT = {
     ("CIRCLEClassifier", "n_reservoirs"): "n_groups <= n_reservoirs ties two parameters",
+    ("NetworkedDAGRegressor", "feature_sets"): "checked against the graph's nodes and the number of features",
+    ("NetworkedDAGRegressor", "output_agent"): "must be a node of the graph",
 }
 #: Parameters interpreted by one shared converter that every caller (estimators and plain functions)
 #: goes through, and which must refuse what it cannot convert: their second refusal is that converter,
@@ -147,6 +149,7 @@ PUBLIC_CALLEES = {
     "build_quadrature": "algos.point_process.build_quadrature: checks n_dummy",
     "NNGPStructure.__init__": "the NNGP structure behind algos.point_process.nngp_precision: checks ordering",
     "estimate_variances": "algos.federated.variance.estimate_variances: checks its settings",
+    "mixing_weights": "algos.federated.mixing_weights: checks granularity",
     "init_params": "algos.federated.init_params: checks rank",
     "local_train": "algos.federated.local_train: checks lr, l2, batch_size",
     "merge_models": "algos.federated.merge_models: checks lam",
