@@ -585,7 +585,7 @@ def _read_pomdpx_arrays(path_or_file, *, tol=1e-6, max_bytes=None):
 def read_pomdpx(path, *, tol=1e-6, max_bytes=None):
     """Read a POMDPX file (the factored XML format of APPL/SARSOP) into a :class:`POMDP`.
 
-    The factored model is flattened as described in :mod:`algos.pomdp._pomdpx`: the joint state
+    The factored model is flattened as described in :mod:`algos.pomdp.io._pomdpx`: the joint state
     index is mixed radix over the state variables in declaration order (first variable most
     significant), the joint observation likewise over the observation variables, transitions are
     the product of the per-variable tables (built sparsely), rewards the sum of all reward tables
