@@ -84,6 +84,8 @@ PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass
 _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FIB_SHARE = 0.2     # most of time_limit spent iterating the fast informed bound at start-up
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
+#: the fixed times (seconds of ``clock`` since the start of ``fit``) at which ``history_`` records the bounds
+CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
 
 
 def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None):
@@ -177,8 +179,15 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
     gap_ : float
         ``upper_bound_ - lower_bound_``.
     history_ : ndarray (n, 3)
-        Rows ``(t, L(b0), U(b0))`` after the initial bounds and each trial, ``t`` the seconds
-        since the start of :meth:`fit` on ``clock``.
+        The anytime profile: rows ``(t, L(b0), U(b0))`` with ``t`` the seconds of ``clock`` since the
+        start of :meth:`fit`; the first row is the initial bounds (at the time they were ready), then
+        one row per fixed checkpoint ``t`` in ``CHECKPOINTS`` (1, 2, 5, 10, 20, 30, 60, 120, 300, ... s)
+        reached during the run, holding the bounds a user stopping the solver at ``t`` would have got
+        (those of the last trial finished by ``t``), and a last row with the final bounds at the end of
+        the run. ``L`` is non-decreasing and ``U`` non-increasing down the rows, and the last row is
+        ``(t_end, lower_bound_, upper_bound_)``; SARSOP's progress table reads the same way.
+    trace_ : ndarray (n_trials + 1, 3)
+        Rows ``(t, L(b0), U(b0))`` after the initial bounds and after each trial.
     n_backups_ : int
         Point-based backups performed (each updates both bounds at one belief).
     n_trials_ : int
@@ -298,7 +307,10 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                 eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
             span = float(r.max() - r.min())
             lo, up = eng.bounds()
-            history = [(now() - t_start, lo, up)]
+            trace = [(now() - t_start, lo, up)]
+            history = [trace[0]]
+            # checkpoints passed before the initial bounds were ready have no bounds to report
+            n_cp = int(np.searchsorted(CHECKPOINTS, trace[0][0], side="right"))
             n_backups = n_trials = 0
             last_prune_A, last_prune_U = eng.nA, max(eng.nU, 16)
             next_report = 0.1
@@ -316,17 +328,28 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                 if self.prune:
                     last_prune_A, last_prune_U = _prune_grown(eng, last_prune_A, last_prune_U)
                 lo_now, up_now = eng.bounds()
+                t_now = now() - t_start
+                # the checkpoints this trial ran across: a stop there would have returned the bounds before it
+                while n_cp < len(CHECKPOINTS) and CHECKPOINTS[n_cp] < t_now:
+                    history.append((CHECKPOINTS[n_cp], lo, up))
+                    n_cp += 1
                 # L(b0) never drops (b0 is a witness; dominated vectors have a better one); an upper
                 # point pruned by HSVI2's rule can in principle raise the sawtooth at b0 slightly, so the
                 # reported U(b0) is the running minimum (each value is a valid bound of V*(b0))
                 lo, up = max(lo, lo_now), min(up, up_now)
-                history.append((now() - t_start, lo, up))
+                trace.append((t_now, lo, up))
                 if depth == 0 and eps <= target:
                     break
-                if verbose and history[-1][0] >= next_report * time_limit:
+                if verbose and t_now >= next_report * time_limit:
                     next_report += 0.1
-                    print(f"PointBasedSolver: t={history[-1][0]:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
+                    print(f"PointBasedSolver: t={t_now:.1f}s trials={n_trials} L={lo:.6g} U={up:.6g} "
                           f"|alpha|={eng.nA} |points|={eng.nU}")
+
+            t_end = now() - t_start
+            while n_cp < len(CHECKPOINTS) and CHECKPOINTS[n_cp] < t_end:
+                history.append((CHECKPOINTS[n_cp], lo, up))
+                n_cp += 1
+            history.append((max(t_end, history[-1][0]), lo, up))
 
         alphas, actions, Bu, vu = eng.export()
         self.alphas_ = alphas
@@ -336,6 +359,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
         self.value_ = lo
         self.gap_ = up - lo
         self.history_ = np.asarray(history)
+        self.trace_ = np.asarray(trace)
         self.n_backups_ = int(n_backups)
         self.n_trials_ = int(n_trials)
         self.backend_ = backend
