@@ -83,6 +83,8 @@ KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0
 PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass (HSVI2 §4)
 _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FIB_SHARE = 0.2     # most of time_limit spent iterating the fast informed bound at start-up
+PI_MAX_ITER = 100     # policy-iteration improvements for the MDP start of the upper bound (mdp_upper_pi)
+PI_PERMC = "COLAMD"
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 #: the fixed times (seconds of ``clock`` since the start of ``fit``) at which ``history_`` records the bounds
 CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
@@ -104,6 +106,8 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
+    # a certified start near Q_MDP (policy iteration; see mdp_upper_pi) saves most of the sweeps from the top
+    Q = np.minimum(Q, mdp_upper_pi(Tptr, Tidx, Tval, r, discount, deadline=deadline, now=now))
 
     def stop(d):
         return discount * d <= tol * (1.0 - discount)
@@ -121,6 +125,48 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
         if stop(delta):
             break
     return Q
+
+
+def mdp_upper_pi(Tptr, Tidx, Tval, r, discount, max_iter=PI_MAX_ITER, deadline=None, now=None):
+    """Q-vectors (A, S) above the fully observable MDP's ``Q_MDP``, by policy iteration and a certificate.
+
+    Policy iteration (Howard 1960; exact evaluation by a sparse LU solve of ``(I - discount P_pi) V = r_pi``)
+    from the policy greedy on ``r`` stops when the policy is stable, after ``max_iter`` improvements or
+    at ``deadline``. Whatever ``V`` it ends with, with ``delta = max(0, max_s (H V - V)(s))`` (``H`` the
+    MDP Bellman operator) the function ``V + delta / (1 - discount)`` is a fixed point bound from above
+    (``H(V + k) = H V + discount k <= V + delta + discount k = V + k`` for ``k = delta / (1 - discount)``),
+    hence ``>= V_MDP`` by monotonicity; one backup of it gives the returned ``Q >= Q_MDP``. At a stable
+    policy ``delta`` is round-off, so the start is ``Q_MDP`` to ~1e-12 in a few sparse solves instead of
+    hundreds of value-iteration sweeps."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve
+
+    A, S = Tptr.shape[0], r.shape[0]
+    Ts = [sp.csr_matrix((Tval[Tptr[a, 0]:Tptr[a, S]], Tidx[Tptr[a, 0]:Tptr[a, S]], Tptr[a] - Tptr[a, 0]),
+                        shape=(S, S)) for a in range(A)]
+    rows = np.arange(S)
+    pi = np.argmax(r, axis=1)
+    eye = sp.identity(S, format="csr")
+    V = np.full(S, float(r.max()) / (1.0 - discount))
+    for _ in range(max_iter):
+        # P_pi: row s of T[pi(s)], gathered from the per-action CSR
+        start, stop = Tptr[pi, rows], Tptr[pi, rows + 1]
+        ptr = np.zeros(S + 1, dtype=np.int64)
+        np.cumsum(stop - start, out=ptr[1:])
+        take = np.repeat(start - ptr[:-1], stop - start) + np.arange(ptr[-1])
+        P = sp.csr_matrix((Tval[take], Tidx[take], ptr), shape=(S, S))
+        V = spsolve((eye - discount * P).tocsc(), r[rows, pi], permc_spec=PI_PERMC)
+        Qr = np.stack([r[:, a] + discount * (Ts[a] @ V) for a in range(A)])
+        best = Qr.max(axis=0)
+        # change the action only where it gains beyond round-off (no cycling between tied actions)
+        change = Qr[pi, rows] < best - 1e-12 * np.maximum(1.0, np.abs(best))
+        if not change.any() or (deadline is not None and now() >= deadline):
+            break
+        pi = np.where(change, np.argmax(Qr, axis=0), pi)
+    Qr = np.stack([r[:, a] + discount * (Ts[a] @ V) for a in range(A)])
+    delta = max(0.0, float(np.max(Qr.max(axis=0) - V)))
+    Vc = V + delta / (1.0 - discount)
+    return np.stack([r[:, a] + discount * (Ts[a] @ Vc) for a in range(A)])
 
 
 class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
