@@ -42,3 +42,23 @@ def test_history_default_checkpoints_short_run():
     _check_profile(s)
     if s.trace_[-1, 0] < _pbs.CHECKPOINTS[0]:
         assert len(s.history_) == 2
+
+
+@pytest.mark.parametrize("model", [tiger(), rock_sample(3, 2)], ids=["tiger", "rocksample-3-2"])
+def test_mdp_start_by_policy_iteration_is_an_upper_bound(model):
+    """The policy-iteration start of the upper bound equals Q_MDP (value iteration from above, run to
+    1e-12) to round-off, and stays above it when policy iteration is cut after one improvement (the
+    certificate V + delta / (1 - discount))."""
+    from algos.pomdp.solvers import _pbs_kernels as _k
+
+    _, _, r, discount, S, (Tptr, Tidx, Tval) = _pbs._model_layout(model, "numpy")
+    Q = np.full((Tptr.shape[0], S), float(r.max()) / (1.0 - discount))
+    for _ in range(100_000):
+        Q, delta = _k.mdp_backup_sparse(Q, Tptr, Tidx, Tval, r, discount)
+        if discount * delta <= 1e-12 * (1.0 - discount):
+            break
+    Qpi = _pbs.mdp_upper_pi(Tptr, Tidx, Tval, r, discount)
+    np.testing.assert_allclose(Qpi, Q, rtol=0, atol=1e-8)
+    for it in (0, 1):
+        Qcut = _pbs.mdp_upper_pi(Tptr, Tidx, Tval, r, discount, max_iter=it)
+        assert np.all(Qcut >= Q - 1e-9), float((Q - Qcut).max())
