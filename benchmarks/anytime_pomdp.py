@@ -170,7 +170,8 @@ def main(argv=None):
         for tool, res in (("ours", ours), ("SARSOP", ss)):
             if tool == "SARSOP" and not args.sarsop:
                 continue
-            end = "fail" if res is None else f"{res['hist'][-1, 1]:.3f} / {res['hist'][-1, 2]:.3f} · {res['peak']:.0f} MiB"
+            end = ("fail" if res is None
+                   else f"{res['hist'][-1, 1]:.3f} / {res['hist'][-1, 2]:.3f} · {res['peak']:.0f} MiB")
             rows.append([name, tool] + [_cell(res, t) for t in cps] + [end])
         print(f"(done {name})", file=sys.stderr, flush=True)
     print_table("anytime: L(b0) / U(b0) · peak RSS so far, at CPU seconds of solving",

@@ -93,15 +93,17 @@ CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.
 def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None):
     """Fast-informed-bound Q-vectors (A, S) on the sparse model; ``V* <= max_a b . Q[a]``.
 
-    Value iteration of the fully observable MDP from ``max r / (1 - discount)`` gives ``Q_MDP``
-    (cheap: no observation sum), then the FIB iteration runs from ``Q_MDP``; each loop stops at the
-    a-posteriori rule ``discount / (1 - discount) ||Q_new - Q||_inf <= tol`` or, when ``deadline``
+    Value iteration of the fully observable MDP from ``max r / (1 - discount)``, lowered to the
+    certified policy-iteration bound of :func:`mdp_upper_pi` (already ``Q_MDP`` to round-off when
+    policy iteration finished), gives ``Q_MDP`` (cheap: no observation sum), then the FIB iteration
+    runs from it; each loop stops at the a-posteriori rule ``discount / (1 - discount) ||Q_new - Q||_inf <= tol`` or, when ``deadline``
     is given, once ``now() >= deadline`` after at least one sweep (the start-up cap of large models).
 
     Every iterate is a valid upper bound, so stopping early only loosens it (Hauskrecht 2000,
     JAIR 13): both operators ``H`` (MDP and FIB) are monotone, and the FIB fixed point ``Q_FIB``
     lies below ``Q_MDP`` and above the optimal Q-values. The start ``max r / (1 - discount)`` is
-    above ``Q_MDP``; ``Q >= Q*`` (the fixed point of the loop's operator) implies
+    above ``Q_MDP`` and so is the policy-iteration bound; ``Q >= Q*`` (the fixed point of the loop's
+    operator) implies
     ``min(H Q, Q) >= min(H Q*, Q*) = Q*``, so by induction every iterate of the MDP loop lies above
     ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
     A, S = Tptr.shape[0], r.shape[0]
