@@ -97,7 +97,8 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     certified policy-iteration bound of :func:`mdp_upper_pi` (already ``Q_MDP`` to round-off when
     policy iteration finished), gives ``Q_MDP`` (cheap: no observation sum), then the FIB iteration
     runs from it; each loop stops at the a-posteriori rule
-    ``discount / (1 - discount) ||Q_new - Q||_inf <= tol`` or, when ``deadline`` is given, once ``now() >= deadline`` after at least one sweep (the start-up cap of large models).
+    ``discount / (1 - discount) ||Q_new - Q||_inf <= tol`` or, when ``deadline`` is given, once
+    ``now() >= deadline`` after at least one sweep (the start-up cap of large models).
 
     Every iterate is a valid upper bound, so stopping early only loosens it (Hauskrecht 2000,
     JAIR 13): both operators ``H`` (MDP and FIB) are monotone, and the FIB fixed point ``Q_FIB``
