@@ -84,7 +84,10 @@ PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass
 _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FIB_SHARE = 0.2     # most of time_limit spent iterating the fast informed bound at start-up
 PI_MAX_ITER = 100     # policy-iteration improvements for the MDP start of the upper bound (mdp_upper_pi)
-PI_PERMC = "COLAMD"
+PI_PERMC = "COLAMD"  # column ordering of the sparse LU of the policy evaluations
+#: largest model given the policy-iteration start (RockSample(11, 11), S = 247,809, needs 26 solves and
+#: ~9 CPU-s, more than the start-up share of short budgets; larger models keep value iteration from the top)
+PI_MAX_S = 50_000
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 #: the fixed times (seconds of ``clock`` since the start of ``fit``) at which ``history_`` records the bounds
 CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
@@ -110,7 +113,8 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
     # a certified start near Q_MDP (policy iteration; see mdp_upper_pi) saves most of the sweeps from the top
-    Q = np.minimum(Q, mdp_upper_pi(Tptr, Tidx, Tval, r, discount, deadline=deadline, now=now))
+    if S <= PI_MAX_S:
+        Q = np.minimum(Q, mdp_upper_pi(Tptr, Tidx, Tval, r, discount, deadline=deadline, now=now))
 
     def stop(d):
         return discount * d <= tol * (1.0 - discount)
