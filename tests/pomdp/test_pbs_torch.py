@@ -140,7 +140,7 @@ def test_torch_solver_runs_the_same_search(shared_data_dir, name, trials):
     b = PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=trials, backend="torch", device="cpu").fit(model)
     assert b.get_params()["backend"] == "torch" and b.n_trials_ == a.n_trials_
     assert b.n_backups_ == a.n_backups_
-    np.testing.assert_allclose(b.history_[:, 1:], a.history_[:, 1:], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(b.trace_[:, 1:], a.trace_[:, 1:], rtol=0, atol=1e-9)
     np.testing.assert_allclose(b.alphas_, a.alphas_, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(b.actions_, a.actions_)
     np.testing.assert_allclose(b.upper_points_[1], a.upper_points_[1], rtol=0, atol=1e-9)
@@ -167,4 +167,4 @@ def test_torch_solver_on_cuda_runs_the_same_search(shared_data_dir):
         model = read_pomdp(shared_data_dir / "pomdp" / name)
         a = PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=10).fit(model)
         b = PointBasedSolver(time_limit=600.0, target_gap=0.0, max_trials=10, backend="torch", device="cuda").fit(model)
-        np.testing.assert_allclose(b.history_[:, 1:], a.history_[:, 1:], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(b.trace_[:, 1:], a.trace_[:, 1:], rtol=0, atol=1e-9)

@@ -80,7 +80,7 @@ def test_sparse_point_based_bounds_match_dense(pair):
     assert fits[0].n_trials_ == fits[1].n_trials_ == 15 or fits[0].converged_
     assert abs(fits[0].lower_bound_ - fits[1].lower_bound_) <= 1e-9
     assert abs(fits[0].upper_bound_ - fits[1].upper_bound_) <= 1e-9
-    np.testing.assert_allclose(fits[1].history_[:, 1:], fits[0].history_[:, 1:], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fits[1].trace_[:, 1:], fits[0].trace_[:, 1:], rtol=0, atol=1e-9)
 
 
 def test_dense_consumers_accept_small_sparse_models():

@@ -233,6 +233,25 @@ def backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, out, w):
 
 
 @numba.njit(cache=True)
+def backup_value(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, b, bsup, nb):
+    """``b . out`` for the vector ``out`` that :func:`backup_vector` builds for action ``a``, summed over
+    the support ``bsup[:nb]`` of ``b`` with the same per-entry arithmetic (so the same value)."""
+    O = Z.shape[2]
+    v = 0.0
+    for j in range(nb):
+        s = bsup[j]
+        acc = 0.0
+        for k in range(Tptr[a, s], Tptr[a, s + 1]):
+            t = Tidx[k]
+            wt = 0.0
+            for o in range(O):
+                wt += Z[a, t, o] * ALT[t, LI[a, o]]
+            acc += Tval[k] * wt
+        v += b[s] * (r[s, a] + discount * acc)
+    return v
+
+
+@numba.njit(cache=True)
 def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU,
            P, LV, UV, LI, QU, work, cand, w, bsup, vb):
     """Point-based backup of both bounds at ``b`` (HSVI2 ``update``).
@@ -252,10 +271,9 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     best_v = -np.inf
     best_a = 0
     for a in range(A):
-        backup_vector(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
-        v = 0.0
-        for j in range(nb):
-            v += b[bsup[j]] * cand[bsup[j]]
+        # b . (backed-up vector of a), computed on the support of b only (the full vector is formed
+        # once, for the best action; same arithmetic as backup_vector, so the same value)
+        v = backup_value(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, b, bsup, nb)
         if v > best_v:
             best_v = v
             best_a = a
