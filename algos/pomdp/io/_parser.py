@@ -781,8 +781,8 @@ def _canonical(m):
 def _expected_reward(T, Z, entries, block_elems=2_000_000):
     """``r[s, a] = sum_{s',o} T[a,s,s'] Z[a,s',o] R[a,s,s',o]`` replaying the R entries in order.
 
-    ``T`` is a list of A CSR arrays (S, S). ``R`` is only evaluated where ``T[a, s, s'] > 0``: a block of
-    source states at a time, over the successors of the block (at most about ``block_elems`` numbers).
+    ``T`` is a list of A CSR arrays (S, S). ``R`` is only evaluated where ``T[a, s, s'] > 0``, on the stored
+    transitions of a block of source states at a time (at most about ``block_elems`` numbers of ``R``).
     Where ``R[a, s, s', o]`` is constant over the successors ``s'`` of ``s`` and every ``o``, the value is
     taken exactly (no float round-off from the expectation).
     """
@@ -790,6 +790,7 @@ def _expected_reward(T, Z, entries, block_elems=2_000_000):
     S = T[0].shape[0]
     O = Z.shape[2]
     r = np.zeros((S, A))
+    per_block = max(1, block_elems // O)
     for a in range(A):
         ent = [k for k, e in enumerate(entries) if isinstance(e[0], slice) or e[0] == a]
         if not ent:
@@ -798,30 +799,35 @@ def _expected_reward(T, Z, entries, block_elems=2_000_000):
         spec = sorted((entries[k][1], k) for k in ent if not isinstance(entries[k][1], slice))
         spec_s = np.array([s for s, _ in spec], dtype=np.int64)
         m = T[a]
-        block = max(1, int(math.sqrt(block_elems / (O * max(1.0, m.nnz / S)))))
-        for lo in range(0, S, block):
-            hi = min(S, lo + block)
+        lo = 0
+        while lo < S:
+            hi = max(lo + 1, int(np.searchsorted(m.indptr, m.indptr[lo] + per_block, side="right")) - 1)
+            hi = min(hi, S)
             ptr = m.indptr[lo:hi + 1]
-            idx = m.indices[ptr[0]:ptr[-1]]
-            J = np.unique(idx)
-            Td = np.zeros((hi - lo, len(J)))
-            Td[np.repeat(np.arange(hi - lo), np.diff(ptr)), np.searchsorted(J, idx)] = m.data[ptr[0]:ptr[-1]]
-            Rb = np.zeros((hi - lo, len(J), O))
+            k0, k1 = int(ptr[0]), int(ptr[-1])
+            col = m.indices[k0:k1]
+            rid = np.repeat(np.arange(hi - lo), np.diff(ptr))
+            Rn = np.zeros((k1 - k0, O))
             i0, i1 = np.searchsorted(spec_s, lo), np.searchsorted(spec_s, hi)
             for k in sorted(glob + [k for _, k in spec[i0:i1]]):
                 _, s, sp, o, vals = entries[k]
-                rows = slice(None) if isinstance(s, slice) else s - lo
-                if isinstance(sp, slice):
-                    Rb[rows, :, o] = vals[J] if np.ndim(vals) == 2 else vals
+                if isinstance(s, slice):
+                    sel = slice(None) if isinstance(sp, slice) else np.flatnonzero(col == sp)
                 else:
-                    p = int(np.searchsorted(J, sp))
-                    if p < len(J) and J[p] == sp:
-                        Rb[rows, p, o] = vals
-            support = Td > 0
-            first = Rb[np.arange(hi - lo), np.argmax(support, axis=1), 0] if len(J) else np.zeros(hi - lo)
-            is_const = ((Rb == first[:, None, None]).all(axis=2) | ~support).all(axis=1)
-            ev = np.einsum("ip,po,ipo->i", Td, Z[a][J], Rb)
-            r[lo:hi, a] = np.where(is_const, first, ev)
+                    a0, a1 = int(ptr[s - lo] - k0), int(ptr[s - lo + 1] - k0)
+                    sel = slice(a0, a1) if isinstance(sp, slice) else a0 + np.flatnonzero(col[a0:a1] == sp)
+                if np.ndim(vals) == 2:  # one (S, O) table: rows s'
+                    Rn[sel, o] = vals[col[sel]]
+                else:
+                    Rn[sel, o] = vals
+            contrib = m.data[k0:k1] * np.einsum("ko,ko->k", Z[a][col], Rn)
+            ev = np.bincount(rid, weights=contrib, minlength=hi - lo)
+            first = np.zeros(hi - lo)
+            has = np.diff(ptr) > 0
+            first[has] = Rn[ptr[:-1][has] - k0, 0]
+            n_diff = np.bincount(rid, weights=(Rn != first[rid][:, None]).any(axis=1), minlength=hi - lo)
+            r[lo:hi, a] = np.where(n_diff == 0, first, ev)
+            lo = hi
     return r
 
 
