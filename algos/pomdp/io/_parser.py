@@ -19,9 +19,20 @@ Grammar handled (pomdp-solve ``parser.y`` / ``scanner.l``, plus leniencies):
 * ``*`` is a wildcard in any field; later entries overwrite earlier ones.
 
 The reward is reduced at once to ``r[s, a] = sum_{s', o} T[a,s,s'] Z[a,s',o] R[a,s,s',o]``. ``R`` is
-never held as a dense ``A x S x S x O`` array: entries are replayed per action over blocks of
-source states (at most ~2e6 numbers at a time). Where ``R[a, s, :, :]`` is constant the value is
-taken exactly (no float round-off from the expectation).
+never held as a dense ``A x S x S x O`` array: entries are replayed per action on the stored transitions
+``T[a, s, s'] > 0`` of a block of source states (at most ~2e6 numbers at a time). Where ``R[a, s, :, :]``
+is constant over the successors of ``s`` the value is taken exactly (no float round-off from the
+expectation).
+
+Two readers (``engine``), the same model. The dense one writes the entries into ``(A, S, S)`` and
+``(A, S, O)`` arrays; the sparse one keeps, per action, the latest whole-matrix entry and the row, column
+and element entries written after it (each with its order in the file), and resolves them into one CSR
+matrix per action, so nothing proportional to ``S * S`` exists unless the file writes it. Row checks use
+the exactly rounded sum (``math.fsum``) of every row that is judged or renormalised, so both readers give
+the same numbers bit for bit. ``engine="auto"`` reads densely while the dense estimate
+(:func:`_model_bytes`) is at most :data:`DENSE_READ_BYTES` (64 MiB, about S = 1,600 with A = 4), sparsely
+above. The model's storage depends only on the sizes (dense ``T`` up to 256 MiB, as
+``POMDP(storage="auto")``), never on the reader.
 
 Row checks, after all entries are read (``T`` rows, ``O`` rows and the start distribution):
 
@@ -120,12 +131,13 @@ DENSE_READ_BYTES = 64 * 2**20
 def _sparse_model_bytes(S, A, O):
     """Lower estimate of the peak bytes of reading a model sparsely, from the header alone.
 
-    Assumes the fewest entries a valid model has: one transition and one observation per (action, state)
-    (a file with ``identity`` or one successor per row); the dense ``Z`` (A, S, O) float64 the model keeps;
-    ``r`` and the start distribution; the names. Entries that write more (``uniform``, wildcard rows, whole
-    columns) are added to the estimate as they are read.
+    Assumes the fewest transitions a valid model has: one per (action, state) (a file with ``identity`` or
+    one successor per row); the dense ``Z`` (A, S, O) float64 the model keeps, with the reader's copy and a
+    temporary of the row checks (as the dense reader counts it); ``r``, the lines of the last entries and
+    the start distribution; the names. Entries that write more transitions (``uniform``, wildcard rows,
+    whole columns) are added to the estimate as they are read.
     """
-    return (2 * _SPARSE_ENTRY_BYTES * A * S + 8 * A * S * O + 16 * S * A + 8 * S
+    return (_SPARSE_ENTRY_BYTES * A * S + _DENSE_COPIES * 8 * A * S * O + 32 * S * A + 8 * S
             + _NAME_BYTES * (S + A + O))
 
 
@@ -451,8 +463,8 @@ class _Parser:
                     "build a POMDP with a sequence of sparse T matrices (storage='sparse') or write it as POMDPX")
         else:
             nbytes = _sparse_model_bytes(S, A, O) + _SPARSE_ENTRY_BYTES * self.extra_nnz
-            desc = (f"a sparse model with S={S}, A={A}, O={O} so far: at least one T and one O entry per "
-                    f"action and state, a dense Z (A, S, O) float64"
+            desc = (f"a sparse model with S={S}, A={A}, O={O} so far: at least one transition per action "
+                    f"and state, a dense Z (A, S, O) float64"
                     + (f", and {self.extra_nnz} more entries written by the file so far" if self.extra_nnz else ""))
             hint = "a model this size needs fewer states, actions or observations, or fewer dense rows"
         what = f"'{what}' ({desc})" if what else f"the entries read ({desc})"
@@ -466,16 +478,16 @@ class _Parser:
         if self.sparse is None:
             S, A, O = self.S, self.A, self.O
             self.sparse = self.engine == "sparse" or (
-                self.engine == "auto" and _model_bytes(S, A, O) > DENSE_READ_BYTES)
+                self.engine == "auto" and _DENSE_COPIES * 8 * A * S * S > DENSE_READ_BYTES)
             self.check_budget(kw, {})
+            # Z is dense in the model: both readers write it in place
+            self.Z = np.zeros((A, S, O))
+            self.Z_line = np.zeros((A, S), dtype=np.int64)
             if self.sparse:
                 self.T = _SparseRows(A, S, S)
-                self.Z = _SparseRows(A, S, O)
             else:
                 self.T = np.zeros((A, S, S))
-                self.Z = np.zeros((A, S, O))
                 self.T_line = np.zeros((A, S), dtype=np.int64)
-                self.Z_line = np.zeros((A, S), dtype=np.int64)
 
     def assign(self, key, kw, a, op, *args):
         """Write one ``T`` or ``O`` entry: ``op`` is ``"elem"`` (row, column, p; either may be ``*``),
@@ -483,7 +495,7 @@ class _Parser:
         (``"identity"``, ``"const"`` and a number, or ``"dense"`` and a matrix)."""
         line = kw.line
         self.seq += 1
-        if not self.sparse:
+        if key == "O" or not self.sparse:
             P, lines = (self.T, self.T_line) if key == "T" else (self.Z, self.Z_line)
             if op == "elem":
                 s, j, p = args
@@ -498,7 +510,7 @@ class _Parser:
                 P[a] = np.eye(P.shape[1]) if kind == "identity" else data
                 lines[a] = line
             return
-        store = self.T if key == "T" else self.Z
+        store = self.T
         acts = range(self.A) if isinstance(a, slice) else (a,)
         S, n = store.S, store.n
         extra = 0
@@ -587,7 +599,6 @@ class _Parser:
         fields = self.parse_fields(kw, max_fields)
         data = self.read_data()
         a = self.index(fields[0], "actions")
-        line = kw.line
         label = f"'{key}: " + " : ".join(f.text for f in fields) + "'"
         if key in ("T", "O"):
             n, cols = (S, "states") if key == "T" else (O, "observations")
@@ -655,6 +666,13 @@ class _Parser:
                         P[a, s, :] = 1.0 / n
                 sums = P.sum(axis=2)
             else:
+                if not self_loop:  # a uniform row writes n entries: checked before they are built
+                    self.extra_nnz += int(missing.sum()) * n
+                    check_read_budget(
+                        _sparse_model_bytes(self.S, self.A, self.O) + _SPARSE_ENTRY_BYTES * self.extra_nnz,
+                        f"filling {int(missing.sum())} missing rows of {label} uniformly ({n} entries each)",
+                        self.name, self.max_bytes, file_bytes=self.file_bytes,
+                        hint="pass missing_rows='self' or write the rows")
                 P = list(P)
                 for a in np.flatnonzero(missing.any(axis=1)):
                     rows = np.flatnonzero(missing[a])
@@ -746,10 +764,8 @@ class _Parser:
         if self.sparse:
             T = self.fix_rows([self.T.csr(a) for a in range(A)], self.T.line, "T", "s", True)
             self.T = None
-            Zc = self.fix_rows([self.Z.csr(a) for a in range(A)], self.Z.line, "O", "s'", False)
-            self.Z = None
-            Z = np.stack([m.toarray() for m in Zc])
-            del Zc
+            self.fix_rows(self.Z, self.Z_line, "O", "s'", False)
+            Z = self.Z
             T_csr = T
         else:
             self.fix_rows(self.T, self.T_line, "T", "s", True)
@@ -850,9 +866,18 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
     max_bytes : int or None, default=None
         Memory budget of the reader in bytes. ``None``: the environment variable
         ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
-        the file (at most half the physical memory). Declared sizes whose dense model
-        (``T`` (A, S, S) and ``Z`` (A, S, O), float64, with the reader's copies) would exceed it are
-        refused when they are read, before anything proportional to them is allocated.
+        the file (at most half the physical memory). Declared sizes whose estimate would exceed it are
+        refused when they are read, before anything proportional to them is allocated. The sparse
+        reader's estimate is a lower one, from the header alone: one ``T`` and one ``O`` entry per
+        (action, state) (48 bytes each: CSR, its COO assembly and temporaries), the dense ``Z``
+        (A, S, O) float64 the model keeps, ``r``, the start distribution and the names; entries that
+        write more (``uniform``, a row or a column for every state) are added as they are read, and
+        refused at their line. The dense reader's estimate counts ``T`` and ``Z`` dense (three
+        copies).
+    engine : {"auto", "dense", "sparse"}, default="auto"
+        How the entries are held while reading: ``"dense"`` arrays, ``"sparse"`` per-action CSR, or
+        ``"auto"`` (dense while the dense estimate is at most :data:`DENSE_READ_BYTES`, 64 MiB). The
+        model is the same, array for array, whichever reader built it.
 
     Returns
     -------
