@@ -28,8 +28,7 @@ HOSTILE_POMDP = {
     "states-1e9": (HEAD + "states: 1000000000\nactions: 2\nobservations: 2\n", 3),
     "observations-2e9": (HEAD + "states: 3\nactions: 2\nobservations: 2000000000\n", 5),
     "actions-1e9": (HEAD + "states: 3\nactions: 1000000000\nobservations: 2\n", 4),
-    # the sparse reader's estimate from the header fits; the uniform T (S * S entries per action) does not
-    "dense-T": (HEAD + "states: 2000\nactions: 3\nobservations: 2\nT: * uniform\n", 6),
+    "dense-T": (HEAD + "states: 2000\nactions: 3\nobservations: 2\nT: * uniform\n", 4),
     "product": (HEAD + "states: 300\nactions: 20\nobservations: 5000\n", 5),
 }
 
@@ -63,21 +62,16 @@ def test_hostile_pomdp_names_file_line_and_estimate(tmp_path, key):
 
 def test_pomdp_budget_knobs(monkeypatch):
     text = HEAD + "states: 1500\nactions: 2\nobservations: 2\nT: * identity\nO: * uniform\n"
-    # the dense reader counts T dense (108 MB); the sparse one (the default at this size) one entry per row
     with pytest.raises(ValueError, match=r"<string>, line 4: .*'actions: 2'.*max_bytes="):
-        parse_pomdp(text, max_bytes=80 * MB, engine="dense")
-    m = parse_pomdp(text, max_bytes=400 * MB, engine="dense")
+        parse_pomdp(text, max_bytes=80 * MB)
+    m = parse_pomdp(text, max_bytes=400 * MB)
     assert m.n_states == 1500 and np.array_equal(m.T[1], np.eye(1500))
-    assert parse_pomdp(text, max_bytes=80 * MB) == m
-    with pytest.raises(ValueError, match=r"<string>, line 4: .*'actions: 2' \(a sparse model.*max_bytes="):
-        parse_pomdp(text, max_bytes=300_000)
     monkeypatch.setenv(READ_BUDGET_ENV, "80")
     assert read_budget_bytes() == 80 * MB
     with pytest.raises(ValueError, match=READ_BUDGET_ENV):
-        parse_pomdp(text, engine="dense")
-    assert parse_pomdp(text) == m
+        parse_pomdp(text)
     monkeypatch.setenv(READ_BUDGET_ENV, "400")
-    assert parse_pomdp(text, engine="dense").n_states == 1500
+    assert parse_pomdp(text).n_states == 1500
     monkeypatch.setenv(READ_BUDGET_ENV, "lots")
     with pytest.raises(ValueError, match=f"{READ_BUDGET_ENV} must be a positive number"):
         parse_pomdp(text)

@@ -134,11 +134,14 @@ def _sparse_model_bytes(S, A, O):
     Assumes the fewest transitions a valid model has: one per (action, state) (a file with ``identity`` or
     one successor per row); the dense ``Z`` (A, S, O) float64 the model keeps, with the reader's copy and a
     temporary of the row checks (as the dense reader counts it); ``r``, the lines of the last entries and
-    the start distribution; the names. Entries that write more transitions (``uniform``, wildcard rows,
-    whole columns) are added to the estimate as they are read.
+    the start distribution; the names. Where the model keeps ``T`` dense (``8 * A * S * S`` at most
+    :data:`~algos.pomdp._model.SPARSE_AUTO_BYTES`, 256 MiB), that dense ``T`` is counted as the dense
+    reader counts it. Entries that write more transitions (``uniform``, wildcard rows, whole columns) are
+    added to the estimate as they are read.
     """
+    dense_T = 8 * A * S * S
     return (_SPARSE_ENTRY_BYTES * A * S + _DENSE_COPIES * 8 * A * S * O + 32 * S * A + 8 * S
-            + _NAME_BYTES * (S + A + O))
+            + _NAME_BYTES * (S + A + O) + (_DENSE_COPIES * dense_T if dense_T <= SPARSE_AUTO_BYTES else 0))
 
 
 class _SparseRows:
@@ -779,6 +782,11 @@ class _Parser:
             r = -r
         # the storage depends on the sizes only (as POMDP's storage="auto"), not on the reader
         storage = "dense" if 8 * A * S * S <= SPARSE_AUTO_BYTES else "sparse"
+        if storage == "dense" and self.sparse:  # filled in place: no list of A dense arrays and their stack
+            T_dense = np.zeros((A, S, S))
+            for a in range(A):
+                T[a].toarray(out=T_dense[a])
+            T = T_dense
         return POMDP(
             T, Z, r, self.discount, b0,
             self.names["states"], self.names["actions"], self.names["observations"], storage=storage,
