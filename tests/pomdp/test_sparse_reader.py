@@ -274,10 +274,13 @@ def test_engine_is_checked():
 
 # ---------------------------------------------------------------- the solver's warm-up
 def test_time_limit_shorter_than_the_warm_up_warns(monkeypatch):
+    from sklearn.exceptions import ConvergenceWarning
+
     from algos.pomdp._builtin import tiger
 
     monkeypatch.setattr(_pbs, "_WARMED", False)  # as in a fresh process
-    with pytest.warns(UserWarning, match=r"time_limit=1e-06 s \(cpu clock\) is shorter than the one-off warm-up"):
+    with pytest.warns(ConvergenceWarning, match="stopped at time_limit"), \
+            pytest.warns(UserWarning, match=r"time_limit=1e-06 s \(cpu clock\) is shorter than the one-off warm-up"):
         PointBasedSolver(time_limit=1e-6, random_state=0).fit(tiger())
     with warnings.catch_warnings(record=True) as rec:  # warmed: no warm-up and no such warning
         warnings.simplefilter("always")
