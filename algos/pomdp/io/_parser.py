@@ -19,9 +19,20 @@ Grammar handled (pomdp-solve ``parser.y`` / ``scanner.l``, plus leniencies):
 * ``*`` is a wildcard in any field; later entries overwrite earlier ones.
 
 The reward is reduced at once to ``r[s, a] = sum_{s', o} T[a,s,s'] Z[a,s',o] R[a,s,s',o]``. ``R`` is
-never held as a dense ``A x S x S x O`` array: entries are replayed per action over blocks of
-source states (at most ~2e6 numbers at a time). Where ``R[a, s, :, :]`` is constant the value is
-taken exactly (no float round-off from the expectation).
+never held as a dense ``A x S x S x O`` array: entries are replayed per action on the stored transitions
+``T[a, s, s'] > 0`` of a block of source states (at most ~2e6 numbers at a time). Where ``R[a, s, :, :]``
+is constant over the successors of ``s`` the value is taken exactly (no float round-off from the
+expectation).
+
+Two readers (``engine``), the same model. The dense one writes the entries into ``(A, S, S)`` and
+``(A, S, O)`` arrays; the sparse one keeps, per action, the latest whole-matrix entry and the row, column
+and element entries written after it (each with its order in the file), and resolves them into one CSR
+matrix per action, so nothing proportional to ``S * S`` exists unless the file writes it. Row checks use
+the exactly rounded sum (``math.fsum``) of every row that is judged or renormalised, so both readers give
+the same numbers bit for bit. ``engine="auto"`` reads densely while the dense estimate
+(:func:`_model_bytes`) is at most :data:`DENSE_READ_BYTES` (64 MiB, about S = 1,600 with A = 4), sparsely
+above. The model's storage depends only on the sizes (dense ``T`` up to 256 MiB, as
+``POMDP(storage="auto")``), never on the reader.
 
 Row checks, after all entries are read (``T`` rows, ``O`` rows and the start distribution):
 
@@ -40,15 +51,17 @@ Row checks, after all entries are read (``T`` rows, ``O`` rows and the start dis
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import warnings
 
 import numpy as np
+import scipy.sparse
 
 from ..._io import atomic_write, check_read_budget, read_budget_bytes
 from ..._validation import check_option
-from .._model import POMDP
+from .._model import POMDP, SPARSE_AUTO_BYTES
 
 __all__ = ["POMDPFileWarning", "parse_pomdp", "read_pomdp", "write_pomdp"]
 
@@ -104,13 +117,162 @@ _DENSE_COPIES = 3
 
 
 def _model_bytes(S, A, O):
-    """Estimated peak bytes of reading a model of these sizes (Python ints, no overflow)."""
+    """Estimated peak bytes of reading a model of these sizes densely (Python ints, no overflow)."""
     return _DENSE_COPIES * 8 * A * S * (S + O) + 32 * A * S + _NAME_BYTES * (S + A + O) + 16 * S * A
 
 
+#: Bytes per stored entry of the sparse reader: the CSR's value and index (12), the COO triplet it is
+#: assembled from (24) and the temporaries of the row checks and of the reward (12).
+_SPARSE_ENTRY_BYTES = 48
+#: ``engine="auto"`` reads densely while :func:`_model_bytes` stays at or below this, sparsely above.
+DENSE_READ_BYTES = 64 * 2**20
+
+
+def _sparse_model_bytes(S, A, O):
+    """Lower estimate of the peak bytes of reading a model sparsely, from the header alone.
+
+    Assumes the fewest transitions a valid model has: one per (action, state) (a file with ``identity`` or
+    one successor per row); the dense ``Z`` (A, S, O) float64 the model keeps, with the reader's copy and a
+    temporary of the row checks (as the dense reader counts it); ``r``, the lines of the last entries and
+    the start distribution; the names. Where the model keeps ``T`` dense (``8 * A * S * S`` at most
+    :data:`~algos.pomdp._model.SPARSE_AUTO_BYTES`, 256 MiB), that dense ``T`` is counted as the dense
+    reader counts it. Entries that write more transitions (``uniform``, wildcard rows, whole columns) are
+    added to the estimate as they are read.
+    """
+    dense_T = 8 * A * S * S
+    return (_SPARSE_ENTRY_BYTES * A * S + _DENSE_COPIES * 8 * A * S * O + 32 * S * A + 8 * S
+            + _NAME_BYTES * (S + A + O) + (_DENSE_COPIES * dense_T if dense_T <= SPARSE_AUTO_BYTES else 0))
+
+
+class _SparseRows:
+    """The entries of ``T`` (or ``O``) of one file, held without a dense array: per action the latest
+    whole-matrix entry, then row, column and single-element entries written after it, each with its sequence
+    number, so that the last writer of every element is known ("later entries overwrite earlier ones").
+
+    Resolved into one CSR (rows ``S``, columns ``n``) per action by :meth:`csr`; the values are the numbers
+    of the file (or ``1/n`` for ``uniform``, ``1`` for ``identity``), exactly what a dense array gets.
+    """
+
+    def __init__(self, A, S, n):
+        self.S, self.n = S, n
+        self.M = [(-1, "zero", None)] * A       # (seq, kind, data): zero | identity | const p | dense M | row v
+        self.rows = [{} for _ in range(A)]       # s -> (seq, kind, data): vec v | const p
+        self.cols = [{} for _ in range(A)]       # j -> (seq, p)
+        self.elems = [{} for _ in range(A)]      # s -> {j: (seq, p)}
+        self.all_line = [(-1, 0)] * A            # (seq, line) of the latest entry writing every row
+        self.row_line = [{} for _ in range(A)]   # s -> (seq, line)
+
+    def matrix(self, a, seq, line, kind, data):
+        self.M[a] = (seq, kind, data)
+        self.rows[a], self.cols[a], self.elems[a], self.row_line[a] = {}, {}, {}, {}
+        self.all_line[a] = (seq, line)
+
+    def row(self, a, s, seq, line, kind, data):
+        self.rows[a][s] = (seq, kind, data)
+        self.elems[a].pop(s, None)
+        self.row_line[a][s] = (seq, line)
+
+    def col(self, a, j, seq, line, p):
+        self.cols[a][j] = (seq, p)
+        self.all_line[a] = (seq, line)
+
+    def elem(self, a, s, j, seq, line, p):
+        self.elems[a].setdefault(s, {})[j] = (seq, p)
+        self.row_line[a][s] = (seq, line)
+
+    def line(self, a, s):
+        """The line of the last entry that wrote row ``s`` of action ``a`` (0: none)."""
+        return max(self.all_line[a], self.row_line[a].get(s, (-1, 0)))[1]
+
+    def _base_row(self, kind, data, s):
+        """Row ``s`` of a whole-matrix or row entry as ``{column: value}`` (zeros dropped)."""
+        if kind == "zero":
+            return {}
+        if kind == "identity":
+            return {s: 1.0}
+        if kind == "const":
+            return dict.fromkeys(range(self.n), data) if data != 0.0 else {}
+        v = data[s] if kind == "dense" else data  # "dense": a matrix; "row"/"vec": one vector
+        nz = np.flatnonzero(v)
+        return dict(zip(nz.tolist(), v[nz].tolist()))
+
+    def csr(self, a):
+        """The resolved ``(S, n)`` matrix of action ``a`` as a canonical ``csr_array`` (float64, sorted)."""
+        S, n = self.S, self.n
+        mseq, kind, data = self.M[a]
+        rows, cols, elems = self.rows[a], self.cols[a], self.elems[a]
+        special = np.zeros(S, dtype=bool)
+        special[list(rows)] = True
+        special[list(elems)] = True
+        # rows that only the whole-matrix entry (and the columns written after it) decide: vectorised
+        if kind == "zero":
+            ri, ci, vi = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),)
+        elif kind == "identity":
+            ri = ci = np.arange(S, dtype=np.int64)
+            vi = np.ones(S)
+        elif kind == "const":
+            if data == 0.0:
+                ri, ci, vi = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),)
+            else:
+                ri = np.repeat(np.arange(S, dtype=np.int64), n)
+                ci = np.tile(np.arange(n, dtype=np.int64), S)
+                vi = np.full(S * n, float(data))
+        elif kind == "dense":
+            ri, ci = np.nonzero(data)
+            vi = data[ri, ci]
+        else:  # "row": one vector for every row
+            nz = np.flatnonzero(data)
+            ri = np.repeat(np.arange(S, dtype=np.int64), len(nz))
+            ci = np.tile(nz.astype(np.int64), S)
+            vi = np.tile(data[nz], S)
+        keep = ~special[ri]
+        if cols:
+            cj = np.fromiter(cols, dtype=np.int64, count=len(cols))
+            keep &= ~np.isin(ci, cj)
+        parts = [(ri[keep], ci[keep], vi[keep])]
+        if cols:
+            bulk = np.flatnonzero(~special)
+            for j, (_, p) in cols.items():
+                if p != 0.0:
+                    parts.append((bulk, np.full(len(bulk), j, np.int64), np.full(len(bulk), p)))
+        # rows with their own entries: one dictionary each, the last writer of every element wins
+        sr, sc, sv = [], [], []
+        for s in np.flatnonzero(special).tolist():
+            if s in rows:
+                bseq, bkind, bdata = rows[s]
+                row = self._base_row("vec" if bkind == "vec" else "const", bdata, s)
+            else:
+                bseq = mseq
+                row = self._base_row(kind, data, s)
+            for j, (cseq, p) in cols.items():
+                if cseq > bseq:
+                    row[j] = p
+            for j, (eseq, p) in elems.get(s, {}).items():
+                if eseq > bseq and eseq > cols.get(j, (-1, 0.0))[0]:
+                    row[j] = p
+            for j, p in row.items():
+                if p != 0.0:
+                    sr.append(s)
+                    sc.append(j)
+                    sv.append(p)
+        parts.append((np.array(sr, np.int64), np.array(sc, np.int64), np.array(sv, np.float64)))
+        r_all = np.concatenate([p[0] for p in parts])
+        c_all = np.concatenate([p[1] for p in parts])
+        v_all = np.concatenate([p[2] for p in parts])
+        nz = v_all != 0.0
+        m = scipy.sparse.csr_array((v_all[nz], (r_all[nz], c_all[nz])), shape=(S, n))
+        m.sum_duplicates()
+        m.sort_indices()
+        return m
+
+
 class _Parser:
-    def __init__(self, text, name, renormalize, missing_rows, max_bytes=None):
+    def __init__(self, text, name, renormalize, missing_rows, max_bytes=None, engine="auto"):
         self.name = name
+        self.engine = engine
+        self.sparse = None  # decided with the sizes, at the first T/O/R/start entry
+        self.seq = 0  # order of the T and O entries (later entries overwrite earlier ones)
+        self.extra_nnz = 0  # entries beyond the sparse estimate's one per (action, state), of T and O
         self.max_bytes = max_bytes
         self.file_bytes = len(text)
         self.renormalize = renormalize
@@ -264,7 +426,7 @@ class _Parser:
     def parse_names(self, kw, key):
         if self.names[key] is not None:
             raise self.err(kw, f"'{key}:' declared twice")
-        if self.T is not None:
+        if self.sparse is not None:
             raise self.err(kw, f"'{key}:' after the first T/O/R/start entry")
         data = self.read_data()
         if not data:
@@ -287,28 +449,111 @@ class _Parser:
         self.check_budget(data[0], {key: len(names)})
 
     def check_budget(self, tok, declared):
-        """Refuse sizes whose dense model would exceed the memory budget, before allocating it."""
+        """Refuse sizes whose model would exceed the memory budget, before allocating it.
+
+        The dense reader's estimate counts ``T`` and ``Z`` as dense float64 arrays; the sparse reader's
+        (``engine="sparse"`` or ``"auto"``) is the lower estimate of :func:`_sparse_model_bytes` plus the
+        entries read so far that write more than one element per row.
+        """
         sizes = {k: (len(v) if v is not None else 1) for k, v in self.names.items()}
         sizes.update(declared)
         S, A, O = sizes["states"], sizes["actions"], sizes["observations"]
-        nbytes = _model_bytes(S, A, O)
         what = ", ".join(f"{k}: {v}" for k, v in declared.items())
+        if self.engine == "dense" or self.sparse is False:
+            nbytes = _model_bytes(S, A, O)
+            desc = f"a dense model with S={S}, A={A}, O={O} so far: T and Z as float64"
+            hint = ("engine='dense' builds dense arrays; read it with engine='sparse' (per-action sparse T), "
+                    "build a POMDP with a sequence of sparse T matrices (storage='sparse') or write it as POMDPX")
+        else:
+            nbytes = _sparse_model_bytes(S, A, O) + _SPARSE_ENTRY_BYTES * self.extra_nnz
+            desc = (f"a sparse model with S={S}, A={A}, O={O} so far: at least one transition per action "
+                    f"and state, a dense Z (A, S, O) float64"
+                    + (f", and {self.extra_nnz} more entries written by the file so far" if self.extra_nnz else ""))
+            hint = "a model this size needs fewer states, actions or observations, or fewer dense rows"
+        what = f"'{what}' ({desc})" if what else f"the entries read ({desc})"
         check_read_budget(
-            nbytes, f"'{what}' (a dense model with S={S}, A={A}, O={O} so far: T and Z as float64)",
-            f"{self.name}, line {tok.line if tok is not None else 1}", self.max_bytes, file_bytes=self.file_bytes,
-            hint="the .POMDP reader builds dense arrays; for a large sparse model build a POMDP with a "
-                 "sequence of sparse T matrices (storage='sparse') or write it as POMDPX",
+            nbytes, what, f"{self.name}, line {tok.line if tok is not None else 1}", self.max_bytes,
+            file_bytes=self.file_bytes, hint=hint,
         )
 
     def ensure_arrays(self, kw):
         self.need_sizes(kw)
-        if self.T is None:
-            self.check_budget(kw, {})
+        if self.sparse is None:
             S, A, O = self.S, self.A, self.O
-            self.T = np.zeros((A, S, S))
+            self.sparse = self.engine == "sparse" or (
+                self.engine == "auto" and _DENSE_COPIES * 8 * A * S * S > DENSE_READ_BYTES)
+            self.check_budget(kw, {})
+            # Z is dense in the model: both readers write it in place
             self.Z = np.zeros((A, S, O))
-            self.T_line = np.zeros((A, S), dtype=np.int64)
             self.Z_line = np.zeros((A, S), dtype=np.int64)
+            if self.sparse:
+                self.T = _SparseRows(A, S, S)
+            else:
+                self.T = np.zeros((A, S, S))
+                self.T_line = np.zeros((A, S), dtype=np.int64)
+
+    def assign(self, key, kw, a, op, *args):
+        """Write one ``T`` or ``O`` entry: ``op`` is ``"elem"`` (row, column, p; either may be ``*``),
+        ``"row"`` (row or ``*``, then ``"vec"`` and a vector or ``"const"`` and a number) or ``"matrix"``
+        (``"identity"``, ``"const"`` and a number, or ``"dense"`` and a matrix)."""
+        line = kw.line
+        self.seq += 1
+        if key == "O" or not self.sparse:
+            P, lines = (self.T, self.T_line) if key == "T" else (self.Z, self.Z_line)
+            if op == "elem":
+                s, j, p = args
+                P[a, s, j] = p
+                lines[a, s] = line
+            elif op == "row":
+                s, kind, data = args
+                P[a, s, :] = data
+                lines[a, s] = line
+            else:
+                kind, data = args
+                P[a] = np.eye(P.shape[1]) if kind == "identity" else data
+                lines[a] = line
+            return
+        store = self.T
+        acts = range(self.A) if isinstance(a, slice) else (a,)
+        S, n = store.S, store.n
+        extra = 0
+        if op == "elem":
+            s, j, p = args
+            if isinstance(s, slice) and isinstance(j, slice):
+                op, args = "matrix", ("const", p)
+            elif isinstance(s, slice):
+                extra = S if p != 0.0 else 0
+                for b in acts:
+                    store.col(b, j, self.seq, line, p)
+            elif isinstance(j, slice):
+                extra = n if p != 0.0 else 0
+                for b in acts:
+                    store.row(b, s, self.seq, line, "const", p)
+            else:
+                for b in acts:
+                    store.elem(b, s, j, self.seq, line, p)
+        elif op == "row":
+            s, kind, data = args
+            if isinstance(s, slice):
+                op, args = "matrix", ("row" if kind == "vec" else "const", data)
+            else:
+                extra = (n if kind == "const" else int(np.count_nonzero(data))) - 1
+                for b in acts:
+                    store.row(b, s, self.seq, line, kind, data)
+        if op == "matrix":
+            kind, data = args
+            if kind == "identity":
+                per_row = 1
+            elif kind == "const":
+                per_row = n if data != 0.0 else 0
+            else:
+                per_row = int(np.count_nonzero(data)) / (S if kind == "dense" else 1)
+            extra = max(0, int(math.ceil(S * per_row)) - S)
+            for b in acts:
+                store.matrix(b, self.seq, line, kind, data)
+        if extra > 0:
+            self.extra_nnz += extra * len(acts)
+            self.check_budget(kw, {})
 
     def parse_start(self, kw, mode):
         self.ensure_arrays(kw)
@@ -357,54 +602,31 @@ class _Parser:
         fields = self.parse_fields(kw, max_fields)
         data = self.read_data()
         a = self.index(fields[0], "actions")
-        line = kw.line
         label = f"'{key}: " + " : ".join(f.text for f in fields) + "'"
-        if key == "T":
-            T = self.T
+        if key in ("T", "O"):
+            n, cols = (S, "states") if key == "T" else (O, "observations")
             if len(fields) == 3:
-                s, sp = self.index(fields[1], "states"), self.index(fields[2], "states")
-                T[a, s, sp] = self.numbers(data, 1, label, prob=True)[0]
-                self.T_line[a, s] = line
+                s, j = self.index(fields[1], "states"), self.index(fields[2], cols)
+                self.assign(key, kw, a, "elem", s, j, self.numbers(data, 1, label, prob=True)[0])
             elif len(fields) == 2:
                 s = self.index(fields[1], "states")
                 if len(data) == 1 and data[0].text == "uniform":
-                    row = np.full(S, 1.0 / S)
-                elif len(data) == 1 and data[0].text == "reset":
-                    row = self.start if self.start is not None else np.full(S, 1.0 / S)
+                    self.assign(key, kw, a, "row", s, "const", 1.0 / n)
+                elif key == "T" and len(data) == 1 and data[0].text == "reset":
+                    if self.start is not None:
+                        self.assign(key, kw, a, "row", s, "vec", self.start.copy())
+                    else:
+                        self.assign(key, kw, a, "row", s, "const", 1.0 / S)
                 else:
-                    row = self.numbers(data, S, label, prob=True)
-                T[a, s, :] = row
-                self.T_line[a, s] = line
+                    self.assign(key, kw, a, "row", s, "vec", self.numbers(data, n, label, prob=True))
             else:
                 if len(data) == 1 and data[0].text == "uniform":
-                    M = np.full((S, S), 1.0 / S)
-                elif len(data) == 1 and data[0].text == "identity":
-                    M = np.eye(S)
+                    self.assign(key, kw, a, "matrix", "const", 1.0 / n)
+                elif key == "T" and len(data) == 1 and data[0].text == "identity":
+                    self.assign(key, kw, a, "matrix", "identity", None)
                 else:
-                    M = self.numbers(data, S * S, label, prob=True).reshape(S, S)
-                T[a] = M
-                self.T_line[a] = line
-        elif key == "O":
-            Z = self.Z
-            if len(fields) == 3:
-                sp, o = self.index(fields[1], "states"), self.index(fields[2], "observations")
-                Z[a, sp, o] = self.numbers(data, 1, label, prob=True)[0]
-                self.Z_line[a, sp] = line
-            elif len(fields) == 2:
-                sp = self.index(fields[1], "states")
-                if len(data) == 1 and data[0].text == "uniform":
-                    row = np.full(O, 1.0 / O)
-                else:
-                    row = self.numbers(data, O, label, prob=True)
-                Z[a, sp, :] = row
-                self.Z_line[a, sp] = line
-            else:
-                if len(data) == 1 and data[0].text == "uniform":
-                    M = np.full((S, O), 1.0 / O)
-                else:
-                    M = self.numbers(data, S * O, label, prob=True).reshape(S, O)
-                Z[a] = M
-                self.Z_line[a] = line
+                    self.assign(key, kw, a, "matrix", "dense",
+                                self.numbers(data, S * n, label, prob=True).reshape(S, n))
         else:
             if len(fields) < 2:
                 raise self.err(kw, "'R:' needs at least 'R: action : start-state'")
@@ -422,30 +644,65 @@ class _Parser:
 
     # ------------------------------------------------------------- checks
     def fix_rows(self, P, lines, label, row_key, is_T):
-        """Missing-row handling and renormalisation of the stochastic rows of ``P`` (A, S, n)."""
-        acts, states = self.names["actions"], self.names["states"]
-        sums = P.sum(axis=2)
+        """Missing-row handling and renormalisation of the stochastic rows of ``P``: a dense array
+        (A, S, n) with ``lines`` (A, S), or a list of A CSR arrays (S, n) with ``lines`` a function
+        ``(a, s) -> line``. Returns ``P`` (a new list for CSR)."""
+        dense = isinstance(P, np.ndarray)
+        line_of = (lambda a, s: int(lines[a, s])) if dense else lines
+        n = P.shape[2] if dense else P[0].shape[1]
+        sums = P.sum(axis=2) if dense else np.stack([np.asarray(m.sum(axis=1)).ravel() for m in P])
         missing = sums == 0.0
         if missing.any():
             a, s = (int(x) for x in np.argwhere(missing)[0])
             if self.missing_rows == "error":
+                acts, states = self.names["actions"], self.names["states"]
                 raise ValueError(
                     f"{self.name}: row {label}[{acts[a]!r}, {row_key}={states[s]!r}] is missing (all "
                     f"zero; {int(missing.sum())} such row(s)); pass missing_rows='self' or 'uniform' to fill it."
                 )
-            for a, s in np.argwhere(missing):
-                if is_T and self.missing_rows == "self":
-                    P[a, s, s] = 1.0
-                else:
-                    P[a, s, :] = 1.0 / P.shape[2]
-            sums = P.sum(axis=2)
+            self_loop = is_T and self.missing_rows == "self"
+            if dense:
+                for a, s in np.argwhere(missing):
+                    if self_loop:
+                        P[a, s, s] = 1.0
+                    else:
+                        P[a, s, :] = 1.0 / n
+                sums = P.sum(axis=2)
+            else:
+                if not self_loop:  # a uniform row writes n entries: checked before they are built
+                    self.extra_nnz += int(missing.sum()) * n
+                    check_read_budget(
+                        _sparse_model_bytes(self.S, self.A, self.O) + _SPARSE_ENTRY_BYTES * self.extra_nnz,
+                        f"filling {int(missing.sum())} missing rows of {label} uniformly ({n} entries each)",
+                        self.name, self.max_bytes, file_bytes=self.file_bytes,
+                        hint="pass missing_rows='self' or write the rows")
+                P = list(P)
+                for a in np.flatnonzero(missing.any(axis=1)):
+                    rows = np.flatnonzero(missing[a])
+                    if self_loop:
+                        add = scipy.sparse.csr_array((np.ones(len(rows)), (rows, rows)), shape=P[a].shape)
+                    else:
+                        add = scipy.sparse.csr_array(
+                            (np.full(len(rows) * n, 1.0 / n), (np.repeat(rows, n), np.tile(np.arange(n), len(rows)))),
+                            shape=P[a].shape)
+                    P[a] = _canonical(P[a] + add)
+                    sums[a] = np.asarray(P[a].sum(axis=1)).ravel()
+        # the rows that are renormalised (or judged) get their exactly rounded sum (math.fsum), the same
+        # whichever the storage, so that the dense and the sparse reader give the same numbers
+        for a, s in np.argwhere(np.abs(sums - 1.0) > 1e-13):
+            if dense:
+                sums[a, s] = math.fsum(P[a, s])
+            else:
+                m = P[a]
+                sums[a, s] = math.fsum(m.data[m.indptr[s]:m.indptr[s + 1]])
         dev = np.abs(sums - 1.0)
         worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
         dmax = float(dev[worst])
         a, s = (int(x) for x in worst)
 
         def where():
-            ln = int(lines[a, s])
+            acts, states = self.names["actions"], self.names["states"]
+            ln = line_of(a, s)
             at = f" (last written at line {ln})" if ln else ""
             return (
                 f"row {label}[{acts[a]!r}, {row_key}={states[s]!r}]{at} sums to {float(sums[a, s])!r}, "
@@ -468,7 +725,15 @@ class _Parser:
             )
         fix = dev > EXACT_TOL
         if fix.any():
-            P[fix] /= sums[fix][:, None]
+            if dense:
+                P[fix] /= sums[fix][:, None]
+            else:
+                for a in np.flatnonzero(fix.any(axis=1)):
+                    m = P[a]
+                    rid = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+                    sel = fix[a][rid]
+                    m.data[sel] /= sums[a][rid[sel]]
+        return P
 
     def fix_start(self):
         S = self.S
@@ -498,49 +763,99 @@ class _Parser:
             if self.names[key] is None:
                 raise ValueError(f"{self.name}: no '{key}:' entry.")
         self.ensure_arrays(None)
-        self.fix_rows(self.T, self.T_line, "T", "s", True)
-        self.fix_rows(self.Z, self.Z_line, "O", "s'", False)
+        S, A = self.S, self.A
+        if self.sparse:
+            T = self.fix_rows([self.T.csr(a) for a in range(A)], self.T.line, "T", "s", True)
+            self.T = None
+            self.fix_rows(self.Z, self.Z_line, "O", "s'", False)
+            Z = self.Z
+            T_csr = T
+        else:
+            self.fix_rows(self.T, self.T_line, "T", "s", True)
+            self.fix_rows(self.Z, self.Z_line, "O", "s'", False)
+            T, Z = self.T, self.Z
+            T_csr = [_canonical(scipy.sparse.csr_array(T[a])) for a in range(A)]
         b0 = self.fix_start()
-        r = _expected_reward(self.T, self.Z, self.r_entries)
+        r = _expected_reward(T_csr, Z, self.r_entries)
+        del T_csr
         if self.values == "cost":
             r = -r
+        # the storage depends on the sizes only (as POMDP's storage="auto"), not on the reader
+        storage = "dense" if 8 * A * S * S <= SPARSE_AUTO_BYTES else "sparse"
+        if storage == "dense" and self.sparse:  # filled in place: no list of A dense arrays and their stack
+            T_dense = np.zeros((A, S, S))
+            for a in range(A):
+                T[a].toarray(out=T_dense[a])
+            T = T_dense
         return POMDP(
-            self.T, self.Z, r, self.discount, b0,
-            self.names["states"], self.names["actions"], self.names["observations"],
+            T, Z, r, self.discount, b0,
+            self.names["states"], self.names["actions"], self.names["observations"], storage=storage,
         )
+
+
+def _canonical(m):
+    """``m`` as a ``csr_array`` float64 with duplicates summed, explicit zeros dropped, indices sorted."""
+    m = scipy.sparse.csr_array(m, dtype=np.float64)
+    m.sum_duplicates()
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
 
 
 def _expected_reward(T, Z, entries, block_elems=2_000_000):
     """``r[s, a] = sum_{s',o} T[a,s,s'] Z[a,s',o] R[a,s,s',o]`` replaying the R entries in order.
 
-    Holds at most a ``(block, S, O)`` slice of ``R`` at a time (one action, a block of source states).
+    ``T`` is a list of A CSR arrays (S, S). ``R`` is only evaluated where ``T[a, s, s'] > 0``, on the stored
+    transitions of a block of source states at a time (at most about ``block_elems`` numbers of ``R``).
+    Where ``R[a, s, s', o]`` is constant over the successors ``s'`` of ``s`` and every ``o``, the value is
+    taken exactly (no float round-off from the expectation).
     """
-    A, S, _ = T.shape
+    A = len(T)
+    S = T[0].shape[0]
     O = Z.shape[2]
     r = np.zeros((S, A))
-    if not entries:
-        return r
-    block = max(1, block_elems // (S * O))
+    per_block = max(1, block_elems // O)
     for a in range(A):
-        ent = [e for e in entries if e[0] == slice(None) or e[0] == a]
+        ent = [k for k, e in enumerate(entries) if isinstance(e[0], slice) or e[0] == a]
         if not ent:
             continue
-        for lo in range(0, S, block):
-            hi = min(S, lo + block)
-            Rb = np.zeros((hi - lo, S, O))
-            for _, s, sp, o, vals in ent:
+        glob = [k for k in ent if isinstance(entries[k][1], slice)]
+        spec = sorted((entries[k][1], k) for k in ent if not isinstance(entries[k][1], slice))
+        spec_s = np.array([s for s, _ in spec], dtype=np.int64)
+        m = T[a]
+        lo = 0
+        while lo < S:
+            hi = max(lo + 1, int(np.searchsorted(m.indptr, m.indptr[lo] + per_block, side="right")) - 1)
+            hi = min(hi, S)
+            ptr = m.indptr[lo:hi + 1]
+            k0, k1 = int(ptr[0]), int(ptr[-1])
+            col = m.indices[k0:k1]
+            rid = np.repeat(np.arange(hi - lo), np.diff(ptr))
+            Rn = np.zeros((k1 - k0, O))
+            i0, i1 = np.searchsorted(spec_s, lo), np.searchsorted(spec_s, hi)
+            for k in sorted(glob + [k for _, k in spec[i0:i1]]):
+                _, s, sp, o, vals = entries[k]
                 if isinstance(s, slice):
-                    Rb[:, sp, o] = vals
-                elif lo <= s < hi:
-                    Rb[s - lo, sp, o] = vals
-            const = Rb[:, 0, 0]
-            is_const = (Rb == const[:, None, None]).all(axis=(1, 2))
-            ev = np.einsum("ip,po,ipo->i", T[a, lo:hi], Z[a], Rb)
-            r[lo:hi, a] = np.where(is_const, const, ev)
+                    sel = slice(None) if isinstance(sp, slice) else np.flatnonzero(col == sp)
+                else:
+                    a0, a1 = int(ptr[s - lo] - k0), int(ptr[s - lo + 1] - k0)
+                    sel = slice(a0, a1) if isinstance(sp, slice) else a0 + np.flatnonzero(col[a0:a1] == sp)
+                if np.ndim(vals) == 2:  # one (S, O) table: rows s'
+                    Rn[sel, o] = vals[col[sel]]
+                else:
+                    Rn[sel, o] = vals
+            contrib = m.data[k0:k1] * np.einsum("ko,ko->k", Z[a][col], Rn)
+            ev = np.bincount(rid, weights=contrib, minlength=hi - lo)
+            first = np.zeros(hi - lo)
+            has = np.diff(ptr) > 0
+            first[has] = Rn[ptr[:-1][has] - k0, 0]
+            n_diff = np.bincount(rid, weights=(Rn != first[rid][:, None]).any(axis=1), minlength=hi - lo)
+            r[lo:hi, a] = np.where(n_diff == 0, first, ev)
+            lo = hi
     return r
 
 
-def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error", max_bytes=None):
+def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error", max_bytes=None, engine="auto"):
     """Parse Cassandra ``.POMDP`` text into a :class:`POMDP`.
 
     Parameters
@@ -559,9 +874,18 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
     max_bytes : int or None, default=None
         Memory budget of the reader in bytes. ``None``: the environment variable
         ``ALGOS_READ_BUDGET_MB`` (MiB) if set, else the larger of 128 MiB and 1024 times the size of
-        the file (at most half the physical memory). Declared sizes whose dense model
-        (``T`` (A, S, S) and ``Z`` (A, S, O), float64, with the reader's copies) would exceed it are
-        refused when they are read, before anything proportional to them is allocated.
+        the file (at most half the physical memory). Declared sizes whose estimate would exceed it are
+        refused when they are read, before anything proportional to them is allocated. The sparse
+        reader's estimate is a lower one, from the header alone: one ``T`` and one ``O`` entry per
+        (action, state) (48 bytes each: CSR, its COO assembly and temporaries), the dense ``Z``
+        (A, S, O) float64 the model keeps, ``r``, the start distribution and the names; entries that
+        write more (``uniform``, a row or a column for every state) are added as they are read, and
+        refused at their line. The dense reader's estimate counts ``T`` and ``Z`` dense (three
+        copies).
+    engine : {"auto", "dense", "sparse"}, default="auto"
+        How the entries are held while reading: ``"dense"`` arrays, ``"sparse"`` per-action CSR, or
+        ``"auto"`` (dense while the dense estimate is at most :data:`DENSE_READ_BYTES`, 64 MiB). The
+        model is the same, array for array, whichever reader built it.
 
     Returns
     -------
@@ -581,8 +905,9 @@ def parse_pomdp(text, name="<string>", *, renormalize=True, missing_rows="error"
     if not isinstance(renormalize, (bool, np.bool_)):
         raise TypeError(f"'renormalize' must be a bool; got {renormalize!r} of type {type(renormalize).__name__}.")
     check_option(missing_rows, "missing_rows", ("error", "uniform", "self"))
+    check_option(engine, "engine", ("auto", "dense", "sparse"))
     read_budget_bytes(max_bytes)  # a bad max_bytes is reported before parsing
-    return _Parser(text, str(name), bool(renormalize), missing_rows, max_bytes).parse()
+    return _Parser(text, str(name), bool(renormalize), missing_rows, max_bytes, engine).parse()
 
 
 def read_pomdp(path, **kwargs):
