@@ -55,6 +55,11 @@ def test_mixture_reports_hc3_under_heavy_leverage_and_keeps_its_sandwich_otherwi
     assert est.inference_ == "mixture"
 
 
+def test_adaptive_is_refused_under_heavy_leverage():
+    est, se = _fit(*_draw(2, "t")[:2], "adaptive")
+    assert est.inference_ == "mixture_hc3" and np.all(np.isfinite(se))
+
+
 def test_mixture_covers_under_heavy_tailed_leverage():
     hits = []
     for seed in range(REPS):
