@@ -280,7 +280,8 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         kurtosis, :func:`~algos.hetero_regression._mixture.design_kurtosis`, above 2; the HC3 form of
         the sandwich), ``"adaptive"`` (``refine="adaptive"``: the sandwich of the estimated score;
         ``"adaptive_outer"`` when its curvature is not positive definite and the outer-product form
-        is used) or ``"none"`` (NaN standard errors). Known only once the covariance is computed: reading it computes it.
+        is used) or ``"none"`` (NaN standard errors). Known only once the covariance is computed:
+        reading it computes it.
     bse, tvalues, pvalues : ndarray of shape (p,) or pandas.Series
         statsmodels' names: standard errors, Wald statistics ``b / se`` and two-sided normal
         p-values of ``[coef_, intercept_]`` (properties, computed on first use; a Series indexed by
@@ -535,7 +536,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         return "ols" if chosen == "ols" else None
 
     def _refine_adaptive(self, Xa, ys, b, delta, p):
-        """``refine='adaptive'``: the cross-fitted adaptive Newton steps from ``b``; returns them and their covariance."""
+        """``refine='adaptive'``: cross-fitted adaptive Newton steps from ``b``; returns them and their covariance."""
         b, cov, info = adaptive_refine(Xa, ys, b, delta)
         self.refined_ = True
         self._refined_label = "adaptive" if info["curvature"] == "sandwich" else "adaptive_outer"

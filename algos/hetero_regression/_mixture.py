@@ -28,9 +28,10 @@ HC1 factor ``n / (n - p)``. When the rows have heavy-tailed leverage (:func:`des
 towards themselves and their residuals understate their noise (measured: coverage 0.85, standard
 errors 0.67-0.84 of the actual spread with multivariate Student-t(2.5) rows) -- and the HC3 form
 replaces it: :math:`B = \sum_i \psi(r_i)^2 / (1 - h_i)^2\, x_i x_i^\top` with the leverages
-:math:`h_i = \psi'(r_i)\, x_i^\top A^{-1} x_i` (they sum to ``p``; MacKinnon & White 1985). This refinement and its interval are the project's own construction
-(**reconstructed**, not from the subset-of-signals papers), validated by the simulation in
-``benchmarks/bench_hetero_regression.py`` (section ``inference``).
+:math:`h_i = \psi'(r_i)\, x_i^\top A^{-1} x_i` (they sum to ``p``; MacKinnon & White 1985).
+This refinement and its interval are the project's own construction (**reconstructed**, not from
+the subset-of-signals papers), validated by the simulations in ``benchmarks/bench_hetero_regression.py``
+(section ``inference``) and ``benchmarks/hetero_inference.py``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ MAX_LEVERAGE = 0.99
 
 
 def design_kurtosis(X):
-    r"""Standardised kurtosis of the rows' Mahalanobis distances: :math:`\overline{d^4} / (\overline{d^2})^2 / (1 + 2/p)`.
+    r"""Standardised kurtosis of the rows' Mahalanobis distances.
+
+    :math:`\overline{d^4} / (\overline{d^2})^2 / (1 + 2/p)`.
 
     With :math:`d_i^2 = x_i^\top (X^\top X / n)^{-1} x_i`, this is 1 for Gaussian rows (Mardia's
     multivariate kurtosis :math:`E d^4 = p(p + 2)` divided by its Gaussian value); measured
