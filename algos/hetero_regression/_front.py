@@ -32,13 +32,14 @@ from ._data import suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
 from ._huber_solvers import _init_lad
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
-from ._mixture import mixture_refine
+from ._adaptive import adaptive_refine
+from ._mixture import HEAVY_LEVERAGE, design_kurtosis, mixture_refine
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]
 
 _METHODS = ("auto", "huber", "window", "lad", "cmed", "ols")
 _INFERENCE = ("auto", "sandwich")
-_REFINE = ("none", "mixture")
+_REFINE = ("none", "mixture", "adaptive")
 #: Window rounds at the final width (as ``IterativeWindowRegressor``: hetero_regression reconstruction notes, M3,
 #: T = log2(w0/w_min) + 5).
 EXTRA_ROUNDS = 5
@@ -220,7 +221,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         copies the generator's state, and the bootstrap (run on the first inference call) draws from
         that copy: the intervals do not depend on when they are first asked for, and a Generator
         passed here is not advanced by the bootstrap.
-    refine : {"none", "mixture"}, default="none"
+    refine : {"none", "mixture", "adaptive"}, default="none"
         ``"mixture"``: when the returned fit is a robust one (Huber or window) with a reliable
         subset, refine it by the joint maximum likelihood of the coefficients and a Gaussian
         scale mixture of the noise (its law estimated on a grid of scales, cross-fitted; see
@@ -231,6 +232,18 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         the features): measured
         width 1.4x the oracle WLS interval against the front door's 2x at n = 2000, d = 5
         (docs, section "Coverage and width"). Opt-in and **reconstructed** (the project's own).
+        On rows with heavy-tailed leverage its sandwich takes the HC3 form (``inference_`` is then
+        ``"mixture_hc3"``; see :mod:`algos.hetero_regression._mixture`).
+        ``"adaptive"``: on the same fits, three Newton steps with the noise's score estimated by a
+        kernel density of the residuals, each fold of rows scored from the other folds' residuals
+        (Bickel's 1982 adaptive one-step estimator, cross-fitted; see
+        :mod:`algos.hetero_regression._adaptive`), with the sandwich of the estimated score
+        (``inference_`` ``"adaptive"``). Assumes noise symmetric and independent of the design.
+        On rows with heavy-tailed leverage (the rule of ``"mixture"``), where its sandwich
+        under-covers (measured 0.88), it is refused: the mixture refinement with its HC3 sandwich
+        runs instead and ``inference_`` says ``"mixture_hc3"``.
+        Measured against ``"mixture"`` in ``benchmarks/hetero_inference.py`` (docs, "Adaptive
+        refinement"): not narrower there, so it is not chosen automatically.
 
     Attributes
     ----------
@@ -262,8 +275,13 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
     cov_params_ : ndarray of shape (p, p)
         The covariance matrix behind ``coef_se_``.
     inference_ : str
-        ``"sandwich"``, ``"bootstrap"``, ``"mixture"`` (``refine="mixture"``) or ``"none"`` (NaN
-        standard errors). Known only once the covariance is computed: reading it computes it.
+        ``"sandwich"``, ``"bootstrap"``, ``"mixture"`` (``refine="mixture"``), ``"mixture_hc3"``
+        (``refine="mixture"`` on rows with heavy-tailed leverage: the design's standardised Mahalanobis
+        kurtosis, :func:`~algos.hetero_regression._mixture.design_kurtosis`, above 2; the HC3 form of
+        the sandwich), ``"adaptive"`` (``refine="adaptive"``: the sandwich of the estimated score;
+        ``"adaptive_outer"`` when its curvature is not positive definite and the outer-product form
+        is used) or ``"none"`` (NaN standard errors). Known only once the covariance is computed:
+        reading it computes it.
     bse, tvalues, pvalues : ndarray of shape (p,) or pandas.Series
         statsmodels' names: standard errors, Wald statistics ``b / se`` and two-sided normal
         p-values of ``[coef_, intercept_]`` (properties, computed on first use; a Series indexed by
@@ -381,7 +399,7 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         "method": [OrderedStrOptions(("auto", "huber", "window", "lad", "cmed", "ols"))],
         "n_bootstrap": [Interval(Integral, 10, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINTS,
-        "refine": [OrderedStrOptions(("none", "mixture"))],
+        "refine": [OrderedStrOptions(("none", "mixture", "adaptive"))],
     }
 
     def __init__(self, *, method="auto", delta=1.0, fit_intercept=False, max_iter=500, inference="auto",
@@ -440,10 +458,17 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         cov = None
         if refine == "mixture" and kind in ("huber", "window") and self.recovered_:
             b, cov = self._refine_mixture(Xa, ys, b, delta, p, y_scale)
+        elif refine == "adaptive" and kind in ("huber", "window") and self.recovered_:
+            if design_kurtosis(Xa) > HEAVY_LEVERAGE:
+                # data-dependent: heavy-tailed leverage, where the adaptive sandwich under-covers
+                # (measured 0.88); the mixture refinement with its HC3 sandwich is used instead
+                b, cov = self._refine_mixture(Xa, ys, b, delta, p, y_scale)
+            else:
+                b, cov = self._refine_adaptive(Xa, ys, b, delta, p)
         if kind is None or (method == "auto" and not self.recovered_) or self.refined_:
             # nothing to compute later: NaN (no inference), or the refinement's sandwich
             cov = np.full((p, p), np.nan) if cov is None else cov
-            label = "mixture" if self.refined_ and np.all(np.isfinite(cov)) else "none"
+            label = self._refined_label if self.refined_ and np.all(np.isfinite(cov)) else "none"
             self._set_cov(_scale_cov(cov, col_scale, y_scale, fit_intercept), label)
         else:
             self._defer_cov(_DeferredCov(X, y, fit_intercept, b, delta, kind, inference, n_bootstrap, rng))
@@ -510,10 +535,23 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
         self.optimality_residual_ = 0.0
         return "ols" if chosen == "ols" else None
 
+    def _refine_adaptive(self, Xa, ys, b, delta, p):
+        """``refine='adaptive'``: cross-fitted adaptive Newton steps from ``b``; returns them and their covariance."""
+        b, cov, info = adaptive_refine(Xa, ys, b, delta)
+        self.refined_ = True
+        self._refined_label = "adaptive" if info["curvature"] == "sandwich" else "adaptive_outer"
+        self.n_iter_ += int(info["n_steps"])
+        self.optimality_residual_ = info["residual"]
+        n_in, bg = _counts(ys - Xa @ b, delta)
+        self.n_inliers_ = n_in
+        self.excess_inliers_ = float(n_in - p - bg)
+        return b, cov
+
     def _refine_mixture(self, Xa, ys, b, delta, p, y_scale):
         """``refine='mixture'``: the scale-mixture refinement of ``b``; returns it and its covariance."""
         b, cov, mix = mixture_refine(Xa, ys, b, delta)
         self.refined_ = True
+        self._refined_label = "mixture_hc3" if mix["covariance"] == "hc3" else "mixture"
         self.noise_scales_ = mix["scales"] / y_scale
         self.noise_weights_ = mix["weights"]
         self.n_iter_ += int(mix["n_iter"])
@@ -579,6 +617,9 @@ class SubsetOfSignalsRegressor(_InferenceMixin, _LinearPredictMixin, RegressorMi
                 ("Optimality residual", f"{self.optimality_residual_:.2e}"),
                 ("Covariance", {"bootstrap": f"pairs bootstrap, {self.n_bootstrap} replicates",
                                 "mixture": "sandwich of the scale-mixture likelihood (cross-fitted law)",
+                                "mixture_hc3": "HC3 sandwich of the scale-mixture likelihood (heavy leverage)",
+                                "adaptive": "sandwich of the cross-fitted estimated score",
+                                "adaptive_outer": "outer product of the cross-fitted estimated score",
                                 "none": "none"}.get(self.inference_, "HC3 (OLS)" if self.method_ == "ols"
                                                     else "sandwich, HC1 factor n/(n-p)"))]
 

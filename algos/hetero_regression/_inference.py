@@ -383,10 +383,14 @@ class _InferenceMixin:
             z = b / se
         pv = 2.0 * stats.norm.sf(np.abs(z))
         table = np.column_stack([b, se, z, pv, ci])
-        if getattr(self, "inference_", "sandwich") == "mixture":
+        if getattr(self, "inference_", "sandwich") in ("mixture", "mixture_hc3"):
             notes = ["Standard errors: sandwich of the scale-mixture likelihood (the noise law estimated on a "
                      "grid of scales, each row scored under the law of the other half of the rows); the "
                      "choice of method by the data is not accounted for."]
+        elif getattr(self, "inference_", "sandwich") in ("adaptive", "adaptive_outer"):
+            notes = ["Standard errors: sandwich of the score estimated from the residuals (kernel density, each "
+                     "fold of rows scored from the other folds); assumes noise symmetric and independent of the "
+                     "design; the choice of method by the data is not accounted for."]
         elif getattr(self, "inference_", "sandwich") == "bootstrap":
             notes = ["Standard errors: pairs bootstrap of the window refinement (the window's row subset is "
                      "re-chosen in every replicate); the choice of the method by the data is not accounted for."]
