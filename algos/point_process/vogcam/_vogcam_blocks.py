@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
 from ..._validation import check_scalar_float
-from ._nngp import NU_CODES, nngp_block_terms_from_distances
+from ._nngp import NU_CODES, nngp_block_terms_on_pattern
 
 #: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes,
 #: "overflow").
@@ -151,6 +151,14 @@ class _ScaledFactor:
 
     def sample_into(self, z):
         return math.sqrt(self.c2) * _sample(self.inner, z)
+
+
+def release_inverse(fac):
+    """Free the cached selected inverse of a sparse factor (it is recomputed when next asked for); the
+    dense factors keep theirs (small by construction)."""
+    inner = fac.inner if isinstance(fac, _ScaledFactor) else fac
+    if hasattr(inner, "Zx"):
+        inner.Zx = None
 
 
 def _sample(fac, z):
@@ -375,6 +383,7 @@ class VoGCAMBlocks:
             accepted = None
             while rho > 1e-8:
                 mu_try = mu_new if rho == 1.0 else (1 - rho) * mu_old + rho * mu_new
+                fac = None  # a rejected trial's factor is freed before the next one is built
                 try:
                     fac, s_try, ld, val = evaluate(mu_try)
                 except np.linalg.LinAlgError:
@@ -386,16 +395,21 @@ class VoGCAMBlocks:
             if accepted is None:
                 break
             fac, s_try, ld, val, mu_try = accepted
+            accepted = None
             ds = float(np.max(np.abs(s_try - s)))
             self.fp_steps.append(ds)
             n_steps += 1
-            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try, "Sq": None}
+            # S on the precision's pattern now, then the selected inverse is released: a state keeps only
+            # the factor (re-inverted lazily where a prediction asks for entries of S)
+            state = None
+            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try,
+                     "Sq": fac.inverse_on_pattern()}
+            release_inverse(fac)
+            fac = None
             best = max(best, val)
             s, mu_old = s_try, mu_try
             if ds < 1e-10:
                 break
-        if state is not st8:
-            state["Sq"] = state["fac"].inverse_on_pattern()
         return state, n_steps
 
     def beta_block(self, m, prior):
@@ -492,19 +506,17 @@ class VoGCAMBlocks:
         st = self.st
         N = len(m)
         r = m - self.Z @ beta
-        pidx = st.pair_index
         Sq = st8["Sq"]
-        sblk = np.where(pidx >= 0, Sq[np.maximum(pidx, 0)], 0.0)
         nu_code = NU_CODES[self.nu]
-        D = st.pair_distances  # neighbour distances, computed once per fit
 
         cache = {}
 
         def terms(logphi):  # memoised: the current point and Brent's optimum are asked for again
             key = float(logphi)
             if key not in cache:
-                cache[key] = nngp_block_terms_from_distances(D, st.neighbors, st.counts, float(np.exp(key)),
-                                                             nu_code, st.jitter, sblk, r)
+                # the blocks of S and the distances are read in place (no per-node (k+1)^2 arrays)
+                cache[key] = nngp_block_terms_on_pattern(st.coords, st.neighbors, st.counts, float(np.exp(key)),
+                                                         nu_code, st.jitter, Sq, st.Q_indptr, st.Q_indices, r)
             return cache[key]
 
         def obj(logphi):
