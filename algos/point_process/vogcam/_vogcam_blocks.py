@@ -49,11 +49,56 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
-#: Arrays of the factor's size alive at once in a sparse fit (the factor and selected inverse of the current
-#: and of a trial point), for the memory check before the first factorisation.
+#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the factor of the S state the sweep
+#: started from, that of the last accepted S step, and a trial factor with its selected inverse (a state
+#: keeps ``S`` on the precision's pattern only; its selected inverse is released).
 SPARSE_FACTOR_COPIES = 4
-#: A sparse fit whose estimated factor memory exceeds this fraction of the machine's memory is refused.
-MEMORY_BUDGET_FRACTION = 0.8
+#: Bytes per node per stored entry of the precision ``Q`` (its values, structure, ``S`` on its pattern, the
+#: prior factors alive at once and the temporaries of a factorisation and of the range step), calibrated on
+#: the peak RSS of fits at 3.9e4 and 1.0e5 nodes (docs/point_process.md, "Memory").
+PATTERN_ENTRY_BYTES = 160
+#: Bytes per node independent of ``k``: coordinates, counts, weights, the variational parameters, the
+#: quadrature and the minimum-contrast step.
+FIXED_NODE_BYTES = 2048
+
+
+def factor_entries_per_node(n_nodes, n_neighbors):
+    """Stored entries per node of the sparse Cholesky factor of an NNGP precision, before any symbolic
+    analysis: ``q max(1, 0.95 (log2 N - 7))`` with ``q = min(3.5 k + 1, N)`` entries of ``Q`` per row
+    (nested dissection of a planar-like graph fills ``O(N log N)``; the constants fit the measured fill of
+    uniform patterns, N = 1e4-1e5, k = 5-30, to about 25 %)."""
+    N = max(int(n_nodes), 1)
+    q = min(3.5 * int(n_neighbors) + 1.0, float(N))
+    return q, q * max(1.0, 0.95 * (math.log2(N) - 7.0))
+
+
+def fit_memory_bytes(n_nodes, n_neighbors, factor_entries=None):
+    """Estimated peak memory (bytes) of a sparse VoGCAM fit with ``n_nodes`` quadrature nodes and
+    ``n_neighbors`` NNGP neighbours.
+
+    ``n_nodes * (SPARSE_FACTOR_COPIES * 8 * s + PATTERN_ENTRY_BYTES * q + FIXED_NODE_BYTES)`` with ``s`` the
+    factor's stored entries per node (``factor_entries``, known after the symbolic analysis; else
+    :func:`factor_entries_per_node`) and ``q`` the entries of the precision per row.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Quadrature nodes.
+    n_neighbors : int
+        NNGP neighbours ``k``.
+    factor_entries : float or None, default=None
+        Stored factor entries per node, if known.
+
+    Returns
+    -------
+    int
+        The estimate in bytes.
+    """
+    q, s = factor_entries_per_node(n_nodes, n_neighbors)
+    if factor_entries is not None:
+        s = float(factor_entries)
+    per_node = SPARSE_FACTOR_COPIES * 8.0 * s + PATTERN_ENTRY_BYTES * q + FIXED_NODE_BYTES
+    return int(math.ceil(int(n_nodes) * per_node))
 #: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
 FIXED_POINT_STEPS_WHILE_MOVING = 2
 #: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
