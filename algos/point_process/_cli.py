@@ -342,15 +342,16 @@ def run(args):
 def _check_sizes(n_dummy, grid, n_neighbors):
     """Refuse a ``--n-dummy`` or ``--grid`` whose memory would exceed the budget (before the data are read).
 
-    Per quadrature node: VoGCAM's own estimate (``NODE_BYTES``, the rule its ``fit`` applies); per map
+    Per quadrature node: VoGCAM's own estimate (``fit_memory_bytes``, the rule its ``fit`` applies); per map
     cell: the cell centre, the mean, the bounds, the sd and the neighbour lists of the prediction
     (``2 * n_neighbors + 10`` numbers of 8 bytes, a lower bound).
     """
-    from .vogcam._vogcam import NODE_BYTES
+    from .vogcam._vogcam_blocks import fit_memory_bytes
 
     k = int(n_neighbors)  # checked by VoGCAM's constraint before
     if n_dummy != "auto":
-        check_memory_budget(NODE_BYTES * n_dummy, f"{n_dummy} dummy quadrature nodes (about {NODE_BYTES // 1024} KB "
+        need = fit_memory_bytes(n_dummy, k)
+        check_memory_budget(need, f"{n_dummy} dummy quadrature nodes (about {need / max(n_dummy, 1) / 1024:.0f} KB "
                             "each)", f"'--n-dummy'={n_dummy}", hint="lower --n-dummy (or use 'auto')")
     check_memory_budget(8 * (2 * k + 10) * grid * grid, f"a {grid} x {grid} map", f"'--grid'={grid}",
                         hint="lower --grid")

@@ -233,8 +233,16 @@ class SparseCholesky:
             self._size = int(len(self.Li))
             smap = _scatter_map(N, pip, pii, self.Lp, self.Li)
         keep = smap >= 0
-        self._dst = smap[keep]
-        self._src = self._pp_src[keep]
+        # int32 maps where they fit (per node they are the largest arrays of the symbolic analysis)
+        itype = np.int32 if max(self._size, P.nnz) < 2**31 else np.int64
+        self._dst = smap[keep].astype(itype)
+        self._src = self._pp_src[keep].astype(itype)
+        self._tpos = self._tpos.astype(itype)
+        self.indices = self.indices.astype(itype)
+        del self._pp_src, smap, keep
+        self._nnz_L = int(len(self.Li))
+        if method == "supernodal":
+            self.Li = None  # the column pattern is in the supernodes' row lists (``Ri``) from here on
         self.Lx = None
         self.Zx = None
 
@@ -256,7 +264,7 @@ class SparseCholesky:
     @property
     def nnz_L(self):
         """Structural non-zeros of the Cholesky factor (the column pattern, diagonal included)."""
-        return int(len(self.Li))
+        return self._nnz_L
 
     @property
     def n_supernodes(self):

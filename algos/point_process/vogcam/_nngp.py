@@ -195,6 +195,71 @@ def nngp_block_terms_from_distances(D, nbr, cnt, phi, nu_code, jitter, sblk, r):
     return out.sum(), out2.sum()
 
 
+@numba.njit(inline="always")
+def _pattern_position(indptr, indices, row, col):
+    """Position of ``(row, col)`` in a CSR structure with sorted column indices (-1 if absent)."""
+    lo = indptr[row]
+    hi = indptr[row + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        c = indices[mid]
+        if c < col:
+            lo = mid + 1
+        elif c > col:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@numba.njit(parallel=True)
+def nngp_block_terms_on_pattern(coords, nbr, cnt, phi, nu_code, jitter, Sq, indptr, indices, r):
+    """:func:`nngp_block_terms_from_distances` without any ``(N, k+1, k+1)`` array: the block of ``S`` on
+    ``{i} U N(i)`` is read from ``Sq`` (``S`` on the precision's CSR structure ``indptr``/``indices``, which
+    holds every such pair) and the distances are computed in place as in :func:`neighbour_distances`, so
+    the terms agree with it to the last bit. Memory: O(k^2) per thread."""
+    N, k = nbr.shape
+    out = np.empty(N)
+    out2 = np.empty(N)
+    for i in numba.prange(N):
+        m = cnt[i]
+        if m == 0:
+            f = 1.0 + jitter
+            q = Sq[_pattern_position(indptr, indices, i, i)]
+            br = r[i]
+            out[i] = (q + br * br) / f
+            out2[i] = math.log(f)
+            continue
+        S_i = np.zeros((m + 1, m + 1))
+        S_i[0, 0] = Sq[_pattern_position(indptr, indices, i, i)]
+        R = np.empty((m, m))
+        rr = np.empty(m)
+        for p in range(m):
+            jp = nbr[i, p]
+            S_i[0, p + 1] = Sq[_pattern_position(indptr, indices, i, jp)]
+            S_i[p + 1, 0] = Sq[_pattern_position(indptr, indices, jp, i)]
+            for q in range(p, m):
+                jq = nbr[i, q]
+                d = math.hypot(coords[jp, 0] - coords[jq, 0], coords[jp, 1] - coords[jq, 1])
+                c = matern_corr(d, phi, nu_code)
+                R[p, q] = c
+                R[q, p] = c
+                S_i[p + 1, q + 1] = Sq[_pattern_position(indptr, indices, jp, jq)]
+                S_i[q + 1, p + 1] = Sq[_pattern_position(indptr, indices, jq, jp)]
+            R[p, p] = 1.0 + jitter
+            d = math.hypot(coords[jp, 0] - coords[i, 0], coords[jp, 1] - coords[i, 1])
+            rr[p] = matern_corr(d, phi, nu_code)
+        a = _chol_solve_small(R, rr, m)
+        f = 1.0 + jitter
+        for p in range(m):
+            f -= rr[p] * a[p]
+        if not f > jitter:
+            f = jitter
+        out[i] = row_quadratic(S_i, a, m, r, nbr[i], r[i]) / f
+        out2[i] = math.log(f)
+    return out.sum(), out2.sum()
+
+
 @dataclasses.dataclass
 class NNGPFactor:
     """NNGP prior factor in the original node indexing.
@@ -249,8 +314,10 @@ class NNGPStructure:
         rows = np.repeat(np.arange(N), k + 1)
         cols = np.column_stack([np.arange(N), self.neighbors]).ravel()
         valid = cols >= 0
-        self._b_rows, self._b_cols = rows[valid], cols[valid]
-        self._b_pos = np.flatnonzero(valid)  # positions in the (N, k+1) row-major [1, -a] layout
+        # int32 positions (half the bytes per node; a structure of 2^31 entries is far past any memory budget)
+        self._b_rows, self._b_cols = rows[valid].astype(np.int32), cols[valid].astype(np.int32)
+        self._b_pos = np.flatnonzero(valid).astype(np.int32)  # positions in the (N, k+1) row-major [1, -a] layout
+        del rows, cols, valid
         Bpat = sp.csr_matrix((np.ones(len(self._b_rows)), (self._b_rows, self._b_cols)), shape=(N, N))
         Qpat = (Bpat.T @ Bpat).tocsr()
         Qpat.sort_indices()
@@ -309,8 +376,8 @@ class NNGPStructure:
             Qc = self._on_pattern((B.T @ sp.diags(1.0 / Fc) @ B).tocsr())
             cached = self._corr_cache = (key, A, Fc, B, Qc, float(np.sum(np.log(Fc))))
         _, A, Fc, B, Qc, logdet_c = cached
-        Q = Qc.copy()
-        Q.data /= variance
+        # the structure arrays are shared with the cached correlation-scale precision (only data is new)
+        Q = sp.csr_matrix((Qc.data / variance, Qc.indices, Qc.indptr), shape=Qc.shape, copy=False)
         return NNGPFactor(B=B, F=variance * Fc, order=self.order, logdet=logdet_c + N * math.log(variance), Q=Q,
                           neighbors=self.neighbors, counts=self.counts, A=A)
 

@@ -72,6 +72,7 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     _sample,
     design_matrix,
     elbo_terms,
+    fit_memory_bytes,
     lognormal_band,
     s_on_neighbourhoods,
 )
@@ -84,10 +85,6 @@ __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 class HyperparameterWarning(UserWarning):
     """A hyperparameter ended at a bound, or the variance collapsed."""
 
-
-#: Lower estimate of the memory one quadrature node costs during a fit, in bytes (39 KB per node was
-#: measured at 100,758 nodes; the lower figure keeps every fit that fits).
-NODE_BYTES = 32 * 1024
 
 
 class VoGCAM(BaseEstimator):
@@ -114,9 +111,11 @@ class VoGCAM(BaseEstimator):
     n_dummy : "auto" or int >= 0, default="auto"
         Dummy points: ``"auto"`` is a ``g x g`` grid, ``g = max(16, ceil(2 sqrt(n)))``, lowered so that
         the nodes number at most 50,000 (``AUTO_NODE_BUDGET``) or ``n + 256`` for larger patterns.
-        Every node (data point or dummy) costs about 32-40 KB during the fit (39 KB measured at 100,758
-        nodes): ``fit`` refuses, before any work, a node count whose ``NODE_BYTES`` estimate exceeds the
-        memory budget (half the machine's memory, or ``ALGOS_MEMORY_BUDGET_MB``).
+        Every node (data point or dummy) costs about 20-25 KB at the peak of a fit with ``k = 15``
+        (:func:`~._vogcam_blocks.fit_memory_bytes`, growing like ``k log N``): ``fit`` refuses, before
+        any work, a node count whose estimate exceeds the memory budget (half the machine's memory, or
+        ``ALGOS_MEMORY_BUDGET_MB``), and checks again with the factor's exact size before the first
+        factorisation.
     optimize_hyperparameters : tuple, default=("mean", "variance", "length_scale")
         Which of :math:`\beta`, :math:`\sigma^2`, :math:`\phi` are updated; ``()`` freezes all.
     length_scale_bounds : "auto" or (low, high), default="auto"
@@ -292,8 +291,9 @@ class VoGCAM(BaseEstimator):
             return self._fit(X, covariates)
 
     def _check_node_budget(self, n_nodes):
-        """Refuse ``n_nodes`` quadrature nodes whose lower memory estimate exceeds the budget."""
-        check_memory_budget(NODE_BYTES * n_nodes, f"{n_nodes} quadrature nodes (about {NODE_BYTES // 1024} KB each)",
+        """Refuse ``n_nodes`` quadrature nodes whose memory estimate exceeds the budget."""
+        need = fit_memory_bytes(n_nodes, self.n_neighbors)
+        check_memory_budget(need, f"{n_nodes} quadrature nodes (about {need / n_nodes / 1024:.0f} KB each)",
                             f"'n_dummy'={self.n_dummy!r} with {n_nodes} nodes",
                             hint="lower 'n_dummy', or thin the pattern")
 

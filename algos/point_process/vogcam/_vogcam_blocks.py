@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
 from ..._validation import check_scalar_float
-from ._nngp import NU_CODES, nngp_block_terms_from_distances
+from ._nngp import NU_CODES, nngp_block_terms_on_pattern
 
 #: Newton step clipped to this sup-norm (keeps exp(m + s/2) finite; pitfall of the point_process reconstruction notes,
 #: "overflow").
@@ -49,11 +49,56 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
-#: Arrays of the factor's size alive at once in a sparse fit (the factor and selected inverse of the current
-#: and of a trial point), for the memory check before the first factorisation.
+#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the factor of the S state the sweep
+#: started from, that of the last accepted S step, and a trial factor with its selected inverse (a state
+#: keeps ``S`` on the precision's pattern only; its selected inverse is released).
 SPARSE_FACTOR_COPIES = 4
-#: A sparse fit whose estimated factor memory exceeds this fraction of the machine's memory is refused.
-MEMORY_BUDGET_FRACTION = 0.8
+#: Bytes per node per stored entry of the precision ``Q`` (its values, structure, ``S`` on its pattern, the
+#: prior factors alive at once and the temporaries of a factorisation and of the range step), calibrated on
+#: the peak RSS of fits at 3.9e4 and 1.0e5 nodes (docs/point_process.md, "Memory").
+PATTERN_ENTRY_BYTES = 160
+#: Bytes per node independent of ``k``: coordinates, counts, weights, the variational parameters, the
+#: quadrature and the minimum-contrast step.
+FIXED_NODE_BYTES = 2048
+
+
+def factor_entries_per_node(n_nodes, n_neighbors):
+    """Stored entries per node of the sparse Cholesky factor of an NNGP precision, before any symbolic
+    analysis: ``q max(1, 0.95 (log2 N - 7))`` with ``q = min(3.5 k + 1, N)`` entries of ``Q`` per row
+    (nested dissection of a planar-like graph fills ``O(N log N)``; the constants fit the measured fill of
+    uniform patterns, N = 1e4-1e5, k = 5-30, to about 25 %)."""
+    N = max(int(n_nodes), 1)
+    q = min(3.5 * int(n_neighbors) + 1.0, float(N))
+    return q, q * max(1.0, 0.95 * (math.log2(N) - 7.0))
+
+
+def fit_memory_bytes(n_nodes, n_neighbors, factor_entries=None):
+    """Estimated peak memory (bytes) of a sparse VoGCAM fit with ``n_nodes`` quadrature nodes and
+    ``n_neighbors`` NNGP neighbours.
+
+    ``n_nodes * (SPARSE_FACTOR_COPIES * 8 * s + PATTERN_ENTRY_BYTES * q + FIXED_NODE_BYTES)`` with ``s`` the
+    factor's stored entries per node (``factor_entries``, known after the symbolic analysis; else
+    :func:`factor_entries_per_node`) and ``q`` the entries of the precision per row.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Quadrature nodes.
+    n_neighbors : int
+        NNGP neighbours ``k``.
+    factor_entries : float or None, default=None
+        Stored factor entries per node, if known.
+
+    Returns
+    -------
+    int
+        The estimate in bytes.
+    """
+    q, s = factor_entries_per_node(n_nodes, n_neighbors)
+    if factor_entries is not None:
+        s = float(factor_entries)
+    per_node = SPARSE_FACTOR_COPIES * 8.0 * s + PATTERN_ENTRY_BYTES * q + FIXED_NODE_BYTES
+    return int(math.ceil(int(n_nodes) * per_node))
 #: S fixed-point steps per sweep while the hyperparameters still move (the ELBO rises with each).
 FIXED_POINT_STEPS_WHILE_MOVING = 2
 #: Below this relative ELBO change per sweep the S fixed point runs to its full tolerance ...
@@ -151,6 +196,14 @@ class _ScaledFactor:
 
     def sample_into(self, z):
         return math.sqrt(self.c2) * _sample(self.inner, z)
+
+
+def release_inverse(fac):
+    """Free the cached selected inverse of a sparse factor (it is recomputed when next asked for); the
+    dense factors keep theirs (small by construction)."""
+    inner = fac.inner if isinstance(fac, _ScaledFactor) else fac
+    if hasattr(inner, "Zx"):
+        inner.Zx = None
 
 
 def _sample(fac, z):
@@ -375,6 +428,7 @@ class VoGCAMBlocks:
             accepted = None
             while rho > 1e-8:
                 mu_try = mu_new if rho == 1.0 else (1 - rho) * mu_old + rho * mu_new
+                fac = None  # a rejected trial's factor is freed before the next one is built
                 try:
                     fac, s_try, ld, val = evaluate(mu_try)
                 except np.linalg.LinAlgError:
@@ -386,16 +440,21 @@ class VoGCAMBlocks:
             if accepted is None:
                 break
             fac, s_try, ld, val, mu_try = accepted
+            accepted = None
             ds = float(np.max(np.abs(s_try - s)))
             self.fp_steps.append(ds)
             n_steps += 1
-            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try, "Sq": None}
+            # S on the precision's pattern now, then the selected inverse is released: a state keeps only
+            # the factor (re-inverted lazily where a prediction asks for entries of S)
+            state = None
+            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try,
+                     "Sq": fac.inverse_on_pattern()}
+            release_inverse(fac)
+            fac = None
             best = max(best, val)
             s, mu_old = s_try, mu_try
             if ds < 1e-10:
                 break
-        if state is not st8:
-            state["Sq"] = state["fac"].inverse_on_pattern()
         return state, n_steps
 
     def beta_block(self, m, prior):
@@ -492,19 +551,17 @@ class VoGCAMBlocks:
         st = self.st
         N = len(m)
         r = m - self.Z @ beta
-        pidx = st.pair_index
         Sq = st8["Sq"]
-        sblk = np.where(pidx >= 0, Sq[np.maximum(pidx, 0)], 0.0)
         nu_code = NU_CODES[self.nu]
-        D = st.pair_distances  # neighbour distances, computed once per fit
 
         cache = {}
 
         def terms(logphi):  # memoised: the current point and Brent's optimum are asked for again
             key = float(logphi)
             if key not in cache:
-                cache[key] = nngp_block_terms_from_distances(D, st.neighbors, st.counts, float(np.exp(key)),
-                                                             nu_code, st.jitter, sblk, r)
+                # the blocks of S and the distances are read in place (no per-node (k+1)^2 arrays)
+                cache[key] = nngp_block_terms_on_pattern(st.coords, st.neighbors, st.counts, float(np.exp(key)),
+                                                         nu_code, st.jitter, Sq, st.Q_indptr, st.Q_indices, r)
             return cache[key]
 
         def obj(logphi):

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._anytime import Interruptible
+from ..._io import memory_budget_bytes
 from .._sparse import SparseCholesky
 from ._vogcam_blocks import (
     AITKEN_EVERY,
@@ -23,7 +24,6 @@ from ._vogcam_blocks import (
     FULL_FIXED_POINT_RTOL,
     MAX_HALVINGS,
     MAX_NEWTON_STEP,
-    MEMORY_BUDGET_FRACTION,
     NEWTON_STEPS_WHILE_MOVING,
     PHI_BRACKET,
     PHI_BRACKET_MIN,
@@ -35,6 +35,7 @@ from ._vogcam_blocks import (
     VARIANCE_FLOOR,
     VoGCAMBlocks,
     _DenseFactor,
+    fit_memory_bytes,
 )
 
 #: a variance below this that fell on two sweeps in a row is tried at the boundary ``VARIANCE_FLOOR`` (a
@@ -43,14 +44,9 @@ VARIANCE_COLLAPSE_TRY = 0.1
 
 
 def _memory_budget():
-    """``MEMORY_BUDGET_FRACTION`` of the physical memory in bytes (inf where the platform does not say)."""
-    import os
-
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return math.inf
-    return MEMORY_BUDGET_FRACTION * float(total) if total > 0 else math.inf
+    """The memory budget in bytes (:func:`algos._io.memory_budget_bytes`: ``ALGOS_MEMORY_BUDGET_MB`` or half
+    the machine's memory), the one :meth:`VoGCAM.fit`'s checks apply."""
+    return memory_budget_bytes()
 
 
 def make_base_factor(st, U, solver, backend, device, is_data):
@@ -65,16 +61,17 @@ def make_base_factor(st, U, solver, backend, device, is_data):
         return _DenseFactor(st.Q_indptr, st.Q_indices, N)
     Qpat = sp.csr_matrix((np.ones(len(st.Q_indices)), st.Q_indices, st.Q_indptr), shape=(N, N))
     base = SparseCholesky(Qpat, coords=U, ordering="nd")
-    # the symbolic analysis sized the factor: check the numeric work fits before the first factorisation
-    need = SPARSE_FACTOR_COPIES * 8.0 * base.n_stored
+    # the symbolic analysis sized the factor: check the whole fit fits before the first factorisation
+    need = fit_memory_bytes(N, st.neighbors.shape[1], base.n_stored / N)
     budget = _memory_budget()
     if need > budget:
         nd = int(is_data.sum())
         raise ValueError(
             f"'n_dummy': {N} quadrature nodes ({nd} distinct points and {N - nd} dummies) need about "
-            f"{need / 2**30:.1f} GiB for the sparse factor and its selected inverse ({base.n_stored} stored "
-            f"entries x {SPARSE_FACTOR_COPIES} arrays of 8 bytes), more than the {budget / 2**30:.1f} GiB "
-            f"budget ({MEMORY_BUDGET_FRACTION:g} of this machine's memory); lower 'n_dummy'.")
+            f"{need / 2**30:.1f} GiB ({need / N / 1024:.1f} KB per node: the sparse factor has "
+            f"{base.n_stored / N:.0f} stored entries per node, {SPARSE_FACTOR_COPIES} arrays of them alive at "
+            f"once), more than the {budget / 2**30:.1f} GiB memory budget; lower 'n_dummy' (or thin the "
+            "pattern).")
     return base
 
 
