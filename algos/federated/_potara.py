@@ -131,7 +131,6 @@ class PotaraClassifier(FederatedClassifierBase):
         "finetune_epochs": [Interval(Integral, 0, None, closed="left")],
         "fisher_floor": [Interval(Real, 0, None, closed="left")],
         "granularity": [OrderedStrOptions(("global", "module", "coordinate"))],
-        # a pair (low, high) with 0 <= low <= high <= 1: checked in fit with its own message
         # a pair (low, high) with 0 <= low <= high <= 1: the constraint language cannot relate two entries
         # of one value, so the rule is stated once, in _hparams
         "lam_clip": "no_validation",
