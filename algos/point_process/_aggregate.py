@@ -3,7 +3,7 @@ r"""Aggregated-count quadrature: a regular grid of cells clipped to the window, 
 The Voronoi scheme (:mod:`._quadrature`) makes every distinct point a node, so its node count grows
 with ``n``. Here the window's bounding box is cut into a ``gx x gy`` grid of cells; the node of a cell
 is its centre (for a cell cut by a polygon's boundary, the centroid of the part inside, estimated on a
-4 x 4 sub-grid), its weight the area of the cell clipped to the window, and its count the number of
+4 x 4 sub-grid, moved to the nearest point of the window's boundary when it falls outside), its weight the area of the cell clipped to the window, and its count the number of
 points in it. The Poisson log-likelihood becomes
 
 .. math::
@@ -81,6 +81,16 @@ def _clipped_areas(win, x0, y0, dx, dy):
     return area * scale * scale
 
 
+def _nearest_on_boundary(P, V):
+    """The nearest point to each row of ``P`` on the closed polygon with vertices ``V``."""
+    A, B = V, np.roll(V, -1, axis=0)
+    AB = B - A
+    t = np.einsum("mvk,vk->mv", P[:, None, :] - A[None], AB) / np.einsum("vk,vk->v", AB, AB)
+    C = A[None] + np.clip(t, 0.0, 1.0)[..., None] * AB[None]
+    best = np.argmin(((C - P[:, None, :]) ** 2).sum(axis=2), axis=1)
+    return C[np.arange(len(P)), best]
+
+
 def grid_quadrature(X, window, n_cells):
     """Aggregated-count quadrature of the points ``X``: about ``n_cells`` grid cells clipped to ``window``.
 
@@ -119,6 +129,7 @@ def grid_quadrature(X, window, n_cells):
     ix, iy = ix.ravel(), iy.ravel()
     x0, y0 = xmin + ix * dx, ymin + iy * dy
     w = _clipped_areas(win, x0, y0, dx, dy)
+    w[w <= 1e-12 * dx * dy] = 0.0  # cells that touch the window along an edge only (round-off)
     nodes = np.column_stack([x0 + 0.5 * dx, y0 + 0.5 * dy])
     if not win.is_rectangle:
         cut = (w > 0.0) & (w < (1.0 - 1e-12) * dx * dy)
@@ -136,6 +147,10 @@ def grid_quadrature(X, window, n_cells):
             ok = tot > 0.0
             nodes[c[ok], 0] = (sub[ok] * cx[ok]).sum(axis=1) / tot[ok]
             nodes[c[ok], 1] = (sub[ok] * cy[ok]).sum(axis=1) / tot[ok]
+            # a centroid outside (the part inside is not convex): its nearest point on the window's boundary
+            out = c[~win.contains(nodes[c])]
+            if len(out):
+                nodes[out] = _nearest_on_boundary(nodes[out], win.vertices)
     # the cell of each point (points on the far edges belong to the last cell)
     px = np.clip(np.floor((X[:, 0] - xmin) / dx).astype(np.int64), 0, gx - 1)
     py = np.clip(np.floor((X[:, 1] - ymin) / dy).astype(np.int64), 0, gy - 1)
