@@ -79,7 +79,8 @@ def main():
         return
     sizes = args.sizes or ([2e3, 1e4] if args.quick else [1e4, 1e5])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     print(f"hyperparameters={args.hyperparameters!r}; truth: variance 1, range 0.05; load: {os.getloadavg()}")
     print("| n | quadrature | nodes | CPU s | peak RSS MB | variance | range | rel. RMSE intensity | RMSE log-int."
           " | rel. RMSE vs Voronoi |")

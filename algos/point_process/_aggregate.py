@@ -3,8 +3,9 @@ r"""Aggregated-count quadrature: a regular grid of cells clipped to the window, 
 The Voronoi scheme (:mod:`._quadrature`) makes every distinct point a node, so its node count grows
 with ``n``. Here the window's bounding box is cut into a ``gx x gy`` grid of cells; the node of a cell
 is its centre (for a cell cut by a polygon's boundary, the centroid of the part inside, estimated on a
-4 x 4 sub-grid, moved to the nearest point of the window's boundary when it falls outside), its weight the area of the cell clipped to the window, and its count the number of
-points in it. The Poisson log-likelihood becomes
+4 x 4 sub-grid, moved to the nearest point of the window's boundary when it falls outside), its weight
+the area of the cell clipped to the window, and its count the number of points in it.
+The Poisson log-likelihood becomes
 
 .. math::
 

@@ -57,9 +57,9 @@ from ..._validation import (
     check_scalar_int,
     validate_params,
 )
-from .._kernels import predict_rows
 from .._aggregate import AUTO_GRID_MIN_POINTS, AUTO_GRID_SIDE, grid_quadrature
-from .._quadrature import build_quadrature, default_grid_size, check_points, duplicates_reported, warn_duplicates
+from .._kernels import predict_rows
+from .._quadrature import build_quadrature, check_points, default_grid_size, duplicates_reported, warn_duplicates
 from .._window import MAX_COORD, Window, coordinate_array, window_or_bounding_box
 from ._nngp import NU_CODES, NNGPStructure
 from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module's documented knobs)
