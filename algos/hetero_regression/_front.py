@@ -26,13 +26,13 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
+from ._adaptive import adaptive_refine
 from ._baselines import _check_real, _check_shape, _LinearPredictMixin, _lstsq
 from ._dask import is_dask_array
 from ._data import suggest_delta
 from ._huber import ConvexRegimeWarning, HuberSoSRegressor, _pow2_scale
 from ._huber_solvers import _init_lad
 from ._inference import _InferenceMixin, _scale_cov, sandwich_cov, window_bootstrap_cov, window_residual
-from ._adaptive import adaptive_refine
 from ._mixture import HEAVY_LEVERAGE, design_kurtosis, mixture_refine
 
 __all__ = ["SubsetOfSignalsRegressor", "NoRecoveryWarning"]

@@ -57,8 +57,9 @@ from ..._validation import (
     check_scalar_int,
     validate_params,
 )
+from .._aggregate import AUTO_GRID_MIN_POINTS, AUTO_GRID_SIDE, grid_quadrature
 from .._kernels import predict_rows
-from .._quadrature import build_quadrature, check_points, duplicates_reported, warn_duplicates
+from .._quadrature import build_quadrature, check_points, default_grid_size, duplicates_reported, warn_duplicates
 from .._window import MAX_COORD, Window, coordinate_array, window_or_bounding_box
 from ._nngp import NU_CODES, NNGPStructure
 from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module's documented knobs)
@@ -116,6 +117,17 @@ class VoGCAM(BaseEstimator):
         any work, a node count whose estimate exceeds the memory budget (half the machine's memory, or
         ``ALGOS_MEMORY_BUDGET_MB``), and checks again with the factor's exact size before the first
         factorisation.
+        With ``quadrature="grid"`` it sets the grid instead: ``"auto"`` is a ``g x g`` grid of cells,
+        ``g = min(max(16, ceil(2 sqrt(n))), 128)`` (``AUTO_GRID_SIDE``), an int about that many cells (at
+        least 4).
+    quadrature : {"auto", "voronoi", "grid"}, default="auto"
+        ``"voronoi"``: every distinct point is a node, plus the dummies (the Berman--Turner scheme;
+        the node count grows with ``n``). ``"grid"``: aggregated counts on a regular grid of cells
+        clipped to the window (:func:`~algos.point_process._aggregate.grid_quadrature`): cell centres are
+        the nodes, cell areas the weights and the points per cell the counts, so the node count does not
+        depend on ``n``. ``"auto"``: ``"grid"`` from ``AUTO_GRID_MIN_POINTS`` (50,000) points on, else
+        ``"voronoi"``; ``quadrature_`` says which ran. The accuracy cost is measured in
+        the point-process guide ("Aggregated counts").
     optimize_hyperparameters : tuple, default=("mean", "variance", "length_scale")
         Which of :math:`\beta`, :math:`\sigma^2`, :math:`\phi` are updated; ``()`` freezes all.
     length_scale_bounds : "auto" or (low, high), default="auto"
@@ -190,6 +202,8 @@ class VoGCAM(BaseEstimator):
         The method ``hyperparameters`` resolved to ("min_contrast", "elbo" or "laplace").
     backend_ : {"numpy", "torch"}
         The core that ran the linear algebra (``backend`` resolved).
+    quadrature_ : {"voronoi", "grid"}
+        The quadrature that ran (``quadrature`` resolved).
 
     Examples
     --------
@@ -218,6 +232,7 @@ class VoGCAM(BaseEstimator):
         "optimize_hyperparameters": [tuple, list],
         "ordering": [OrderedStrOptions(("coord", "maxmin", "random"))],
         "prior": [OrderedStrOptions(("nngp", "dense"))],
+        "quadrature": [OrderedStrOptions(("auto", "voronoi", "grid"))],
         "random_state": RANDOM_STATE_CONSTRAINTS,
         "solver": [OrderedStrOptions(("auto", "dense", "sparse"))],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -230,7 +245,7 @@ class VoGCAM(BaseEstimator):
                  prior="nngp", covariance="full", n_dummy="auto", optimize_hyperparameters=HYPERS,
                  length_scale_bounds="auto", max_iter=200, tol=1e-8, newton_max_iter=20, fixed_point_max_iter=20,
                  ordering="coord", solver="auto", backend="numpy", random_state=None, verbose=0,
-                 hyperparameters="auto", hyperparameter_start="given", device=None):
+                 hyperparameters="auto", hyperparameter_start="given", device=None, quadrature="auto"):
         self.window = window
         self.kernel = kernel
         self.nu = nu
@@ -254,6 +269,7 @@ class VoGCAM(BaseEstimator):
         self.hyperparameters = hyperparameters
         self.hyperparameter_start = hyperparameter_start
         self.device = device
+        self.quadrature = quadrature
 
     # ================================================================== validation
     def _validate(self):
@@ -279,7 +295,8 @@ class VoGCAM(BaseEstimator):
         covariates : callable or array-like, optional
             A callable mapping an ``(m, 2)`` array of coordinates (user units) to ``(m, p)``, e.g.
             :class:`RasterCovariates`; or an ``(N, p)`` array of values at the quadrature nodes (the
-            nodes of ``build_quadrature(X, window, n_dummy)``). An intercept is always added.
+            nodes of ``build_quadrature(X, window, n_dummy)``, or of ``grid_quadrature`` when ``quadrature_``
+            is "grid"). An intercept is always added.
 
         Returns
         -------
@@ -297,6 +314,28 @@ class VoGCAM(BaseEstimator):
                             f"'n_dummy'={self.n_dummy!r} with {n_nodes} nodes",
                             hint="lower 'n_dummy', or thin the pattern")
 
+    def _quadrature(self, X, win, rng):
+        """The quadrature ``quadrature`` resolves to for the pattern ``X``; sets ``quadrature_``."""
+        kind = self.quadrature
+        if kind == "auto":  # data-dependent: the grid from AUTO_GRID_MIN_POINTS points on
+            kind = "grid" if len(X) >= AUTO_GRID_MIN_POINTS else "voronoi"
+        self.quadrature_ = kind
+        if kind == "grid":
+            if self.n_dummy == "auto":
+                g = min(default_grid_size(len(X)), AUTO_GRID_SIDE)
+                n_cells = g * g
+            else:
+                n_cells = int(self.n_dummy)
+                # a rule between two parameters: a grid needs cells
+                if n_cells < 4:
+                    raise ValueError(f"'n_dummy' must be at least 4 (grid cells) with quadrature='grid'; "
+                                     f"got {n_cells}.")
+            self._check_node_budget(n_cells)  # before the quadrature: the grid size is known now
+            return grid_quadrature(X, win, n_cells)
+        if self.n_dummy != "auto":  # before the quadrature: an explicit size is known now
+            self._check_node_budget(len(X) + int(self.n_dummy))
+        return build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
+
     def _fit(self, X, covariates):
         """The body of :meth:`fit`."""
         validate_params(self)
@@ -310,9 +349,7 @@ class VoGCAM(BaseEstimator):
             raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
         warn_duplicates(X, "the copies are merged into one node with their count", stacklevel=4)
         rng = check_random_state(self.random_state)
-        if self.n_dummy != "auto":  # before the quadrature: an explicit size is known now
-            self._check_node_budget(len(X) + int(self.n_dummy))
-        quad = build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
+        quad = self._quadrature(X, win, rng)
         self._check_node_budget(len(quad.nodes))
         # ---- rescale to the unit box
         xmin, xmax, ymin, ymax = win.bounds
@@ -426,7 +463,8 @@ class VoGCAM(BaseEstimator):
             raise ValueError("'hyperparameters' = 'min_contrast' with covariates needs callable covariates "
                              "(the Poisson fit's intensity is evaluated at the points).")
         pois = VoGCAM(window=win, nu=self.nu, variance=VARIANCE_FLOOR, optimize_hyperparameters=("mean",),
-                      n_dummy=self.n_dummy, solver=self.solver, random_state=self.random_state)
+                      n_dummy=self.n_dummy, solver=self.solver, random_state=self.random_state,
+                      quadrature=self.quadrature_)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pois.fit(X, covariates=covariates)
