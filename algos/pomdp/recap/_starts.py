@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _kernels
+from ._fsc_eval import SPARSE_FROM
 from ._codebook import _v_gamma, simulate_beliefs
 
 __all__ = ["policy_graph", "compress", "best_compression", "merge_gains", "reachable_beliefs", "codebook_start"]
@@ -139,10 +140,19 @@ def _apply_merges(C, tab, pairs):
     return C[keep], out
 
 
+def _values(ev, tab):
+    """Node values and adjoint of the tables for ranking merges: Krylov solves on large systems
+    (``N * S >= SPARSE_FROM``, where a sparse LU of a policy graph fills in), a direct solve below."""
+    if len(tab["action"]) * ev.n_states >= SPARSE_FROM:
+        return ev.values_and_adjoint_iterative(tab["action"], tab["eta"], int(tab["m0"]))
+    W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+    return W, y
+
+
 def _batch_round(ev, C, tab, m):
     """Merge the ``m`` best disjoint pairs (by :func:`merge_gains`) of ``(C, tab)`` at once."""
     N = len(C)
-    W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+    W, y = _values(ev, tab)
     gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
     order = np.argsort(-gain, axis=None, kind="stable")
     pairs, used_src, used_dst = [], set(), set()
@@ -190,7 +200,7 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
             else:
                 C, tab = _batch_round(ev, C, tab, N - 2 * K if clipped else m)
             continue
-        W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+        W, y = _values(ev, tab)
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
         order = order[order // N != order % N]  # (the diagonal, -inf, is no merge: N <= 3 reaches it)
@@ -198,7 +208,10 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
         for flat in order[:n_candidates]:
             j, i = divmod(int(flat), N)
             Cn, tn = _apply_merges(C, tab, [(j, i)])
-            v = evaluate(tn)
+            # large systems: the candidates are ranked by a Krylov solve warm-started from W without
+            # row j; the controller returned is solved exactly below
+            v = (ev.value_iterative(tn["action"], tn["eta"], tn["m0"], W0=np.delete(W, j, axis=0))
+                 if (N - 1) * ev.n_states >= SPARSE_FROM else evaluate(tn))
             if best is None or v > best[2]:
                 best = (Cn, tn, v)
         C, tab = best[0], best[1]
