@@ -27,7 +27,7 @@ import numpy as np
 
 from ._converse import ConverseFallbackWarning, converse_lower_bound
 
-__all__ = ["is_blind", "diagnose", "exhaustive_best", "MAX_EXHAUSTIVE", "MAX_SYSTEM"]
+__all__ = ["is_blind", "live_observations", "diagnose", "exhaustive_best", "MAX_EXHAUSTIVE", "MAX_SYSTEM"]
 
 MAX_EXHAUSTIVE = 50_000  # deterministic K-node controllers evaluated at most by the exhaustive check
 MAX_SYSTEM = 64  # K * S at most for the exhaustive check (each controller is one dense solve of this size)
@@ -53,7 +53,7 @@ def is_blind(action, eta, m0, live_obs=None):
     return all(len(np.unique(eta[k][cols])) == 1 for k in _reachable_nodes(action, eta, m0))
 
 
-def _live_observations(T, Z, b0, horizon=50):
+def live_observations(T, Z, b0, horizon=50):
     """Observations of positive probability from some belief reachable from ``b0`` (all actions):
     those with positive probability from some reachable state."""
     A = T.shape[0]
@@ -121,7 +121,7 @@ def diagnose(pomdp, arrays, b0, action, eta, m0, value, blind_value, lower, solv
     T, Z, r, discount = arrays
     A, S, _ = T.shape
     K = len(action) if n_memory is None else int(n_memory)
-    live = _live_observations(T, Z, b0)
+    live = live_observations(T, Z, b0)
     blind = is_blind(action, eta, m0, live)
     span = lower - blind_value
     near = (not blind) and span > tol * max(1.0, abs(lower)) and value - blind_value < NEAR_BLIND * span

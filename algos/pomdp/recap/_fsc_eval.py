@@ -167,8 +167,9 @@ class FSCSystem:
         R = self.r[:, action].T.reshape(-1)
         e = np.zeros(K * S)
         e[int(m0) * S:(int(m0) + 1) * S] = self.b0
-        W = _krylov(M, R, None if W0 is None else np.asarray(W0, dtype=float).reshape(-1))
-        y = None if W is None else _krylov(M.T.tocsc(), e, None if y0 is None else np.asarray(y0, dtype=float).reshape(-1))
+        flat = (lambda x: None if x is None else np.asarray(x, dtype=float).reshape(-1))  # noqa: E731
+        W = _krylov(M, R, flat(W0))
+        y = None if W is None else _krylov(M.T.tocsc(), e, flat(y0))
         if y is None:
             W, y, _ = self.values_and_adjoint(action, eta, m0)
             return W, y

@@ -81,7 +81,7 @@ from ..._validation import (
 )
 from .._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
-from ._diagnose import diagnose
+from ._diagnose import diagnose, is_blind, live_observations
 from ._fsc_eval import FSCSystem
 from ._search import BestSoFar, RecapSearch, _tie
 
@@ -383,11 +383,11 @@ class RECAPController(_CodebookController):
         self.blind_, self.blind_reason_, self.certificate_ = False, None, None
         if getattr(self, "_nested", False):
             return
-        from ._diagnose import _live_observations, is_blind
-
         T, Z = _arrays(pomdp)[:2]
         b0 = _b0(pomdp, None, T.shape[1])
-        self.blind_ = is_blind(self.action_, self.eta_, self.m0_, _live_observations(T, Z, b0))
+        self.blind_ = is_blind(self.action_, self.eta_, self.m0_, live_observations(T, Z, b0))
+        if getattr(self, "interrupted_", False):  # the user asked to stop: no certificates computed
+            return
         ev = self._system(pomdp)
         zero = np.zeros((1, Z.shape[2]), dtype=np.int64)
         blind_value = max(ev.value(np.array([a]), zero, 0) for a in range(T.shape[0]))

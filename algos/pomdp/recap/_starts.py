@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _kernels
-from ._fsc_eval import SPARSE_FROM
 from ._codebook import _v_gamma, simulate_beliefs
+from ._fsc_eval import SPARSE_FROM
 
 __all__ = ["policy_graph", "compress", "best_compression", "merge_gains", "reachable_beliefs", "codebook_start"]
 
