@@ -168,7 +168,8 @@ class RECAPController(_CodebookController):
     starts : bool, default=True
         Also build two K-node controllers from the solver's vectors (:mod:`._starts`): the
         alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
-        node merges guided by first-order gains and exact solves (the controller compression of
+        node merges guided by first-order gains (node values by Krylov solves on large graphs) and
+        solves of the candidate merges (the controller compression of
         Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
         quantisation of the beliefs reached by the solver's greedy policy; each is polished. With
         ``n_memory >= 3`` the fit at the largest power of two ``P < n_memory`` (same parameters and

@@ -176,7 +176,11 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
     disjoint pairs at once: a share ``batch`` of the nodes (at least one; fewer when that would
     go below ``2 K``). Below ``2 K`` nodes, the ``n_candidates`` best single merges are solved
     exactly (``evaluate(tab)``) and the best one is kept. A controller with at most ``K`` nodes is
-    returned as it is. The batch rounds do not depend on ``K`` until the last one, so with
+    returned as it is. On systems of ``N S >= SPARSE_FROM`` unknowns the node values and adjoint
+    that rank the merges, and the values of the candidate merges, are Krylov solves to a relative
+    residual of 1e-12 (:meth:`FSCSystem.values_and_adjoint_iterative`; the sparse LU of a policy
+    graph of a few hundred nodes fills in), and the returned value is ``evaluate(tab)`` (exact).
+    The batch rounds do not depend on ``K`` until the last one, so with
     ``trajectory`` (a list, empty at first, kept by the caller for this ``(C, tab)`` and ``batch``)
     the controllers after each unclipped round are stored and reused by later calls with another
     ``K``. ``expired()`` (optional) is asked before each round: when it says True the compression
