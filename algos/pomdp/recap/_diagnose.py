@@ -117,7 +117,8 @@ def diagnose(pomdp, arrays, b0, action, eta, m0, value, blind_value, lower, solv
     ``converse`` (None, or ``bound``, ``solver_upper`` and ``k_node_upper = solver_upper - bound``:
     no K-memory controller exceeds it), ``exhaustive`` (None, or ``n_controllers``, ``best_value``
     and ``optimal``: whether no deterministic K-node controller beats ``value`` by more than a
-    tie tolerance), and ``size_rule`` (why the exhaustive check did or did not run)."""
+    tie tolerance), ``certified`` (the exhaustive check says optimal, or the converse ceiling is
+    within 1e-6 of ``value``) and ``size_rule`` (why the exhaustive check did or did not run)."""
     T, Z, r, discount = arrays
     A, S, _ = T.shape
     K = len(action) if n_memory is None else int(n_memory)
@@ -144,7 +145,8 @@ def diagnose(pomdp, arrays, b0, action, eta, m0, value, blind_value, lower, solv
         parts.append("no converse bound (it needs a fitted PointBasedSolver or PBVI, with its upper bound)")
     n = exhaustive_count(A, len(live), K)
     cert["size_rule"] = (f"exhaustive check when (A K^O)^K <= {max_controllers} and K S <= {MAX_SYSTEM}: "
-                         f"(A={A}, K={K}, O={len(live)} live observations, S={S}) gives {n} controllers")
+                         f"(A={A}, K={K}, O={len(live)} live observations, S={S}) gives "
+                         f"{n if n < 10**6 else format(float(n), '.3g')} controllers")
     ex = exhaustive_best(T, Z, r, discount, b0, K, max_controllers, live) if n <= max_controllers else None
     if ex is not None:
         best_v, _, count = ex
@@ -153,8 +155,19 @@ def diagnose(pomdp, arrays, b0, action, eta, m0, value, blind_value, lower, solv
         parts.append(f"all {count} deterministic {K}-node controllers evaluated exactly: "
                      + ("none beats this one" if optimal else f"the best reaches {best_v:.6g}"))
     else:
-        parts.append(f"no exhaustive check ({n} deterministic {K}-node controllers, more than "
+        shown = n if n < 10**6 else format(float(n), ".3g")
+        parts.append(f"no exhaustive check ({shown} deterministic {K}-node controllers, more than "
                      f"{max_controllers}, or K S = {K * S} > {MAX_SYSTEM})")
+    ex_opt = cert["exhaustive"] is not None and cert["exhaustive"]["optimal"]
+    conv_tight = cert["converse"] is not None and cert["converse"]["k_node_upper"] <= value + max(tie, 1e-6)
+    if ex_opt:
+        parts.append(f"so no deterministic {K}-node controller does better on this model")
+    elif conv_tight:
+        parts.append(f"so no {K}-memory controller does better (up to the solver's gap)")
+    elif cert["exhaustive"] is None:
+        parts.append(f"neither certificate rules out a better {K}-node controller: the search may have missed one "
+                     "(a larger n_memory or a longer solver run may help)")
+    cert["certified"] = bool(ex_opt or conv_tight)
     what = "blind (its actions ignore the observations)" if blind else "near-blind"
     reason = (f"the {K}-node controller is {what}: value {value:.6g} against the solver's lower bound "
               f"{lower:.6g} (best 1-node value {blind_value:.6g}); " + "; ".join(parts) + ".")

@@ -262,7 +262,8 @@ class RECAPController(_CodebookController):
         ``n_memory`` memory states has a value above it; None without the solver's upper bound),
         ``exhaustive`` (every deterministic ``n_memory``-node controller evaluated exactly:
         ``n_controllers``, ``best_value``, ``optimal``; None when there are more than 50,000 of them,
-        ``(A K^O)^K`` with O the observations the model can emit, or ``K S > 64``) and
+        ``(A K^O)^K`` with O the observations the model can emit, or ``K S > 64``), ``certified``
+        (the exhaustive check or the converse ceiling shows that no better controller exists) and
         ``size_rule``.
 
     Notes
