@@ -28,6 +28,20 @@ __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
 SPARSE_FROM = 512  # K*S from which the system is factored sparse (SuperLU) instead of dense LU
 MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the system is factored afresh
+KRYLOV_RTOL = 1e-12  # relative residual of the iterative solves (checked; a direct solve when not met)
+
+
+def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL):
+    """``M^{-1} b`` by BiCGSTAB (then GMRES) from ``x0``, or None when neither reaches the relative
+    residual ``rtol`` (checked afterwards on the returned vector)."""
+    nb = float(np.linalg.norm(b))
+    if nb == 0.0:
+        return np.zeros_like(b)
+    for method in (scipy.sparse.linalg.bicgstab, scipy.sparse.linalg.gmres):
+        x, _ = method(M, b, x0=x0, rtol=rtol, atol=0.0, maxiter=2000)
+        if np.all(np.isfinite(x)) and np.linalg.norm(M @ x - b) <= 10 * rtol * nb:
+            return x
+    return None
 
 
 class Factor:
@@ -139,6 +153,38 @@ class FSCSystem:
                 # within one o every node m appears once: the fancy-indexed += has no duplicates
                 P[rows, :, eta[:, o], :] += self.blocks[action, o]
         return R, P.reshape(K * S, K * S)
+
+    def values_and_adjoint_iterative(self, action, eta, m0, W0=None, y0=None):
+        """``(W, y)`` as :meth:`values_and_adjoint` returns them, by Krylov solves of the sparse system
+        (warm-started from ``W0``, ``y0`` when given) to the relative residual ``KRYLOV_RTOL``; a
+        sparse LU where they do not reach it. For ranking merges on large controllers: ``I - discount P``
+        has its spectrum in the disc of radius ``discount`` around 1, so the solves converge in a few
+        dozen products where the LU of a policy graph of a few hundred nodes fills in (tiger-grid's
+        253-node graph: 0.03 s against 1.3 s)."""
+        action = np.asarray(action, dtype=np.int64)
+        K, S = len(action), self.n_states
+        M = self.sparse_matrix(action, eta)
+        R = self.r[:, action].T.reshape(-1)
+        e = np.zeros(K * S)
+        e[int(m0) * S:(int(m0) + 1) * S] = self.b0
+        flat = (lambda x: None if x is None else np.asarray(x, dtype=float).reshape(-1))  # noqa: E731
+        W = _krylov(M, R, flat(W0))
+        y = None if W is None else _krylov(M.T.tocsc(), e, flat(y0))
+        if y is None:
+            W, y, _ = self.values_and_adjoint(action, eta, m0)
+            return W, y
+        return W.reshape(K, S), y.reshape(K, S)
+
+    def value_iterative(self, action, eta, m0, W0=None):
+        """``V^F(b0)`` by a Krylov solve (see :meth:`values_and_adjoint_iterative`; a direct solve
+        where it does not converge)."""
+        action = np.asarray(action, dtype=np.int64)
+        K, S = len(action), self.n_states
+        M = self.sparse_matrix(action, eta)
+        W = _krylov(M, self.r[:, action].T.reshape(-1), None if W0 is None else np.asarray(W0, dtype=float).reshape(-1))
+        if W is None:
+            return self.value(action, eta, m0)
+        return float(self.b0 @ W.reshape(K, S)[int(m0)])
 
     def values_and_adjoint(self, action, eta, m0):
         """Node values ``W`` (K, S), the adjoint ``y`` (K, S) with ``(I - discount P)^T y = e_{m0} (x) b0``

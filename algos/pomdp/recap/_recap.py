@@ -81,6 +81,7 @@ from ..._validation import (
 )
 from .._beliefs import _arrays, _b0, _n_states
 from ._codebook import _CodebookController, _default_horizon, simulate_beliefs
+from ._diagnose import diagnose, is_blind, live_observations
 from ._fsc_eval import FSCSystem
 from ._search import BestSoFar, RecapSearch, _tie
 
@@ -167,7 +168,8 @@ class RECAPController(_CodebookController):
     starts : bool, default=True
         Also build two K-node controllers from the solver's vectors (:mod:`._starts`): the
         alpha-vector policy graph on the beliefs reachable from ``b0`` compressed to K nodes by
-        node merges guided by first-order gains and exact solves (the controller compression of
+        node merges guided by first-order gains (node values by Krylov solves on large graphs) and
+        solves of the candidate merges (the controller compression of
         Grześ, Poupart, Yang and Hoey, IEEE Trans. Cybernetics 2015), and the decision-distortion
         quantisation of the beliefs reached by the solver's greedy policy; each is polished. With
         ``n_memory >= 3`` the fit at the largest power of two ``P < n_memory`` (same parameters and
@@ -244,6 +246,25 @@ class RECAPController(_CodebookController):
     interrupted_ : bool
         Whether an interrupt (Ctrl-C) stopped the search; the fit then holds the best controller
         found so far (see Notes) and an ``InterruptedFitWarning`` says so.
+    blind_ : bool
+        Whether the controller ignores its observations (every node reachable from ``m0_`` has one
+        successor over the observations the model can emit).
+    blind_reason_ : str or None
+        Why the controller is blind or near-blind (its value closes less than half the gap between
+        the best 1-node controller and the solver's lower bound at ``b0``), None otherwise: the
+        converse bound for ``n_memory`` memory states and, where small enough, the exhaustive
+        check (see ``certificate_``). When the value is below the solver's lower bound the same
+        text is a ``UserWarning``.
+    certificate_ : dict or None
+        The diagnosis behind ``blind_reason_`` (:func:`._diagnose.diagnose`): ``kind`` ("blind" or
+        "near_blind"), ``value``, ``solver_lower``, ``blind_value`` (best 1-node controller),
+        ``converse`` (``bound``, ``solver_upper`` and ``k_node_upper``: no controller with
+        ``n_memory`` memory states has a value above it; None without the solver's upper bound),
+        ``exhaustive`` (every deterministic ``n_memory``-node controller evaluated exactly:
+        ``n_controllers``, ``best_value``, ``optimal``; None when there are more than 50,000 of them,
+        ``(A K^O)^K`` with O the observations the model can emit, or ``K S > 64``), ``certified``
+        (the exhaustive check or the converse ceiling shows that no better controller exists) and
+        ``size_rule``.
 
     Notes
     -----
@@ -357,6 +378,28 @@ class RECAPController(_CodebookController):
         bound.update(certificate_flags(bound, r, discount))
         return bound
 
+
+    def _diagnose(self, pomdp, r, discount):
+        """Set ``blind_``, ``blind_reason_`` and ``certificate_`` (the smaller fit skips the
+        diagnosis) and warn when the controller is blind or near-blind below the solver's bound."""
+        self.blind_, self.blind_reason_, self.certificate_ = False, None, None
+        if getattr(self, "_nested", False):
+            return
+        T, Z = _arrays(pomdp)[:2]
+        b0 = _b0(pomdp, None, T.shape[1])
+        self.blind_ = is_blind(self.action_, self.eta_, self.m0_, live_observations(T, Z, b0))
+        if getattr(self, "interrupted_", False):  # the user asked to stop: no certificates computed
+            return
+        ev = self._system(pomdp)
+        zero = np.zeros((1, Z.shape[2]), dtype=np.int64)
+        blind_value = max(ev.value(np.array([a]), zero, 0) for a in range(T.shape[0]))
+        lower = float(np.max(np.asarray(self.alphas_) @ b0))
+        solver = self.pbvi_ if self.pbvi_ is not None else None
+        reason, cert = diagnose(pomdp, (T, Z, r, discount), b0, self.action_, self.eta_, self.m0_, self.value_,
+                                blind_value, lower, solver=solver, n_memory=self.n_memory)
+        self.blind_reason_, self.certificate_ = reason, cert
+        if reason is not None and self.value_ < lower - 1e-9 * max(1.0, abs(lower)):
+            warnings.warn(f"RECAPController: {reason}", UserWarning, stacklevel=3)
 
     def _now(self):
         """The current reading of the ``clock`` that ``time_limit`` is counted on."""
@@ -565,6 +608,7 @@ class RECAPController(_CodebookController):
                     run.interrupted = True
                 run.finish(self, f"({self.n_memory_} nodes, construction_={self.construction_!r}, "
                                  f"value {self.value_:.6g})")
+        self._diagnose(pomdp, r, discount)
         if self._ran_out:
             warnings.warn(f"RECAPController: time_limit={time_limit:g} s ({self.clock} clock) ran out before the "
                           "search ended; "

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _kernels
 from ._codebook import _v_gamma, simulate_beliefs
+from ._fsc_eval import SPARSE_FROM
 
 __all__ = ["policy_graph", "compress", "best_compression", "merge_gains", "reachable_beliefs", "codebook_start"]
 
@@ -139,10 +140,19 @@ def _apply_merges(C, tab, pairs):
     return C[keep], out
 
 
+def _values(ev, tab):
+    """Node values and adjoint of the tables for ranking merges: Krylov solves on large systems
+    (``N * S >= SPARSE_FROM``, where a sparse LU of a policy graph fills in), a direct solve below."""
+    if len(tab["action"]) * ev.n_states >= SPARSE_FROM:
+        return ev.values_and_adjoint_iterative(tab["action"], tab["eta"], int(tab["m0"]))
+    W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+    return W, y
+
+
 def _batch_round(ev, C, tab, m):
     """Merge the ``m`` best disjoint pairs (by :func:`merge_gains`) of ``(C, tab)`` at once."""
     N = len(C)
-    W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+    W, y = _values(ev, tab)
     gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
     order = np.argsort(-gain, axis=None, kind="stable")
     pairs, used_src, used_dst = [], set(), set()
@@ -166,7 +176,11 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
     disjoint pairs at once: a share ``batch`` of the nodes (at least one; fewer when that would
     go below ``2 K``). Below ``2 K`` nodes, the ``n_candidates`` best single merges are solved
     exactly (``evaluate(tab)``) and the best one is kept. A controller with at most ``K`` nodes is
-    returned as it is. The batch rounds do not depend on ``K`` until the last one, so with
+    returned as it is. On systems of ``N S >= SPARSE_FROM`` unknowns the node values and adjoint
+    that rank the merges, and the values of the candidate merges, are Krylov solves to a relative
+    residual of 1e-12 (:meth:`FSCSystem.values_and_adjoint_iterative`; the sparse LU of a policy
+    graph of a few hundred nodes fills in), and the returned value is ``evaluate(tab)`` (exact).
+    The batch rounds do not depend on ``K`` until the last one, so with
     ``trajectory`` (a list, empty at first, kept by the caller for this ``(C, tab)`` and ``batch``)
     the controllers after each unclipped round are stored and reused by later calls with another
     ``K``. ``expired()`` (optional) is asked before each round: when it says True the compression
@@ -190,7 +204,7 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
             else:
                 C, tab = _batch_round(ev, C, tab, N - 2 * K if clipped else m)
             continue
-        W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
+        W, y = _values(ev, tab)
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
         order = order[order // N != order % N]  # (the diagonal, -inf, is no merge: N <= 3 reaches it)
@@ -198,7 +212,10 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
         for flat in order[:n_candidates]:
             j, i = divmod(int(flat), N)
             Cn, tn = _apply_merges(C, tab, [(j, i)])
-            v = evaluate(tn)
+            # large systems: the candidates are ranked by a Krylov solve warm-started from W without
+            # row j; the controller returned is solved exactly below
+            v = (ev.value_iterative(tn["action"], tn["eta"], tn["m0"], W0=np.delete(W, j, axis=0))
+                 if (N - 1) * ev.n_states >= SPARSE_FROM else evaluate(tn))
             if best is None or v > best[2]:
                 best = (Cn, tn, v)
         C, tab = best[0], best[1]
