@@ -557,7 +557,7 @@ def test_envelope_by_name():
 @pytest.mark.parametrize("fn", [g_function, f_function, j_function])
 def test_bad_input(fn):
     X = np.random.default_rng(0).uniform(size=(10, 2))
-    with pytest.raises(ValueError, match="'r'.*negative"):
+    with pytest.raises(ValueError, match="'r'.*>= 0"):
         fn(X, (0, 1, 0, 1), r=[-0.1, 0, 0.1])
     with pytest.raises(ValueError, match="'r'"):
         fn(X, (0, 1, 0, 1), r=[0, 0.2, 0.1])

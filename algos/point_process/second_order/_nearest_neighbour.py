@@ -49,8 +49,8 @@ import numba
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..._validation import check_array, check_option, check_scalar_float, check_scalar_int
-from ._second_order import SummaryFunction, _check_pattern, boundary_distance
+from ..._validation import check_option, check_scalar_float, check_scalar_int
+from ._second_order import SummaryFunction, _check_pattern, _check_radii, boundary_distance
 from ._valid_range import RangeWarning
 
 __all__ = ["g_function", "f_function", "j_function", "default_nn_radii", "distance_raster",
@@ -83,11 +83,12 @@ def _correction(correction, allowed, fmap=None):
 
 
 def _check_r(r, default):
+    """K's rule for distances (:func:`_check_radii`), plus G/F/J's own: at least 2, starting at 0."""
     if r is None:
         return default
-    r = check_array(r, "r", ndim=(0, 1), allow_empty=True, finite=False).reshape(-1)
-    if r.size < 2 or not np.all(np.isfinite(r)) or np.any(np.diff(r) <= 0):
-        raise ValueError(f"'r' must be an increasing array of at least 2 finite distances; got {r.tolist()[:5]}.")
+    r = _check_radii(r, None)
+    if r.size < 2:
+        raise ValueError(f"'r' must be an increasing array of at least 2 finite distances; got {r.tolist()}.")
     if r[0] != 0:
         raise ValueError(f"'r' must start at 0 (the histogram cells start there) and contain no negative "
                          f"distance; got r[0] = {r[0]!r}.")

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from ._converse import ConverseFallbackWarning, converse_lower_bound
+from ._fsc_eval import FSCSystem
 
 __all__ = ["is_blind", "live_observations", "diagnose", "exhaustive_best", "MAX_EXHAUSTIVE", "MAX_SYSTEM"]
 
@@ -84,24 +85,15 @@ def exhaustive_best(T, Z, r, discount, b0, K, max_controllers=MAX_EXHAUSTIVE, li
     n = exhaustive_count(A, len(live), K)
     if n > max_controllers or K * S > MAX_SYSTEM:
         return None
-    blocks = np.einsum("ast,ato->aost", T, Z)  # (A, O, S, S)
+    system = FSCSystem(T, Z, r, discount, b0)  # the exact evaluation RECAP itself uses
     rows = [(a, succ) for a in range(A) for succ in itertools.product(range(K), repeat=len(live))]
     best = None
-    I = np.eye(K * S)
     for combo in itertools.product(range(len(rows)), repeat=K):
-        P = np.zeros((K, S, K, S))
-        R = np.empty((K, S))
         action = np.empty(K, dtype=np.int64)
         eta = np.zeros((K, O), dtype=np.int64)
         for k, idx in enumerate(combo):
-            a, succ = rows[idx]
-            action[k] = a
-            eta[k, live] = succ
-            R[k] = r[:, a]
-            for o in range(O):
-                P[k, :, eta[k, o], :] += blocks[a, o]
-        W = np.linalg.solve(I - discount * P.reshape(K * S, K * S), R.reshape(-1)).reshape(K, S)
-        v = float(b0 @ W[0])
+            action[k], eta[k, live] = rows[idx]
+        v = system.value(action, eta, 0)
         if best is None or v > best[0]:
             best = (v, (action, eta))
     return best[0], best[1], n
