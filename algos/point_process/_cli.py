@@ -19,6 +19,7 @@ examples:
   algos lgcp fit bei --covariates bei --out bei_fit --json
   algos lgcp fit pts.csv --window -5,5,-8,2 --hyperparameters min_contrast --out fit
   algos lgcp kfunction swedishpines --nsim 39 --out swedishpines_k
+  algos lgcp summary redwood --function G --correction km --nsim 39 --out redwood_g
 POINTS is a CSV file or a pattern shipped with the package: redwood, japanesepines, swedishpines, bei
 (spatstat.data); '--covariates bei' is bei's shipped elevation and slope.
 The window is read from a '# ... window rectangle x[xmin, xmax] y[ymin, ymax]' or
@@ -38,12 +39,13 @@ def add_parser(subparsers, name):
         name,
         description="Fit a log-Gaussian Cox process to a 2-d point pattern by variational Voronoi inference "
         "(VoGCAM) and write the posterior mean intensity map (PNG) and a summary (JSON); or print and plot "
-        "Besag's L function with a Poisson simulation envelope.",
+        "Besag's L function, or any of the summaries K, L, g, G, F, J, with a Poisson simulation envelope.",
         epilog=EPILOG,
     )
     p._negative_number_matcher = _NEGATIVE_ARG
-    p.add_argument("action", choices=("fit", "kfunction"),
-                   help="fit: fit VoGCAM; kfunction: L(r) with an envelope ('#' lines of the CSV are comments)")
+    p.add_argument("action", choices=("fit", "kfunction", "summary"),
+                   help="fit: fit VoGCAM; kfunction: L(r) with an envelope; summary: the summary of --function "
+                        "with an envelope ('#' lines of the CSV are comments)")
     p.add_argument("points", help="CSV file with two columns x,y, or a shipped pattern: redwood, japanesepines, "
                    "swedishpines, bei")
     p.add_argument("--window", default=None,
@@ -61,33 +63,60 @@ def add_parser(subparsers, name):
                         "evidence or minimum contrast on K (default auto: minimum contrast without covariates and with "
                         ">= 10 points, else the ELBO)")
     p.add_argument("--grid", type=int, default=None, help="fit: side of the prediction grid of the map (default 100)")
-    p.add_argument("--nsim", type=int, default=None, help="kfunction: Poisson simulations of the envelope (default 39)")
-    p.add_argument("--correction", default=None, choices=("isotropic", "translation", "border"),
-                   help="kfunction: edge correction (default isotropic)")
-    p.add_argument("--seed", type=int, default=None, help="kfunction: seed of the simulations (default 0)")
+    p.add_argument("--nsim", type=int, default=None,
+                   help="kfunction, summary: Poisson simulations of the envelope (default 39)")
+    p.add_argument("--function", default=None,
+                   help="summary: K, L, g (pair correlation), G (nearest neighbour), F (empty space) or J "
+                        "(default L)")
+    p.add_argument("--correction", default=None,
+                   help="kfunction, summary: edge correction; K, L: isotropic, translation, border; g: isotropic, "
+                        "translation; G: km, rs, han, none; F: km, rs, cs, none; J: km, rs, han, none (default "
+                        "isotropic for kfunction, the function's own default for summary)")
+    p.add_argument("--seed", type=int, default=None, help="kfunction, summary: seed of the simulations (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    add_engine_options(p, "kfunction: the envelope's simulations")
+    add_engine_options(p, "kfunction, summary: the envelope's simulations")
     p.set_defaults(func=run)
     return p
 
 
-#: Defaults of the options that only ``fit`` takes, and of those that only ``kfunction`` takes.
+#: Defaults of the options that only ``fit`` takes, of those that only ``kfunction`` takes, and of those
+#: that only ``summary`` takes (its correction default, None, is the chosen function's own default).
 FIT_DEFAULTS = {"covariates": None, "nu": 0.5, "n_neighbors": 15, "n_dummy": "auto", "hyperparameters": "auto",
                 "grid": 100}
 KFUNCTION_DEFAULTS = {"nsim": 39, "correction": "isotropic", "seed": 0}
+SUMMARY_DEFAULTS = {"nsim": 39, "correction": None, "seed": 0, "function": "L"}
+_ACTION_DEFAULTS = {"fit": FIT_DEFAULTS, "kfunction": KFUNCTION_DEFAULTS, "summary": SUMMARY_DEFAULTS}
+
+#: The summaries of ``lgcp summary`` and their edge corrections (the functions' own rules, named here so
+#: that the command refuses a wrong pair before reading the data).
+SUMMARY_CORRECTIONS = {"K": ("isotropic", "translation", "border", "none"),
+                       "L": ("isotropic", "translation", "border", "none"),
+                       "g": ("translation", "isotropic", "none"), "G": ("km", "rs", "han", "none"),
+                       "F": ("km", "rs", "cs", "none"), "J": ("km", "rs", "han", "none")}
+KFUNCTION_CORRECTIONS = ("isotropic", "translation", "border")
 
 
 def _action_options(args):
-    """Reject an option of the other action; fill in the defaults of this action's options."""
-    own, other, other_name = ((FIT_DEFAULTS, KFUNCTION_DEFAULTS, "kfunction") if args.action == "fit"
-                              else (KFUNCTION_DEFAULTS, FIT_DEFAULTS, "fit"))
-    for dest in other:
-        if getattr(args, dest, None) is not None:
-            raise ValueError(f"'--{dest.replace('_', '-')}' does not apply to 'lgcp {args.action}' (it is an option of "
-                             f"'lgcp {other_name}'); got {getattr(args, dest)!r}.")
+    """Reject an option of another action; fill in the defaults of this action's options."""
+    own = _ACTION_DEFAULTS[args.action]
+    for name, other in _ACTION_DEFAULTS.items():
+        for dest in other:
+            if dest not in own and getattr(args, dest, None) is not None:
+                raise ValueError(f"'--{dest.replace('_', '-')}' does not apply to 'lgcp {args.action}' (it is an "
+                                 f"option of 'lgcp {name}'); got {getattr(args, dest)!r}.")
     for dest, default in own.items():
         if getattr(args, dest, None) is None:
             setattr(args, dest, default)
+    if args.action == "kfunction" and args.correction not in KFUNCTION_CORRECTIONS:
+        raise ValueError(f"'--correction' of 'lgcp kfunction' must be one of {KFUNCTION_CORRECTIONS}; got "
+                         f"{args.correction!r}.")
+    if args.action == "summary":
+        if args.function not in SUMMARY_CORRECTIONS:
+            raise ValueError(f"'--function' must be one of {tuple(SUMMARY_CORRECTIONS)}; got {args.function!r}.")
+        allowed = SUMMARY_CORRECTIONS[args.function]
+        if args.correction is not None and args.correction not in allowed:
+            raise ValueError(f"'--correction' of '--function {args.function}' must be one of {allowed}; got "
+                             f"{args.correction!r}.")
 
 
 #: The options of ``lgcp fit`` that are parameters of :class:`VoGCAM`: their rules are its constraints.
@@ -224,25 +253,43 @@ def _resolve_window(args):
     return win
 
 
+#: How ``lgcp summary`` names each function in its output.
+SUMMARY_NAMES = {"K": "Ripley's K(r)", "L": "L(r) = sqrt(K(r)/pi)", "g": "the pair correlation g(r)",
+                 "G": "the nearest-neighbour distribution G(r)", "F": "the empty-space function F(r)",
+                 "J": "J(r) = (1 - G(r))/(1 - F(r))"}
+
+
 def run_kfunction(args):
+    """``lgcp kfunction`` (L with a Poisson envelope) and ``lgcp summary`` (any of K, L, g, G, F, J)."""
     from .second_order._envelope import envelope
 
     engine = engine_options(args)  # checked before any work
+    stat = "L" if args.action == "kfunction" else args.function
     win = _resolve_window(args)
     X = read_points(_points_path(args), win)
     if len(X) < 2:
-        raise ValueError(f"{args.points}: the L function needs at least 2 points; got {len(X)}.")
+        raise ValueError(f"{args.points}: the {stat} function needs at least 2 points; got {len(X)}.")
     if args.nsim < 1:
         raise ValueError(f"'nsim' must be an int >= 1; got {args.nsim}.")
-    env = envelope("poisson", "L", n_sim=args.nsim, X=X, window=win, correction=args.correction,
-                   random_state=args.seed, **engine)
+    kw = {} if args.correction is None else {"correction": args.correction}
+    with warnings.catch_warnings(record=True) as caught:  # the valid-range warning goes to the summary
+        warnings.simplefilter("always")
+        env = envelope("poisson", stat, n_sim=args.nsim, X=X, window=win, random_state=args.seed, **kw,
+                       **engine)
+    correction = args.correction if args.correction is not None else _default_correction(stat, len(X))
     idx = np.unique(np.linspace(0, len(env.r) - 1, 11).astype(int))[1:]
+
+    def listed(a):  # JSON has no NaN: beyond a correction's valid range the values are null
+        return [None if not np.isfinite(v) else float(v) for v in a[idx]]
+
     summary = {
-        "points": str(args.points), "n": int(len(X)), "window": list(win), "correction": args.correction,
-        "n_sim": int(args.nsim), "p_value": env.p_value, "max_deviation": env.deviation,
-        "r": env.r[idx].tolist(), "L": env.observed[idx].tolist(), "lo": env.lo[idx].tolist(),
-        "hi": env.hi[idx].tolist(),
+        "points": str(args.points), "n": int(len(X)), "window": list(win), "function": stat,
+        "correction": correction, "n_sim": int(args.nsim), "p_value": env.p_value, "max_deviation": env.deviation,
+        "r": env.r[idx].tolist(), stat: listed(env.observed), "theo": listed(env.theo), "lo": listed(env.lo),
+        "hi": listed(env.hi), "warnings": sorted({str(w.message) for w in caught}),
     }
+    if args.action == "kfunction":
+        del summary["function"], summary["theo"], summary["warnings"]
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -253,26 +300,46 @@ def run_kfunction(args):
 
         fig, ax = plt.subplots(figsize=(5.5, 4.2))
         env.plot(ax)
-        ax.set_title(f"L(r), {args.correction} correction; Poisson envelope ({args.nsim} sims)")
+        ax.set_title(f"{stat}(r), {correction} correction; Poisson envelope ({args.nsim} sims)")
         fig.tight_layout()
-        png = out / "lfunction.png"
+        stem = "lfunction" if args.action == "kfunction" else f"{stat}function"
+        png = out / f"{stem}.png"
         atomic_savefig(fig, png, dpi=110)
         plt.close(fig)
         summary["plot"] = str(png)
-        atomic_write_text(out / "kfunction.json", json.dumps(summary, indent=2))
+        atomic_write_text(out / ("kfunction.json" if args.action == "kfunction" else "summary.json"),
+                          json.dumps(summary, indent=2))
     if args.json:
         print_json(summary)
         return 0
-    print(f"{args.points}: n = {len(X)}, L(r) = sqrt(K(r)/pi) ({args.correction} correction) against a "
-          f"Poisson envelope of {args.nsim} simulations (intensity n/|W|)")
-    print(f"  {'r':>10} {'L(r)':>10} {'lo':>10} {'hi':>10}")
-    for r, L, lo, hi in zip(summary["r"], summary["L"], summary["lo"], summary["hi"]):
-        flag = "  above" if L > hi else ("  below" if L < lo else "")
-        print(f"  {r:10.4g} {L:10.4g} {lo:10.4g} {hi:10.4g}{flag}")
-    print(f"  global deviation test: max |L - r| = {env.deviation:.4g}, Monte-Carlo p = {env.p_value:.3g}")
+    print(f"{args.points}: n = {len(X)}, {SUMMARY_NAMES[stat]} ({correction} correction) against a Poisson "
+          f"envelope of {args.nsim} simulations (intensity n/|W|)")
+    print(f"  {'r':>10} {stat + '(r)':>10} {'lo':>10} {'hi':>10}")
+    for r, v, lo, hi in zip(summary["r"], summary[stat], summary["lo"], summary["hi"]):
+        if v is None:
+            print(f"  {r:10.4g} {'NaN':>10} (beyond the correction's valid range)")
+            continue
+        flag = "  above" if v > hi else ("  below" if v < lo else "")
+        print(f"  {r:10.4g} {v:10.4g} {lo:10.4g} {hi:10.4g}{flag}")
+    if env.deviation is not None:
+        print(f"  global deviation test: max |{stat} - theo| = {env.deviation:.4g}, Monte-Carlo p = "
+              f"{env.p_value:.3g}")
+    for w in summary.get("warnings", []):
+        print(f"  warning: {w}")
     if args.out:
         print(f"wrote {summary['plot']}")
     return 0
+
+
+def _default_correction(stat, n):
+    """The correction a summary uses when none is given (the function's own default)."""
+    if stat in ("G", "F", "J"):
+        return "km"
+    if stat == "g":
+        return "translation"
+    from .second_order._second_order import N_LARGE
+
+    return "isotropic" if n <= N_LARGE else "border"
 
 
 def run(args):
@@ -282,7 +349,7 @@ def run(args):
     _action_options(args)
     if args.out is not None:
         check_output_dir(args.out, "--out")  # before the data are read and the model fitted
-    if args.action == "kfunction":
+    if args.action in ("kfunction", "summary"):
         return run_kfunction(args)
     if args.out is None:
         raise ValueError("'out' is required for fit: pass --out FOLDER.")

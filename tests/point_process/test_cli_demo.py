@@ -129,3 +129,49 @@ def test_cli_flat_map_and_homogeneous_wording(tmp_path, capsys, shared_data_dir)
     assert any("homogeneous Poisson" in w for w in s["warnings"])
     assert all("inhomogeneous" not in w for w in s["warnings"])
     assert "the map is flat" in out
+
+
+def test_cli_summary_g_f_j_equal_the_functions_and_leave_the_envelope_for_a_clustered_pattern(tmp_path, capsys):
+    """``lgcp summary --function G/F/J``: the printed curve is the function's own (g_function, ...) at the
+    listed r, and redwood (clustered, shipped with the package) has G above and J below the Poisson envelope."""
+    from algos.datasets import load_point_pattern
+    from algos.point_process import f_function, g_function, j_function
+
+    pp = load_point_pattern("redwood")
+    fns = {"G": g_function, "F": f_function, "J": j_function}
+    for name, fn in fns.items():
+        rc, out, err = _main(["lgcp", "summary", "redwood", "--function", name, "--nsim", "19", "--json",
+                              "--out", str(tmp_path / name)], capsys)
+        assert rc == 0, err
+        s = json.loads(out)
+        assert s["function"] == name and s["correction"] == "km" and s["n"] == 62
+        full = fn(pp.data, pp.window, correction="km")  # spatstat's default r grid, as the envelope's
+        at = np.searchsorted(full.r, s["r"])
+        np.testing.assert_array_equal(full.r[at], s["r"])
+        direct = full.value[at]
+        got = np.array([np.nan if v is None else v for v in s[name]])
+        np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-15)
+        assert (tmp_path / name / f"{name}function.png").stat().st_size > 0
+        assert json.loads((tmp_path / name / "summary.json").read_text())["function"] == name
+    g = json.loads((tmp_path / "G" / "summary.json").read_text())
+    assert any(v is not None and v > hi for v, hi in zip(g["G"], g["hi"]))
+    j = json.loads((tmp_path / "J" / "summary.json").read_text())
+    assert any(v is not None and v < lo for v, lo in zip(j["J"], j["lo"]))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--function", "G", "--correction", "isotropic"], "'--correction' of '--function G' must be one of"),
+    (["--function", "g", "--correction", "border"], "'--correction' of '--function g' must be one of"),
+    (["--function", "Q"], "'--function' must be one of"),
+    (["--n-dummy", "10"], "'--n-dummy' does not apply to 'lgcp summary'"),
+])
+def test_cli_summary_refuses_a_wrong_function_or_correction_before_reading(argv, message, capsys):
+    rc, _, err = _main(["lgcp", "summary", "no_such_file.csv", *argv], capsys)
+    assert rc == 2 and message in err
+
+
+def test_cli_kfunction_refuses_options_of_summary(capsys):
+    rc, _, err = _main(["lgcp", "kfunction", "redwood", "--function", "G"], capsys)
+    assert rc == 2 and "'--function' does not apply to 'lgcp kfunction'" in err
+    rc, _, err = _main(["lgcp", "kfunction", "redwood", "--correction", "km"], capsys)
+    assert rc == 2 and "'--correction' of 'lgcp kfunction' must be one of" in err

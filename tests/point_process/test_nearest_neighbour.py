@@ -549,8 +549,10 @@ def test_envelope_by_name():
     X = rng.uniform(size=(60, 2))
     for name in ("G", "F", "J"):
         env = envelope("poisson", name, n_sim=5, X=X, window=(0, 1, 0, 1), random_state=1)
-        assert env.sims.shape == (5, 513) and env.statistic == name
-        np.testing.assert_allclose(env.observed, FUNCS[name](X, (0, 1, 0, 1), r=env.r).value, equal_nan=True)
+        own = FUNCS[name](X, (0, 1, 0, 1))  # the envelope's default r is the function's own (F: its raster's)
+        np.testing.assert_array_equal(env.r, own.r)
+        assert env.sims.shape == (5, len(own.r)) and env.statistic == name
+        np.testing.assert_allclose(env.observed, own.value, equal_nan=True)
 
 
 # ----------------------------------------------------------------------------- bad input

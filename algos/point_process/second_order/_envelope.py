@@ -179,7 +179,8 @@ def envelope(model, statistic="L", n_sim=39, X=None, window=None, r=None, correc
         ``simulate(random_state=)`` (e.g. :class:`MinContrastFit`).
     statistic : {"K", "L", "g", "G", "F", "J"} or callable ``(points, window, r) -> values``, default="L"
         "G", "F", "J": the nearest-neighbour summaries (:func:`g_function` ...), default r grid
-        spatstat's for G (:func:`._nearest_neighbour.default_nn_radii`) and correction "km".
+        spatstat's for G and J (:func:`._nearest_neighbour.default_nn_radii`), F's from its raster
+        (:func:`._nearest_neighbour.default_f_radii`), and correction "km".
     n_sim : int >= 1, default=39
         39 simulations give a pointwise two-sided test of level 0.05.
     X : array (n, 2), optional

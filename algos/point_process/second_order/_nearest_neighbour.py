@@ -301,6 +301,14 @@ def _raster_shape(win, eps, dimyx):
     return nr, nc
 
 
+def default_f_radii(window, n, eps=None, dimyx=None):
+    """spatstat's default r grid for F: :func:`default_nn_radii` with the step of F's raster (``Fest``
+    takes its r step from the pixel side of ``as.mask(W, eps, dimyx)``)."""
+    nr, nc = _raster_shape(window, eps, dimyx)
+    xmin, xmax, ymin, ymax = window.bounds
+    return default_nn_radii(window, n, min((xmax - xmin) / nc, (ymax - ymin) / nr))
+
+
 def distance_raster(X, window, eps=None, dimyx=None):
     """F's test locations: pixel centres of a raster of the bounding box (those inside the window), their
     distance ``d`` to the nearest point of ``X`` (spatstat's ``exactdt``) and ``b`` to the boundary.
@@ -436,5 +444,5 @@ def j_function(X, window=None, r=None, correction="km", eps=None, dimyx=None):
 
 
 #: Statistics of :func:`envelope` by name: the function and its default r grid.
-NN_STATS = {"G": (g_function, default_nn_radii), "F": (f_function, default_nn_radii),
+NN_STATS = {"G": (g_function, default_nn_radii), "F": (f_function, default_f_radii),
             "J": (j_function, default_nn_radii)}
