@@ -59,6 +59,17 @@ scale  **Second-order summaries at scale**: K (isotropic and border) of a unifor
      2e4 points: our CPU (one thread, median of ``--repeat`` up to 2e4 points), traced peak memory and
      peak RSS, each in a fresh process; spatstat's ``Kest`` CPU with ``--rscript`` (skipped without R).
 
+large  **VoGCAM on large simulated LGCPs** (variance 1, range 0.05, unit square, simulated on a 256^2 grid,
+     E n = ``--large-sizes``, default 1e5, 1e6, 1e7; ``--quick`` 1e4, 1e5): each fit in its own child
+     process, one thread (``benchmarks/vogcam_aggregate.py``'s child), with the Voronoi quadrature (every
+     point a node) and the aggregated-count grid (``quadrature="grid"``), ``n_dummy="auto"`` and the
+     default hyperparameters (minimum contrast on K): nodes, process CPU, peak RSS of the child
+     (simulation, fit and 65,536 predictions), fitted variance and range, relative RMSE of the posterior
+     mean intensity against the true one, and of the grid fit against the Voronoi fit. A fit whose memory
+     estimate exceeds the budget is refused before allocation: the row gives the refusal. spatstat's
+     ``kppm(X ~ 1, "LGCP")`` on the same pattern (CPU, variance, range) up to ``--large-spatstat-max``
+     points (default 1e6) with ``--rscript``.
+
 GPBoost is not a dependency: it is imported from the environment or from ``--gpboost-path`` (e.g.
 ``pip install --target /tmp/gpb gpboost``); when it cannot be imported the reason is printed and its
 columns are omitted.
@@ -87,7 +98,7 @@ try:  # run as a module (python -m benchmarks.bench_point_process) or as a scrip
 except ImportError:  # pragma: no cover - script mode
     from _common import environment, fmt_s, make_parser, print_table, selected_sections
 
-SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper", "real", "scale")
+SECTIONS = ("sim", "bei", "recovery", "second_order", "hyper", "real", "scale", "large")
 PATTERNS = ("bei", "japanesepines", "redwood", "swedishpines")
 SEED = 20261130
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "points"
@@ -775,6 +786,84 @@ def section_scale(args):
     print_table("Second-order summaries at scale", headers, rows, notes)
 
 
+_R_KPPM = r"""
+suppressMessages(library(spatstat))
+a <- commandArgs(trailingOnly = TRUE)
+xy <- read.csv(a[1], header = FALSE)
+X <- ppp(xy[[1]], xy[[2]], window = owin(c(0, 1), c(0, 1)), check = FALSE)
+t0 <- proc.time()[["user.self"]]
+f <- kppm(X ~ 1, "LGCP")
+cpu <- proc.time()[["user.self"]] - t0
+cat(cpu, f$modelpar[["sigma2"]], f$modelpar[["alpha"]], "\n")
+"""
+
+
+def section_large(args):
+    """VoGCAM at 10^5-10^7 points: Voronoi against aggregated counts (and spatstat's kppm where it runs)."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    here = Path(__file__).resolve().parent
+    script = here / "vogcam_aggregate.py"
+    sys.path.insert(0, str(here))
+    from vogcam_aggregate import _sample
+
+    sizes = ([float(v) for v in args.large_sizes.split(",")] if args.large_sizes
+             else ([1e4, 1e5] if args.quick else [1e5, 1e6, 1e7]))
+    have_r = shutil.which(args.rscript) is not None
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1")
+    root = str(here.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    headers = ["E n", "points", "quadrature", "nodes", "CPU s", "peak RSS MiB", "variance", "range",
+               "rel. RMSE intensity", "rel. RMSE vs Voronoi", "spatstat kppm CPU s", "kppm variance", "kppm range"]
+    rows, notes = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        rfile = Path(tmp) / "kppm.R"
+        rfile.write_text(_R_KPPM)
+        for n in sizes:
+            pred, n_points = {}, "-"
+            for q in ("voronoi", "grid"):
+                out = os.path.join(tmp, f"{q}_{n:g}.npy")
+                res = subprocess.run([sys.executable, str(script), "--seed", "1", "--child", repr(n), q, "auto", out],
+                                     env=env, capture_output=True, text=True, timeout=args.large_timeout)
+                if res.returncode:
+                    err = res.stderr.strip().splitlines()
+                    why = err[-1] if err else f"exit {res.returncode}"
+                    rows.append([f"{n:g}", n_points, q, "-", "refused" if "memory" in why.lower() else "failed",
+                                 "-", "-", "-", "-", "-", "", "", ""])
+                    notes.append(f"{q} at E n = {n:g}: {why[:300]}")
+                    print(f"  [large] {q} {n:g}: {why[:300]}", flush=True)
+                    continue
+                d = json.loads(res.stdout.strip().splitlines()[-1])
+                n_points = d["n"]
+                pred[q] = np.load(out)
+                vs = "-"
+                if q == "grid" and "voronoi" in pred:
+                    vs = f"{np.sqrt(np.mean((pred['grid'] - pred['voronoi']) ** 2)) / pred['voronoi'].mean():.4f}"
+                rows.append([f"{n:g}", d["n"], q, d["nodes"], f"{d['cpu']:.1f}", f"{d['rss_mb']:.0f}",
+                             f"{d['variance']:.3f}", f"{d['range']:.4f}", f"{d['rmse']:.4f}", vs, "", "", ""])
+                print("  [large] row: | " + " | ".join(str(c) for c in rows[-1]) + " |", flush=True)
+            if have_r and n <= args.large_spatstat_max:
+                csv = Path(tmp) / "points.csv"
+                np.savetxt(csv, _sample(n, 1).points, delimiter=",", fmt="%.17g")
+                r_out, why = _scale_run([args.rscript, str(rfile), str(csv)], args.large_timeout)
+                cells = (["failed: " + str(why), "-", "-"] if r_out is None
+                         else [fmt_s(r_out[0]), f"{r_out[1]:.3f}", f"{r_out[2]:.4f}"])
+                rows[-1][-3:] = cells
+                print("  [large] kppm: " + " | ".join(cells), flush=True)
+    if not have_r:
+        notes.append(f"spatstat columns skipped ({args.rscript} not found)")
+    notes.append("truth: variance 1, range 0.05; one fit per cell, one thread; the kppm columns are on the grid row "
+                 "of the same pattern (spatstat's minimum contrast does not depend on the quadrature)")
+    print_table("VoGCAM on large simulated LGCPs: Voronoi quadrature, aggregated counts, spatstat kppm", headers,
+                rows, notes)
+
+
 def main(argv=None):
     parser = make_parser(__doc__.split("\n")[0], SECTIONS)
     parser.add_argument("--gpboost-path", default=None,
@@ -806,6 +895,13 @@ def main(argv=None):
                              "2e3,5e3)")
     parser.add_argument("--scale-iso-max", type=int, default=None,
                         help="section scale: isotropic K up to this many points (default 20000, --quick 5000)")
+    parser.add_argument("--large-sizes", default=None,
+                        help="section large: comma-separated expected point counts (default 1e5,1e6,1e7; --quick "
+                             "1e4,1e5)")
+    parser.add_argument("--large-spatstat-max", type=float, default=1e6,
+                        help="section large: run spatstat's kppm up to this many expected points (default 1e6)")
+    parser.add_argument("--large-timeout", type=float, default=7200.0,
+                        help="section large: seconds allowed to one fit or one kppm (default 7200)")
     args = parser.parse_args(argv)
     sections = selected_sections(args, SECTIONS)
     gpb, reason = _import_gpboost(args.gpboost_path)
@@ -828,6 +924,8 @@ def main(argv=None):
         section_real(args, gpb, reason)
     if "scale" in sections:
         section_scale(args)
+    if "large" in sections:
+        section_large(args)
     return 0
 
 
