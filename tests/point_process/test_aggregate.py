@@ -166,3 +166,30 @@ def test_a_million_points_in_bounded_memory():
     assert small["nodes"] == big["nodes"] == 1024
     assert big["count"] == pytest.approx(1e6, rel=0.01)
     assert big["rss"] - small["rss"] < 400 * 2**20
+
+
+def test_predictions_in_blocks_equal_one_pass():
+    """Predictions over more query points than PREDICT_BLOCK run in blocks (bounded memory) and equal
+    the one-pass result, covariates given as an array sliced per block included."""
+    from algos.point_process.vogcam import _vogcam
+
+    rng = np.random.default_rng(4)
+    X = simulate_lgcp((0, 1, 0, 1), mean=np.log(300), variance=1.0, length_scale=0.1, grid=64, random_state=4).points
+    cov = lambda P: P[:, :1] - 0.5  # noqa: E731
+    est = VoGCAM(window=(0, 1, 0, 1), n_dummy=100, max_iter=5, optimize_hyperparameters=("mean",),
+                 length_scale=0.1).fit(X, covariates=cov)
+    assert est.variance_ > 0.1  # a field with spread: the sd part of the comparison is not trivial
+    Q = rng.uniform(size=(2500, 2))
+    whole = est.predict_log_intensity(Q, return_std=True, covariates=cov(Q))
+    old = _vogcam.PREDICT_BLOCK
+    try:
+        _vogcam.PREDICT_BLOCK = 700
+        parts = est.predict_log_intensity(Q, return_std=True, covariates=cov(Q))
+        by_callable = est.predict_log_intensity(Q, covariates=cov)
+    finally:
+        _vogcam.PREDICT_BLOCK = old
+    np.testing.assert_allclose(parts[0], whole[0], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(parts[1], whole[1], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(by_callable, whole[0], rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError, match="covariates"):
+        est.predict_log_intensity(Q, covariates=cov(Q)[:10])

@@ -82,6 +82,10 @@ from ._vogcam_solver import VoGCAMSolver, make_base_factor
 
 __all__ = ["VoGCAM", "HyperparameterWarning", "elbo_terms"]
 
+#: Query points handled at once by the predictions (their neighbourhood blocks of the posterior
+#: covariance take ``8 k^2`` bytes a point: 15 MB a block at ``k = 15``).
+PREDICT_BLOCK = 8192
+
 
 class HyperparameterWarning(UserWarning):
     """A hyperparameter ended at a bound, or the variance collapsed."""
@@ -580,6 +584,26 @@ class VoGCAM(BaseEstimator):
         std : ndarray of shape (m,)
             Posterior standard deviation; only with ``return_std=True``.
         """
+        check_is_fitted(self, "mean_")
+        Xq = coordinate_array(Xq, "Xq", "m")
+        M = len(Xq)
+        cov = covariates
+        if cov is not None and not callable(cov):
+            cov = np.asarray(cov)
+            if cov.ndim == 0 or len(cov) != M:  # the whole array goes to the check, which names the rule
+                cov, M = covariates, 0
+        if M <= PREDICT_BLOCK:
+            return self._predict_block(Xq, return_std, covariates)
+        # in blocks of PREDICT_BLOCK query points: the neighbourhood blocks of S take 8 k^2 bytes per point
+        out = [self._predict_block(Xq[i:i + PREDICT_BLOCK], return_std,
+                                   cov if cov is None or callable(cov) else cov[i:i + PREDICT_BLOCK])
+               for i in range(0, M, PREDICT_BLOCK)]
+        if not return_std:
+            return np.concatenate(out)
+        return np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
+
+    def _predict_block(self, Xq, return_std, covariates):
+        """:meth:`predict_log_intensity` on one block of query points."""
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
         beta = self._beta
         res = self._m - self._Z @ beta
