@@ -224,3 +224,52 @@ def test_g_and_f_agree_with_spatstat(ref, name):
                 np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-15, equal_nan=True)
             else:
                 np.testing.assert_allclose(got, want, rtol=0, atol=MASK_ATOL, equal_nan=True)
+
+
+# ----------------------------------------------------------------------------- quadrature, simulation, VoGCAM
+@pytest.mark.parametrize("name", ["hole", "two_pieces"])
+def test_quadratures_cover_exactly_the_window(name):
+    from algos.point_process._aggregate import grid_quadrature
+    from algos.point_process._quadrature import build_quadrature
+
+    w = Window.from_any(RINGS[name])
+    P = np.random.default_rng(0).uniform(size=(2000, 2))
+    P = P[w.contains(P)][:300]
+    for dummy in ("grid", "random"):
+        q = build_quadrature(P, w, n_dummy=300, dummy=dummy, random_state=0)
+        assert q.weights.sum() == pytest.approx(w.area, rel=1e-12)
+        assert np.all(q.weights > 0) and w.contains(q.nodes).all()
+    g = grid_quadrature(P, w, 400)
+    assert g.weights.sum() == pytest.approx(w.area, rel=1e-12) and g.counts.sum() == len(P)
+    assert w.contains(g.nodes[g.weights > 0]).all()
+    # no weight inside the hole or the gap between the pieces: each cell's weight is its area inside W
+    m = 400
+    t = (np.arange(m) + 0.5) / m
+    G = np.column_stack([np.tile(t, m), np.repeat(t, m)])
+    inside = w.contains(G)
+    xmin, xmax, ymin, ymax = w.bounds
+    cx = np.clip(((G[:, 0] - xmin) / (xmax - xmin) * 20).astype(int), 0, 19)
+    cy = np.clip(((G[:, 1] - ymin) / (ymax - ymin) * 20).astype(int), 0, 19)
+    approx = np.bincount((cx * 20 + cy)[inside], minlength=400) / m**2
+    assert len(g.weights) == np.count_nonzero(approx)  # the cells wholly in the hole or the gap are dropped
+    np.testing.assert_allclose(g.weights, approx[approx > 0], atol=2e-4)
+
+
+def test_simulation_and_vogcam_on_a_window_with_a_hole():
+    from algos.point_process import VoGCAM, simulate_lgcp
+    from algos.point_process._simulate import _polygon_fraction
+
+    w = Window.from_any(RINGS["hole"])
+    frac = _polygon_fraction(w, 64, 64)
+    assert frac.sum() / 64**2 == pytest.approx(w.area, rel=1e-12)
+    s = simulate_lgcp(w, math.log(300), 0.5, 0.1, grid=64, random_state=1)
+    assert len(s.points) > 100 and w.contains(s.points).all()
+    for quadrature in ("voronoi", "grid"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = VoGCAM(window=w, n_dummy=200, quadrature=quadrature).fit(s.points)
+        assert est.quadrature_ == quadrature
+        assert est.weights_.sum() == pytest.approx(w.area, rel=1e-12)
+        assert w.contains(est.nodes_).all()
+        lam = est.predict_intensity(np.array([[0.1, 0.1], [0.9, 0.5]]))
+        assert np.all(np.isfinite(lam)) and np.all(lam > 0)
