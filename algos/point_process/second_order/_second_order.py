@@ -12,7 +12,8 @@ For a pattern :math:`x_1, \dots, x_n` in a window :math:`W` with distances :math
     of every ring (:func:`._pair_kernels.polygon_overlap_area_rings`);
   - ``"isotropic"`` (Ripley 1977): :math:`e_{ij} = 1 / \text{(fraction of the circle of centre } x_i
     \text{ and radius } d_{ij} \text{ inside } W)`, exact for any polygonal window, holes and several
-    pieces included (:func:`._pair_kernels.circle_fraction_inside_rings`), capped at ``MAX_ISOTROPIC_WEIGHT`` as spatstat does;
+    pieces included (:func:`._pair_kernels.circle_fraction_inside_rings`), capped at ``MAX_ISOTROPIC_WEIGHT``
+    as spatstat does;
   - ``"border"`` (reduced sample): :math:`\hat K(r) = \frac{|W|}{n}\sum_i 1\{b_i \ge r\} \#\{j \ne i:
     d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W
     (the nearest edge of any ring);
