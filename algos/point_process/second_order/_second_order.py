@@ -391,8 +391,9 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
     ----------
     X : array-like (n, 2)
         The pattern, inside ``window``.
-    window : tuple, (V, 2) polygon, Window or None
-        ``None``: the bounding box of ``X``.
+    window : tuple, (V, 2) polygon, list of (V_k, 2) rings, Window or None
+        ``None``: the bounding box of ``X``. Rings: a window with holes and several pieces
+        (:meth:`~algos.point_process.Window.polygon`).
     r : array-like, optional
         Increasing distances (default: 513 values up to a quarter of the shorter side).
     correction : {"isotropic", "translation", "border", "none"} or None, default=None
