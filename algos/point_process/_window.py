@@ -38,6 +38,9 @@ MAX_COORD = 1e100
 #: round-off of coordinates that were computed, e.g. grid centres or reflected points.
 BOUNDARY_RTOL = 1e-12
 
+#: Edges of one ring tested at a time against another ring's edges (bounds the memory of the crossing test).
+_CHUNK = 1024
+
 
 def coordinate_array(X, name, rows="n", empty_1d=False):
     """``X`` as a float64 array of shape (``rows``, 2) (non-finite values allowed, checked by the caller);
@@ -75,25 +78,30 @@ def _segments_intersect(p1, p2, q1, q2):
 
 
 def _is_simple(v):
-    """No two non-adjacent edges of the closed polygon ``v`` (V, 2) meet; adjacent edges share only their vertex."""
+    """No two non-adjacent edges of the closed polygon ``v`` (V, 2) meet; adjacent edges share only their vertex.
+
+    The edge pairs are tested in blocks of ``_CHUNK`` edges against all edges (numpy), so a ring of
+    thousands of vertices is checked in seconds."""
+    v = np.asarray(v, dtype=np.float64)
     n = len(v)
-    for i in range(n):
-        a1, a2 = v[i], v[(i + 1) % n]
-        for j in range(i + 1, n):
-            if j == i or (j + 1) % n == i or (i + 1) % n == j:
-                # adjacent edges: they must not overlap (fold back on each other)
-                if n > 3:
-                    shared = v[(i + 1) % n] if (i + 1) % n == j else v[i]
-                    o1 = a1 if (i + 1) % n == j else a2
-                    b1, b2 = v[j], v[(j + 1) % n]
-                    o2 = b2 if (i + 1) % n == j else b1
-                    cross = (o1[0] - shared[0]) * (o2[1] - shared[1]) - (o1[1] - shared[1]) * (o2[0] - shared[0])
-                    dot = (o1[0] - shared[0]) * (o2[0] - shared[0]) + (o1[1] - shared[1]) * (o2[1] - shared[1])
-                    if cross == 0 and dot > 0:
-                        return False
-                continue
-            if _segments_intersect(a1, a2, v[j], v[(j + 1) % n]):
-                return False
+    a, b = v, np.roll(v, -1, axis=0)
+    if n > 3:
+        # adjacent edges (e, e + 1) fold back on each other: collinear with the far ends on the same side
+        o1, shared, o2 = v, b, np.roll(v, -2, axis=0)
+        u, w = o1 - shared, o2 - shared
+        cross = u[:, 0] * w[:, 1] - u[:, 1] * w[:, 0]
+        dot = u[:, 0] * w[:, 0] + u[:, 1] * w[:, 1]
+        if np.any((cross == 0) & (dot > 0)):
+            return False
+    idx = np.arange(n)
+    for s in range(0, n, _CHUNK):
+        rows = idx[s:s + _CHUNK]
+        hit = _edge_crossings(a[rows], b[rows], a, b)
+        # an edge meets itself and its two neighbours at shared vertices: not a crossing
+        diff = (idx[None, :] - rows[:, None]) % n
+        hit &= (diff != 0) & (diff != 1) & (diff != n - 1)
+        if hit.any():
+            return False
     return True
 
 
@@ -326,7 +334,8 @@ class Window:
                 bj, bk = boxes[j], boxes[k]
                 if bj[0] > bk[1] or bk[0] > bj[1] or bj[2] > bk[3] or bk[2] > bj[3]:
                     continue
-                if _edge_crossings(edges[j][0], edges[j][1], edges[k][0], edges[k][1]).any():
+                if any(_edge_crossings(edges[j][0][s:s + _CHUNK], edges[j][1][s:s + _CHUNK], edges[k][0],
+                                       edges[k][1]).any() for s in range(0, len(rings[j]), _CHUNK)):
                     raise ValueError(f"'{_name}' rings {k} and {j} cross or touch each other; the rings of a "
                                      f"window must be disjoint (holes strictly inside their outer boundary).")
         depth = np.zeros(len(rings), dtype=np.int64)

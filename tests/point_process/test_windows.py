@@ -273,3 +273,42 @@ def test_simulation_and_vogcam_on_a_window_with_a_hole():
         assert w.contains(est.nodes_).all()
         lam = est.predict_intensity(np.array([[0.1, 0.1], [0.9, 0.5]]))
         assert np.all(np.isfinite(lam)) and np.all(lam > 0)
+
+
+def _is_simple_pairwise(v):
+    """The definition, pair by pair: non-adjacent edges never meet, adjacent ones do not fold back."""
+    from algos.point_process._window import _segments_intersect
+
+    n = len(v)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if j == i + 1 or (i == 0 and j == n - 1):
+                if n > 3:
+                    s, o1, o2 = (v[j], v[i], v[(j + 1) % n]) if j == i + 1 else (v[0], v[1], v[n - 1])
+                    u, w = o1 - s, o2 - s
+                    if u[0] * w[1] - u[1] * w[0] == 0 and u @ w > 0:
+                        return False
+                continue
+            if _segments_intersect(v[i], v[(i + 1) % n], v[j], v[(j + 1) % n]):
+                return False
+    return True
+
+
+def test_simplicity_check_equals_the_pairwise_definition():
+    """On small polygons with integer vertices (many collinear and touching edges) the blockwise check
+    equals the pair-by-pair definition; a 3,000-vertex ring is checked without a quadratic Python loop."""
+    from algos.point_process._window import _is_simple
+
+    rng = np.random.default_rng(0)
+    seen = {True: 0, False: 0}
+    for _ in range(400):
+        v = rng.integers(0, 4, size=(int(rng.integers(3, 9)), 2)).astype(float)
+        if len(np.unique(v, axis=0)) != len(v):
+            continue
+        want = _is_simple_pairwise(v)
+        assert _is_simple(v) == want, v.tolist()
+        seen[want] += 1
+    assert min(seen.values()) > 30
+    t = np.linspace(0, 2 * np.pi, 3000, endpoint=False)
+    ring = np.column_stack([np.cos(t), np.sin(t)])
+    assert _is_simple(ring) and not _is_simple(np.concatenate([ring, [[0.0, 0.5], [0.0, -1.5]]]))
