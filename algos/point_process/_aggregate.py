@@ -24,8 +24,7 @@ import math
 
 import numpy as np
 
-from ._kernels import clip_areas
-from ._quadrature import Quadrature, check_points
+from ._quadrature import Quadrature, check_points, window_clip_areas
 from ._window import Window
 
 __all__ = ["grid_quadrature", "grid_shape", "poisson_loglik", "AUTO_GRID_SIDE", "AUTO_GRID_MIN_POINTS"]
@@ -75,16 +74,15 @@ def _clipped_areas(win, x0, y0, dx, dy):
     centres = (np.column_stack([x0 + 0.5 * dx, y0 + 0.5 * dy]) - shift) / scale
     ptr = np.arange(0, 4 * m + 1, 4, dtype=np.int64)
     vidx = np.arange(4 * m, dtype=np.int64)
-    wv = (win.vertices - shift) / scale
-    area = clip_areas(ptr, vidx, np.ascontiguousarray(verts), np.ascontiguousarray(centres), np.ascontiguousarray(wv))
+    area = window_clip_areas(ptr, vidx, verts, centres, [(ring - shift) / scale for ring in win.rings])
     if not np.all(np.isfinite(area)):
         raise RuntimeError("polygon clipping overflowed its buffer; please report this window.")
     return area * scale * scale
 
 
-def _nearest_on_boundary(P, V):
-    """The nearest point to each row of ``P`` on the closed polygon with vertices ``V``."""
-    A, B = V, np.roll(V, -1, axis=0)
+def _nearest_on_boundary(P, win):
+    """The nearest point to each row of ``P`` on the boundary (any ring) of the window ``win``."""
+    A, B = win.edges()
     AB = B - A
     t = np.einsum("mvk,vk->mv", P[:, None, :] - A[None], AB) / np.einsum("vk,vk->v", AB, AB)
     C = A[None] + np.clip(t, 0.0, 1.0)[..., None] * AB[None]
@@ -151,7 +149,7 @@ def grid_quadrature(X, window, n_cells):
             # a centroid outside (the part inside is not convex): its nearest point on the window's boundary
             out = c[~win.contains(nodes[c])]
             if len(out):
-                nodes[out] = _nearest_on_boundary(nodes[out], win.vertices)
+                nodes[out] = _nearest_on_boundary(nodes[out], win)
     # the cell of each point (points on the far edges belong to the last cell)
     px = np.clip(np.floor((X[:, 0] - xmin) / dx).astype(np.int64), 0, gx - 1)
     py = np.clip(np.floor((X[:, 1] - ymin) / dy).astype(np.int64), 0, gy - 1)

@@ -30,7 +30,7 @@ from scipy.spatial import Voronoi
 
 from .._validation import check_option, check_random_state
 from ._kernels import clip_areas
-from ._window import Window, coordinate_array
+from ._window import Window, coordinate_array, signed_area
 
 __all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size",
            "auto_grid_size", "warn_duplicates"]
@@ -98,6 +98,32 @@ def auto_grid_size(n, budget=AUTO_NODE_BUDGET):
     return g
 
 
+def window_clip_areas(ptr, vidx, verts, centres, rings):
+    """Area of the window inside each convex cell: the clipped area of every ring, with its sign (outer
+    rings add, holes subtract; :func:`._kernels.clip_areas` clips one ring).
+
+    Parameters
+    ----------
+    ptr, vidx, verts, centres : ndarray
+        The cells, as :func:`._kernels.clip_areas` takes them.
+    rings : sequence of ndarray of shape (V_k, 2)
+        The window's rings (in the cells' coordinates), outer rings counter-clockwise, holes clockwise.
+
+    Returns
+    -------
+    ndarray
+        One area per cell (NaN where the clipper's buffer overflowed).
+    """
+    area = np.zeros(len(ptr) - 1)
+    for ring in rings:
+        a = clip_areas(ptr, vidx, np.ascontiguousarray(verts), np.ascontiguousarray(centres),
+                       np.ascontiguousarray(ring))
+        area += a if signed_area(ring) > 0 else -a
+    if len(rings) > 1:
+        np.maximum(area, 0.0, out=area)  # round-off of a cell inside a hole
+    return area
+
+
 def voronoi_weights(nodes, window, method="auto"):
     """Voronoi-cell areas of distinct ``nodes`` (N, 2) clipped to ``window``; they sum to the window area.
 
@@ -136,7 +162,7 @@ def voronoi_weights(nodes, window, method="auto"):
     shift = np.array([0.5 * (xmin + xmax), 0.5 * (ymin + ymax)])
     scale = max(xmax - xmin, ymax - ymin)
     P = (nodes - shift) / scale
-    wv = (win.vertices - shift) / scale
+    rings = [(ring - shift) / scale for ring in win.rings]
     bx0, bx1 = (xmin - shift[0]) / scale, (xmax - shift[0]) / scale
     by0, by1 = (ymin - shift[1]) / scale, (ymax - shift[1]) / scale
     pts = [P]
@@ -157,7 +183,7 @@ def voronoi_weights(nodes, window, method="auto"):
     ptr = np.zeros(N + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     vidx = np.fromiter((v for r in regions for v in r), dtype=np.int64, count=int(ptr[-1]))
-    area = clip_areas(ptr, vidx, np.ascontiguousarray(vor.vertices), np.ascontiguousarray(P), np.ascontiguousarray(wv))
+    area = window_clip_areas(ptr, vidx, vor.vertices, P, rings)
     if not np.all(np.isfinite(area)):
         raise RuntimeError("polygon clipping overflowed its buffer; please report this window.")
     return area * scale * scale

@@ -31,6 +31,7 @@ import numpy as np
 from theory.point_process import _matern_cov
 
 from .._validation import check_array, check_random_state, check_scalar_float, check_scalar_int
+from ._window import signed_area
 
 __all__ = ["LGCPSample", "simulate_lgcp", "matern_covariance"]
 
@@ -303,14 +304,13 @@ def _polygon_fraction(win, nx, ny):
     ygrid = ymin + (np.arange(ny) + 0.5) * hy
     gx, gy = np.meshgrid(xgrid, ygrid)
     frac = win.contains(np.column_stack([gx.ravel(), gy.ravel()])).astype(np.float64).reshape(ny, nx)
-    poly = np.asarray(win.vertices, dtype=np.float64)
+    ea, eb = win.edges()
     xmin, _, ymin, _ = win.bounds
     cut = np.zeros((ny, nx), dtype=bool)
     x0c = xmin + np.arange(nx) * hx  # left edges
     y0c = ymin + np.arange(ny) * hy  # bottom edges
-    V = poly.shape[0]
-    for k in range(V):
-        p, q = poly[k], poly[(k + 1) % V]
+    for k in range(len(ea)):
+        p, q = ea[k], eb[k]
         # Liang–Barsky: does the segment p->q meet the closed cell [x0, x0+hx] x [y0, y0+hy]?
         d = q - p
         tlo = np.zeros((ny, nx))
@@ -328,8 +328,10 @@ def _polygon_fraction(win, nx, ny):
                 thi = np.minimum(thi, np.maximum(t1, t2))
         cut |= tlo <= thi
     for i, j in zip(*np.nonzero(cut)):
-        clipped = _clip_polygon_to_box(poly, x0c[j], x0c[j] + hx, y0c[i], y0c[i] + hy)
-        frac[i, j] = min(1.0, _shoelace(clipped) / (hx * hy))
+        # every ring clipped to the cell: outer rings add their area, holes (clockwise) subtract it
+        a = sum(np.sign(signed_area(ring)) * _shoelace(_clip_polygon_to_box(ring, x0c[j], x0c[j] + hx, y0c[i],
+                                                                            y0c[i] + hy)) for ring in win.rings)
+        frac[i, j] = min(1.0, max(0.0, a / (hx * hy)))
     return _readonly(frac)
 
 

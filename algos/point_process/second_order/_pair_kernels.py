@@ -22,7 +22,10 @@ import numpy as np
 
 __all__ = [
     "circle_fraction_inside",
+    "circle_fraction_inside_rings",
     "polygon_overlap_area",
+    "polygon_overlap_area_rings",
+    "single_ring",
     "epanechnikov_pair_sum",
     "grid_pair_counts",
     "grid_pairs_fill",
@@ -32,13 +35,14 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _inside_polygon(x, y, vx, vy):
-    """Crossing-number test (half-open rule on y) of the point (x, y) against the polygon (vx, vy)."""
+def _inside_polygon(x, y, vx, vy, nxt):
+    """Crossing-number test (half-open rule on y) of the point (x, y) against the rings (vx, vy); edge ``e``
+    runs from vertex ``e`` to vertex ``nxt[e]`` (even-odd over all rings)."""
     nv = vx.shape[0]
     inside = False
     for e in range(nv):
         x1, y1 = vx[e], vy[e]
-        x2, y2 = vx[(e + 1) % nv], vy[(e + 1) % nv]
+        x2, y2 = vx[nxt[e]], vy[nxt[e]]
         if (y1 > y) != (y2 > y):
             xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
             if x < xc:
@@ -47,13 +51,13 @@ def _inside_polygon(x, y, vx, vy):
 
 
 @numba.njit(cache=True)
-def _distance_to_boundary(x, y, vx, vy):
-    """Distance from (x, y) to the nearest edge of the polygon (vx, vy)."""
+def _distance_to_boundary(x, y, vx, vy, nxt):
+    """Distance from (x, y) to the nearest edge (vertex ``e`` to ``nxt[e]``) of the rings (vx, vy)."""
     nv = vx.shape[0]
     best = math.inf
     for e in range(nv):
         x1, y1 = vx[e], vy[e]
-        dx, dy = vx[(e + 1) % nv] - x1, vy[(e + 1) % nv] - y1
+        dx, dy = vx[nxt[e]] - x1, vy[nxt[e]] - y1
         L2 = dx * dx + dy * dy
         t = 0.0 if L2 <= 0.0 else ((x - x1) * dx + (y - y1) * dy) / L2
         t = min(max(t, 0.0), 1.0)
@@ -68,7 +72,26 @@ TANGENT_RTOL = 1e-9
 
 
 @numba.njit(cache=True)
+def single_ring(nv):
+    """``nxt`` and ``ptr`` of one ring of ``nv`` vertices."""
+    nxt = np.empty(nv, dtype=np.int64)
+    for e in range(nv):
+        nxt[e] = e + 1 if e + 1 < nv else 0
+    ptr = np.empty(2, dtype=np.int64)
+    ptr[0] = 0
+    ptr[1] = nv
+    return nxt, ptr
+
+
+@numba.njit(cache=True)
 def circle_fraction_inside(cx, cy, rad, vx, vy):
+    """:func:`circle_fraction_inside_rings` for one simple polygon (vx, vy)."""
+    nxt, _ = single_ring(vx.shape[0])
+    return circle_fraction_inside_rings(cx, cy, rad, vx, vy, nxt)
+
+
+@numba.njit(cache=True)
+def circle_fraction_inside_rings(cx, cy, rad, vx, vy, nxt):
     """For each circle (cx[p], cy[p], rad[p]) the fraction of its circumference inside the polygon.
 
     The circle meets the polygon's edges at angles found from one quadratic per edge; the arcs between
@@ -77,7 +100,8 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
     ``TANGENT_RTOL``) is a tangency: a double root. A circle with no crossing is inside iff its centre is
     inside and its radius is at most the centre's distance to the boundary (within ``TANGENT_RTOL``),
     so a circle tangent to an edge from inside counts as inside (its tangent point lies on the boundary
-    and decides nothing)."""
+    and decides nothing). The window may have several rings (holes, pieces): edge ``e`` runs from vertex
+    ``e`` to vertex ``nxt[e]``."""
     P = cx.shape[0]
     nv = vx.shape[0]
     out = np.empty(P)
@@ -91,7 +115,7 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
         na = 0
         for e in range(nv):
             ax, ay = vx[e] - x0, vy[e] - y0
-            dx, dy = vx[(e + 1) % nv] - vx[e], vy[(e + 1) % nv] - vy[e]
+            dx, dy = vx[nxt[e]] - vx[e], vy[nxt[e]] - vy[e]
             a = dx * dx + dy * dy
             b = 2.0 * (ax * dx + ay * dy)
             c = ax * ax + ay * ay - r * r
@@ -113,8 +137,8 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
                     ang[na] = t
                     na += 1
         if na == 0:
-            inside = _inside_polygon(x0, y0, vx, vy) and \
-                r <= _distance_to_boundary(x0, y0, vx, vy) * (1.0 + TANGENT_RTOL)
+            inside = _inside_polygon(x0, y0, vx, vy, nxt) and \
+                r <= _distance_to_boundary(x0, y0, vx, vy, nxt) * (1.0 + TANGENT_RTOL)
             out[p] = 1.0 if inside else 0.0
             continue
         a_s = np.sort(ang[:na])
@@ -126,7 +150,7 @@ def circle_fraction_inside(cx, cy, rad, vx, vy):
             if length <= 0.0:
                 continue
             tm = 0.5 * (t0 + t1)
-            if _inside_polygon(x0 + r * math.cos(tm), y0 + r * math.sin(tm), vx, vy):
+            if _inside_polygon(x0 + r * math.cos(tm), y0 + r * math.sin(tm), vx, vy, nxt):
                 total += length
         out[p] = total / twopi
     return out
@@ -177,30 +201,45 @@ def _triangle_overlap(t1x, t1y, t2x, t2y, bufx, bufy, tmpx, tmpy):
 
 @numba.njit(cache=True)
 def polygon_overlap_area(dx, dy, vx, vy):
-    """For each shift h = (dx[p], dy[p]) the area |W intersect (W + h)| of a simple polygon W (vx, vy).
+    """:func:`polygon_overlap_area_rings` for one simple polygon (vx, vy)."""
+    _, ptr = single_ring(vx.shape[0])
+    return polygon_overlap_area_rings(dx, dy, vx, vy, ptr)
 
-    Exact: the fan triangles T_i = (v_0, v_i, v_{i+1}) carry signs s_i with 1_W = sum_i s_i 1_{T_i}
-    almost everywhere (winding numbers), so |W n (W + h)| = sum_{i,j} s_i s_j |T_i n (T_j + h)|, each
-    term a convex clip."""
+
+@numba.njit(cache=True)
+def polygon_overlap_area_rings(dx, dy, vx, vy, ptr):
+    """For each shift h = (dx[p], dy[p]) the area |W intersect (W + h)| of a polygonal region W whose ring
+    ``k`` is (vx, vy)[ptr[k]:ptr[k+1]] (outer rings counter-clockwise, holes clockwise).
+
+    Exact: the fan triangles T_i = (v_0, v_i, v_{i+1}) of every ring carry signs s_i with
+    1_W = sum_i s_i 1_{T_i} almost everywhere (winding numbers; a clockwise hole's triangles count -1), so
+    |W n (W + h)| = sum_{i,j} s_i s_j |T_i n (T_j + h)|, each term a convex clip (inclusion-exclusion over
+    all pairs of rings)."""
     P = dx.shape[0]
-    nv = vx.shape[0]
-    nt = nv - 2
+    R = ptr.shape[0] - 1
+    nt = 0
+    for k in range(R):
+        nt += ptr[k + 1] - ptr[k] - 2
     tx = np.empty((nt, 3))
     ty = np.empty((nt, 3))
     sg = np.empty(nt)
-    for i in range(nt):
-        xs = (vx[0], vx[i + 1], vx[i + 2])
-        ys = (vy[0], vy[i + 1], vy[i + 2])
-        cr = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (ys[1] - ys[0]) * (xs[2] - xs[0])
-        sg[i] = 1.0 if cr > 0 else (-1.0 if cr < 0 else 0.0)
-        if cr >= 0:
-            for k in range(3):
-                tx[i, k] = xs[k]
-                ty[i, k] = ys[k]
-        else:
-            for k in range(3):
-                tx[i, k] = xs[2 - k]
-                ty[i, k] = ys[2 - k]
+    i = -1
+    for k in range(R):
+        o = ptr[k]
+        for m in range(ptr[k + 1] - ptr[k] - 2):
+            i += 1
+            xs = (vx[o], vx[o + m + 1], vx[o + m + 2])
+            ys = (vy[o], vy[o + m + 1], vy[o + m + 2])
+            cr = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (ys[1] - ys[0]) * (xs[2] - xs[0])
+            sg[i] = 1.0 if cr > 0 else (-1.0 if cr < 0 else 0.0)
+            if cr >= 0:
+                for q in range(3):
+                    tx[i, q] = xs[q]
+                    ty[i, q] = ys[q]
+            else:
+                for q in range(3):
+                    tx[i, q] = xs[2 - q]
+                    ty[i, q] = ys[2 - q]
     out = np.empty(P)
     bufx = np.empty(16)
     bufy = np.empty(16)

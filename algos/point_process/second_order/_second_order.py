@@ -8,12 +8,15 @@ For a pattern :math:`x_1, \dots, x_n` in a window :math:`W` with distances :math
   :math:`e_{ij}`:
 
   - ``"translation"`` (Ohser & Stoyan 1981): :math:`e_{ij} = |W| / |W \cap (W + x_i - x_j)|`; exact for
-    rectangles and, for polygons, by a signed fan-triangle decomposition (:func:`._pair_kernels.polygon_overlap_area`);
+    rectangles and, for polygons (holes and several pieces included), by a signed fan-triangle decomposition
+    of every ring (:func:`._pair_kernels.polygon_overlap_area_rings`);
   - ``"isotropic"`` (Ripley 1977): :math:`e_{ij} = 1 / \text{(fraction of the circle of centre } x_i
-    \text{ and radius } d_{ij} \text{ inside } W)`, exact for any simple polygon
-    (:func:`._pair_kernels.circle_fraction_inside`), capped at ``MAX_ISOTROPIC_WEIGHT`` as spatstat does;
+    \text{ and radius } d_{ij} \text{ inside } W)`, exact for any polygonal window, holes and several
+    pieces included (:func:`._pair_kernels.circle_fraction_inside_rings`), capped at ``MAX_ISOTROPIC_WEIGHT``
+    as spatstat does;
   - ``"border"`` (reduced sample): :math:`\hat K(r) = \frac{|W|}{n}\sum_i 1\{b_i \ge r\} \#\{j \ne i:
-    d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W;
+    d_{ij} \le r\} / \#\{i: b_i \ge r\}`, :math:`b_i` the distance from :math:`x_i` to the boundary of W
+    (the nearest edge of any ring);
   - ``"none"``: :math:`e_{ij} = 1`.
 
   **Valid range** (spatstat's rule in ``Kest``): the isotropic estimate is NaN for :math:`r \\ge` the
@@ -54,12 +57,12 @@ from ..._validation import check_array, check_option, check_scalar_float
 from .._quadrature import warn_duplicates
 from .._window import Window, coordinate_array
 from ._pair_kernels import (
-    circle_fraction_inside,
+    circle_fraction_inside_rings,
     epanechnikov_pair_sum,
     grid_pair_counts,
     grid_pair_histogram,
     grid_pairs_fill,
-    polygon_overlap_area,
+    polygon_overlap_area_rings,
     rectangle_circle_fraction,
 )
 from ._valid_range import mask_beyond_range
@@ -200,18 +203,7 @@ def _check_radii(r, win):
 
 def boundary_distance(X, window):
     """Distance from each point of ``X`` (n, 2) to the boundary of ``window`` (the border correction's b_i)."""
-    win = Window.from_any(window)
-    X = np.asarray(X, dtype=np.float64)
-    v = win.vertices
-    a, b = v, np.roll(v, -1, axis=0)
-    d = b - a
-    L2 = np.einsum("ij,ij->i", d, d)
-    out = np.full(len(X), np.inf)
-    for e in range(len(v)):
-        t = np.clip(((X - a[e]) @ d[e]) / L2[e], 0.0, 1.0)
-        q = a[e] + t[:, None] * d[e]
-        out = np.minimum(out, np.hypot(X[:, 0] - q[:, 0], X[:, 1] - q[:, 1]))
-    return out
+    return Window.from_any(window).boundary_distance(X)
 
 
 def translation_weights(dx, dy, window):
@@ -224,7 +216,8 @@ def translation_weights(dx, dy, window):
         ov = np.maximum(xmax - xmin - np.abs(dx), 0.0) * np.maximum(ymax - ymin - np.abs(dy), 0.0)
     else:
         v = win.vertices
-        ov = polygon_overlap_area(dx, dy, np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+        ov = polygon_overlap_area_rings(dx, dy, np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]),
+                                        np.ascontiguousarray(win.ring_ptr))
     with np.errstate(divide="ignore"):
         return np.where(ov > 0, win.area / np.maximum(ov, 1e-300), np.inf)
 
@@ -239,9 +232,10 @@ def isotropic_weights(X, radii, window):
         frac = rectangle_circle_fraction(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
                                          np.ascontiguousarray(radii, dtype=np.float64), xmin, xmax, ymin, ymax)
     else:
-        frac = circle_fraction_inside(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
-                                      np.ascontiguousarray(radii, dtype=np.float64),
-                                      np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]))
+        frac = circle_fraction_inside_rings(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(X[:, 1]),
+                                            np.ascontiguousarray(radii, dtype=np.float64),
+                                            np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1]),
+                                            win.next_vertex())
     with np.errstate(divide="ignore"):
         return np.minimum(1.0 / np.maximum(frac, 1e-300), MAX_ISOTROPIC_WEIGHT)
 
@@ -397,8 +391,9 @@ def k_function(X, window=None, r=None, correction=None, intensity=None, renormal
     ----------
     X : array-like (n, 2)
         The pattern, inside ``window``.
-    window : tuple, (V, 2) polygon, Window or None
-        ``None``: the bounding box of ``X``.
+    window : tuple, (V, 2) polygon, list of (V_k, 2) rings, Window or None
+        ``None``: the bounding box of ``X``. Rings: a window with holes and several pieces
+        (:meth:`~algos.point_process.Window.polygon`).
     r : array-like, optional
         Increasing distances (default: 513 values up to a quarter of the shorter side).
     correction : {"isotropic", "translation", "border", "none"} or None, default=None

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ._pair_kernels import polygon_overlap_area
+from ._pair_kernels import polygon_overlap_area_rings
 
 __all__ = ["RangeWarning", "valid_rmax", "mask_beyond_range"]
 
@@ -68,7 +68,7 @@ def bounding_radius(win):
     if win.contains(np.array([[float(x_star), float(y_star)]]))[0]:
         return float(best)
     # the minimiser lies on the boundary: a 1-d convex problem on each edge
-    a, b = v, np.roll(v, -1, axis=0)
+    a, b = win.edges()
     _, fmin = _golden(lambda t: _far(a[:, 0] + t * (b[:, 0] - a[:, 0]), a[:, 1] + t * (b[:, 1] - a[:, 1]), v),
                       np.zeros(len(v)), np.ones(len(v)))
     return float(np.min(fmin))
@@ -81,20 +81,22 @@ def translation_rmax(win):
         return 0.5 * math.hypot(xmax - xmin, ymax - ymin)
     v = win.vertices
     vx, vy = np.ascontiguousarray(v[:, 0]), np.ascontiguousarray(v[:, 1])
+    ptr = np.ascontiguousarray(win.ring_ptr)
     diam = 2.0 * math.hypot(xmax - xmin, ymax - ymin)
     th = np.arange(N_RAYS) * (2 * np.pi / N_RAYS)
     ux, uy = np.cos(th), np.sin(th)
     tiny = 1e-12 * win.area
     # first grid step with zero overlap on each ray, then bisection below it
     ts = np.linspace(0.0, diam, 257)[1:]
-    ov = polygon_overlap_area(np.ascontiguousarray(np.outer(ux, ts).ravel()),
-                              np.ascontiguousarray(np.outer(uy, ts).ravel()), vx, vy).reshape(N_RAYS, -1)
+    ov = polygon_overlap_area_rings(np.ascontiguousarray(np.outer(ux, ts).ravel()),
+                                    np.ascontiguousarray(np.outer(uy, ts).ravel()), vx, vy, ptr).reshape(N_RAYS, -1)
     first = np.argmax(ov <= tiny, axis=1)
     hi = ts[first]
     lo = np.where(first > 0, ts[np.maximum(first - 1, 0)], 0.0)
     while np.max(hi - lo) > 1e-12 * diam:
         mid = 0.5 * (lo + hi)
-        zero = polygon_overlap_area(np.ascontiguousarray(ux * mid), np.ascontiguousarray(uy * mid), vx, vy) <= tiny
+        zero = polygon_overlap_area_rings(np.ascontiguousarray(ux * mid), np.ascontiguousarray(uy * mid), vx, vy,
+                                          ptr) <= tiny
         hi = np.where(zero, mid, hi)
         lo = np.where(zero, lo, mid)
     return float(np.min(hi))

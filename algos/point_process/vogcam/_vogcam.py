@@ -99,7 +99,8 @@ class VoGCAM(BaseEstimator):
     Parameters
     ----------
     window : tuple (xmin, xmax, ymin, ymax), (V, 2) polygon, Window or None, default=None
-        The observation window; ``None`` uses the bounding box of the points.
+        The observation window; ``None`` uses the bounding box of the points. A list of (V_k, 2) rings is a
+        window with holes and several pieces (:meth:`~algos.point_process.Window.polygon`).
     kernel : "matern", default="matern"
     nu : {0.5, 1.5}, default=0.5
         Matérn smoothness (0.5 is the exponential covariance).
