@@ -50,6 +50,7 @@ class _NumbaEngine:
         self.vb = np.zeros(max(capA, capU))
         self.path = np.zeros((1, S))
         self.b0sup = np.flatnonzero(b0 > 0).astype(np.int64)
+        self.deep = False  # SARSOP's selective deep sampling in the trials (see _pbs_kernels.trial)
 
     def bounds(self):
         sup = self.b0sup
@@ -88,7 +89,7 @@ class _NumbaEngine:
             self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
             self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
             self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
-            self.vb)
+            self.vb, self.deep)
         return depth, nb
 
     def prune_lower(self):
