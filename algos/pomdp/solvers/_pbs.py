@@ -32,7 +32,7 @@ shallow trials while the root gap is large, Kurniawati, Hsu & Lee 2008 §4), whi
 trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, so the stopping
 rule is the paper's.
 
-Deep sampling (SARSOP [KHL08] Alg. 3, numba engine): every ``DEEP_EVERY``-th trial, the first included, ends by
+Deep sampling (SARSOP [KHL08] Alg. 3): every ``DEEP_EVERY``-th trial, the first included, ends by
 SARSOP's target rule instead of the width rule: the root's targets ``L(b0)`` and ``L(b0) + eps`` are carried down
 the path as the values each successor must reach for its parent to reach them, and the trial goes on while the
 upper bound says the lower target can still be reached there (``_pbs_kernels.trial``). Such trials run deeper and
@@ -89,7 +89,7 @@ __all__ = ["PointBasedSolver"]
 
 KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
 #: every DEEP_EVERY-th trial (the first included) uses SARSOP's selective deep sampling instead of the width rule
-#: (numba engine; 0: never); see the module notes
+#: (both engines; 0: never); see the module notes
 DEEP_EVERY = 2
 PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass (HSVI2 §4)
 _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
