@@ -17,6 +17,9 @@ Usage::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/anytime_pomdp.py --sarsop /tmp/sarsop/src/pomdpsol
     python benchmarks/anytime_pomdp.py --quick --sarsop /tmp/sarsop/src/pomdpsol      # checkpoints up to 10 s
+
+A model's file is looked up in ``--pomdpx-dir`` (e.g. SARSOP's ``examples/POMDPX``) first, then in the
+project's data folder ``<data>/pomdpx``; a model whose file is in neither is skipped with a note.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ except ImportError:  # pragma: no cover - script mode
     from bench_pomdp import _at, _data_dir
 
 CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
-MODELS = (("RockSample(7,8)", "RockSample_7_8.pomdpx"), ("TagAvoid", "TagAvoid.pomdpx"))
+MODELS = (("RockSample(7,8)", "RockSample_7_8.pomdpx"), ("TagAvoid", "TagAvoid.pomdpx"),
+          ("Hallway2", "Hallway2.pomdpx"))
 _TICK = os.sysconf("SC_CLK_TCK")
 
 #: our child process: read the file, fit, print one JSON line (history_ and the CPU at the start of fit)
@@ -152,6 +156,8 @@ def main(argv=None):
     parser = make_parser(__doc__.split("\n")[0], ("anytime",))
     parser.add_argument("--sarsop", default=os.environ.get("ALGOS_SARSOP"), help="path of SARSOP's pomdpsol")
     parser.add_argument("--models", default=None, help="comma-separated POMDPX file names in <data>/pomdpx")
+    parser.add_argument("--pomdpx-dir", default=None,
+                        help="folder searched first for the POMDPX files (e.g. SARSOP's examples/POMDPX)")
     args = parser.parse_args(argv)
     cps = tuple(c for c in CHECKPOINTS if c <= (10.0 if args.quick else 60.0))
     budget = cps[-1]
@@ -164,7 +170,11 @@ def main(argv=None):
                        f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}"]) + "\n")
     rows = []
     for name, fname in files:
-        path = _data_dir() / "pomdpx" / fname
+        dirs = ([Path(args.pomdpx_dir)] if args.pomdpx_dir else []) + [_data_dir() / "pomdpx"]
+        path = next((d / fname for d in dirs if (d / fname).is_file()), None)
+        if path is None:
+            print(f"(skipped {name}: {fname} not found in {', '.join(map(str, dirs))})", file=sys.stderr)
+            continue
         ours = _ours(path, budget)
         ss = _sarsop(args.sarsop, path, budget) if args.sarsop else None
         for tool, res in (("ours", ours), ("SARSOP", ss)):

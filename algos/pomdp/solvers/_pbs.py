@@ -32,6 +32,14 @@ shallow trials while the root gap is large, Kurniawati, Hsu & Lee 2008 §4), whi
 trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, so the stopping
 rule is the paper's.
 
+Deep sampling (SARSOP [KHL08] Alg. 3): every ``DEEP_EVERY``-th trial, the first included, ends by
+SARSOP's target rule instead of the width rule: the root's targets ``L(b0)`` and ``L(b0) + eps`` are carried down
+the path as the values each successor must reach for its parent to reach them, and the trial goes on while the
+upper bound says the lower target can still be reached there (``_pbs_kernels.trial``). Such trials run deeper and
+carry the rewards found far from ``b0`` (RockSample's exit, Tag's capture) back to it in one pass, which raises
+``L(b0)`` early; the width-rule trials between them keep the HSVI2 progress of both bounds. Only the depth of a
+trial changes, never the backups, so both bounds stay valid.
+
 The model is held sparse: transitions in CSR per action (built from a sparse
 :class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S,
 O)``, belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth
@@ -80,6 +88,9 @@ from ._pbs_engines import _NumbaEngine, _TorchEngine
 __all__ = ["PointBasedSolver"]
 
 KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
+#: every DEEP_EVERY-th trial (the first included) uses SARSOP's selective deep sampling instead of the width rule
+#: (both engines; 0: never); see the module notes
+DEEP_EVERY = 2
 PRUNE_GROWTH = 1.1   # prune a set when it has grown by 10 % since the last pass (HSVI2 §4)
 _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FIB_SHARE = 0.2     # most of time_limit spent iterating the fast informed bound at start-up
@@ -381,6 +392,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                 if run.requested:  # Ctrl-C: stop before the next trial (the engine is whole here)
                     break
                 eps = max(target, KAPPA * (up - lo))
+                eng.deep = DEEP_EVERY > 0 and n_trials % DEEP_EVERY == 0
                 depth, nb = eng.trial(eps, _depth_cap(eps, span, discount))
                 n_backups += nb
                 n_trials += 1

@@ -50,6 +50,7 @@ class _NumbaEngine:
         self.vb = np.zeros(max(capA, capU))
         self.path = np.zeros((1, S))
         self.b0sup = np.flatnonzero(b0 > 0).astype(np.int64)
+        self.deep = False  # SARSOP's selective deep sampling in the trials (see _pbs_kernels.trial)
 
     def bounds(self):
         sup = self.b0sup
@@ -88,7 +89,7 @@ class _NumbaEngine:
             self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
             self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
             self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
-            self.vb)
+            self.vb, self.deep)
         return depth, nb
 
     def prune_lower(self):
@@ -155,6 +156,7 @@ class _TorchEngine:
         self.Ud = torch.zeros(256, **f)
         self.Uv = torch.zeros(256, **f)
         self.nU = 0
+        self.deep = False  # SARSOP's selective deep sampling (the numba kernel's rule)
 
     def _views(self):
         n = self.nU
@@ -189,11 +191,20 @@ class _TorchEngine:
         path = [self.b0]
         t = 0
         thr = eps
+        lhat = uhat = 0.0
         while True:
             b = path[t]
             alphas, Q, c, Binv, Bmask, Ud = self._views()
             lb, ub = bk.lower_upper(b, alphas, Q, c, Binv, Bmask, Ud)
-            if ub - lb <= thr or t >= depth_cap:
+            if t == 0:
+                lhat, uhat = lb, lb + eps
+            if t >= depth_cap:
+                break
+            if self.deep:
+                if ub <= lhat and ub <= max(uhat, lb + thr):
+                    break
+                lhat, uhat = max(lhat, lb), max(uhat, lb + thr)
+            elif ub - lb <= thr:
                 break
             X = bk.successors(b)
             P = X.sum(dim=-1)
@@ -208,6 +219,13 @@ class _TorchEngine:
             if not bool(pos[a].any()):
                 break
             o = int(torch.argmax(e))
+            if self.deep:  # the targets the successor o must reach (the numba kernel's rule)
+                rest = pos[a].clone()
+                rest[o] = False
+                rb = float(QU[a] - g * UV[a].sum())
+                den = g * float(P[a, o])
+                lhat = (lhat - rb - g * float(torch.where(rest, LVa, torch.zeros_like(LVa)).sum())) / den
+                uhat = (uhat - rb - g * float(torch.where(rest, UVa, torch.zeros_like(UVa)).sum())) / den
             path.append(X[a, o] / P[a, o])
             t += 1
             thr = thr_next

@@ -318,13 +318,23 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
 @numba.njit(cache=True)
 def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c,
           Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup,
-          vb):
+          vb, deep=False):
     """One HSVI2 trial (Smith & Simmons 2005, Alg. 1 ``explore``) from ``b0`` with precision
     ``eps``: descend by the upper-bound greedy action and the observation of largest weighted
     excess uncertainty ``P(o|b,a) (U - L)(tau) - eps * discount^-(t+1)`` until the width at depth
     ``t`` is at most ``eps * discount^-t`` (or ``max_depth``), then back both bounds up along the
     path, deepest first. Returns ``(nA, nU, depth, n_backups, width_b0)``; ``width_b0`` is the
-    root's width before the trial. The caller guarantees room for ``max_depth`` vectors/points."""
+    root's width before the trial. The caller guarantees room for ``max_depth`` vectors/points.
+
+    ``deep=True``: SARSOP's selective deep sampling (Kurniawati, Hsu & Lee 2008, Alg. 3 ``SAMPLE``) replaces
+    the width rule: the root gets the targets ``L^ = L(b0)``, ``U^ = L(b0) + eps``; at depth ``t`` the
+    trial stops when ``U(b) <= L^`` (the upper bound, standing in for SARSOP's predicted value, says the
+    lower target cannot be reached below ``b``) and ``U(b) <= max(U^, L(b) + eps discount^-t)``, or at
+    ``max_depth``; otherwise the targets are raised to ``max(L^, L(b))`` and ``max(U^, L(b) +
+    eps discount^-t)`` and passed to the chosen successor ``o*`` of ``a*`` as the values it must reach for
+    ``b`` to reach them: ``(target - R(b, a*) - discount sum_{o != o*} P(o) V(tau(b, a*, o))) /
+    (discount P(o*))`` with ``V = L`` resp. ``U``. Only the depth of the trial changes; the backups (and so
+    the validity of both bounds) are the same."""
     S = b0.shape[0]
     O = Z.shape[2]
     for s in range(S):
@@ -332,6 +342,8 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     t = 0
     width0 = 0.0
     thr = eps
+    lhat = 0.0
+    uhat = 0.0
     pred, x, mark, psup, xsup = work
     while True:
         b = path[t]
@@ -342,7 +354,16 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
         ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
         if t == 0:
             width0 = ub - lb
-        if ub - lb <= thr or t >= max_depth:
+            lhat = lb
+            uhat = lb + eps
+        if t >= max_depth:
+            break
+        if deep:
+            if ub <= lhat and ub <= max(uhat, lb + thr):
+                break
+            lhat = max(lhat, lb)
+            uhat = max(uhat, lb + thr)
+        elif ub - lb <= thr:
             break
         a_star = 0
         qbest = -np.inf
@@ -351,6 +372,10 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
                 qbest = QU[a]
                 a_star = a
         thr_next = thr / discount
+        usum = 0.0
+        for o in range(O):
+            usum += UV[a_star, o]
+        rb = QU[a_star] - discount * usum  # R(b, a*)
         # the lower bound is needed at the successors of a* only (excess uncertainty of each o)
         npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
         for o in range(O):
@@ -374,6 +399,16 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
                 o_star = o
         if o_star < 0:
             break
+        if deep:  # the targets the successor o* must reach (SARSOP's SAMPLE)
+            lrest = 0.0
+            urest = 0.0
+            for o in range(O):
+                if o != o_star and P[a_star, o] > 0.0:
+                    lrest += LV[a_star, o]
+                    urest += UV[a_star, o]
+            den = discount * P[a_star, o_star]
+            lhat = (lhat - rb - discount * lrest) / den
+            uhat = (uhat - rb - discount * urest) / den
         npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
         p, n = observe(pred, psup, npred, a_star, o_star, Z, x, xsup)
         nxt = path[t + 1]
