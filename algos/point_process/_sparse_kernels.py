@@ -447,15 +447,20 @@ def _sn_numeric(N, start, sn_of, Rp, Ri, off, Lx):
 
 
 @numba.njit(cache=True)
-def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx):
+def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx, overwrite=False):
     """Supernodal selected inverse Z = (L L^T)^{-1} on the supernodal pattern (same layout as ``Lx``).
 
     For a supernode with columns J and rows I below them, with U = L_IJ L_JJ^{-1}:
     Z_IJ = -Z_II U and Z_JJ = (L_JJ L_JJ^T)^{-1} + U^T Z_II U, where Z_II (already computed: every
     row of I lies in a later supernode, and I x I lies in the pattern because it is chordal) is
-    gathered into a dense block."""
+    gathered into a dense block.
+
+    ``overwrite``: ``Z`` replaces ``L`` in ``Lx`` (returned; no second factor-sized array). Supernode ``s``
+    reads ``L`` only in its own block (copied to ``U`` and used by the TRSM before its diagonal block is
+    inverted) and ``Z`` only in later supernodes, so the sweep from the last supernode back can write
+    each block's ``Z`` over its ``L``."""
     ns = len(start) - 1
-    Zx = np.zeros(len(Lx))
+    Zx = Lx if overwrite else np.zeros(len(Lx))
     relpos = np.zeros(N, dtype=np.int64)
     max_nr, max_nc = _sn_max_sizes(start, Rp)
     Zii = np.empty(max(1, max_nr * max_nr))
@@ -468,19 +473,21 @@ def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx):
         nr = Rp[s + 1] - r0
         nb = nr - ncol
         os = off[s]
-        for c in range(ncol):
-            for a in range(c, ncol):
-                Zx[os + c * nr + a] = Lx[os + c * nr + a]
+        if nb > 0:  # U = L_IJ L_JJ^{-1}, read before the block is overwritten
+            for c in range(ncol):
+                for a in range(nb):
+                    U[c * nb + a] = Lx[os + c * nr + ncol + a]
+            _trsm(_R, _N, nb, ncol, Lx, os, nr, U, 0, nb)
+        if not overwrite:
+            for c in range(ncol):
+                for a in range(c, ncol):
+                    Zx[os + c * nr + a] = Lx[os + c * nr + a]
         _potrf(ncol, Zx, os, nr, True)
         for c in range(ncol):  # symmetrise the diagonal block
             for a in range(c + 1, ncol):
                 Zx[os + a * nr + c] = Zx[os + c * nr + a]
         if nb == 0:
             continue
-        for c in range(ncol):
-            for a in range(nb):
-                U[c * nb + a] = Lx[os + c * nr + ncol + a]
-        _trsm(_R, _N, nb, ncol, Lx, os, nr, U, 0, nb)
         b = 0
         while b < nb:
             t = sn_of[Ri[r0 + ncol + b]]

@@ -482,6 +482,7 @@ class VoGCAM(BaseEstimator):
         n = float(y.sum())
         opt = self._opt
         m, st8, prior, beta, sigma2, phi = a.m, a.st8, a.prior, a.beta, a.sigma2, a.phi
+        st8 = a.st8 = self._ascent.realise(st8, prior)  # the state's factor, rebuilt from its recipe
         elbo, hist, blocks, it, converged = a.elbo, a.hist, a.blocks, a.it, a.converged
         self._m, self._state, self._prior_fac, self._beta = m, st8, prior, beta
         self._sigma2, self._phi = sigma2, phi
