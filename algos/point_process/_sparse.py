@@ -207,6 +207,8 @@ class SparseCholesky:
         if asym > SYMMETRY_RTOL * scale:
             raise ValueError(f"'P' must be symmetric; got max |P - P^T| = {asym:.3g} (max |P| = {scale:.3g}).")
         self.N = N = P.shape[0]
+        if N >= 2**31:  # the kernels keep row indices as int32
+            raise ValueError(f"'P' must have fewer than 2**31 rows; got {N}.")
         self.method = method
         self.indptr = P.indptr.astype(np.int64)
         self.indices = P.indices.astype(np.int64)
@@ -499,8 +501,14 @@ class SparseCholesky:
         ndarray of shape (nnz,)
             Entries of the inverse on the CSR structure of ``P``.
         """
-        rows = np.repeat(np.arange(self.N, dtype=np.int64), np.diff(self.indptr))
-        return self.inverse_entries(rows, self.indices)
+        # the scatter map of the factorisation already holds the factor's position of every lower entry of
+        # the permuted pattern (and Z is symmetric): no per-entry row/column/position arrays
+        Zx = self.selected_inverse()
+        vals = Zx[self._dst]
+        out = np.empty(len(self.indices))
+        out[self._src] = vals
+        out[self._tpos[self._src]] = vals
+        return out
 
 
 def dense_selected(P):

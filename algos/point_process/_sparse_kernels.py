@@ -50,8 +50,10 @@ def _symbolic(N, indptr, indices, parent):
             child[cfill[pj]] = j
             cfill[pj] += 1
     Lp = np.zeros(N + 1, dtype=np.int64)
-    cap = max(16, 4 * indptr[N])
-    Li = np.empty(cap, dtype=np.int64)
+    # row indices as int32 (nodes < 2^31; the positions in Lp stay int64): the pattern is the largest array
+    # of the analysis, alive twice while it grows
+    cap = max(16, 8 * indptr[N])
+    Li = np.empty(cap, dtype=np.int32)
     mark = -np.ones(N, dtype=np.int64)
     buf = np.empty(N, dtype=np.int64)
     nz = 0
@@ -77,7 +79,7 @@ def _symbolic(N, indptr, indices, parent):
         if nz + m > cap:
             while nz + m > cap:
                 cap *= 2
-            Li2 = np.empty(cap, dtype=np.int64)
+            Li2 = np.empty(cap, dtype=np.int32)
             Li2[:nz] = Li[:nz]
             Li = Li2
         srt = np.sort(buf[1:m])
@@ -343,7 +345,7 @@ def _sn_structure(N, start, Lp, Li):
         nr = (l - f) + (Lp[l + 1] - Lp[l])
         Rp[s + 1] = Rp[s] + nr
         off[s + 1] = off[s] + nr * (l - f + 1)
-    Ri = np.empty(Rp[ns], dtype=np.int64)
+    Ri = np.empty(Rp[ns], dtype=np.int32)
     for s in range(ns):
         f, l = start[s], start[s + 1] - 1
         p = Rp[s]

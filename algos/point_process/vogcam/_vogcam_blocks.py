@@ -49,10 +49,10 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
-#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the factor of the S state the sweep
-#: started from, that of the last accepted S step, and a trial factor with its selected inverse (a state
-#: keeps ``S`` on the precision's pattern only; its selected inverse is released).
-SPARSE_FACTOR_COPIES = 4
+#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the one being factorised or
+#: inverted (an S state keeps the recipe of its factor, ``StateFactor``, not the factor; a trial's selected
+#: inverse is written over its factor; a Newton step frees its factor before the next one is built).
+SPARSE_FACTOR_COPIES = 1
 #: Bytes per node per stored entry of the precision ``Q`` (its values, structure, ``S`` on its pattern, the
 #: prior factors alive at once and the temporaries of a factorisation and of the range step), calibrated on
 #: the peak RSS of fits at 3.9e4 and 1.0e5 nodes (docs/point_process.md, "Memory").
@@ -408,8 +408,7 @@ class VoGCAMBlocks:
             if gnorm < ytol:
                 break
             n_newton += 1
-            fac = self.factor(prior, lam)
-            d = fac.solve(g)
+            d = self.factor(prior, lam).solve(g)  # the factor is freed here (one alive, not two)
             dn = np.max(np.abs(d))
             if dn > MAX_NEWTON_STEP:
                 d *= MAX_NEWTON_STEP / dn
