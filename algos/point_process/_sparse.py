@@ -207,6 +207,8 @@ class SparseCholesky:
         if asym > SYMMETRY_RTOL * scale:
             raise ValueError(f"'P' must be symmetric; got max |P - P^T| = {asym:.3g} (max |P| = {scale:.3g}).")
         self.N = N = P.shape[0]
+        if N >= 2**31:  # the kernels keep row indices as int32
+            raise ValueError(f"'P' must have fewer than 2**31 rows; got {N}.")
         self.method = method
         self.indptr = P.indptr.astype(np.int64)
         self.indices = P.indices.astype(np.int64)
@@ -245,6 +247,7 @@ class SparseCholesky:
             self.Li = None  # the column pattern is in the supernodes' row lists (``Ri``) from here on
         self.Lx = None
         self.Zx = None
+        self._logdet = None
 
     def clone(self):
         """A factor sharing this one's symbolic analysis, with no numeric values yet.
@@ -259,6 +262,7 @@ class SparseCholesky:
         out = copy.copy(self)
         out.Lx = None
         out.Zx = None
+        out._logdet = None
         return out
 
     @property
@@ -320,13 +324,16 @@ class SparseCholesky:
             Lx *= np.sqrt(scale)
         self.Lx = Lx
         self.Zx = None
+        self._logdet = None
         return self
 
     def _require(self, what):
         if self.Lx is None:
             from sklearn.exceptions import NotFittedError
 
-            raise NotFittedError(f"SparseCholesky.{what}() needs a factorisation: call factor(data) first.")
+            why = ("the factor was overwritten by its selected inverse (selected_inverse(overwrite=True))"
+                   if self.Zx is not None else "call factor(data) first")
+            raise NotFittedError(f"SparseCholesky.{what}() needs a factorisation: {why}.")
 
     def _diag_of(self, X):
         if self._sn is None:
@@ -342,6 +349,8 @@ class SparseCholesky:
         float
             The log-determinant of the factorised matrix.
         """
+        if self.Lx is None and self._logdet is not None:
+            return self._logdet
         self._require("logdet")
         return float(2.0 * np.sum(np.log(self._diag_of(self.Lx))))
 
@@ -419,21 +428,34 @@ class SparseCholesky:
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
         return self._unpermuted(x)
 
-    def selected_inverse(self):
+    def selected_inverse(self, overwrite=False):
         """Run the Takahashi recursions (cached until the next :meth:`factor`).
+
+        Parameters
+        ----------
+        overwrite : bool, default=False
+            Write the selected inverse over the factor (supernodal method; the column method copies):
+            no second factor-sized array is allocated, and the factor is gone afterwards (only the
+            inverse's methods, :meth:`diag_inverse`, :meth:`inverse_entries`, :meth:`inverse_on_pattern`,
+            remain; :meth:`logdet` stays available, its value kept from before).
 
         Returns
         -------
         ndarray of shape (nnz,)
             Entries of the inverse on the pattern of the factor.
         """
-        self._require("selected_inverse")
         if self.Zx is None:
+            self._require("selected_inverse")
             if self._sn is None:
                 self.Zx = _takahashi(self.N, self.Lp, self.Li, self.Lx)
             else:
                 start, sn_of, Rp, Ri, off = self._sn
-                self.Zx = _sn_takahashi(self.N, start, sn_of, Rp, Ri, off, self.Lx)
+                if overwrite:
+                    self._logdet = self.logdet()
+                    self.Zx = _sn_takahashi(self.N, start, sn_of, Rp, Ri, off, self.Lx, True)
+                    self.Lx = None
+                else:
+                    self.Zx = _sn_takahashi(self.N, start, sn_of, Rp, Ri, off, self.Lx, False)
         return self.Zx
 
     def diag_inverse(self):
@@ -479,8 +501,14 @@ class SparseCholesky:
         ndarray of shape (nnz,)
             Entries of the inverse on the CSR structure of ``P``.
         """
-        rows = np.repeat(np.arange(self.N, dtype=np.int64), np.diff(self.indptr))
-        return self.inverse_entries(rows, self.indices)
+        # the scatter map of the factorisation already holds the factor's position of every lower entry of
+        # the permuted pattern (and Z is symmetric): no per-entry row/column/position arrays
+        Zx = self.selected_inverse()
+        vals = Zx[self._dst]
+        out = np.empty(len(self.indices))
+        out[self._src] = vals
+        out[self._tpos[self._src]] = vals
+        return out
 
 
 def dense_selected(P):

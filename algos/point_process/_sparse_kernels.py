@@ -50,8 +50,10 @@ def _symbolic(N, indptr, indices, parent):
             child[cfill[pj]] = j
             cfill[pj] += 1
     Lp = np.zeros(N + 1, dtype=np.int64)
-    cap = max(16, 4 * indptr[N])
-    Li = np.empty(cap, dtype=np.int64)
+    # row indices as int32 (nodes < 2^31; the positions in Lp stay int64): the pattern is the largest array
+    # of the analysis, alive twice while it grows
+    cap = max(16, 8 * indptr[N])
+    Li = np.empty(cap, dtype=np.int32)
     mark = -np.ones(N, dtype=np.int64)
     buf = np.empty(N, dtype=np.int64)
     nz = 0
@@ -77,7 +79,7 @@ def _symbolic(N, indptr, indices, parent):
         if nz + m > cap:
             while nz + m > cap:
                 cap *= 2
-            Li2 = np.empty(cap, dtype=np.int64)
+            Li2 = np.empty(cap, dtype=np.int32)
             Li2[:nz] = Li[:nz]
             Li = Li2
         srt = np.sort(buf[1:m])
@@ -343,7 +345,7 @@ def _sn_structure(N, start, Lp, Li):
         nr = (l - f) + (Lp[l + 1] - Lp[l])
         Rp[s + 1] = Rp[s] + nr
         off[s + 1] = off[s] + nr * (l - f + 1)
-    Ri = np.empty(Rp[ns], dtype=np.int64)
+    Ri = np.empty(Rp[ns], dtype=np.int32)
     for s in range(ns):
         f, l = start[s], start[s + 1] - 1
         p = Rp[s]
@@ -447,15 +449,20 @@ def _sn_numeric(N, start, sn_of, Rp, Ri, off, Lx):
 
 
 @numba.njit(cache=True)
-def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx):
+def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx, overwrite=False):
     """Supernodal selected inverse Z = (L L^T)^{-1} on the supernodal pattern (same layout as ``Lx``).
 
     For a supernode with columns J and rows I below them, with U = L_IJ L_JJ^{-1}:
     Z_IJ = -Z_II U and Z_JJ = (L_JJ L_JJ^T)^{-1} + U^T Z_II U, where Z_II (already computed: every
     row of I lies in a later supernode, and I x I lies in the pattern because it is chordal) is
-    gathered into a dense block."""
+    gathered into a dense block.
+
+    ``overwrite``: ``Z`` replaces ``L`` in ``Lx`` (returned; no second factor-sized array). Supernode ``s``
+    reads ``L`` only in its own block (copied to ``U`` and used by the TRSM before its diagonal block is
+    inverted) and ``Z`` only in later supernodes, so the sweep from the last supernode back can write
+    each block's ``Z`` over its ``L``."""
     ns = len(start) - 1
-    Zx = np.zeros(len(Lx))
+    Zx = Lx if overwrite else np.zeros(len(Lx))
     relpos = np.zeros(N, dtype=np.int64)
     max_nr, max_nc = _sn_max_sizes(start, Rp)
     Zii = np.empty(max(1, max_nr * max_nr))
@@ -468,19 +475,21 @@ def _sn_takahashi(N, start, sn_of, Rp, Ri, off, Lx):
         nr = Rp[s + 1] - r0
         nb = nr - ncol
         os = off[s]
-        for c in range(ncol):
-            for a in range(c, ncol):
-                Zx[os + c * nr + a] = Lx[os + c * nr + a]
+        if nb > 0:  # U = L_IJ L_JJ^{-1}, read before the block is overwritten
+            for c in range(ncol):
+                for a in range(nb):
+                    U[c * nb + a] = Lx[os + c * nr + ncol + a]
+            _trsm(_R, _N, nb, ncol, Lx, os, nr, U, 0, nb)
+        if not overwrite:
+            for c in range(ncol):
+                for a in range(c, ncol):
+                    Zx[os + c * nr + a] = Lx[os + c * nr + a]
         _potrf(ncol, Zx, os, nr, True)
         for c in range(ncol):  # symmetrise the diagonal block
             for a in range(c + 1, ncol):
                 Zx[os + a * nr + c] = Zx[os + c * nr + a]
         if nb == 0:
             continue
-        for c in range(ncol):
-            for a in range(nb):
-                U[c * nb + a] = Lx[os + c * nr + ncol + a]
-        _trsm(_R, _N, nb, ncol, Lx, os, nr, U, 0, nb)
         b = 0
         while b < nb:
             t = sn_of[Ri[r0 + ncol + b]]

@@ -117,7 +117,7 @@ class VoGCAM(BaseEstimator):
     n_dummy : "auto" or int >= 0, default="auto"
         Dummy points: ``"auto"`` is a ``g x g`` grid, ``g = max(16, ceil(2 sqrt(n)))``, lowered so that
         the nodes number at most 50,000 (``AUTO_NODE_BUDGET``) or ``n + 256`` for larger patterns.
-        Every node (data point or dummy) costs about 20-25 KB at the peak of a fit with ``k = 15``
+        Every node (data point or dummy) costs about 9-11 KB at the peak of a fit with ``k = 15``
         (:func:`~._vogcam_blocks.fit_memory_bytes`, growing like ``k log N``): ``fit`` refuses, before
         any work, a node count whose estimate exceeds the memory budget (half the machine's memory, or
         ``ALGOS_MEMORY_BUDGET_MB``), and checks again with the factor's exact size before the first
@@ -487,6 +487,7 @@ class VoGCAM(BaseEstimator):
         n = float(y.sum())
         opt = self._opt
         m, st8, prior, beta, sigma2, phi = a.m, a.st8, a.prior, a.beta, a.sigma2, a.phi
+        st8 = a.st8 = self._ascent.realise(st8, prior)  # the state's factor, rebuilt from its recipe
         elbo, hist, blocks, it, converged = a.elbo, a.hist, a.blocks, a.it, a.converged
         self._m, self._state, self._prior_fac, self._beta = m, st8, prior, beta
         self._sigma2, self._phi = sigma2, phi

@@ -49,17 +49,18 @@ PHI_XATOL = 1e-4
 #: Fewest points for a minimum-contrast fit of (sigma^2, phi) (below it K's estimate is mostly noise);
 #: ``hyperparameters="auto"`` falls back to the ELBO there.
 MIN_CONTRAST_MIN_POINTS = 10
-#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the factor of the S state the sweep
-#: started from, that of the last accepted S step, and a trial factor with its selected inverse (a state
-#: keeps ``S`` on the precision's pattern only; its selected inverse is released).
-SPARSE_FACTOR_COPIES = 4
-#: Bytes per node per stored entry of the precision ``Q`` (its values, structure, ``S`` on its pattern, the
-#: prior factors alive at once and the temporaries of a factorisation and of the range step), calibrated on
-#: the peak RSS of fits at 3.9e4 and 1.0e5 nodes (docs/point_process.md, "Memory").
-PATTERN_ENTRY_BYTES = 160
+#: Float64 arrays of the factor's size alive at the peak of a sparse fit: the one being factorised or
+#: inverted (an S state keeps the recipe of its factor, ``StateFactor``, not the factor; a trial's selected
+#: inverse is written over its factor; a Newton step frees its factor before the next one is built).
+SPARSE_FACTOR_COPIES = 1
+#: Bytes per node per stored entry of the precision ``Q`` (its values and structure, ``S`` on its pattern, the
+#: prior factors alive at once, the maps of the symbolic analysis and the temporaries of a factorisation and of
+#: the range step), calibrated with FIXED_NODE_BYTES on the peak RSS of fits at 4.0e4 and 1.0e5 nodes
+#: (docs/point_process.md, "Memory").
+PATTERN_ENTRY_BYTES = 80
 #: Bytes per node independent of ``k``: coordinates, counts, weights, the variational parameters, the
 #: quadrature and the minimum-contrast step.
-FIXED_NODE_BYTES = 2048
+FIXED_NODE_BYTES = 2200
 
 
 def factor_entries_per_node(n_nodes, n_neighbors):
@@ -198,12 +199,28 @@ class _ScaledFactor:
         return math.sqrt(self.c2) * _sample(self.inner, z)
 
 
-def release_inverse(fac):
-    """Free the cached selected inverse of a sparse factor (it is recomputed when next asked for); the
-    dense factors keep theirs (small by construction)."""
+class StateFactor:
+    """The factor of an S state, kept as its recipe: ``P = Q + diag(mu)`` with ``Q`` the prior precision at
+    ``hyper = (sigma^2, phi)`` (or the prior itself where it carries no ``hyper``).
+
+    A state is used during the ascent only through ``s``, ``S`` on the precision's pattern, ``log|S|`` and
+    ``mu``; its factor is needed afterwards (predictions, posterior draws), so it is rebuilt once at the end
+    of the fit (:meth:`VoGCAMBlocks.realise`) from the same data through the same kernels, which gives the
+    same values bit for bit, instead of keeping a factor-sized array alive per state during the ascent."""
+
+    __slots__ = ("hyper", "prior", "mu")
+
+    def __init__(self, prior, mu):
+        self.hyper = getattr(prior, "hyper", None)
+        self.prior = prior if self.hyper is None else None
+        self.mu = mu
+
+
+def _consume(fac):
+    """The selected inverse of a sparse trial factor, written over the factor (its log-determinant kept)."""
     inner = fac.inner if isinstance(fac, _ScaledFactor) else fac
-    if hasattr(inner, "Zx"):
-        inner.Zx = None
+    if hasattr(inner, "Zx") and hasattr(inner, "_sn"):
+        inner.selected_inverse(overwrite=True)
 
 
 def _sample(fac, z):
@@ -328,8 +345,31 @@ class VoGCAMBlocks:
         self.last_grad, self.newton_iters, self.fp_steps = np.inf, 0, []
 
     def prior(self, sigma2, phi):
-        """The NNGP prior factor (precision ``Q``, ``logdet``) at ``(sigma2, phi)``."""
-        return self.st.factor(sigma2, phi)
+        """The NNGP prior factor (precision ``Q``, ``logdet``) at ``(sigma2, phi)`` (tagged ``hyper``, so a
+        state's :class:`StateFactor` can rebuild it)."""
+        prior = self.st.factor(sigma2, phi)
+        prior.hyper = (float(sigma2), float(phi))
+        return prior
+
+    def realise(self, st8, prior=None):
+        """``st8`` with its factor built from its :class:`StateFactor` recipe (a new dict; ``prior``: the
+        current prior, reused when the recipe's hyperparameters are its own)."""
+        fac = st8.get("fac")
+        c2 = 1.0
+        if isinstance(fac, _ScaledFactor):
+            fac, c2 = fac.inner, fac.c2
+        if not isinstance(fac, StateFactor):
+            return st8
+        if fac.prior is not None:
+            p = fac.prior
+        elif prior is not None and getattr(prior, "hyper", None) == fac.hyper:
+            p = prior
+        else:
+            p = self.st.factor(*fac.hyper)
+        real = self.factor(p, fac.mu)
+        out = dict(st8)
+        out["fac"] = real if c2 == 1.0 else _ScaledFactor(real, c2)
+        return out
 
     def elbo(self, m, st8, prior, beta):
         r = m - self.Z @ beta
@@ -369,8 +409,7 @@ class VoGCAMBlocks:
             if gnorm < ytol:
                 break
             n_newton += 1
-            fac = self.factor(prior, lam)
-            d = fac.solve(g)
+            d = self.factor(prior, lam).solve(g)  # the factor is freed here (one alive, not two)
             dn = np.max(np.abs(d))
             if dn > MAX_NEWTON_STEP:
                 d *= MAX_NEWTON_STEP / dn
@@ -398,9 +437,12 @@ class VoGCAMBlocks:
             return self.diag_state(s, self.st.diag_index, len(prior.Q.data)), 0
 
         def evaluate(mu):
+            # the trial's factor is consumed by its selected inverse (one factor-sized array alive); an
+            # accepted state keeps the recipe of its factor, not the factor
             fac = self.factor(prior, mu)
-            s_new = fac.diag_inverse()
             logdetS = -fac.logdet()
+            _consume(fac)
+            s_new = fac.diag_inverse()
             # in precision form tr(Q S) = N - mu^T diag(S)
             trQS = N - float(mu @ s_new)
             val = float(-np.sum(w * np.exp(m + 0.5 * s_new)) - 0.5 * trQS + 0.5 * logdetS)
@@ -444,12 +486,11 @@ class VoGCAMBlocks:
             ds = float(np.max(np.abs(s_try - s)))
             self.fp_steps.append(ds)
             n_steps += 1
-            # S on the precision's pattern now, then the selected inverse is released: a state keeps only
-            # the factor (re-inverted lazily where a prediction asks for entries of S)
+            # S on the precision's pattern now, then the trial's inverse is freed: a state keeps the recipe
+            # of its factor (rebuilt once where a prediction needs it, VoGCAMBlocks.realise)
             state = None
-            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": fac, "mu": mu_try,
+            state = {"kind": "factor", "s": s_try, "logdetS": ld, "fac": StateFactor(prior, mu_try), "mu": mu_try,
                      "Sq": fac.inverse_on_pattern()}
-            release_inverse(fac)
             fac = None
             best = max(best, val)
             s, mu_old = s_try, mu_try

@@ -69,8 +69,8 @@ def make_base_factor(st, U, solver, backend, device, is_data):
         raise ValueError(
             f"'n_dummy': {N} quadrature nodes ({nd} distinct points and {N - nd} dummies) need about "
             f"{need / 2**30:.1f} GiB ({need / N / 1024:.1f} KB per node: the sparse factor has "
-            f"{base.n_stored / N:.0f} stored entries per node, {SPARSE_FACTOR_COPIES} arrays of them alive at "
-            f"once), more than the {budget / 2**30:.1f} GiB memory budget; lower 'n_dummy' (or thin the "
+            f"{base.n_stored / N:.0f} stored entries per node, at most {SPARSE_FACTOR_COPIES} array(s) of that "
+            f"size alive at once), more than the {budget / 2**30:.1f} GiB memory budget; lower 'n_dummy' (or thin the "
             "pattern).")
     return base
 
@@ -318,8 +318,7 @@ class VoGCAMSolver(VoGCAMBlocks):
         for _ in range(max_iter):
             lam = w * np.exp(f)
             g = y - lam - prior.Q @ (f - Z @ beta)
-            fac = self.factor(prior, lam)
-            d = fac.solve(g)
+            d = self.factor(prior, lam).solve(g)  # the factor is freed here (one alive, not two)
             dn = float(np.max(np.abs(d)))
             if dn > MAX_NEWTON_STEP:
                 d *= MAX_NEWTON_STEP / dn
