@@ -159,8 +159,8 @@ def _child(n):
 @pytest.mark.slow
 def test_a_million_points_in_bounded_memory():
     """10^6 points ("auto" picks the grid): 1024 nodes as for 10^5 points, and the child's peak RSS
-    grows by less than 400 MB over the 10^5-point run (the Voronoi scheme's 32 KB per node would need
-    about 30 GB)."""
+    grows by less than 400 MB over the 10^5-point run (the Voronoi scheme's 10 KB per node would need
+    about 11 GB)."""
     small, big = _child(100_000), _child(1_000_000)
     assert small["q"] == big["q"] == "grid"
     assert small["nodes"] == big["nodes"] == 1024
