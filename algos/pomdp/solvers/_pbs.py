@@ -74,6 +74,7 @@ from .._beliefs import (
     check_belief,
 )
 from . import _pbs_kernels as _k
+from . import _upper_init as _ui
 from ._alpha_bounds import AlphaBoundsMixin
 from ._pbs_engines import _NumbaEngine, _TorchEngine
 
@@ -93,7 +94,7 @@ MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far
 CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
 
 
-def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None):
+def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None, V0=None):
     """Fast-informed-bound Q-vectors (A, S) on the sparse model; ``V* <= max_a b . Q[a]``.
 
     Value iteration of the fully observable MDP from ``max r / (1 - discount)``, lowered to the
@@ -109,12 +110,21 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     above ``Q_MDP`` and so is the policy-iteration bound; ``Q >= Q*`` (the fixed point of the loop's
     operator) implies
     ``min(H Q, Q) >= min(H Q*, Q*) = Q*``, so by induction every iterate of the MDP loop lies above
-    ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
+    ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``.
+
+    Models of more than ``PI_MAX_S`` states start instead from the certified Gauss-Seidel bound of
+    :func:`._upper_init.mdp_upper_gs`, its sweeps started at ``V0`` (e.g. the best blind-policy value per
+    state; any values keep the bound valid), and the FIB sweeps use the single-successor shortcut of
+    :func:`._upper_init.fib_backup_sparse_fast` (the same values)."""
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
     # a certified start near Q_MDP (policy iteration; see mdp_upper_pi) saves most of the sweeps from the top
     if S <= PI_MAX_S:
         Q = np.minimum(Q, mdp_upper_pi(Tptr, Tidx, Tval, r, discount, deadline=deadline, now=now))
+        fib_backup = _k.fib_backup_sparse
+    else:
+        Q = np.minimum(Q, _ui.mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=V0, deadline=deadline, now=now)[0])
+        fib_backup = _ui.fib_backup_sparse_fast
 
     def stop(d):
         return discount * d <= tol * (1.0 - discount)
@@ -126,7 +136,7 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     for _ in range(max_iter):
         if deadline is not None and now() >= deadline:
             break
-        Qn = np.minimum(_k.fib_backup_sparse(Q, Tptr, Tidx, Tval, Z, r, discount), Q)
+        Qn = np.minimum(fib_backup(Q, Tptr, Tidx, Tval, Z, r, discount), Q)
         delta = float(np.max(np.abs(Qn - Q)))
         Q = Qn
         if stop(delta):
@@ -358,7 +368,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
             # RockSample(11, 11); every iterate is a valid upper bound, see fib_sparse); an interrupt
             # ends it after the current sweep
             Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount, deadline=t_start + FIB_SHARE * time_limit,
-                           now=lambda: math.inf if run.requested else now())
+                           now=lambda: math.inf if run.requested else now(), V0=blind.vectors.max(axis=0))
             c = Q.max(axis=0)
             if backend == "torch":
                 eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
@@ -519,6 +529,9 @@ def _warm_kernels(now=time.process_time):
     Tptr, Tidx, Tval = _k.sparse_model(T)
     blind = blind_policy_values(model, b0=b0)
     Q = fib_sparse(Tptr, Tidx, Tval, np.ascontiguousarray(Z), np.ascontiguousarray(r), discount)
+    # the large-model start (Gauss-Seidel certificate, FIB shortcut) compiled as well
+    _ui.mdp_upper_gs(Tptr, Tidx, Tval, np.ascontiguousarray(r), discount, max_sweeps=2)
+    _ui.fib_backup_sparse_fast(Q, Tptr, Tidx, Tval, np.ascontiguousarray(Z), np.ascontiguousarray(r), discount)
     eng = _NumbaEngine((Tptr, Tidx, Tval), np.ascontiguousarray(Z), np.ascontiguousarray(r), discount, b0,
                        Q, Q.max(axis=0), blind.vectors)
     for _ in range(3):
