@@ -63,6 +63,25 @@ def mdp_q(V, Tptr, Tidx, Tval, r, discount):
     return Q
 
 
+@numba.njit(cache=True)
+def bellman_excess(V, Tptr, Tidx, Tval, r, discount):
+    """``max_s (H V - V)(s)`` (``H`` the MDP Bellman operator), without forming the Q-values."""
+    A, S = Tptr.shape[0], r.shape[0]
+    worst = -np.inf
+    for s in range(S):
+        best = -np.inf
+        for a in range(A):
+            tot = 0.0
+            for k in range(Tptr[a, s], Tptr[a, s + 1]):
+                tot += Tval[k] * V[Tidx[k]]
+            v = r[s, a] + discount * tot
+            if v > best:
+                best = v
+        if best - V[s] > worst:
+            worst = best - V[s]
+    return worst
+
+
 def mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=None, tol=GS_TOL, max_sweeps=GS_MAX_SWEEPS, deadline=None,
                  now=None):
     """Q-vectors (A, S) above the fully observable MDP's ``Q_MDP``, by Gauss-Seidel sweeps and a certificate.
@@ -103,8 +122,7 @@ def mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=None, tol=GS_TOL, max_sweeps=
         d = gs_sweep(V, Tptr, Tidx, Tval, r, discount, n % 2 == 0)
         if d <= tol or (deadline is not None and now() >= deadline):
             break
-    Q = mdp_q(V, Tptr, Tidx, Tval, r, discount)
-    delta = max(0.0, float(np.max(Q.max(axis=0) - V)))
+    delta = max(0.0, float(bellman_excess(V, Tptr, Tidx, Tval, r, discount)))
     Vc = V + delta / (1.0 - discount)
     return np.minimum(mdp_q(Vc, Tptr, Tidx, Tval, r, discount), top), n
 
