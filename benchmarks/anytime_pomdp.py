@@ -17,6 +17,8 @@ Usage::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/anytime_pomdp.py --sarsop /tmp/sarsop/src/pomdpsol
     python benchmarks/anytime_pomdp.py --quick --sarsop /tmp/sarsop/src/pomdpsol      # checkpoints up to 10 s
+    ALGOS_READ_BUDGET_MB=4000 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/anytime_pomdp.py \
+        --sarsop /tmp/sarsop/src/pomdpsol --pomdpx-dir /tmp/pomdpx/examples/POMDPX --models RockSample_11_11.pomdpx
 """
 
 from __future__ import annotations
@@ -152,6 +154,8 @@ def main(argv=None):
     parser = make_parser(__doc__.split("\n")[0], ("anytime",))
     parser.add_argument("--sarsop", default=os.environ.get("ALGOS_SARSOP"), help="path of SARSOP's pomdpsol")
     parser.add_argument("--models", default=None, help="comma-separated POMDPX file names in <data>/pomdpx")
+    parser.add_argument("--pomdpx-dir", default=None,
+                        help="folder of the POMDPX files (default <data>/pomdpx), e.g. SARSOP's examples/POMDPX")
     args = parser.parse_args(argv)
     cps = tuple(c for c in CHECKPOINTS if c <= (10.0 if args.quick else 60.0))
     budget = cps[-1]
@@ -164,7 +168,7 @@ def main(argv=None):
                        f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}"]) + "\n")
     rows = []
     for name, fname in files:
-        path = _data_dir() / "pomdpx" / fname
+        path = (Path(args.pomdpx_dir) if args.pomdpx_dir else _data_dir() / "pomdpx") / fname
         ours = _ours(path, budget)
         ss = _sarsop(args.sarsop, path, budget) if args.sarsop else None
         for tool, res in (("ours", ours), ("SARSOP", ss)):

@@ -60,8 +60,9 @@ def test_gs_converged_equals_policy_iteration(name):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_fib_start_paths_share_the_fixed_point(name, monkeypatch):
     Tptr, Tidx, Tval, Z, r, discount = MODELS[name]()
+    monkeypatch.setattr(_pbs, "PI_MAX_S", 10**9)  # the policy-iteration start
     old = _pbs.fib_sparse(Tptr, Tidx, Tval, Z, r, discount)
-    monkeypatch.setattr(_pbs, "PI_MAX_S", 0)  # the large-model path on a small model
+    monkeypatch.setattr(_pbs, "PI_MAX_S", 0)  # the Gauss-Seidel start
     new = _pbs.fib_sparse(Tptr, Tidx, Tval, Z, r, discount, V0=np.zeros(r.shape[0]))
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-9)
 
