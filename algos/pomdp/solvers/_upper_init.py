@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-GS_TOL = 1e-10  # Gauss-Seidel stops when a sweep moves no value by more than this (then the certificate)
+GS_TOL = 1e-12  # Gauss-Seidel stops when a sweep moves no value by more than this times max(1, max |V|)
 GS_MAX_SWEEPS = 10_000
 
 
@@ -98,7 +98,8 @@ def mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=None, tol=GS_TOL, max_sweeps=
         Start of the sweeps (any values; a lower bound of ``V_MDP`` such as the best blind-policy value per
         state converges fastest). Default: the per-state maximum immediate reward over ``1 - discount``.
     tol : float
-        The sweeps stop when one moves no value by more than ``tol``.
+        The sweeps stop when one moves no value by more than ``tol * max(1, max |V|)`` (relative, so that
+        round-off cannot keep large values from stopping).
     max_sweeps : int
         At most this many sweeps.
     deadline, now : float and callable, optional
@@ -120,7 +121,7 @@ def mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=None, tol=GS_TOL, max_sweeps=
     n = 0
     for n in range(1, max_sweeps + 1):
         d = gs_sweep(V, Tptr, Tidx, Tval, r, discount, n % 2 == 0)
-        if d <= tol or (deadline is not None and now() >= deadline):
+        if d <= tol * max(1.0, float(np.abs(V).max())) or (deadline is not None and now() >= deadline):
             break
     delta = max(0.0, float(bellman_excess(V, Tptr, Tidx, Tval, r, discount)))
     Vc = V + delta / (1.0 - discount)
