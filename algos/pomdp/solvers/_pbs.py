@@ -89,7 +89,7 @@ PI_PERMC = "COLAMD"  # column ordering of the sparse LU of the policy evaluation
 #: largest model given the policy-iteration start; larger ones (by default all: 0) start from the certified
 #: Gauss-Seidel bound of _upper_init.mdp_upper_gs, the same Q_MDP to 1e-9 in a fraction of the CPU (one thread:
 #: RockSample(7, 8) 0.054 s against 0.28 s, Tag 0.001 s against 0.037 s, RockSample(11, 11) from its
-#: POMDPX file 21 sweeps in ~1.1 s, where policy iteration needs 26 solves and ~9 s)
+#: POMDPX file 21 sweeps in 0.6-1.1 s, where policy iteration needs 26 solves and ~9 s)
 PI_MAX_S = 0
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 #: the fixed times (seconds of ``clock`` since the start of ``fit``) at which ``history_`` records the bounds
