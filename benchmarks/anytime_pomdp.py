@@ -20,6 +20,11 @@ Usage::
 
 A model's file is looked up in ``--pomdpx-dir`` (e.g. SARSOP's ``examples/POMDPX``) first, then in the
 project's data folder ``<data>/pomdpx``; a model whose file is in neither is skipped with a note.
+
+RockSample(11, 11) (SARSOP's file; its size needs a larger read budget)::
+
+    ALGOS_READ_BUDGET_MB=4000 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/anytime_pomdp.py \
+        --sarsop /tmp/sarsop/src/pomdpsol --pomdpx-dir /tmp/pomdpx/examples/POMDPX --models RockSample_11_11.pomdpx
 """
 
 from __future__ import annotations

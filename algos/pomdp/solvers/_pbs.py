@@ -82,6 +82,7 @@ from .._beliefs import (
     check_belief,
 )
 from . import _pbs_kernels as _k
+from . import _upper_init as _ui
 from ._alpha_bounds import AlphaBoundsMixin
 from ._pbs_engines import _NumbaEngine, _TorchEngine
 
@@ -96,15 +97,17 @@ _CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FIB_SHARE = 0.2     # most of time_limit spent iterating the fast informed bound at start-up
 PI_MAX_ITER = 100     # policy-iteration improvements for the MDP start of the upper bound (mdp_upper_pi)
 PI_PERMC = "COLAMD"  # column ordering of the sparse LU of the policy evaluations
-#: largest model given the policy-iteration start (RockSample(11, 11), S = 247,809, needs 26 solves and
-#: ~9 CPU-s, more than the start-up share of short budgets; larger models keep value iteration from the top)
-PI_MAX_S = 50_000
+#: largest model given the policy-iteration start; larger ones (by default all: 0) start from the certified
+#: Gauss-Seidel bound of _upper_init.mdp_upper_gs, the same Q_MDP to 1e-9 in a fraction of the CPU (one thread:
+#: RockSample(7, 8) 0.054 s against 0.28 s, Tag 0.001 s against 0.037 s, RockSample(11, 11) from its
+#: POMDPX file 21 sweeps in 0.6-1.1 s, where policy iteration needs 26 solves and ~9 s)
+PI_MAX_S = 0
 MAX_DEPTH = 5000     # hard cap on the trial depth (the width rule bounds it far below on real models)
 #: the fixed times (seconds of ``clock`` since the start of ``fit``) at which ``history_`` records the bounds
 CHECKPOINTS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
 
 
-def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None):
+def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, deadline=None, now=None, V0=None):
     """Fast-informed-bound Q-vectors (A, S) on the sparse model; ``V* <= max_a b . Q[a]``.
 
     Value iteration of the fully observable MDP from ``max r / (1 - discount)``, lowered to the
@@ -120,12 +123,21 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     above ``Q_MDP`` and so is the policy-iteration bound; ``Q >= Q*`` (the fixed point of the loop's
     operator) implies
     ``min(H Q, Q) >= min(H Q*, Q*) = Q*``, so by induction every iterate of the MDP loop lies above
-    ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``."""
+    ``Q_MDP >= Q_FIB`` and every iterate of the FIB loop above ``Q_FIB``.
+
+    Models of more than ``PI_MAX_S`` states (by default all) start instead from the certified Gauss-Seidel bound of
+    :func:`._upper_init.mdp_upper_gs`, its sweeps started at ``V0`` (e.g. the best blind-policy value per
+    state; any values keep the bound valid), and the FIB sweeps use the single-successor shortcut of
+    :func:`._upper_init.fib_backup_sparse_fast` (the same values)."""
     A, S = Tptr.shape[0], r.shape[0]
     Q = np.full((A, S), float(r.max()) / (1.0 - discount))
     # a certified start near Q_MDP (policy iteration; see mdp_upper_pi) saves most of the sweeps from the top
     if S <= PI_MAX_S:
         Q = np.minimum(Q, mdp_upper_pi(Tptr, Tidx, Tval, r, discount, deadline=deadline, now=now))
+        fib_backup = _k.fib_backup_sparse
+    else:
+        Q = np.minimum(Q, _ui.mdp_upper_gs(Tptr, Tidx, Tval, r, discount, V0=V0, deadline=deadline, now=now)[0])
+        fib_backup = _ui.fib_backup_sparse_fast
 
     def stop(d):
         return discount * d <= tol * (1.0 - discount)
@@ -137,7 +149,7 @@ def fib_sparse(Tptr, Tidx, Tval, Z, r, discount, tol=1e-9, max_iter=100_000, dea
     for _ in range(max_iter):
         if deadline is not None and now() >= deadline:
             break
-        Qn = np.minimum(_k.fib_backup_sparse(Q, Tptr, Tidx, Tval, Z, r, discount), Q)
+        Qn = np.minimum(fib_backup(Q, Tptr, Tidx, Tval, Z, r, discount), Q)
         delta = float(np.max(np.abs(Qn - Q)))
         Q = Qn
         if stop(delta):
@@ -365,11 +377,12 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
 
             # initial bounds: blind policies below, fast informed bound above (HSVI2 §3)
             blind = blind_policy_values(pomdp, b0=b0)
-            # the FIB loop gets at most FIB_SHARE of the budget (binds only on large models, e.g.
-            # RockSample(11, 11); every iterate is a valid upper bound, see fib_sparse); an interrupt
-            # ends it after the current sweep
-            Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount, deadline=t_start + FIB_SHARE * time_limit,
-                           now=lambda: math.inf if run.requested else now())
+            # the FIB loop gets at most FIB_SHARE of the budget from its own start, not shared with the
+            # set-up and blind policies before it (binds only on large models, e.g. RockSample(11, 11), with
+            # short budgets; every iterate is a valid upper bound, see fib_sparse); an interrupt ends it
+            # after the current sweep
+            Q = fib_sparse(Tptr, Tidx, Tval, Z, r, discount, deadline=now() + FIB_SHARE * time_limit,
+                           now=lambda: math.inf if run.requested else now(), V0=blind.vectors.max(axis=0))
             c = Q.max(axis=0)
             if backend == "torch":
                 eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
@@ -531,6 +544,9 @@ def _warm_kernels(now=time.process_time):
     Tptr, Tidx, Tval = _k.sparse_model(T)
     blind = blind_policy_values(model, b0=b0)
     Q = fib_sparse(Tptr, Tidx, Tval, np.ascontiguousarray(Z), np.ascontiguousarray(r), discount)
+    # the large-model start (Gauss-Seidel certificate, FIB shortcut) compiled as well
+    _ui.mdp_upper_gs(Tptr, Tidx, Tval, np.ascontiguousarray(r), discount, max_sweeps=2)
+    _ui.fib_backup_sparse_fast(Q, Tptr, Tidx, Tval, np.ascontiguousarray(Z), np.ascontiguousarray(r), discount)
     eng = _NumbaEngine((Tptr, Tidx, Tval), np.ascontiguousarray(Z), np.ascontiguousarray(r), discount, b0,
                        Q, Q.max(axis=0), blind.vectors)
     for _ in range(3):
