@@ -257,7 +257,8 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     """Point-based backup of both bounds at ``b`` (HSVI2 ``update``).
 
     Lower: the best backed-up vector at ``b`` is appended to ``ALT`` (as column ``nA``) when it
-    raises ``L(b)``; ``b`` is stored as its witness belief ``WB[nA]``.
+    raises ``L(b)``; ``b`` is stored as its witness belief, row ``nA`` of the CSR triple
+    ``WB = (WBptr, WBidx, WBval)`` (the caller guarantees room for ``S`` entries).
     Upper: ``H U(b) = max_a QU[a]`` is appended as a sawtooth point (with its support bitmask)
     when it lowers ``U(b)``.
     The caller guarantees room for one vector and one point (``S`` support entries).
@@ -279,9 +280,15 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
             best_a = a
     if best_v > lb + _EPS_IMPROVE * max(1.0, abs(lb)):
         backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
+        WBptr, WBidx, WBval = WB
         for s in range(S):
             ALT[s, nA] = cand[s]
-            WB[nA, s] = b[s]
+        k = WBptr[nA]
+        for j in range(nb):  # the witness in CSR: the support of b
+            WBidx[k] = bsup[j]
+            WBval[k] = b[bsup[j]]
+            k += 1
+        WBptr[nA + 1] = k
         AA[nA] = best_a
         nA += 1
     hu = -np.inf
@@ -427,7 +434,7 @@ def prune_alphas(ALT, nA, keep_first):
 def prune_witness(ALT, nA, WB, b0, keep_first, vb):
     """Witness pruning (the sampled-belief pruning of SARSOP, Kurniawati, Hsu & Lee 2008 §3.3, with
     the backup beliefs as the sample): vector ``i`` survives when it is the best vector (lowest
-    index on ties) at some witness belief ``WB[j]`` of a vector ``j`` or at ``b0``; the first
+    index on ties) at some witness belief (row ``j`` of the CSR triple ``WB``) of a vector ``j`` or at ``b0``; the first
     ``keep_first`` vectors are kept. ``L`` is unchanged at ``b0`` and at every surviving witness
     (it can only drop elsewhere, and stays a lower bound: a max over plans' values). Returns the bool
     mask of the survivors."""
@@ -435,20 +442,28 @@ def prune_witness(ALT, nA, WB, b0, keep_first, vb):
     keep = np.zeros(nA, dtype=np.bool_)
     for i in range(min(keep_first, nA)):
         keep[i] = True
+    WBptr, WBidx, WBval = WB
     sup = np.empty(S, dtype=np.int64)
-    x = np.empty(S)
+    x = np.zeros(S)
     for j in range(nA + 1):
         n = 0
-        for s in range(S):
-            v = b0[s] if j == nA else WB[j, s]
-            x[s] = v
-            if v > 0.0:
-                sup[n] = s
+        if j == nA:
+            for s in range(S):
+                if b0[s] > 0.0:
+                    x[s] = b0[s]
+                    sup[n] = s
+                    n += 1
+        else:
+            for k in range(WBptr[j], WBptr[j + 1]):
+                x[WBidx[k]] = WBval[k]
+                sup[n] = WBidx[k]
                 n += 1
         if n == 0:
             continue  # an initial vector (no witness)
         _, bi = lower_at(x, sup, n, ALT, nA, vb)
         keep[bi] = True
+        for k in range(n):
+            x[sup[k]] = 0.0
     return keep
 
 
