@@ -133,7 +133,18 @@ class _NumbaEngine:
         ``idx[ptr[i]:ptr[i + 1]]``; see :func:`points_dense`), so that no dense copy is made at the end of a fit."""
         nnz = int(self.Uptr[self.nU])
         Bu = (self.Uptr[:self.nU + 1].copy(), self.Uidx[:nnz].copy(), self.Uval[:nnz].copy())
-        return np.ascontiguousarray(self.ALT[:, :self.nA].T), self.AA[:self.nA].copy(), Bu, self.Uv[:self.nU].copy()
+        return self._take_alphas(), self.AA[:self.nA].copy(), Bu, self.Uv[:self.nU].copy()
+
+    def _take_alphas(self):
+        """The vectors as a C-order ``(nA, S)`` array made from the engine's own buffer (transposed in place,
+        then shrunk: no second copy at the end of a fit); the engine holds no vectors afterwards."""
+        ALT, nA, S = self.ALT, self.nA, self.S
+        self.ALT, self.nA = np.zeros((S, 0)), 0
+        if not ALT.flags.owndata or not ALT.flags.c_contiguous or nA == 0:
+            return np.ascontiguousarray(ALT[:, :nA].T)
+        _k.transpose_in_place(ALT.reshape(-1), S, nA, ALT.shape[1])
+        ALT.resize((nA * S,), refcheck=False)  # release the tail (no other view of the buffer exists)
+        return ALT.reshape(nA, S)
 
 
 class _TorchEngine:
@@ -310,6 +321,21 @@ def _points_csr(Bu, dense=True):
     inv_t = (np.ascontiguousarray(np.where(nz.T, 1.0 / np.where(nz.T, Bu.T, 1.0), np.inf)) if dense
              else np.zeros((0, 0)))
     return ptr, idx, val, 1.0 / val, mask, inv_t
+
+
+def witnesses_csr(W, n_rows=None):
+    """The CSR triple ``(ptr, idx, val)`` of the kernels' witness beliefs from dense rows ``W`` (n, S) (zero
+    rows: no witness), with room for ``n_rows`` rows (default ``n``) of full support."""
+    n, S = W.shape
+    n_rows = n if n_rows is None else n_rows
+    rows, cols = np.nonzero(W > 0)
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    ptr[1:n + 1] = np.cumsum(np.bincount(rows, minlength=n))
+    ptr[n + 1:] = ptr[n]
+    idx = np.zeros(len(cols) + n_rows * S, dtype=np.int64)
+    val = np.zeros(len(cols) + n_rows * S)
+    idx[:len(cols)], val[:len(cols)] = cols, W[rows, cols]
+    return ptr, idx, val
 
 
 def points_dense(Bu, S):

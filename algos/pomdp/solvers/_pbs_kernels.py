@@ -401,6 +401,36 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
 
 
 @numba.njit(cache=True)
+def transpose_in_place(flat, S, nA, cap):
+    """Rewrite the first ``nA`` columns of the column-wise vectors (``flat`` is the C-order ``(S, cap)``
+    buffer, flattened) as the row-wise ``(nA, S)`` array in ``flat[:nA * S]``, in place: the rows are first
+    packed to stride ``nA`` (each moves down), then the ``(S, nA)`` matrix is transposed by following the
+    cycles of the permutation ``i -> i S mod (nA S - 1)`` (a bitmap of ``nA S / 8`` bytes marks the moved
+    entries), so no second ``nA x S`` array is needed."""
+    for s in range(1, S):
+        for i in range(nA):
+            flat[s * nA + i] = flat[s * cap + i]
+    N = S * nA
+    if N <= 2:
+        return
+    done = np.zeros((N + 7) // 8, dtype=np.uint8)
+    for start in range(1, N - 1):
+        if done[start >> 3] & (1 << (start & 7)):
+            continue
+        i = start
+        v = flat[i]
+        while True:
+            j = (i * S) % (N - 1)
+            t = flat[j]
+            flat[j] = v
+            v = t
+            done[j >> 3] |= np.uint8(1 << (j & 7))
+            i = j
+            if i == start:
+                break
+
+
+@numba.njit(cache=True)
 def prune_alphas(ALT, nA, keep_first):
     """Pointwise-dominance pruning (HSVI2 §4): vector ``i`` (column ``i`` of ``ALT``) is dropped
     when another live vector is ``>=`` it in every state (an identical earlier one counts). The
