@@ -72,7 +72,7 @@ class _NumbaEngine:
             self.prune_lower()  # the vectors no witness needs go before the buffer grows (L(b0) unchanged)
         if self.nA + need > self.ALT.shape[1]:
             capA = _capacity(self.ALT.shape[1], self.nA + need)
-            self.ALT = _grow_columns(self.ALT, capA, used=self.nA)
+            self.ALT = _widen_in_place(self.ALT, capA, self.nA)
             self.AA = _grow(self.AA, capA, self.nA)
             self.WB = (_grow(self.WB[0], capA + 1, self.nA + 1),) + self.WB[1:]
         if self.nU + need > len(self.Ud):
@@ -111,7 +111,7 @@ class _NumbaEngine:
         keep = (_k.prune_witness(self.ALT, nA, self.WB, self.b0, self.n_init, self.vb) if WITNESS_PRUNING
                 else _k.prune_alphas(self.ALT, nA, self.n_init))
         m = int(keep.sum())
-        self.ALT[:, :m] = self.ALT[:, :nA][:, keep]
+        _k.compact_columns(self.ALT, keep, nA)  # in place: no (S, m) temporary
         self.AA[:m] = self.AA[:nA][keep]
         self.WB = _compact_csr(keep, *self.WB, nA)
         self.nA = m
@@ -133,7 +133,8 @@ class _NumbaEngine:
         ``idx[ptr[i]:ptr[i + 1]]``; see :func:`points_dense`), so that no dense copy is made at the end of a fit."""
         nnz = int(self.Uptr[self.nU])
         Bu = (self.Uptr[:self.nU + 1].copy(), self.Uidx[:nnz].copy(), self.Uval[:nnz].copy())
-        return self._take_alphas(), self.AA[:self.nA].copy(), Bu, self.Uv[:self.nU].copy()
+        actions = self.AA[:self.nA].copy()
+        return self._take_alphas(), actions, Bu, self.Uv[:self.nU].copy()
 
     def _take_alphas(self):
         """The vectors as a C-order ``(nA, S)`` array made from the engine's own buffer (transposed in place,
@@ -371,6 +372,19 @@ def _grow_columns(arr, n, fill=0, used=None):
                                                                                      dtype=arr.dtype)
     out[:, :used] = arr[:, :used]
     return out
+
+
+def _widen_in_place(arr, n, used):
+    """``arr`` (rows, cap), C-order and owning its data, widened to ``n`` columns in its own buffer: the buffer
+    is enlarged by ``realloc`` (large blocks are remapped, not copied) and the rows re-laid at the new stride
+    (:func:`._pbs_kernels.spread_rows`), so no second buffer is resident while it grows; the first ``used``
+    columns are kept. Falls back to a copy for an array that does not own a contiguous buffer."""
+    rows, cap = arr.shape
+    if not (arr.flags.owndata and arr.flags.c_contiguous):
+        return _grow_columns(arr, n, used=used)
+    arr.resize((rows, n), refcheck=False)  # the kernels hold no view of the buffer between trials
+    _k.spread_rows(arr.reshape(-1), rows, cap, n, used)
+    return arr
 
 
 def _compact_csr(keep, ptr, idx, val, n):

@@ -401,6 +401,29 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
 
 
 @numba.njit(cache=True)
+def compact_columns(ALT, keep, n):
+    """Move the columns ``i < n`` with ``keep[i]`` to the front of ``ALT``, in order, in place."""
+    for s in range(ALT.shape[0]):
+        m = 0
+        for i in range(n):
+            if keep[i]:
+                ALT[s, m] = ALT[s, i]
+                m += 1
+
+
+@numba.njit(cache=True)
+def spread_rows(flat, S, cap, new_cap, used):
+    """Re-lay the C-order ``(S, cap)`` rows held in ``flat[:S * cap]`` at the wider stride ``new_cap`` in the
+    same (already enlarged) buffer, in place (last row first, so nothing is overwritten before it moves); the
+    first ``used`` entries of each row are kept and the rest of each row is zeroed."""
+    for s in range(S - 1, -1, -1):
+        for i in range(used - 1, -1, -1):
+            flat[s * new_cap + i] = flat[s * cap + i]
+        for i in range(used, new_cap):
+            flat[s * new_cap + i] = 0.0
+
+
+@numba.njit(cache=True)
 def transpose_in_place(flat, S, nA, cap):
     """Rewrite the first ``nA`` columns of the column-wise vectors (``flat`` is the C-order ``(S, cap)``
     buffer, flattened) as the row-wise ``(nA, S)`` array in ``flat[:nA * S]``, in place: the rows are first
