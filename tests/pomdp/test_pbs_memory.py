@@ -97,4 +97,4 @@ def test_pruning_before_growth_keeps_the_bound_at_b0_and_the_witness_rows(monkey
         w[idx[ptr[i]:ptr[i + 1]]] = val[ptr[i]:ptr[i + 1]]
         np.testing.assert_array_equal(w, W[j])
         if w.any():
-            assert (kept @ w).max() == (alphas @ w).max()
+            assert (kept @ w).max() == pytest.approx((alphas @ w).max(), rel=1e-12)  # ties: round-off
