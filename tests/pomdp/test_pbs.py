@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from algos.pomdp import PBVI, POMDP, PointBasedSolver, read_policy, read_pomdp
 from algos.pomdp._beliefs import blind_policy_values
 from algos.pomdp.solvers import _pbs_kernels as _k
+from algos.pomdp.solvers._pbs_engines import witnesses_csr
 from tests._data import missing_data
 from tests.strategies import pomdps
 
@@ -96,7 +97,8 @@ def test_update_kernel_matches_dense_backup(args):
     work = (np.zeros(S), np.zeros(S), np.zeros(S, np.int8), np.zeros(S, np.int64), np.zeros(S, np.int64))
     bufs = (np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O), np.int64), np.zeros(A))
     ALT = np.ascontiguousarray(AL.T)  # the kernels hold the vectors column-wise
-    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, ALT, AA, np.zeros((8, S)), 2, Q, c, Uptr, Uidx, Uval, Uinv,
+    WB = witnesses_csr(np.zeros((8, S)))
+    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, ALT, AA, WB, 2, Q, c, Uptr, Uidx, Uval, Uinv,
                        Ud, Uv,
                        np.zeros((8, (S + 63) // 64), np.uint64), np.full((S, 8), np.inf), 0, *bufs, work, np.zeros(S),
                        np.zeros(S), np.zeros(S, np.int64), np.zeros(8))
@@ -357,7 +359,7 @@ def test_witness_pruning_keeps_the_best_vector_at_every_witness():
     WB = rng.dirichlet(np.full(S, 0.5), size=nA)
     WB[:3] = 0.0  # the initial vectors have no witness
     b0 = np.full(S, 1.0 / S)
-    keep = _k.prune_witness(np.ascontiguousarray(AL.T), nA, WB, b0, 3, np.zeros(nA))
+    keep = _k.prune_witness(np.ascontiguousarray(AL.T), nA, witnesses_csr(WB), b0, 3, np.zeros(nA))
     assert keep[:3].all() and 3 < keep.sum() < nA
     for w in np.vstack([WB[3:], b0]):
         assert (AL[keep] @ w).max() == (AL @ w).max()

@@ -12,6 +12,7 @@ import accel.pomdp as ap
 from accel import get_backend
 from algos.pomdp import PointBasedSolver, read_pomdp, tiger
 from algos.pomdp.solvers import _pbs_kernels as _k
+from algos.pomdp.solvers._pbs_engines import witnesses_csr
 from tests.strategies import pomdps
 
 PARITY_TOL = 1e-12  # same float64 sums in another order
@@ -79,7 +80,8 @@ def _backup_equals_numba_update(case, where):
     bufs = (np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O)), np.zeros((A, O), np.int64), np.zeros(A))
     work = (np.zeros(S), np.zeros(S), np.zeros(S, np.int8), np.zeros(S, np.int64), np.zeros(S, np.int64))
     Tptr, Tidx, Tval = _k.sparse_model(T)
-    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, ALT, np.zeros(nA0 + 2, np.int64), np.zeros((nA0 + 2, S)), nA0,
+    WB = witnesses_csr(np.zeros((nA0 + 2, S)))
+    nA, nU = _k.update(b, Tptr, Tidx, Tval, Z, r, g, ALT, np.zeros(nA0 + 2, np.int64), WB, nA0,
                        Q, c, ptr, idx, val, inv, Ud, Uv, mask, inv_t, nU0, *bufs, work, np.zeros(S), np.zeros(S),
                        np.zeros(S, np.int64), np.zeros(nA0 + nU0 + 2))
     P_k, LV_k, UV_k, LI_k, QU_k = bufs

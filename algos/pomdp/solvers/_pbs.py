@@ -84,7 +84,7 @@ from .._beliefs import (
 from . import _pbs_kernels as _k
 from . import _upper_init as _ui
 from ._alpha_bounds import AlphaBoundsMixin
-from ._pbs_engines import _NumbaEngine, _TorchEngine
+from ._pbs_engines import _NumbaEngine, _TorchEngine, points_dense
 
 __all__ = ["PointBasedSolver"]
 
@@ -388,6 +388,7 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                 eng = _TorchEngine(T, Z, r, discount, b0, Q, c, blind.vectors, self.device)
             else:
                 eng = _NumbaEngine((Tptr, Tidx, Tval), Z, r, discount, b0, Q, c, blind.vectors)
+                eng.prune_when_full = self.prune
             span = float(r.max() - r.min())
             lo, up = eng.bounds()
             trace = [(now() - t_start, lo, up)]
@@ -457,8 +458,17 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                 f"{n_trials} trials with gap {up - lo:.6g} > target_gap={target:g} (bounds [{lo:.6g}, "
                 f"{up:.6g}]); raise time_limit or target_gap.", ConvergenceWarning, stacklevel=3)
         self.upper_alphas_ = Q
-        self.upper_points_ = (Bu, vu, c.copy())
+        self._upper_points = (Bu, vu, c.copy())  # Bu in CSR from the numba engine: dense on access
         return self
+
+    @property
+    def upper_points_(self):
+        """``(Bu (n, S), vu (n,), c (S,))``: the sawtooth points, their values and the corner values (the
+        dense ``Bu`` is built on each access from the sparse points the fit keeps)."""
+        if "_upper_points" not in vars(self):
+            raise AttributeError("upper_points_")
+        Bu, vu, c = self._upper_points
+        return points_dense(Bu, len(c)), vu, c
 
     # ------------------------------------------------------------------ use
     def upper_value(self, b):

@@ -14,6 +14,9 @@ import numpy as np
 from . import _pbs_kernels as _k
 
 WITNESS_PRUNING = True  # prune vectors at witness beliefs (else pointwise dominance; see :mod:`._pbs`)
+#: capacity factor of the numba engine's buffers when they fill up (vectors, points, their supports); the
+#: column-wise vectors are resident in full (huge pages), so the slack is at most a third of the capacity
+GROWTH = 1.5
 
 
 class _NumbaEngine:
@@ -26,12 +29,14 @@ class _NumbaEngine:
         self.S = S
         self.Tptr, self.Tidx, self.Tval = T_sparse
         self.n_init = self.nA = len(init_vectors)
+        self.prune_when_full = False  # prune the vectors when their buffer is full, before it grows
         capA, capU = 256, 256
         self.ALT = np.zeros((S, capA))  # lower vectors column-wise (see _pbs_kernels)
         self.ALT[:, :self.nA] = init_vectors.T
         self.AA = np.zeros(capA, dtype=np.int64)
         self.AA[:self.nA] = np.arange(self.nA)
-        self.WB = np.zeros((capA, S))  # witness belief of each vector (zero rows: the initial ones)
+        # witness belief of each vector in CSR (ptr, idx, val) (empty rows: the initial vectors)
+        self.WB = (np.zeros(capA + 1, dtype=np.int64), np.zeros(capA * 4, dtype=np.int64), np.zeros(capA * 4))
         self.Uptr = np.zeros(capU + 1, dtype=np.int64)
         self.Uidx = np.zeros(capU * 4, dtype=np.int64)
         self.Uval = np.zeros(capU * 4)
@@ -64,24 +69,34 @@ class _NumbaEngine:
         S = self.S
         if self.path.shape[0] < need:
             self.path = np.zeros((need, S))
+        if self.nA + need > self.ALT.shape[1] and self.prune_when_full:
+            self.prune_lower()  # the vectors no witness needs go before the buffer grows (L(b0) unchanged)
         if self.nA + need > self.ALT.shape[1]:
-            capA = max(2 * self.ALT.shape[1], self.nA + need)
-            self.ALT = _grow_columns(self.ALT, capA)
-            self.AA = _grow(self.AA, capA)
-            self.WB = _grow(self.WB, capA)
+            capA = _capacity(self.ALT.shape[1], self.nA + need)
+            self.ALT = _widen_in_place(self.ALT, capA, self.nA)
+            self.AA = _grow(self.AA, capA, self.nA)
+            self.WB = (_grow(self.WB[0], capA + 1, self.nA + 1),) + self.WB[1:]
         if self.nU + need > len(self.Ud):
-            capU = max(2 * len(self.Ud), self.nU + need)
-            self.Uptr = _grow(self.Uptr, capU + 1)
-            self.Ud = _grow(self.Ud, capU)
-            self.Uv = _grow(self.Uv, capU)
-            self.Umask = _grow(self.Umask, capU)
+            capU = _capacity(len(self.Ud), self.nU + need)
+            self.Uptr = _grow(self.Uptr, capU + 1, self.nU + 1)
+            self.Ud = _grow(self.Ud, capU, self.nU)
+            self.Uv = _grow(self.Uv, capU, self.nU)
+            self.Umask = _grow(self.Umask, capU, self.nU)
             if self.dense_pts:
-                self.UinvT = _grow_columns(self.UinvT, capU, np.inf)
+                self.UinvT = _grow_columns(self.UinvT, capU, np.inf, self.nU)
         if len(self.vb) < max(self.ALT.shape[1], len(self.Ud)):
             self.vb = np.zeros(max(self.ALT.shape[1], len(self.Ud)))
-        if self.Uptr[self.nU] + need * S > len(self.Uidx):
-            cap = max(2 * len(self.Uidx), int(self.Uptr[self.nU]) + need * S)
-            self.Uidx, self.Uval, self.Uinv = _grow(self.Uidx, cap), _grow(self.Uval, cap), _grow(self.Uinv, cap)
+        wptr, widx, wval = self.WB
+        nnz = int(wptr[self.nA])
+        if nnz + need * S > len(widx):
+            cap = _capacity(len(widx), nnz + need * S)
+            self.WB = (wptr, _grow(widx, cap, nnz), _grow(wval, cap, nnz))
+        nnz = int(self.Uptr[self.nU])
+        if nnz + need * S > len(self.Uidx):
+            # room for ``need`` full supports; only the entries written become resident (zero pages)
+            cap = _capacity(len(self.Uidx), nnz + need * S)
+            self.Uidx, self.Uval, self.Uinv = (_grow(self.Uidx, cap, nnz), _grow(self.Uval, cap, nnz),
+                                               _grow(self.Uinv, cap, nnz))
 
     def trial(self, eps, depth_cap):
         self._reserve(depth_cap + 1)
@@ -97,9 +112,9 @@ class _NumbaEngine:
         keep = (_k.prune_witness(self.ALT, nA, self.WB, self.b0, self.n_init, self.vb) if WITNESS_PRUNING
                 else _k.prune_alphas(self.ALT, nA, self.n_init))
         m = int(keep.sum())
-        self.ALT[:, :m] = self.ALT[:, :nA][:, keep]
+        _k.compact_columns(self.ALT, keep, nA)  # in place: no (S, m) temporary
         self.AA[:m] = self.AA[:nA][keep]
-        self.WB[:m] = self.WB[:nA][keep]
+        self.WB = _compact_csr(keep, *self.WB, nA)
         self.nA = m
 
     def prune_upper(self):
@@ -114,12 +129,24 @@ class _NumbaEngine:
             self.UinvT[:, self.nU:n_old] = np.inf
 
     def export(self):
-        """``(alphas (nA, S), actions (nA,), Bu (nU, S), vu (nU,))``."""
-        Bu = np.zeros((self.nU, self.S))
-        for i in range(self.nU):
-            sl = slice(self.Uptr[i], self.Uptr[i + 1])
-            Bu[i, self.Uidx[sl]] = self.Uval[sl]
-        return np.ascontiguousarray(self.ALT[:, :self.nA].T), self.AA[:self.nA].copy(), Bu, self.Uv[:self.nU].copy()
+        """``(alphas (nA, S), actions (nA,), Bu, vu (nU,))`` with ``Bu`` the points in CSR, ``(ptr (nU + 1,),
+        idx, val)`` (row ``i`` of the dense ``(nU, S)`` array holds ``val[ptr[i]:ptr[i + 1]]`` at
+        ``idx[ptr[i]:ptr[i + 1]]``; see :func:`points_dense`), so that no dense copy is made at the end of a fit."""
+        nnz = int(self.Uptr[self.nU])
+        Bu = (self.Uptr[:self.nU + 1].copy(), self.Uidx[:nnz].copy(), self.Uval[:nnz].copy())
+        actions = self.AA[:self.nA].copy()
+        return self._take_alphas(), actions, Bu, self.Uv[:self.nU].copy()
+
+    def _take_alphas(self):
+        """The vectors as a C-order ``(nA, S)`` array made from the engine's own buffer (transposed in place,
+        then shrunk: no second copy at the end of a fit); the engine holds no vectors afterwards."""
+        ALT, nA, S = self.ALT, self.nA, self.S
+        self.ALT, self.nA = np.zeros((S, 0)), 0
+        if not ALT.flags.owndata or not ALT.flags.c_contiguous or nA == 0:
+            return np.ascontiguousarray(ALT[:, :nA].T)
+        _k.transpose_in_place(ALT.reshape(-1), S, nA, ALT.shape[1])
+        ALT.resize((nA * S,), refcheck=False)  # release the tail (no other view of the buffer exists)
+        return ALT.reshape(nA, S)
 
 
 class _TorchEngine:
@@ -315,16 +342,82 @@ def _points_csr(Bu, dense=True):
     return ptr, idx, val, 1.0 / val, mask, inv_t
 
 
-def _grow(arr, n):
+def witnesses_csr(W, n_rows=None):
+    """The CSR triple ``(ptr, idx, val)`` of the kernels' witness beliefs from dense rows ``W`` (n, S) (zero
+    rows: no witness), with room for ``n_rows`` rows (default ``n``) of full support."""
+    n, S = W.shape
+    n_rows = n if n_rows is None else n_rows
+    rows, cols = np.nonzero(W > 0)
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    ptr[1:n + 1] = np.cumsum(np.bincount(rows, minlength=n))
+    ptr[n + 1:] = ptr[n]
+    idx = np.zeros(len(cols) + n_rows * S, dtype=np.int64)
+    val = np.zeros(len(cols) + n_rows * S)
+    idx[:len(cols)], val[:len(cols)] = cols, W[rows, cols]
+    return ptr, idx, val
+
+
+def points_dense(Bu, S):
+    """The dense ``(n, S)`` points of the CSR triple ``Bu = (ptr, idx, val)`` of :meth:`_NumbaEngine.export`
+    (a dense array is returned as it is)."""
+    if not isinstance(Bu, tuple):
+        return Bu
+    ptr, idx, val = Bu
+    out = np.zeros((len(ptr) - 1, S))
+    out[np.repeat(np.arange(len(ptr) - 1), np.diff(ptr)), idx] = val
+    return out
+
+
+def _capacity(cap, need):
+    """The next capacity of a buffer of capacity ``cap`` that must hold ``need`` entries: ``GROWTH`` times the
+    old one (at least ``need``), so the slack after a growth is at most ``GROWTH - 1`` of the capacity."""
+    return max(int(GROWTH * cap), need)
+
+
+def _grow(arr, n, used=None):
+    """``arr`` in a buffer of ``n`` rows; only the first ``used`` rows (all by default) are copied, so that the
+    untouched zero pages of the slack of both buffers stay out of the resident memory."""
+    used = len(arr) if used is None else used
     out = np.zeros((n,) + arr.shape[1:], dtype=arr.dtype)
-    out[: len(arr)] = arr
+    out[:used] = arr[:used]
     return out
 
 
-def _grow_columns(arr, n, fill=0):
-    out = np.full((arr.shape[0], n), fill, dtype=arr.dtype)
-    out[:, : arr.shape[1]] = arr
+def _grow_columns(arr, n, fill=0, used=None):
+    """``arr`` (rows, cap) in a buffer of ``n`` columns, the first ``used`` columns copied (see :func:`_grow`)."""
+    used = arr.shape[1] if used is None else used
+    out = np.zeros((arr.shape[0], n), dtype=arr.dtype) if fill == 0 else np.full((arr.shape[0], n), fill,
+                                                                                     dtype=arr.dtype)
+    out[:, :used] = arr[:, :used]
     return out
+
+
+def _widen_in_place(arr, n, used):
+    """``arr`` (rows, cap), C-order and owning its data, widened to ``n`` columns in its own buffer: the buffer
+    is enlarged by ``realloc`` (large blocks are remapped, not copied) and the rows re-laid at the new stride
+    (:func:`._pbs_kernels.spread_rows`), so no second buffer is resident while it grows; the first ``used``
+    columns are kept. Falls back to a copy for an array that does not own a contiguous buffer."""
+    rows, cap = arr.shape
+    if not (arr.flags.owndata and arr.flags.c_contiguous):
+        return _grow_columns(arr, n, used=used)
+    arr.resize((rows, n), refcheck=False)  # the kernels hold no view of the buffer between trials
+    _k.spread_rows(arr.reshape(-1), rows, cap, n, used)
+    return arr
+
+
+def _compact_csr(keep, ptr, idx, val, n):
+    """Drop the rows ``i`` with ``keep[i] = False`` of the first ``n`` rows of a CSR triple, in place (same
+    capacity); returns the triple."""
+    lens = np.diff(ptr[: n + 1])
+    sel = np.repeat(keep, lens)
+    nnz = int(lens[keep].sum())
+    end = int(ptr[n])
+    idx[:nnz] = idx[:end][sel]
+    val[:nnz] = val[:end][sel]
+    m = int(keep.sum())
+    ptr[1: m + 1] = np.cumsum(lens[keep])
+    ptr[m + 1: n + 1] = nnz
+    return ptr, idx, val
 
 
 def _compact_points(keep, Uptr, Uidx, Uval, Uinv, Ud, Uv, nU):

@@ -257,7 +257,8 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     """Point-based backup of both bounds at ``b`` (HSVI2 ``update``).
 
     Lower: the best backed-up vector at ``b`` is appended to ``ALT`` (as column ``nA``) when it
-    raises ``L(b)``; ``b`` is stored as its witness belief ``WB[nA]``.
+    raises ``L(b)``; ``b`` is stored as its witness belief, row ``nA`` of the CSR triple
+    ``WB = (WBptr, WBidx, WBval)`` (the caller guarantees room for ``S`` entries).
     Upper: ``H U(b) = max_a QU[a]`` is appended as a sawtooth point (with its support bitmask)
     when it lowers ``U(b)``.
     The caller guarantees room for one vector and one point (``S`` support entries).
@@ -279,9 +280,15 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
             best_a = a
     if best_v > lb + _EPS_IMPROVE * max(1.0, abs(lb)):
         backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
+        WBptr, WBidx, WBval = WB
         for s in range(S):
             ALT[s, nA] = cand[s]
-            WB[nA, s] = b[s]
+        k = WBptr[nA]
+        for j in range(nb):  # the witness in CSR: the support of b
+            WBidx[k] = bsup[j]
+            WBval[k] = b[bsup[j]]
+            k += 1
+        WBptr[nA + 1] = k
         AA[nA] = best_a
         nA += 1
     hu = -np.inf
@@ -429,6 +436,59 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
 
 
 @numba.njit(cache=True)
+def compact_columns(ALT, keep, n):
+    """Move the columns ``i < n`` with ``keep[i]`` to the front of ``ALT``, in order, in place."""
+    for s in range(ALT.shape[0]):
+        m = 0
+        for i in range(n):
+            if keep[i]:
+                ALT[s, m] = ALT[s, i]
+                m += 1
+
+
+@numba.njit(cache=True)
+def spread_rows(flat, S, cap, new_cap, used):
+    """Re-lay the C-order ``(S, cap)`` rows held in ``flat[:S * cap]`` at the wider stride ``new_cap`` in the
+    same (already enlarged) buffer, in place (last row first, so nothing is overwritten before it moves); the
+    first ``used`` entries of each row are kept and the rest of each row is zeroed."""
+    for s in range(S - 1, -1, -1):
+        for i in range(used - 1, -1, -1):
+            flat[s * new_cap + i] = flat[s * cap + i]
+        for i in range(used, new_cap):
+            flat[s * new_cap + i] = 0.0
+
+
+@numba.njit(cache=True)
+def transpose_in_place(flat, S, nA, cap):
+    """Rewrite the first ``nA`` columns of the column-wise vectors (``flat`` is the C-order ``(S, cap)``
+    buffer, flattened) as the row-wise ``(nA, S)`` array in ``flat[:nA * S]``, in place: the rows are first
+    packed to stride ``nA`` (each moves down), then the ``(S, nA)`` matrix is transposed by following the
+    cycles of the permutation ``i -> i S mod (nA S - 1)`` (a bitmap of ``nA S / 8`` bytes marks the moved
+    entries), so no second ``nA x S`` array is needed."""
+    for s in range(1, S):
+        for i in range(nA):
+            flat[s * nA + i] = flat[s * cap + i]
+    N = S * nA
+    if N <= 2:
+        return
+    done = np.zeros((N + 7) // 8, dtype=np.uint8)
+    for start in range(1, N - 1):
+        if done[start >> 3] & (1 << (start & 7)):
+            continue
+        i = start
+        v = flat[i]
+        while True:
+            j = (i * S) % (N - 1)
+            t = flat[j]
+            flat[j] = v
+            v = t
+            done[j >> 3] |= np.uint8(1 << (j & 7))
+            i = j
+            if i == start:
+                break
+
+
+@numba.njit(cache=True)
 def prune_alphas(ALT, nA, keep_first):
     """Pointwise-dominance pruning (HSVI2 §4): vector ``i`` (column ``i`` of ``ALT``) is dropped
     when another live vector is ``>=`` it in every state (an identical earlier one counts). The
@@ -462,7 +522,7 @@ def prune_alphas(ALT, nA, keep_first):
 def prune_witness(ALT, nA, WB, b0, keep_first, vb):
     """Witness pruning (the sampled-belief pruning of SARSOP, Kurniawati, Hsu & Lee 2008 §3.3, with
     the backup beliefs as the sample): vector ``i`` survives when it is the best vector (lowest
-    index on ties) at some witness belief ``WB[j]`` of a vector ``j`` or at ``b0``; the first
+    index on ties) at some witness belief (row ``j`` of the CSR triple ``WB``) of a vector ``j`` or at ``b0``; the first
     ``keep_first`` vectors are kept. ``L`` is unchanged at ``b0`` and at every surviving witness
     (it can only drop elsewhere, and stays a lower bound: a max over plans' values). Returns the bool
     mask of the survivors."""
@@ -470,20 +530,28 @@ def prune_witness(ALT, nA, WB, b0, keep_first, vb):
     keep = np.zeros(nA, dtype=np.bool_)
     for i in range(min(keep_first, nA)):
         keep[i] = True
+    WBptr, WBidx, WBval = WB
     sup = np.empty(S, dtype=np.int64)
-    x = np.empty(S)
+    x = np.zeros(S)
     for j in range(nA + 1):
         n = 0
-        for s in range(S):
-            v = b0[s] if j == nA else WB[j, s]
-            x[s] = v
-            if v > 0.0:
-                sup[n] = s
+        if j == nA:
+            for s in range(S):
+                if b0[s] > 0.0:
+                    x[s] = b0[s]
+                    sup[n] = s
+                    n += 1
+        else:
+            for k in range(WBptr[j], WBptr[j + 1]):
+                x[WBidx[k]] = WBval[k]
+                sup[n] = WBidx[k]
                 n += 1
         if n == 0:
             continue  # an initial vector (no witness)
         _, bi = lower_at(x, sup, n, ALT, nA, vb)
         keep[bi] = True
+        for k in range(n):
+            x[sup[k]] = 0.0
     return keep
 
 
