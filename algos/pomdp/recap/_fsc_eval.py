@@ -23,6 +23,8 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from ._krylov import bicgstab_csr
+
 __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
@@ -31,12 +33,18 @@ MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the syste
 KRYLOV_RTOL = 1e-12  # relative residual of the iterative solves (checked; a direct solve when not met)
 
 
-def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL):
-    """``M^{-1} b`` by BiCGSTAB (then GMRES) from ``x0``, or None when neither reaches the relative
-    residual ``rtol`` (checked afterwards on the returned vector)."""
+def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL, trans=False):
+    """``M^{-1} b`` (``trans``: ``M^{-T} b``) from ``x0`` by the compiled BiCGSTAB on the CSR matrix
+    ``M`` (then scipy's BiCGSTAB and GMRES), or None when none reaches the relative residual
+    ``rtol`` (checked afterwards on the returned vector)."""
     nb = float(np.linalg.norm(b))
     if nb == 0.0:
         return np.zeros_like(b)
+    x, _ = bicgstab_csr(M, b, x0, trans=trans, rtol=rtol)
+    Mt = M.T if trans else M
+    if np.all(np.isfinite(x)) and np.linalg.norm(Mt @ x - b) <= 10 * rtol * nb:
+        return x
+    M = Mt
     for method in (scipy.sparse.linalg.bicgstab, scipy.sparse.linalg.gmres):
         x, _ = method(M, b, x0=x0, rtol=rtol, atol=0.0, maxiter=2000)
         if np.all(np.isfinite(x)) and np.linalg.norm(M @ x - b) <= 10 * rtol * nb:
@@ -76,7 +84,7 @@ class FSCSystem:
         self.T, self.Z, self.r, self.discount, self.b0 = T, Z, r, discount, b0
         self.blocks = fsc_blocks(T, Z)
         self._nz = None
-        self.wide_blocks = {}  # per action: blocks[a] as one (S, O*S) matrix (RowUpdate fills it)
+        self._rows = {}  # per action: the CSR template of one node's rows (see :meth:`operator`)
 
     def _nonzeros(self):
         """Per action ``a``: the nonzero entries ``(o, s, s', value)`` of the blocks
@@ -91,24 +99,47 @@ class FSCSystem:
         return self._nz
 
     def sparse_matrix(self, action, eta):
-        """``I - discount P`` as a CSC matrix (the entries of :meth:`transition`, duplicates summed
-        by the conversion)."""
+        """``I - discount P`` as a CSC matrix (the entries of :meth:`transition`, duplicates summed):
+        :meth:`operator` converted, for the sparse LU."""
+        M = self.operator(action, eta).tocsc()
+        M.sum_duplicates()
+        return M
+
+    def _row_template(self, a):
+        """One node's rows of ``I - discount P`` under action ``a`` in CSR order: ``(length per row
+        (S,), local row, observation, target state, value, diagonal flag)`` (the diagonal first in
+        each row, then the block entries by observation)."""
+        if a not in self._rows:
+            S = self.n_states
+            o, s, t, v = self._nonzeros()[a]
+            rows = np.concatenate([np.arange(S), s])
+            order = np.argsort(rows, kind="stable")
+            diag = np.concatenate([np.ones(S, dtype=bool), np.zeros(s.size, dtype=bool)])[order]
+            self._rows[a] = (np.bincount(rows, minlength=S), rows[order],
+                             np.concatenate([np.zeros(S, dtype=np.int64), o])[order],
+                             np.concatenate([np.arange(S), t])[order],
+                             np.concatenate([np.ones(S), -self.discount * v])[order], diag)
+        return self._rows[a]
+
+    def operator(self, action, eta):
+        """``I - discount P`` as a CSR matrix with duplicate entries kept (a product sums them: the
+        same operator as :meth:`sparse_matrix`), assembled from per-action row templates without
+        the sort and sum of a format conversion; for the iterative solves."""
         action = np.asarray(action, dtype=np.int64)
         eta = np.asarray(eta, dtype=np.int64)
         K, S = len(action), self.n_states
-        nz = self._nonzeros()
-        rows, cols, vals = [np.arange(K * S)], [np.arange(K * S)], [np.ones(K * S)]
-        for a in np.unique(action):
-            ms = np.flatnonzero(action == a)
-            o, s, t, v = nz[int(a)]
-            if v.size == 0:
-                continue
-            rows.append((ms[:, None] * S + s[None, :]).ravel())
-            cols.append((eta[ms][:, o] * S + t[None, :]).ravel())
-            vals.append(np.broadcast_to(-self.discount * v, (len(ms), v.size)).ravel())
-        M = scipy.sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                    shape=(K * S, K * S))
-        return M.tocsc()
+        temps = [self._row_template(int(a)) for a in action]
+        lens = np.array([tp[1].size for tp in temps], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(lens)])
+        indices = np.empty(start[-1], dtype=np.int64)
+        data = np.empty(start[-1])
+        for m, (_, _, o, t, v, diag) in enumerate(temps):
+            sl = slice(start[m], start[m + 1])
+            indices[sl] = np.where(diag, m * S + t, eta[m, o] * S + t)
+            data[sl] = v
+        counts = np.concatenate([tp[0] for tp in temps]) if K else np.zeros(0, dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=(K * S, K * S))
 
     def factor(self, action, eta):
         """``(R, Factor)``: the reward vector and the LU factors of ``I - discount P`` (sparse from
@@ -163,13 +194,13 @@ class FSCSystem:
         253-node graph: 0.03 s against 1.3 s)."""
         action = np.asarray(action, dtype=np.int64)
         K, S = len(action), self.n_states
-        M = self.sparse_matrix(action, eta)
+        M = self.operator(action, eta)
         R = self.r[:, action].T.reshape(-1)
         e = np.zeros(K * S)
         e[int(m0) * S:(int(m0) + 1) * S] = self.b0
         flat = (lambda x: None if x is None else np.asarray(x, dtype=float).reshape(-1))  # noqa: E731
         W = _krylov(M, R, flat(W0))
-        y = None if W is None else _krylov(M.T.tocsc(), e, flat(y0))
+        y = None if W is None else _krylov(M, e, flat(y0), trans=True)
         if y is None:
             W, y, _ = self.values_and_adjoint(action, eta, m0)
             return W, y
@@ -180,7 +211,7 @@ class FSCSystem:
         where it does not converge)."""
         action = np.asarray(action, dtype=np.int64)
         K, S = len(action), self.n_states
-        M = self.sparse_matrix(action, eta)
+        M = self.operator(action, eta)
         W = _krylov(M, self.r[:, action].T.reshape(-1), None if W0 is None else np.asarray(W0, dtype=float).reshape(-1))
         if W is None:
             return self.value(action, eta, m0)
@@ -224,7 +255,6 @@ class RowUpdate:
         if system.blocks is None:
             raise ValueError("RowUpdate needs the cached blocks (the model is above the block limit).")
         self.sys, self.blocks = system, system.blocks
-        self._wide_cache = system.wide_blocks
         self.r, self.g = system.r, system.discount
         self.max_updates = int(max_updates)
         self._file = []
@@ -264,8 +294,13 @@ class RowUpdate:
         K, S = self.W.shape
         out = np.zeros((K, S) + v.shape[1:])
         for (a, row), sign in ((new, -self.g), (old, self.g)):
-            Y = (self._wide(a).T @ v.reshape(S, -1)).reshape((len(row), S) + v.shape[1:])
-            np.add.at(out, row, sign * Y)
+            # blocks[a, o]^T v = Z[a, :, o] * (T[a]^T v): one product, then per successor node the
+            # summed observation weights
+            n, zs = self._successor_weights(a, row)
+            Tv = (self.sys.T[a].T @ v.reshape(S, -1)).reshape((S,) + v.shape[1:])
+            zs = zs.reshape(zs.shape + (1,) * (v.ndim - 1))
+            for j, node in enumerate(n):
+                out[node] += sign * zs[:, j] * Tv
         return out
 
     def _z(self, k):
@@ -314,18 +349,26 @@ class RowUpdate:
         """Product-form steps since the last factorisation (0: ``W``, ``y`` are a direct solve)."""
         return len(self._file)
 
-    def _wide(self, a):
-        """``blocks[a]`` as one (S, O*S) matrix ``[blocks[a, 0] ... blocks[a, O-1]]`` (cached)."""
-        if a not in self._wide_cache:
-            O, S = self.blocks.shape[1], self.blocks.shape[2]
-            self._wide_cache[a] = np.ascontiguousarray(self.blocks[a].transpose(1, 0, 2).reshape(S, O * S))
-        return self._wide_cache[a]
+    def _successor_weights(self, a, row):
+        """The distinct successor nodes ``n`` (d,) of the row and ``zs`` (S, d): the observation
+        probabilities ``Z[a, :, o]`` summed over the observations ``o`` that lead to each."""
+        n, inv = np.unique(np.asarray(row, dtype=np.int64), return_inverse=True)
+        onehot = np.zeros((len(row), len(n)))
+        onehot[np.arange(len(row)), inv.ravel()] = 1.0
+        return n, self.sys.Z[a] @ onehot
 
     def _apply(self, a, row, X):
-        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...): one matrix product of the
-        (S, O*S) block row with the stacked ``X[row[o]]``."""
-        Xr = X[row]
-        return (self._wide(a) @ Xr.reshape(-1, int(np.prod(Xr.shape[2:], dtype=np.int64)))).reshape(Xr.shape[1:])
+        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...). As ``blocks[a, o] =
+        T[a] diag(Z[a, :, o])``, this is ``T[a] @ sum_n zs_n * X[n]`` over the distinct successor
+        nodes ``n`` of the row (``zs_n``: the summed observation probabilities of the observations
+        leading to ``n``): ``(d + S) S m`` flops for ``X[n]`` of ``m`` columns instead of ``O S^2 m``."""
+        n, zs = self._successor_weights(a, row)
+        S = X.shape[1]
+        Xn = X[n].reshape(len(n), S, -1)
+        U = zs[:, 0, None] * Xn[0]
+        for j in range(1, len(n)):
+            U += zs[:, j, None] * Xn[j]
+        return (self.sys.T[a] @ U).reshape(X.shape[1:])
 
     def delta_value(self, k, a_new, row_new):
         """``V' - V`` for node ``k`` playing ``a_new`` with the transitions ``row_new`` (O,)."""

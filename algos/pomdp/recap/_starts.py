@@ -251,8 +251,15 @@ def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSION
         Cs, ts = C, tab
         for stage in ((2 * K, K) if staged else (K,)):
             if len(Cs) > stage:
-                out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired,
-                               trajectory=trajectories.setdefault(batch, []) if Cs is C else None)
+                # a compression of the graph itself is kept per (batch, candidates, size): the staged
+                # schedule's first stage at K is the unstaged one at 2 K (the fit at 2 K reuses it)
+                key = ("compressed", batch, n_cand, stage)
+                out = trajectories.get(key) if Cs is C else None
+                if out is None:
+                    out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired,
+                                   trajectory=trajectories.setdefault(batch, []) if Cs is C else None)
+                    if out is not None and Cs is C:
+                        trajectories[key] = out
                 if out is None:
                     return best
                 Cs, ts, v = out
