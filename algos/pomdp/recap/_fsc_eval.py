@@ -23,28 +23,21 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from ._krylov import bicgstab_csr
-
 __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
 SPARSE_FROM = 512  # K*S from which the system is factored sparse (SuperLU) instead of dense LU
+_WEIGHTS_CACHE = 4096  # (action, row) pairs whose successor weights a RowUpdate keeps
 MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the system is factored afresh
 KRYLOV_RTOL = 1e-12  # relative residual of the iterative solves (checked; a direct solve when not met)
 
 
-def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL, trans=False):
-    """``M^{-1} b`` (``trans``: ``M^{-T} b``) from ``x0`` by the compiled BiCGSTAB on the CSR matrix
-    ``M`` (then scipy's BiCGSTAB and GMRES), or None when none reaches the relative residual
-    ``rtol`` (checked afterwards on the returned vector)."""
+def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL):
+    """``M^{-1} b`` by BiCGSTAB (then GMRES) from ``x0``, or None when neither reaches the relative
+    residual ``rtol`` (checked afterwards on the returned vector)."""
     nb = float(np.linalg.norm(b))
     if nb == 0.0:
         return np.zeros_like(b)
-    x, _ = bicgstab_csr(M, b, x0, trans=trans, rtol=rtol)
-    Mt = M.T if trans else M
-    if np.all(np.isfinite(x)) and np.linalg.norm(Mt @ x - b) <= 10 * rtol * nb:
-        return x
-    M = Mt
     for method in (scipy.sparse.linalg.bicgstab, scipy.sparse.linalg.gmres):
         x, _ = method(M, b, x0=x0, rtol=rtol, atol=0.0, maxiter=2000)
         if np.all(np.isfinite(x)) and np.linalg.norm(M @ x - b) <= 10 * rtol * nb:
@@ -194,13 +187,13 @@ class FSCSystem:
         253-node graph: 0.03 s against 1.3 s)."""
         action = np.asarray(action, dtype=np.int64)
         K, S = len(action), self.n_states
-        M = self.operator(action, eta)
+        M = self.sparse_matrix(action, eta)
         R = self.r[:, action].T.reshape(-1)
         e = np.zeros(K * S)
         e[int(m0) * S:(int(m0) + 1) * S] = self.b0
         flat = (lambda x: None if x is None else np.asarray(x, dtype=float).reshape(-1))  # noqa: E731
         W = _krylov(M, R, flat(W0))
-        y = None if W is None else _krylov(M, e, flat(y0), trans=True)
+        y = None if W is None else _krylov(M.T.tocsc(), e, flat(y0))
         if y is None:
             W, y, _ = self.values_and_adjoint(action, eta, m0)
             return W, y
@@ -211,7 +204,7 @@ class FSCSystem:
         where it does not converge)."""
         action = np.asarray(action, dtype=np.int64)
         K, S = len(action), self.n_states
-        M = self.operator(action, eta)
+        M = self.sparse_matrix(action, eta)
         W = _krylov(M, self.r[:, action].T.reshape(-1), None if W0 is None else np.asarray(W0, dtype=float).reshape(-1))
         if W is None:
             return self.value(action, eta, m0)
@@ -257,6 +250,7 @@ class RowUpdate:
         self.sys, self.blocks = system, system.blocks
         self.r, self.g = system.r, system.discount
         self.max_updates = int(max_updates)
+        self._weights = {}  # (action, row) -> (successor nodes, summed observation weights)
         self._file = []
 
     def reset(self, action, eta, m0):
@@ -352,10 +346,17 @@ class RowUpdate:
     def _successor_weights(self, a, row):
         """The distinct successor nodes ``n`` (d,) of the row and ``zs`` (S, d): the observation
         probabilities ``Z[a, :, o]`` summed over the observations ``o`` that lead to each."""
-        n, inv = np.unique(np.asarray(row, dtype=np.int64), return_inverse=True)
-        onehot = np.zeros((len(row), len(n)))
-        onehot[np.arange(len(row)), inv.ravel()] = 1.0
-        return n, self.sys.Z[a] @ onehot
+        row = np.asarray(row, dtype=np.int64)
+        key = (int(a), row.tobytes())
+        hit = self._weights.get(key)
+        if hit is None:
+            onehot = np.zeros((len(row), int(row.max()) + 1))
+            onehot[np.arange(len(row)), row] = 1.0
+            n = np.flatnonzero(onehot.any(axis=0))
+            if len(self._weights) >= _WEIGHTS_CACHE:
+                self._weights.clear()
+            hit = self._weights[key] = (n, self.sys.Z[a] @ onehot[:, n])
+        return hit
 
     def _apply(self, a, row, X):
         """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...). As ``blocks[a, o] =

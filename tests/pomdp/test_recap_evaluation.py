@@ -1,10 +1,11 @@
-"""RECAP's iterative evaluation: the duplicate-keeping CSR operator and the compiled BiCGSTAB.
+"""RECAP's evaluation pieces: the CSR operator, the iterative solves, the factored block products.
 
 * :meth:`FSCSystem.operator` is ``I - discount P`` of the dense construction (duplicates summed by
   the product), for random controllers on random models.
-* The compiled BiCGSTAB (:func:`bicgstab_csr`) solves ``M x = b`` and ``M^T x = b`` to a residual
-  of 1e-12 relative, and the iterative node values and adjoint equal the direct solve to 1e-10,
-  cold and warm-started from a perturbed solution.
+* The iterative node values and adjoint equal the direct solve to 1e-10, cold and warm-started
+  from a perturbed solution.
+* :class:`RowUpdate`'s block products ``sum_o blocks[a, o] X[row[o]]`` and their transposes,
+  computed as ``T[a]`` times the observation-weighted successor values, equal the block sums.
 * The policy-graph compression kept per (batch, candidates, size) returns the same controller as a
   compression from scratch.
 """
@@ -18,8 +19,7 @@ from algos.pomdp import PointBasedSolver
 from algos.pomdp._beliefs import _arrays, _b0
 from algos.pomdp._builtin import tiger
 from algos.pomdp.recap import _starts
-from algos.pomdp.recap._fsc_eval import FSCSystem
-from algos.pomdp.recap._krylov import bicgstab_csr
+from algos.pomdp.recap._fsc_eval import FSCSystem, RowUpdate
 from tests.strategies import pomdps
 
 ATOL = 1e-10
@@ -65,19 +65,31 @@ def test_iterative_values_and_adjoint_equal_the_direct_solve(case, K):
     assert ev.value_iterative(action, eta, m0) == pytest.approx(ev.value(action, eta, m0), abs=ATOL)
 
 
-@pytest.mark.parametrize("trans", [False, True])
-def test_bicgstab_solves_the_system_and_its_transpose(trans):
-    rng = np.random.default_rng(0)
-    model = tiger()
+@settings(max_examples=40, deadline=None)
+@given(pomdps(max_states=6, max_actions=3, max_observations=4, with_rng=True), st.integers(1, 8))
+def test_factored_block_products_equal_the_blocks(case, K):
+    # sum_o blocks[a, o] @ X[row[o]] (and its transpose) computed as T[a] @ (summed observation
+    # weights * X[n]) over the distinct successors n
+    model, rng = case
     ev = _system(model)
-    action, eta, _ = _random_fsc(model, rng, 40)
-    M = ev.operator(action, eta)
-    b = rng.normal(size=M.shape[0])
-    x, ok = bicgstab_csr(M, b, trans=trans)
-    A = M.toarray().T if trans else M.toarray()
-    assert ok
-    assert np.linalg.norm(A @ x - b) <= 1e-11 * np.linalg.norm(b)
-    np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=0, atol=1e-9)
+    upd = RowUpdate(ev)
+    S, O = ev.n_states, model.n_observations
+    upd.W = np.zeros((K, S))
+    for _ in range(3):
+        a = int(rng.integers(0, model.n_actions))
+        row = rng.integers(0, K, O)
+        X = rng.normal(size=(K, S, 3))
+        direct = sum(ev.blocks[a, o] @ X[row[o]] for o in range(O))
+        np.testing.assert_allclose(upd._apply(a, row, X), direct, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(upd._apply(a, row, X[:, :, 0]), direct[:, 0], rtol=0, atol=1e-12)
+        a2, row2 = int(rng.integers(0, model.n_actions)), rng.integers(0, K, O)
+        v = rng.normal(size=(S, 2))
+        D = np.zeros((S, K, S))  # D X = -g (sum blocks[a2] X[row2] - sum blocks[a] X[row])
+        for o in range(O):
+            D[:, row2[o]] -= ev.discount * ev.blocks[a2, o]
+            D[:, row[o]] += ev.discount * ev.blocks[a, o]
+        expect = np.einsum("skt,sm->ktm", D, v)
+        np.testing.assert_allclose(upd._DT((a2, row2), (a, row), v), expect, rtol=0, atol=1e-12)
 
 
 def test_kept_compression_equals_a_fresh_one():
