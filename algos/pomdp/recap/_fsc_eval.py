@@ -232,7 +232,8 @@ class RowUpdate:
         V' - V = y_k . rho - y_k^T (I + D Z_k)^{-1} D (W + Z_k rho),   Z_k = M^{-1} E_k,
 
     ``y`` the adjoint (``M^T y = e_{m0} (x) b0``). ``Z_k`` costs S solves with the factors (cached per
-    node until the tables change); a trial then costs ``O(O S^3)`` (an action change) or ``O(S^3)``
+    node until the tables change); a trial then costs ``O((d + S) S^2)`` (an action change, ``d``
+    distinct successor nodes: the block products go through ``T[a]``, see :meth:`_apply`) or ``O(S^3)``
     (one transition) instead of a fresh ``(K S)^3 / 3`` factorisation. The result equals the direct
     solve up to round-off (see ``tests/pomdp/test_recap_incremental.py``).
 
@@ -241,7 +242,7 @@ class RowUpdate:
     ``M'^{-1} = (I - G D) M^{-1}``, so ``W' = W + G (rho - D W)``, ``y' = y - M^{-T} D^T G^T e``
     (one transposed solve) and ``Z'_k = G``; every later solve applies the stored ``(G, D)`` steps
     to the solve with the factors. After ``max_updates`` changes the system is factored afresh
-    (each step costs about ``4 O S^3 + 2 K S^3`` flops per ``S`` right-hand sides, against one
+    (each step costs about ``4 (d + S) S^2 + 2 K S^3`` flops per ``S`` right-hand sides, against one
     sparse LU per change without it)."""
 
     def __init__(self, system, max_updates=MAX_UPDATES):
