@@ -1,11 +1,14 @@
 r"""Cost of a RECAP fit against K and the solver's policy graph, and the blind diagnosis.
 
-For each model (Cassandra files in ``$ALGOS_SHARED_DATA/pomdp`` or ``../shared/data/pomdp``) one
+For each model (a name of a Cassandra file in ``$ALGOS_SHARED_DATA/pomdp`` or ``../shared/data/pomdp``,
+or the path of a ``.POMDP`` or ``.pomdpx`` file, e.g. SARSOP's ``Hallway2.pomdpx``, 92 states) one
 ``PointBasedSolver(time_limit=--solver-time, random_state=0)`` run gives the vectors; then
 ``RECAPController(n_memory=K, random_state=0).fit(model, alphas=solver)`` runs for each K in a
 fresh child process (process CPU time of the fit, one thread, and the child's peak RSS). The table
 gives the CPU seconds, the exact value ``V^F(b0)``, the solver's lower bound ``L``, the construction
-returned, the policy-graph size and whether the controller is blind (with the diagnosis' verdict).
+returned, the policy-graph size, whether the controller is blind (with the diagnosis' verdict) and the
+cost growth ``cost(K) / cost(K')`` against the previous K of the list (``K' = K / 2`` with the
+default ``--ks``): a fit whose cost is linear in K has ratio 2 per doubling.
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/recap_cost_pomdp.py [--quick]
 
@@ -30,6 +33,16 @@ from benchmarks._common import environment, make_parser, print_table  # noqa: E4
 def _data_dir():
     env = os.environ.get("ALGOS_SHARED_DATA")
     return Path(env) / "pomdp" if env else Path(__file__).resolve().parents[2] / "shared" / "data" / "pomdp"
+
+
+def _read(name):
+    """The model named ``name``: a path of a ``.POMDP``/``.pomdpx`` file, else a file of the data folder."""
+    from algos.pomdp.io import read_pomdp, read_pomdpx
+
+    path = Path(name)
+    if not path.exists():
+        path = _data_dir() / f"{name}.POMDP"
+    return (read_pomdpx if path.suffix.lower() == ".pomdpx" else read_pomdp)(path), path.stem
 
 
 def _fit_child(args, queue):
@@ -58,26 +71,27 @@ def main(argv=None):
     if args.quick:
         args.models, args.ks, args.solver_time = "tiger.95,4x3.95", "2,4", 2.0
     from algos.pomdp import PointBasedSolver
-    from algos.pomdp.io import read_pomdp
-
     ctx = mp.get_context("fork")
     print(environment())
     for name in args.models.split(","):
-        model = read_pomdp(_data_dir() / f"{name}.POMDP")
+        model, name = _read(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             solver = PointBasedSolver(time_limit=args.solver_time, random_state=0).fit(model)
         lower = float((solver.alphas_ @ model.b0).max())
-        rows = []
+        rows, prev = [], None
         for K in (int(k) for k in args.ks.split(",")):
             q = ctx.Queue()
             proc = ctx.Process(target=_fit_child, args=((model, solver, K), q))
             proc.start()
             cpu, value, how, graph, blind, verdict, rss = q.get()
             proc.join()
-            rows.append([K, f"{cpu:.1f}", f"{value:.6f}", f"{lower:.6f}", how, graph, blind, verdict, f"{rss:.0f}"])
+            growth = "" if prev is None else f"{cpu / max(prev[1], 1e-9):.2f} (x{K / prev[0]:g} K)"
+            prev = (K, cpu)
+            rows.append([K, f"{cpu:.1f}", growth, f"{value:.6f}", f"{lower:.6f}", how, graph, blind, verdict,
+                         f"{rss:.0f}"])
         print_table(f"{name}: RECAP fit cost (solver {args.solver_time:g} CPU-s, L = {lower:.6f})",
-                    ["K", "CPU s", "value", "L", "construction", "graph nodes", "blind", "diagnosis",
+                    ["K", "CPU s", "cost growth", "value", "L", "construction", "graph nodes", "blind", "diagnosis",
                      "peak RSS MiB"], rows)
 
 

@@ -27,6 +27,7 @@ __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
 _BLOCK_LIMIT = 20_000_000  # A*O*S*S floats (160 MB) above which the blocks are not cached
 SPARSE_FROM = 512  # K*S from which the system is factored sparse (SuperLU) instead of dense LU
+_WEIGHTS_CACHE = 4096  # (action, row) pairs whose successor weights a RowUpdate keeps
 MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the system is factored afresh
 KRYLOV_RTOL = 1e-12  # relative residual of the iterative solves (checked; a direct solve when not met)
 
@@ -76,7 +77,7 @@ class FSCSystem:
         self.T, self.Z, self.r, self.discount, self.b0 = T, Z, r, discount, b0
         self.blocks = fsc_blocks(T, Z)
         self._nz = None
-        self.wide_blocks = {}  # per action: blocks[a] as one (S, O*S) matrix (RowUpdate fills it)
+        self._rows = {}  # per action: the CSR template of one node's rows (see :meth:`operator`)
 
     def _nonzeros(self):
         """Per action ``a``: the nonzero entries ``(o, s, s', value)`` of the blocks
@@ -91,24 +92,47 @@ class FSCSystem:
         return self._nz
 
     def sparse_matrix(self, action, eta):
-        """``I - discount P`` as a CSC matrix (the entries of :meth:`transition`, duplicates summed
-        by the conversion)."""
+        """``I - discount P`` as a CSC matrix (the entries of :meth:`transition`, duplicates summed):
+        :meth:`operator` converted, for the sparse LU."""
+        M = self.operator(action, eta).tocsc()
+        M.sum_duplicates()
+        return M
+
+    def _row_template(self, a):
+        """One node's rows of ``I - discount P`` under action ``a`` in CSR order: ``(length per row
+        (S,), local row, observation, target state, value, diagonal flag)`` (the diagonal first in
+        each row, then the block entries by observation)."""
+        if a not in self._rows:
+            S = self.n_states
+            o, s, t, v = self._nonzeros()[a]
+            rows = np.concatenate([np.arange(S), s])
+            order = np.argsort(rows, kind="stable")
+            diag = np.concatenate([np.ones(S, dtype=bool), np.zeros(s.size, dtype=bool)])[order]
+            self._rows[a] = (np.bincount(rows, minlength=S), rows[order],
+                             np.concatenate([np.zeros(S, dtype=np.int64), o])[order],
+                             np.concatenate([np.arange(S), t])[order],
+                             np.concatenate([np.ones(S), -self.discount * v])[order], diag)
+        return self._rows[a]
+
+    def operator(self, action, eta):
+        """``I - discount P`` as a CSR matrix with duplicate entries kept (a product sums them: the
+        same operator as :meth:`sparse_matrix`), assembled from per-action row templates without
+        the sort and sum of a format conversion; for the iterative solves."""
         action = np.asarray(action, dtype=np.int64)
         eta = np.asarray(eta, dtype=np.int64)
         K, S = len(action), self.n_states
-        nz = self._nonzeros()
-        rows, cols, vals = [np.arange(K * S)], [np.arange(K * S)], [np.ones(K * S)]
-        for a in np.unique(action):
-            ms = np.flatnonzero(action == a)
-            o, s, t, v = nz[int(a)]
-            if v.size == 0:
-                continue
-            rows.append((ms[:, None] * S + s[None, :]).ravel())
-            cols.append((eta[ms][:, o] * S + t[None, :]).ravel())
-            vals.append(np.broadcast_to(-self.discount * v, (len(ms), v.size)).ravel())
-        M = scipy.sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                    shape=(K * S, K * S))
-        return M.tocsc()
+        temps = [self._row_template(int(a)) for a in action]
+        lens = np.array([tp[1].size for tp in temps], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(lens)])
+        indices = np.empty(start[-1], dtype=np.int64)
+        data = np.empty(start[-1])
+        for m, (_, _, o, t, v, diag) in enumerate(temps):
+            sl = slice(start[m], start[m + 1])
+            indices[sl] = np.where(diag, m * S + t, eta[m, o] * S + t)
+            data[sl] = v
+        counts = np.concatenate([tp[0] for tp in temps]) if K else np.zeros(0, dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=(K * S, K * S))
 
     def factor(self, action, eta):
         """``(R, Factor)``: the reward vector and the LU factors of ``I - discount P`` (sparse from
@@ -208,7 +232,8 @@ class RowUpdate:
         V' - V = y_k . rho - y_k^T (I + D Z_k)^{-1} D (W + Z_k rho),   Z_k = M^{-1} E_k,
 
     ``y`` the adjoint (``M^T y = e_{m0} (x) b0``). ``Z_k`` costs S solves with the factors (cached per
-    node until the tables change); a trial then costs ``O(O S^3)`` (an action change) or ``O(S^3)``
+    node until the tables change); a trial then costs ``O((d + S) S^2)`` (an action change, ``d``
+    distinct successor nodes: the block products go through ``T[a]``, see :meth:`_apply`) or ``O(S^3)``
     (one transition) instead of a fresh ``(K S)^3 / 3`` factorisation. The result equals the direct
     solve up to round-off (see ``tests/pomdp/test_recap_incremental.py``).
 
@@ -217,16 +242,16 @@ class RowUpdate:
     ``M'^{-1} = (I - G D) M^{-1}``, so ``W' = W + G (rho - D W)``, ``y' = y - M^{-T} D^T G^T e``
     (one transposed solve) and ``Z'_k = G``; every later solve applies the stored ``(G, D)`` steps
     to the solve with the factors. After ``max_updates`` changes the system is factored afresh
-    (each step costs about ``4 O S^3 + 2 K S^3`` flops per ``S`` right-hand sides, against one
+    (each step costs about ``4 (d + S) S^2 + 2 K S^3`` flops per ``S`` right-hand sides, against one
     sparse LU per change without it)."""
 
     def __init__(self, system, max_updates=MAX_UPDATES):
         if system.blocks is None:
             raise ValueError("RowUpdate needs the cached blocks (the model is above the block limit).")
         self.sys, self.blocks = system, system.blocks
-        self._wide_cache = system.wide_blocks
         self.r, self.g = system.r, system.discount
         self.max_updates = int(max_updates)
+        self._weights = {}  # (action, row) -> (successor nodes, summed observation weights)
         self._file = []
 
     def reset(self, action, eta, m0):
@@ -264,8 +289,13 @@ class RowUpdate:
         K, S = self.W.shape
         out = np.zeros((K, S) + v.shape[1:])
         for (a, row), sign in ((new, -self.g), (old, self.g)):
-            Y = (self._wide(a).T @ v.reshape(S, -1)).reshape((len(row), S) + v.shape[1:])
-            np.add.at(out, row, sign * Y)
+            # blocks[a, o]^T v = Z[a, :, o] * (T[a]^T v): one product, then per successor node the
+            # summed observation weights
+            n, zs = self._successor_weights(a, row)
+            Tv = (self.sys.T[a].T @ v.reshape(S, -1)).reshape((S,) + v.shape[1:])
+            zs = zs.reshape(zs.shape + (1,) * (v.ndim - 1))
+            for j, node in enumerate(n):
+                out[node] += sign * zs[:, j] * Tv
         return out
 
     def _z(self, k):
@@ -314,18 +344,33 @@ class RowUpdate:
         """Product-form steps since the last factorisation (0: ``W``, ``y`` are a direct solve)."""
         return len(self._file)
 
-    def _wide(self, a):
-        """``blocks[a]`` as one (S, O*S) matrix ``[blocks[a, 0] ... blocks[a, O-1]]`` (cached)."""
-        if a not in self._wide_cache:
-            O, S = self.blocks.shape[1], self.blocks.shape[2]
-            self._wide_cache[a] = np.ascontiguousarray(self.blocks[a].transpose(1, 0, 2).reshape(S, O * S))
-        return self._wide_cache[a]
+    def _successor_weights(self, a, row):
+        """The distinct successor nodes ``n`` (d,) of the row and ``zs`` (S, d): the observation
+        probabilities ``Z[a, :, o]`` summed over the observations ``o`` that lead to each."""
+        row = np.asarray(row, dtype=np.int64)
+        key = (int(a), row.tobytes())
+        hit = self._weights.get(key)
+        if hit is None:
+            onehot = np.zeros((len(row), int(row.max()) + 1))
+            onehot[np.arange(len(row)), row] = 1.0
+            n = np.flatnonzero(onehot.any(axis=0))
+            if len(self._weights) >= _WEIGHTS_CACHE:
+                self._weights.clear()
+            hit = self._weights[key] = (n, self.sys.Z[a] @ onehot[:, n])
+        return hit
 
     def _apply(self, a, row, X):
-        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...): one matrix product of the
-        (S, O*S) block row with the stacked ``X[row[o]]``."""
-        Xr = X[row]
-        return (self._wide(a) @ Xr.reshape(-1, int(np.prod(Xr.shape[2:], dtype=np.int64)))).reshape(Xr.shape[1:])
+        """``sum_o blocks[a, o] @ X[row[o]]`` for X of shape (K, S, ...). As ``blocks[a, o] =
+        T[a] diag(Z[a, :, o])``, this is ``T[a] @ sum_n zs_n * X[n]`` over the distinct successor
+        nodes ``n`` of the row (``zs_n``: the summed observation probabilities of the observations
+        leading to ``n``): ``(d + S) S m`` flops for ``X[n]`` of ``m`` columns instead of ``O S^2 m``."""
+        n, zs = self._successor_weights(a, row)
+        S = X.shape[1]
+        Xn = X[n].reshape(len(n), S, -1)
+        U = zs[:, 0, None] * Xn[0]
+        for j in range(1, len(n)):
+            U += zs[:, j, None] * Xn[j]
+        return (self.sys.T[a] @ U).reshape(X.shape[1:])
 
     def delta_value(self, k, a_new, row_new):
         """``V' - V`` for node ``k`` playing ``a_new`` with the transitions ``row_new`` (O,)."""

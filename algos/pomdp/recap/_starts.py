@@ -235,7 +235,9 @@ def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSION
     with ``polish(C, tab, value) -> (tab, value)`` after each stage; otherwise straight to ``K``,
     then polished); the result of highest exact value is kept (ties to the earlier schedule).
     ``trajectories`` (a dict, optional): the batch rounds of :func:`compress` per batch share,
-    shared by the schedules and by later calls on the same ``(C, tab)`` with another ``K``.
+    shared by the schedules and by later calls on the same ``(C, tab)`` with another ``K``; it also
+    keeps each compression of ``(C, tab)`` itself per (batch share, candidates, size), so the staged
+    schedule's first stage at ``K`` serves the unstaged schedule at ``2 K`` (the same controller).
     With ``expired()`` given, the schedules stop once it says True: the best K-node result of the
     completed schedules is returned, or None when none completed."""
     if len(C) <= K:  # the graph has at most K nodes: polished as it is
@@ -251,8 +253,15 @@ def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSION
         Cs, ts = C, tab
         for stage in ((2 * K, K) if staged else (K,)):
             if len(Cs) > stage:
-                out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired,
-                               trajectory=trajectories.setdefault(batch, []) if Cs is C else None)
+                # a compression of the graph itself is kept per (batch, candidates, size): the staged
+                # schedule's first stage at K is the unstaged one at 2 K (the fit at 2 K reuses it)
+                key = ("compressed", batch, n_cand, stage)
+                out = trajectories.get(key) if Cs is C else None
+                if out is None:
+                    out = compress(ev, Cs, ts, stage, evaluate, n_cand, batch, expired=expired,
+                                   trajectory=trajectories.setdefault(batch, []) if Cs is C else None)
+                    if out is not None and Cs is C:
+                        trajectories[key] = out
                 if out is None:
                     return best
                 Cs, ts, v = out
