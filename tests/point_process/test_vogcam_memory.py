@@ -83,6 +83,29 @@ def test_explicit_n_dummy_over_budget_is_refused_fast_before_the_quadrature(monk
         VoGCAM(window=(0, 1, 0, 1), n_dummy=10**6).fit(X)
 
 
+def test_voronoi_auto_over_budget_is_refused_before_the_tessellation(monkeypatch):
+    """With ``n_dummy="auto"`` every distinct point is a node: a pattern whose distinct points alone are
+    over the budget is refused before the Voronoi quadrature is built (the count, a lower bound, is
+    named as such; duplicates do not count)."""
+    import algos.point_process.vogcam._vogcam as vogcam_module
+
+    def no_quadrature(*args, **kwargs):
+        raise AssertionError("the quadrature was built before the size was checked")
+
+    monkeypatch.setattr(vogcam_module, "build_quadrature", no_quadrature)
+    X = np.random.default_rng(0).uniform(size=(20_000, 2))
+    X = np.vstack([X, X[:5000]])  # 5,000 copies: 20,000 distinct points
+    need = vogcam_module.fit_memory_bytes(20_000, 15)
+    monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", str(int(need / 2**20) - 1))
+    with pytest.warns(UserWarning, match="duplicated"), pytest.raises(
+            ValueError, match=r"'n_dummy'='auto' with at least 20000 nodes: .* would need about \d+ MiB"):
+        VoGCAM(window=(0, 1, 0, 1), quadrature="voronoi").fit(X)
+    # just above the lower bound's estimate the check passes it on (to the quadrature, stubbed here)
+    monkeypatch.setenv("ALGOS_MEMORY_BUDGET_MB", str(int(need / 2**20) + 1))
+    with pytest.warns(UserWarning, match="duplicated"), pytest.raises(AssertionError, match="quadrature was built"):
+        VoGCAM(window=(0, 1, 0, 1), quadrature="voronoi").fit(X)
+
+
 def test_auto_quadrature_over_budget_is_refused_before_the_first_factorisation(monkeypatch):
     from algos.point_process._sparse import SparseCholesky
 

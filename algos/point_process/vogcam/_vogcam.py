@@ -312,15 +312,18 @@ class VoGCAM(BaseEstimator):
         with unfitted_on_interrupt(self):
             return self._fit(X, covariates)
 
-    def _check_node_budget(self, n_nodes):
-        """Refuse ``n_nodes`` quadrature nodes whose memory estimate exceeds the budget."""
+    def _check_node_budget(self, n_nodes, at_least=False):
+        """Refuse ``n_nodes`` quadrature nodes (``at_least``: a lower bound of the count) whose memory
+        estimate exceeds the budget."""
         need = fit_memory_bytes(n_nodes, self.n_neighbors)
-        check_memory_budget(need, f"{n_nodes} quadrature nodes (about {need / n_nodes / 1024:.0f} KB each)",
-                            f"'n_dummy'={self.n_dummy!r} with {n_nodes} nodes",
+        some = "at least " if at_least else ""
+        check_memory_budget(need, f"{some}{n_nodes} quadrature nodes (about {need / n_nodes / 1024:.0f} KB each)",
+                            f"'n_dummy'={self.n_dummy!r} with {some}{n_nodes} nodes",
                             hint="lower 'n_dummy', or thin the pattern")
 
-    def _quadrature(self, X, win, rng):
-        """The quadrature ``quadrature`` resolves to for the pattern ``X``; sets ``quadrature_``."""
+    def _quadrature(self, X, win, rng, n_distinct=None):
+        """The quadrature ``quadrature`` resolves to for the pattern ``X`` (``n_distinct`` distinct
+        points); sets ``quadrature_``."""
         kind = self.quadrature
         if kind == "auto":  # data-dependent: the grid from AUTO_GRID_MIN_POINTS points on
             kind = "grid" if len(X) >= AUTO_GRID_MIN_POINTS else "voronoi"
@@ -339,6 +342,8 @@ class VoGCAM(BaseEstimator):
             return grid_quadrature(X, win, n_cells)
         if self.n_dummy != "auto":  # before the quadrature: an explicit size is known now
             self._check_node_budget(len(X) + int(self.n_dummy))
+        else:  # every distinct point is a node: a lower bound of the node count, known before the tessellation
+            self._check_node_budget(len(X) if n_distinct is None else n_distinct, at_least=True)
         return build_quadrature(X, win, n_dummy=self.n_dummy, random_state=rng)
 
     def _fit(self, X, covariates):
@@ -352,9 +357,9 @@ class VoGCAM(BaseEstimator):
         X = check_points(X, win)
         if len(X) == 0:
             raise ValueError("'X' needs at least 1 point to fit an intensity; got 0 (n = 0).")
-        warn_duplicates(X, "the copies are merged into one node with their count", stacklevel=4)
+        n_dup = warn_duplicates(X, "the copies are merged into one node with their count", stacklevel=4)
         rng = check_random_state(self.random_state)
-        quad = self._quadrature(X, win, rng)
+        quad = self._quadrature(X, win, rng, n_distinct=len(X) - n_dup)
         self._check_node_budget(len(quad.nodes))
         # ---- rescale to the unit box
         xmin, xmax, ymin, ymax = win.bounds
