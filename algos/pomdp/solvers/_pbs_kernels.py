@@ -615,28 +615,35 @@ def fib_backup_sparse(Qm, Tptr, Tidx, Tval, Z, r, discount):
     """Fast-informed-bound backup (Hauskrecht 2000) on the sparse transitions:
     ``Q'[a, s] = r[s, a] + discount * sum_o max_{a'} sum_{s'} T[a, s, s'] Z[a, s', o] Q[a', s']``."""
     A, S = Qm.shape
-    O = Z.shape[2]
     out = np.empty((A, S))
     acc = np.empty(A)
     for a in range(A):
         for s in range(S):
-            tot = 0.0
-            for o in range(O):
-                for b in range(A):
-                    acc[b] = 0.0
-                for k in range(Tptr[a, s], Tptr[a, s + 1]):
-                    t = Tidx[k]
-                    p = Tval[k] * Z[a, t, o]
-                    if p != 0.0:
-                        for b in range(A):
-                            acc[b] += p * Qm[b, t]
-                best = acc[0]
-                for b in range(1, A):
-                    if acc[b] > best:
-                        best = acc[b]
-                tot += best
-            out[a, s] = r[s, a] + discount * tot
+            out[a, s] = r[s, a] + discount * fib_row(Qm, Tptr, Tidx, Tval, Z, a, s, acc)
     return out
+
+
+@numba.njit(cache=True)
+def fib_row(Qm, Tptr, Tidx, Tval, Z, a, s, acc):
+    """``sum_o max_{a'} sum_{s'} T[a, s, s'] Z[a, s', o] Q[a', s']`` for one ``(a, s)``; ``acc`` is
+    scratch of length A."""
+    A = Qm.shape[0]
+    tot = 0.0
+    for o in range(Z.shape[2]):
+        for b in range(A):
+            acc[b] = 0.0
+        for k in range(Tptr[a, s], Tptr[a, s + 1]):
+            t = Tidx[k]
+            p = Tval[k] * Z[a, t, o]
+            if p != 0.0:
+                for b in range(A):
+                    acc[b] += p * Qm[b, t]
+        best = acc[0]
+        for b in range(1, A):
+            if acc[b] > best:
+                best = acc[b]
+        tot += best
+    return tot
 
 
 def sparse_model(T):

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._pbs_kernels import fib_row
+
 GS_TOL = 1e-12  # Gauss-Seidel stops when a sweep moves no value by more than this times max(1, max |V|)
 GS_MAX_SWEEPS = 10_000
 
@@ -155,19 +157,6 @@ def fib_backup_sparse_fast(Qm, Tptr, Tidx, Tval, Z, r, discount):
                         zs += Tval[k0] * Z[a, t, o] * V[t]
                 tot = zs
             else:
-                for o in range(O):
-                    for b in range(A):
-                        acc[b] = 0.0
-                    for k in range(k0, k1):
-                        t = Tidx[k]
-                        p = Tval[k] * Z[a, t, o]
-                        if p != 0.0:
-                            for b in range(A):
-                                acc[b] += p * Qm[b, t]
-                    best = acc[0]
-                    for b in range(1, A):
-                        if acc[b] > best:
-                            best = acc[b]
-                    tot += best
+                tot = fib_row(Qm, Tptr, Tidx, Tval, Z, a, s, acc)
             out[a, s] = r[s, a] + discount * tot
     return out
