@@ -16,9 +16,11 @@ Tinney 1975), which give :math:`Z = P^{-1}` on the pattern of :math:`L` — a su
 run for :math:`j = N-1, \dots, 0`; every :math:`Z_{ik}` on the right lies in the pattern of :math:`L`
 because that pattern is chordal.
 
-Fill-reducing ordering :math:`\pi`: geometric nested dissection (George 1973) on the node coordinates —
-split at the median of the longer side, order the two halves recursively and the separator (the nodes
-of one half with a graph edge to the other half) last — or scipy's reverse Cuthill--McKee. The pattern
+Fill-reducing ordering :math:`\pi`: nested dissection (George 1973) on the node coordinates and the
+graph — split at the median of either coordinate, take as separator a minimum vertex cover of the graph's
+edges across the cut (König's theorem; the separator refinement of Ashcraft & Liu 1998), keep the axis with
+the smaller separator, order the two halves recursively and the separator last — or scipy's reverse
+Cuthill--McKee. The pattern
 is computed once per fit (elimination tree, Liu 1990; column counts), since the NNGP neighbour sets do
 not change.
 
@@ -44,6 +46,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from .._validation import check_array
 from ._sparse_kernels import (
@@ -76,52 +79,96 @@ SUPERNODE_RELAX = (0.3, 0.15, 0.05)
 
 
 # ----------------------------------------------------------------------------- orderings
+def _cut_edges(indptr, indices, part, side):
+    """The edges from the nodes ``part`` to nodes marked in ``side``: local index in ``part``, other end."""
+    deg = np.diff(indptr)[part]
+    rows = np.repeat(np.arange(len(part)), deg)
+    offs = np.arange(deg.sum()) - np.repeat(np.cumsum(deg) - deg, deg)
+    nb = indices[np.repeat(indptr[part], deg) + offs]
+    hit = side[nb]
+    return rows[hit], nb[hit]
+
+
+def _min_vertex_cover(n_left, n_right, rows, cols):
+    """A minimum vertex cover of the bipartite graph with edges ``(rows[e], cols[e])`` (König's theorem:
+    from a maximum matching, the left vertices not reachable from an unmatched left vertex by an
+    alternating path, and the right vertices that are). Returns boolean masks over left and right."""
+    G = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n_left, n_right))
+    match = maximum_bipartite_matching(G, perm_type="column")  # the right vertex of each left one, or -1
+    mate = np.full(n_right, -1, dtype=np.int64)
+    matched = np.flatnonzero(match >= 0)
+    mate[match[matched]] = matched
+    seen_left = match < 0
+    seen_right = np.zeros(n_right, dtype=bool)
+    frontier = np.flatnonzero(seen_left)
+    while len(frontier):
+        nb = np.unique(G[frontier].indices)
+        nb = nb[~seen_right[nb]]
+        seen_right[nb] = True
+        back = mate[nb]
+        back = back[back >= 0]
+        back = back[~seen_left[back]]
+        seen_left[back] = True
+        frontier = back
+    return ~seen_left, seen_right
+
+
+def _bisect(coords, indptr, indices, idx, axis, side):
+    """Split ``idx`` at the median of coordinate ``axis``; the separator is a minimum vertex cover of the
+    graph's edges across the cut (so drawn from both halves). Returns (left, right, separator)."""
+    c = coords[idx, axis]
+    left = c <= np.median(c)
+    if left.all() or not left.any():  # ties: split by rank instead
+        left = np.zeros(len(idx), dtype=bool)
+        left[np.argsort(c, kind="stable")[: len(idx) // 2]] = True
+    L, R = idx[left], idx[~left]
+    side[R] = True
+    rows, nb = _cut_edges(indptr, indices, L, side)
+    side[R] = False
+    if len(rows) == 0:
+        return L, R, idx[:0]
+    ul, ri = np.unique(rows, return_inverse=True)
+    Rs = np.sort(R)
+    ur, ci = np.unique(np.searchsorted(Rs, nb), return_inverse=True)
+    cover_l, cover_r = _min_vertex_cover(len(ul), len(ur), ri.ravel(), ci.ravel())
+    in_l = np.zeros(len(L), dtype=bool)
+    in_l[ul[cover_l]] = True
+    in_r = np.zeros(len(Rs), dtype=bool)
+    in_r[ur[cover_r]] = True
+    return L[~in_l], Rs[~in_r], np.concatenate([L[in_l], Rs[in_r]])
+
+
 def nested_dissection(coords, indptr, indices, leaf=ND_LEAF):
-    """Geometric nested-dissection permutation (new -> old) of the graph (indptr, indices) on ``coords``."""
+    """Nested-dissection permutation (new -> old) of the graph (indptr, indices) on ``coords``.
+
+    Each part is cut at the median of each coordinate; the separator of a cut is a minimum vertex cover of
+    the graph's edges across it (König's theorem on a maximum bipartite matching), and the cut with the
+    smaller separator is kept. The two halves are ordered recursively and the separator last; parts of at
+    most ``leaf`` nodes are ordered by coordinate.
+    """
     N = len(coords)
     order = np.empty(N, dtype=np.int64)
-    side = np.zeros(N, dtype=np.int8)
+    side = np.zeros(N, dtype=bool)
     pos = [0]
-    deg = np.diff(indptr)
+
+    def emit(sub):
+        order[pos[0]:pos[0] + len(sub)] = sub
+        pos[0] += len(sub)
 
     def rec(idx):
         if len(idx) <= leaf:
-            sub = idx[np.lexsort((coords[idx, 1], coords[idx, 0]))]
-            order[pos[0]:pos[0] + len(sub)] = sub
-            pos[0] += len(sub)
+            emit(idx[np.lexsort((coords[idx, 1], coords[idx, 0]))])
             return
-        c = coords[idx]
-        ext = np.ptp(c, axis=0)
-        ax = 0 if ext[0] >= ext[1] else 1
-        med = np.median(c[:, ax])
-        left = c[:, ax] <= med
-        if left.all() or not left.any():  # ties: split by rank instead
-            rk = np.argsort(c[:, ax], kind="stable")
-            left = np.zeros(len(idx), dtype=bool)
-            left[rk[: len(idx) // 2]] = True
-        L, R = idx[left], idx[~left]
-        # separator: nodes of L with an edge into R
-        side[R] = 2
-        d = deg[L]
-        starts = indptr[L]
-        rows = np.repeat(np.arange(len(L)), d)
-        offs = np.arange(d.sum()) - np.repeat(np.cumsum(d) - d, d)
-        nb = indices[np.repeat(starts, d) + offs]
-        hit = np.zeros(len(L), dtype=bool)
-        hit[rows[side[nb] == 2]] = True
-        side[R] = 0
-        S, L = L[hit], L[~hit]
+        cuts = [_bisect(coords, indptr, indices, idx, axis, side) for axis in (0, 1)]
+        L, R, S = min(cuts, key=lambda cut: len(cut[2]))
         if len(S) == len(idx) or (len(L) == 0 and len(R) == 0):
-            sub = idx[np.lexsort((coords[idx, 1], coords[idx, 0]))]
-            order[pos[0]:pos[0] + len(sub)] = sub
-            pos[0] += len(sub)
+            emit(idx[np.lexsort((coords[idx, 1], coords[idx, 0]))])
             return
         if len(L):
             rec(L)
         if len(R):
             rec(R)
-        order[pos[0]:pos[0] + len(S)] = S
-        pos[0] += len(S)
+        emit(S)
 
     rec(np.arange(N, dtype=np.int64))
     assert pos[0] == N

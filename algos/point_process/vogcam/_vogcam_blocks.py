@@ -63,14 +63,21 @@ PATTERN_ENTRY_BYTES = 80
 FIXED_NODE_BYTES = 2200
 
 
+#: Stored factor entries per entry of a row of ``Q`` grow like ``FILL_SLOPE (log2 N - FILL_LOG2_OFFSET)``
+#: (fitted to the measured fill of the nested dissection, docs/point_process.md, "Memory").
+FILL_SLOPE = 0.85
+FILL_LOG2_OFFSET = 8.0
+
+
 def factor_entries_per_node(n_nodes, n_neighbors):
     """Stored entries per node of the sparse Cholesky factor of an NNGP precision, before any symbolic
-    analysis: ``q max(1, 0.95 (log2 N - 7))`` with ``q = min(3.5 k + 1, N)`` entries of ``Q`` per row
-    (nested dissection of a planar-like graph fills ``O(N log N)``; the constants fit the measured fill of
-    uniform patterns, N = 1e4-1e5, k = 5-30, to about 25 %)."""
+    analysis: ``q max(1, FILL_SLOPE (log2 N - FILL_LOG2_OFFSET))`` with ``q = min(3.5 k + 1, N)`` entries of
+    ``Q`` per row (nested dissection of a planar-like graph fills ``O(N log N)``; the constants fit the
+    measured fill of uniform patterns with the Voronoi quadrature's dummies, N = 1e4-3e5, k = 5-30, to about
+    15 %)."""
     N = max(int(n_nodes), 1)
     q = min(3.5 * int(n_neighbors) + 1.0, float(N))
-    return q, q * max(1.0, 0.95 * (math.log2(N) - 7.0))
+    return q, q * max(1.0, FILL_SLOPE * (math.log2(N) - FILL_LOG2_OFFSET))
 
 
 def fit_memory_bytes(n_nodes, n_neighbors, factor_entries=None):
