@@ -49,7 +49,7 @@ def _matvec(M):
     return product
 
 
-def _bicgstab(M, b, x0=None, rtol=KRYLOV_RTOL, maxiter=2000):
+def _bicgstab(M, b, x0=None, rtol=KRYLOV_RTOL, atol=0.0, maxiter=2000):
     """``scipy.sparse.linalg.bicgstab(M, b, x0=x0, rtol=rtol, atol=0, maxiter=maxiter)`` for a real
     sparse ``M`` without a preconditioner: the same iteration, operation by operation (the same
     iterates and result), without the linear-operator layers around each product (a third of the
@@ -57,7 +57,7 @@ def _bicgstab(M, b, x0=None, rtol=KRYLOV_RTOL, maxiter=2000):
     b = np.asarray(b, dtype=float).ravel()
     x = np.zeros_like(b) if x0 is None else np.array(x0, dtype=float).ravel()
     bnrm2 = np.linalg.norm(b)
-    atol = float(rtol) * float(bnrm2)
+    atol = max(float(atol), float(rtol) * float(bnrm2))
     if bnrm2 == 0:
         return b, 0
     matvec = _matvec(M)
