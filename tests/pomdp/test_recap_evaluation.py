@@ -12,6 +12,8 @@
   iteration), cold and warm-started, on the system and its transpose.
 * A Woodbury trial (``RowUpdate.delta_value``, which reads ``Z_k rho`` on the successor rows only)
   equals the change of a direct solve.
+* The compression's single merges, warm-started from the previous step's solution, choose the same
+  merges as cold solves.
 * The polish ranks the nearest codewords of the visited nodes only: those rows equal the ranks
   computed for every node.
 """
@@ -22,11 +24,12 @@ import scipy.sparse.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from algos.datasets import load_pomdp
 from algos.pomdp import PointBasedSolver, RECAPController
 from algos.pomdp._beliefs import _arrays, _b0
 from algos.pomdp._builtin import tiger
 from algos.pomdp.recap import _starts
-from algos.pomdp.recap._fsc_eval import FSCSystem, RowUpdate, _bicgstab
+from algos.pomdp.recap._fsc_eval import SPARSE_FROM, FSCSystem, RowUpdate, _bicgstab
 from tests.strategies import pomdps
 
 ATOL = 1e-10
@@ -168,3 +171,22 @@ def test_polish_ranks_of_visited_nodes_equal_the_full_ranks(seed):
     A, O = model.n_actions, model.n_observations
     part = search._distortion(model, C, solver.alphas_, rows=rows)
     np.testing.assert_array_equal(part, full.reshape(5, A * O, 5)[rows].reshape(-1, 5))
+
+
+def test_warm_started_single_merges_equal_cold_ones(monkeypatch):
+    # the single-merge phase warm-starts the Krylov solves of each step from the previous step's
+    # node values and adjoint: the merges chosen (and the value) are those of cold solves
+    model = load_pomdp("tiger-grid")
+    solver = PointBasedSolver(time_limit=600.0, max_trials=30, random_state=0).fit(model)
+    ev = _system(model)
+    C, tab = _starts.policy_graph(ev, solver.alphas_, solver.actions_)
+    K = 12
+    assert len(C) > 2 * K and (K + 3) * ev.n_states >= SPARSE_FROM  # (warm Krylov solves in the single merges)
+    evaluate = lambda t: ev.value(t["action"], t["eta"], t["m0"])  # noqa: E731
+    warm = _starts.compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25)
+    cold_values = _starts._values
+    monkeypatch.setattr(_starts, "_values", lambda ev_, tab_, W0=None, y0=None: cold_values(ev_, tab_))
+    cold = _starts.compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25)
+    assert warm[2] == cold[2]
+    np.testing.assert_array_equal(warm[1]["action"], cold[1]["action"])
+    np.testing.assert_array_equal(warm[1]["eta"], cold[1]["eta"])
