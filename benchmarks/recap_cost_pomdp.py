@@ -13,12 +13,16 @@ default ``--ks``): a fit whose cost is linear in K has ratio 2 per doubling.
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/recap_cost_pomdp.py [--quick]
 
 ``--quick``: tiger.95 and 4x3.95, K = 2, 4, a 2-s solver run (a smoke run). Nothing here asserts a time.
+``--saved DIR``: the solver run of each model is pickled to ``DIR/<model>.pkl`` (with the model) the
+first time and loaded from there afterwards, so that two checkouts compare their fits on the same
+vectors (the solver's ``time_limit`` counts CPU time: two runs differ).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import resource
 import sys
 import time
@@ -67,6 +71,7 @@ def main(argv=None):
     p.add_argument("--models", default="tiger-grid,hallway")
     p.add_argument("--ks", default="4,8,16,32")
     p.add_argument("--solver-time", type=float, default=5.0)
+    p.add_argument("--saved", default=None, help="folder of pickled (model, solver) runs, made when missing")
     args = p.parse_args(argv)
     if args.quick:
         args.models, args.ks, args.solver_time = "tiger.95,4x3.95", "2,4", 2.0
@@ -74,10 +79,19 @@ def main(argv=None):
     ctx = mp.get_context("fork")
     print(environment())
     for name in args.models.split(","):
-        model, name = _read(name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            solver = PointBasedSolver(time_limit=args.solver_time, random_state=0).fit(model)
+        key = Path(name).stem if Path(name).exists() else name  # (a file's stem, else the data name)
+        saved = None if args.saved is None else Path(args.saved) / f"{key}.pkl"
+        if saved is not None and saved.exists():
+            model, solver = pickle.loads(saved.read_bytes())
+            name = key
+        else:
+            model, name = _read(name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                solver = PointBasedSolver(time_limit=args.solver_time, random_state=0).fit(model)
+            if saved is not None:
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                saved.write_bytes(pickle.dumps((model, solver)))
         lower = float((solver.alphas_ @ model.b0).max())
         rows, prev = [], None
         for K in (int(k) for k in args.ks.split(",")):

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
+from scipy.sparse import _sparsetools
 
 __all__ = ["FSCSystem", "RowUpdate", "fsc_blocks"]
 
@@ -32,13 +33,81 @@ MAX_UPDATES = 8  # product-form changes (RowUpdate.accept) after which the syste
 KRYLOV_RTOL = 1e-12  # relative residual of the iterative solves (checked; a direct solve when not met)
 
 
+def _matvec(M):
+    """``x -> M @ x`` for a CSC matrix ``M`` by the sparse kernel itself (the same product as
+    ``M @ x``, without the dispatch of each call); ``M @ x`` for other formats."""
+    if M.format != "csc" or M.indptr.dtype != M.indices.dtype:
+        return lambda x: M @ x
+    n_row, n_col = M.shape
+    indptr, indices, data = M.indptr, M.indices, M.data
+
+    def product(x):
+        out = np.zeros(n_row)
+        _sparsetools.csc_matvec(n_row, n_col, indptr, indices, data, x, out)
+        return out
+
+    return product
+
+
+def _bicgstab(M, b, x0=None, rtol=KRYLOV_RTOL, atol=0.0, maxiter=2000):
+    """``scipy.sparse.linalg.bicgstab(M, b, x0=x0, rtol=rtol, atol=0, maxiter=maxiter)`` for a real
+    sparse ``M`` without a preconditioner: the same iteration, operation by operation (the same
+    iterates and result), without the linear-operator layers around each product (a third of the
+    cost of the compression's solves on small policy graphs)."""
+    b = np.asarray(b, dtype=float).ravel()
+    x = np.zeros_like(b) if x0 is None else np.array(x0, dtype=float).ravel()
+    bnrm2 = np.linalg.norm(b)
+    atol = max(float(atol), float(rtol) * float(bnrm2))
+    if bnrm2 == 0:
+        return b, 0
+    matvec = _matvec(M)
+    dot = np.dot
+    rhotol = omegatol = np.finfo(float).eps ** 2
+    rho_prev = omega = alpha = p = v = s = None
+    r = b - matvec(x) if x.any() else b.copy()
+    rtilde = r.copy()
+    for iteration in range(maxiter):
+        if np.linalg.norm(r) < atol:
+            return x, 0
+        rho = dot(rtilde, r)
+        if np.abs(rho) < rhotol:
+            return x, -10
+        if iteration > 0:
+            if np.abs(omega) < omegatol:
+                return x, -11
+            beta = (rho / rho_prev) * (alpha / omega)
+            p -= omega * v
+            p *= beta
+            p += r
+        else:
+            s = np.empty_like(r)
+            p = r.copy()
+        v = matvec(p)
+        rv = dot(rtilde, v)
+        if rv == 0:
+            return x, -11
+        alpha = rho / rv
+        r -= alpha * v
+        s[:] = r[:]
+        if np.linalg.norm(s) < atol:
+            x += alpha * p
+            return x, 0
+        t = matvec(s)
+        omega = dot(t, s) / dot(t, t)
+        x += alpha * p
+        x += omega * s
+        r -= omega * t
+        rho_prev = rho
+    return x, maxiter
+
+
 def _krylov(M, b, x0=None, rtol=KRYLOV_RTOL):
     """``M^{-1} b`` by BiCGSTAB (then GMRES) from ``x0``, or None when neither reaches the relative
     residual ``rtol`` (checked afterwards on the returned vector)."""
     nb = float(np.linalg.norm(b))
     if nb == 0.0:
         return np.zeros_like(b)
-    for method in (scipy.sparse.linalg.bicgstab, scipy.sparse.linalg.gmres):
+    for method in (_bicgstab, scipy.sparse.linalg.gmres):
         x, _ = method(M, b, x0=x0, rtol=rtol, atol=0.0, maxiter=2000)
         if np.all(np.isfinite(x)) and np.linalg.norm(M @ x - b) <= 10 * rtol * nb:
             return x
@@ -394,7 +463,10 @@ class RowUpdate:
                 return float(-yk @ np.linalg.solve(C, Dx))
         rho = self.r[:, a_new] - self.r[:, a_old]
         C = self._capacitance(k, (a_new, row_new), Zk)
-        x = self.W + np.einsum("kst,t->ks", Zk, rho)
+        # D x reads x = W + Z_k rho on the successor nodes of the two rows only: those rows alone
+        n = np.union1d(self._successor_weights(a_new, row_new)[0], self._successor_weights(a_old, row_old)[0])
+        x = self.W.copy()
+        x[n] += np.einsum("kst,t->ks", Zk[n], rho)
         return float(yk @ rho - yk @ np.linalg.solve(C, self._D((a_new, row_new), (a_old, row_old), x)))
 
     def _capacitance(self, k, new, Zk):

@@ -145,15 +145,18 @@ class RecapSearch:
         W, y, _ = self._system(pomdp).values_and_adjoint(action, eta, int(m0))
         return W, y
 
-    def _distortion(self, pomdp, C, alphas, action=None):
+    def _distortion(self, pomdp, C, alphas, action=None, rows=None):
         """:func:`decision_distortion` of the codebook's node successors (all actions, flattened
-        (K*A*O, K); or those of ``action`` (K,), (K*O, K)) with ``V_Gamma`` of them from the cache."""
+        (K*A*O, K); or those of ``action`` (K,), (K*O, K)) with ``V_Gamma`` of them from the cache;
+        with ``rows`` (no ``action``), those of the nodes ``rows`` only (len(rows)*A*O, K)."""
         C = np.ascontiguousarray(np.asarray(C, dtype=float))
         ev = self._system(pomdp)
         _, Bn, _, v = self._successors(ev, C, alphas)
         if action is not None:
             rows = np.arange(len(C))
             Bn, v = Bn[rows, action], v[rows, action]
+        elif rows is not None:
+            Bn, v = Bn[rows], v[rows]
         S = C.shape[1]
         alpha_c = alphas[np.argmax(C @ alphas.T, axis=1)]
         return np.maximum(v.reshape(-1)[:, None] - Bn.reshape(-1, S) @ alpha_c.T, 0.0)
@@ -344,11 +347,13 @@ class RecapSearch:
         S = C.shape[1]
         run = Polish(self, pomdp, tab, value, S, _SCREEN_SIZE)
         A, O = run.tab["P"].shape[1], run.tab["P"].shape[2]
-        d = self._distortion(pomdp, C, alphas)
-        l1 = np.abs(run.tab["Bn"].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
-        rank = np.argsort(d + 1e-9 * l1, axis=1, kind="stable")
-        rank = rank.reshape(K, A, O, K)[:, :, :, :n_alt]
         visit = range(K) if nodes is None else sorted({int(k) for k in nodes if 0 <= k < K})
+        # the codewords nearest to the successors of the visited nodes only (each row on its own)
+        seen = np.asarray(visit, dtype=np.int64)
+        d = self._distortion(pomdp, C, alphas, rows=seen)
+        l1 = np.abs(run.tab["Bn"][seen].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
+        rank = np.zeros((K, A, O, min(n_alt, K)), dtype=np.int64)
+        rank[seen] = np.argsort(d + 1e-9 * l1, axis=1, kind="stable").reshape(len(seen), A, O, K)[:, :, :, :n_alt]
         for _ in range(n_sweeps):
             improved = False
             for k in visit:

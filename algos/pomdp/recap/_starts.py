@@ -140,11 +140,12 @@ def _apply_merges(C, tab, pairs):
     return C[keep], out
 
 
-def _values(ev, tab):
+def _values(ev, tab, W0=None, y0=None):
     """Node values and adjoint of the tables for ranking merges: Krylov solves on large systems
-    (``N * S >= SPARSE_FROM``, where a sparse LU of a policy graph fills in), a direct solve below."""
+    (``N * S >= SPARSE_FROM``, where a sparse LU of a policy graph fills in; warm-started from
+    ``W0``, ``y0`` when given), a direct solve below."""
     if len(tab["action"]) * ev.n_states >= SPARSE_FROM:
-        return ev.values_and_adjoint_iterative(tab["action"], tab["eta"], int(tab["m0"]))
+        return ev.values_and_adjoint_iterative(tab["action"], tab["eta"], int(tab["m0"]), W0=W0, y0=y0)
     W, y, _ = ev.values_and_adjoint(tab["action"], tab["eta"], int(tab["m0"]))
     return W, y
 
@@ -191,6 +192,7 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
         for Ct, tt in trajectory:  # the last stored controller with at least 2 K nodes
             if len(Ct) >= 2 * K:
                 C, tab = Ct, tt
+    warm = None  # (W, y) of the last single merge's controller before it, the merged node's rows dropped
     while len(C) > K:
         if expired is not None and expired():
             return None
@@ -204,7 +206,8 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
             else:
                 C, tab = _batch_round(ev, C, tab, N - 2 * K if clipped else m)
             continue
-        W, y = _values(ev, tab)
+        # warm-started from the previous step's solution without the merged node's rows
+        W, y = _values(ev, tab, *(warm if warm is not None else (None, None)))
         gain = merge_gains(ev, tab["action"], tab["eta"], tab["m0"], W, y)
         order = np.argsort(-gain, axis=None, kind="stable")
         order = order[order // N != order % N]  # (the diagonal, -inf, is no merge: N <= 3 reaches it)
@@ -217,8 +220,9 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
             v = (ev.value_iterative(tn["action"], tn["eta"], tn["m0"], W0=np.delete(W, j, axis=0))
                  if (N - 1) * ev.n_states >= SPARSE_FROM else evaluate(tn))
             if best is None or v > best[2]:
-                best = (Cn, tn, v)
+                best = (Cn, tn, v, j)
         C, tab = best[0], best[1]
+        warm = (np.delete(W, best[3], axis=0), np.delete(y, best[3], axis=0))
     return C, tab, evaluate(tab)
 
 
