@@ -29,25 +29,25 @@ DENSE_POINTS_MAX_S = 512  # dense column-wise sawtooth inverses up to this many 
 
 
 @numba.njit(cache=True)
-def predict(b, a, Tptr, Tidx, Tval, out, mark, sup):
-    """``out = b @ T[a]`` (dense, zeroed first) and its support ``sup[:n]``; returns ``n``.
+def predict(b, bsup, nb, a, Tptr, Tidx, Tval, out, mark, sup):
+    """``out = b @ T[a]`` on its support ``sup[:n]``, summed over the support ``bsup[:nb]`` of ``b`` (increasing
+    states, as :func:`_support` lists them); returns ``n``. Only the entries on ``sup[:n]`` are written (each
+    is zeroed when first reached), so the cost is that of the support, not of ``S``; readers of ``out`` read
+    it on ``sup[:n]`` only.
 
     ``mark`` (S,) int8 scratch, all zero on entry and on exit."""
-    S = b.shape[0]
-    for s in range(S):
-        out[s] = 0.0
     n = 0
-    for s in range(S):
+    for j in range(nb):
+        s = bsup[j]
         bs = b[s]
-        if bs == 0.0:
-            continue
         for k in range(Tptr[a, s], Tptr[a, s + 1]):
             t = Tidx[k]
-            out[t] += bs * Tval[k]
             if mark[t] == 0:
                 mark[t] = 1
+                out[t] = 0.0
                 sup[n] = t
                 n += 1
+            out[t] += bs * Tval[k]
     for j in range(n):
         mark[sup[j]] = 0
     return n
@@ -174,9 +174,9 @@ def _support(b, sup):
 
 
 @numba.njit(cache=True)
-def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                P, LV, UV, LI, QU, work, vb, lower_action=-1):
-    """Everything one step of the search needs at belief ``b``, for all ``(a, o)``:
+def node_values(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT,
+                nU, P, LV, UV, LI, QU, work, vb, lower_action=-1):
+    """Everything one step of the search needs at belief ``b`` (support ``bsup[:nb]``), for all ``(a, o)``:
     ``P[a, o] = P(o|b,a)``, ``LV[a, o] = P * L(tau)``, ``UV[a, o] = P * U(tau)``, the best lower
     vector ``LI[a, o]`` at the successor (0 where ``P = 0``), and the upper Q-values
     ``QU[a] = b . r[:, a] + discount * sum_o UV[a, o]``. ``work``: a scratch tuple of arrays.
@@ -185,11 +185,11 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, 
     pred, x, mark, psup, xsup = work
     A = Tptr.shape[0]
     O = Z.shape[2]
-    S = b.shape[0]
     for a in range(A):
-        npred = predict(b, a, Tptr, Tidx, Tval, pred, mark, psup)
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
         rb = 0.0
-        for s in range(S):
+        for j in range(nb):
+            s = bsup[j]
             rb += b[s] * r[s, a]
         tot = 0.0
         for o in range(O):
@@ -210,6 +210,91 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, 
                 UV[a, o] = 0.0
                 LI[a, o] = 0
         for j in range(npred):  # keep x zero off the current support (upper_at reads any index)
+            x[psup[j]] = 0.0
+        QU[a] = rb + discount * tot
+
+
+@numba.njit(cache=True)
+def upper_since(x, sup, n, c, Uptr, Uidx, Uinv, Ud, i0, nU, u_old):
+    """``upper_at`` at ``x`` with the points ``0..nU-1`` from its value ``u_old`` with the points ``0..i0-1``:
+    only the points ``i0..nU-1`` are read (``min(u_old, x . c + min(0, min_i Ud[i] ratio_i))``, the same
+    products, sums and minima as :func:`upper_at`, so the same number). ``x`` must be zero off ``sup[:n]``."""
+    low = 0.0
+    for i in range(i0, nU):
+        di = Ud[i]
+        if di >= 0.0:
+            continue
+        ratio = np.inf
+        for k in range(Uptr[i], Uptr[i + 1]):
+            v = x[Uidx[k]] * Uinv[k]
+            if v < ratio:
+                ratio = v
+        v = di * ratio
+        if v < low:
+            low = v
+    if low >= 0.0:
+        return u_old
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    saw = base + low
+    return saw if saw < u_old else u_old
+
+
+@numba.njit(cache=True)
+def lower_since(x, sup, n, ALT, i0, nA, best, bi):
+    """``lower_at`` at ``x`` over the vectors ``0..nA-1`` from its result ``(best, bi)`` over ``0..i0-1``: only
+    the vectors ``i0..nA-1`` are read (the same sums in the same order, first maximum on ties)."""
+    for i in range(i0, nA):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += ALT[s, i] * x[s]
+        if v > best:
+            best = v
+            bi = i
+    return best, bi
+
+
+@numba.njit(cache=True)
+def node_values_since(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
+                      P, LV, UV, LI, QU, work, vb, UVr, nU0, a0, LV0, LI0, nA0):
+    """:func:`node_values` (all actions) at ``b`` from the values the trial's descent found there with the
+    first ``nU0`` points and ``nA0`` vectors: the unclipped upper values ``UVr`` (A, O) of every successor and
+    the lower values and vectors ``LV0``, ``LI0`` (O,) of the successors of action ``a0``. Only the points and
+    vectors added since are read at those successors (:func:`upper_since`, :func:`lower_since`); the other
+    actions' lower values are computed in full. The results equal :func:`node_values`'s."""
+    pred, x, mark, psup, xsup = work
+    A = Tptr.shape[0]
+    O = Z.shape[2]
+    for a in range(A):
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
+        rb = 0.0
+        for j in range(nb):
+            s = bsup[j]
+            rb += b[s] * r[s, a]
+        tot = 0.0
+        for o in range(O):
+            p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
+            P[a, o] = p
+            if p > 0.0:
+                uv = upper_since(x, xsup, n, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UVr[a, o])
+                if a == a0:
+                    lv, li = lower_since(x, xsup, n, ALT, nA0, nA, LV0[o], LI0[o])
+                else:
+                    lv, li = lower_at(x, xsup, n, ALT, nA, vb)
+                LV[a, o] = lv
+                LI[a, o] = li
+                if lv > uv:
+                    uv = lv
+                UV[a, o] = uv
+                tot += UV[a, o]
+            else:
+                LV[a, o] = 0.0
+                UV[a, o] = 0.0
+                LI[a, o] = 0
+        for j in range(npred):
             x[psup[j]] = 0.0
         QU[a] = rb + discount * tot
 
@@ -263,12 +348,22 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     when it lowers ``U(b)``.
     The caller guarantees room for one vector and one point (``S`` support entries).
     Returns ``(nA, nU)``."""
+    nb = _support(b, bsup)
+    node_values(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT,
+                nU, P, LV, UV, LI, QU, work, vb)
+    lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
+    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+    return _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx, Uval,
+                   Uinv, Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w)
+
+
+@numba.njit(cache=True)
+def _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx, Uval, Uinv,
+            Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w):
+    """The end of :func:`update` once ``LI``, ``QU`` and the bounds ``lb``, ``ub`` at ``b`` are known: append the
+    backed-up vector and the point when they improve the bounds; returns ``(nA, nU)``."""
     A = Tptr.shape[0]
     S = b.shape[0]
-    node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                P, LV, UV, LI, QU, work, vb)
-    nb = _support(b, bsup)
-    lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
     best_v = -np.inf
     best_a = 0
     for a in range(A):
@@ -295,7 +390,6 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     for a in range(A):
         if QU[a] > hu:
             hu = QU[a]
-    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
     if best_v > hu:  # both are bounds on V*(b); keep the upper one above the lower (round-off)
         hu = best_v
     if hu < ub - _EPS_IMPROVE * max(1.0, abs(ub)):
@@ -343,6 +437,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     (discount P(o*))`` with ``V = L`` resp. ``U``. Only the depth of the trial changes; the backups (and so
     the validity of both bounds) are the same."""
     S = b0.shape[0]
+    A = Tptr.shape[0]
     O = Z.shape[2]
     for s in range(S):
         path[0, s] = b0[s]
@@ -352,13 +447,26 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     lhat = 0.0
     uhat = 0.0
     pred, x, mark, psup, xsup = work
+    # what the descent found at each node of the path, with the nA0 vectors and nU0 points of the trial's start
+    # (the sets do not change before the backups), reused by the backups (node_values_since)
+    nA0 = nA
+    nU0 = nU
+    L = path.shape[0]
+    UVr = np.empty((L, A, O))
+    LVd = np.empty((L, O))
+    LId = np.zeros((L, O), dtype=np.int64)
+    Ad = np.zeros(L, dtype=np.int64)
+    LBd = np.empty(L)
+    UBd = np.empty(L)
     while True:
         b = path[t]
-        node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                    P, LV, UV, LI, QU, work, vb, -2)
         nb = _support(b, bsup)
+        node_values(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask,
+                    UinvT, nU, P, LV, UV, LI, QU, work, vb, -2)
         lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
         ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+        LBd[t] = lb
+        UBd[t] = ub
         if t == 0:
             width0 = ub - lb
             lhat = lb
@@ -372,24 +480,32 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             uhat = max(uhat, lb + thr)
         elif ub - lb <= thr:
             break
+        for a in range(A):
+            for o in range(O):
+                UVr[t, a, o] = UV[a, o]
         a_star = 0
         qbest = -np.inf
         for a in range(QU.shape[0]):
             if QU[a] > qbest:
                 qbest = QU[a]
                 a_star = a
+        Ad[t] = a_star
         thr_next = thr / discount
         usum = 0.0
         for o in range(O):
             usum += UV[a_star, o]
         rb = QU[a_star] - discount * usum  # R(b, a*)
         # the lower bound is needed at the successors of a* only (excess uncertainty of each o)
-        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        npred = predict(b, bsup, nb, a_star, Tptr, Tidx, Tval, pred, mark, psup)
         for o in range(O):
+            LVd[t, o] = 0.0
+            LId[t, o] = 0
             if P[a_star, o] > 0.0:
                 p, n = observe(pred, psup, npred, a_star, o, Z, x, xsup)
                 lv, li = lower_at(x, xsup, n, ALT, nA, vb)
                 LV[a_star, o] = lv
+                LVd[t, o] = lv
+                LId[t, o] = li
                 if lv > UV[a_star, o]:
                     UV[a_star, o] = lv
         for j in range(npred):
@@ -416,7 +532,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             den = discount * P[a_star, o_star]
             lhat = (lhat - rb - discount * lrest) / den
             uhat = (uhat - rb - discount * urest) / den
-        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        npred = predict(b, bsup, nb, a_star, Tptr, Tidx, Tval, pred, mark, psup)
         p, n = observe(pred, psup, npred, a_star, o_star, Z, x, xsup)
         nxt = path[t + 1]
         for s in range(S):
@@ -429,10 +545,27 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
         thr = thr_next
     n_backups = 0
     for k in range(t - 1, -1, -1):
-        nA, nU = update(path[k], Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv,
-                        Ud, Uv, Umask, UinvT, nU, P, LV, UV, LI, QU, work, cand, w, bsup, vb)
+        nA, nU = update_since(path[k], Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval,
+                              Uinv, Ud, Uv, Umask, UinvT, nU, P, LV, UV, LI, QU, work, cand, w, bsup, vb,
+                              UVr[k], nU0, Ad[k], LVd[k], LId[k], nA0, LBd[k], UBd[k])
         n_backups += 1
     return nA, nU, t, n_backups, width0
+
+
+@numba.njit(cache=True)
+def update_since(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask,
+                 UinvT, nU, P, LV, UV, LI, QU, work, cand, w, bsup, vb, UVr, nU0, a0, LV0, LI0, nA0, lb0, ub0):
+    """:func:`update` at a node of the trial's path from what the descent found there with the first ``nA0``
+    vectors and ``nU0`` points (``UVr``, ``a0``, ``LV0``, ``LI0`` as in :func:`node_values_since`; ``lb0``,
+    ``ub0``: the bounds at ``b``): only the vectors and points the deeper backups added are read where the
+    descent's values are known. The same result as :func:`update`."""
+    nb = _support(b, bsup)
+    node_values_since(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, nU,
+                      P, LV, UV, LI, QU, work, vb, UVr, nU0, a0, LV0, LI0, nA0)
+    lb, _ = lower_since(b, bsup, nb, ALT, nA0, nA, lb0, 0)
+    ub = upper_since(b, bsup, nb, c, Uptr, Uidx, Uinv, Ud, nU0, nU, ub0)
+    return _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx, Uval,
+                   Uinv, Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w)
 
 
 @numba.njit(cache=True)
