@@ -17,6 +17,9 @@ WITNESS_PRUNING = True  # prune vectors at witness beliefs (else pointwise domin
 #: capacity factor of the numba engine's buffers when they fill up (vectors, points, their supports); the
 #: column-wise vectors are resident in full (huge pages), so the slack is at most a third of the capacity
 GROWTH = 1.5
+#: memory for the search tree's cached successor values (:func:`._pbs_kernels.trial`); its arrays are allocated
+#: once, only the nodes reached become resident, and beyond this many bytes new nodes are evaluated afresh
+TREE_CACHE_BYTES = 64 << 20
 
 
 class _NumbaEngine:
@@ -56,6 +59,12 @@ class _NumbaEngine:
         self.path = np.zeros((1, S))
         self.b0sup = np.flatnonzero(b0 > 0).astype(np.int64)
         self.deep = False  # SARSOP's selective deep sampling in the trials (see _pbs_kernels.trial)
+        # the search tree's cached successor values (see _pbs_kernels.trial); the epoch changes with each pruning
+        cap = TREE_CACHE_BYTES // (A * O * 28 + 24)
+        self.tree = (np.zeros((cap, A, O), dtype=np.int32), np.zeros(cap, dtype=np.int64),
+                     np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros((cap, A, O)),
+                     np.zeros((cap, A, O)), np.zeros((cap, A, O), dtype=np.int32))
+        self.n_nodes, self.epoch = 0, 1
 
     def bounds(self):
         sup = self.b0sup
@@ -100,14 +109,15 @@ class _NumbaEngine:
 
     def trial(self, eps, depth_cap):
         self._reserve(depth_cap + 1)
-        self.nA, self.nU, depth, nb, _ = _k.trial(
+        self.nA, self.nU, depth, nb, _, self.n_nodes = _k.trial(
             self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
             self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
             self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
-            self.vb, self.deep)
+            self.vb, self.deep, self.tree, self.n_nodes, self.epoch)
         return depth, nb
 
     def prune_lower(self):
+        self.epoch += 1  # the vectors are renumbered: the tree's cached values are stale
         nA = self.nA
         keep = (_k.prune_witness(self.ALT, nA, self.WB, self.b0, self.n_init, self.vb) if WITNESS_PRUNING
                 else _k.prune_alphas(self.ALT, nA, self.n_init))
@@ -118,6 +128,7 @@ class _NumbaEngine:
         self.nA = m
 
     def prune_upper(self):
+        self.epoch += 1  # the points are renumbered: the tree's cached values are stale
         n_old = self.nU
         keep = _k.prune_points(self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
                                self.Umask, self.UinvT, n_old, np.zeros(self.S), self.vb)
