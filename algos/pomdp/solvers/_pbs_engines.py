@@ -65,6 +65,7 @@ class _NumbaEngine:
                      np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros((cap, A, O)),
                      np.zeros((cap, A, O)), np.zeros((cap, A, O), dtype=np.int32))
         self.n_nodes, self.epoch = 0, 1
+        self.links = (np.full(S, -1, dtype=np.int64), np.zeros(capU, dtype=np.int64))  # see _k.upper_listed
 
     def bounds(self):
         sup = self.b0sup
@@ -91,6 +92,7 @@ class _NumbaEngine:
             self.Ud = _grow(self.Ud, capU, self.nU)
             self.Uv = _grow(self.Uv, capU, self.nU)
             self.Umask = _grow(self.Umask, capU, self.nU)
+            self.links = (self.links[0], _grow(self.links[1], capU, self.nU))
             if self.dense_pts:
                 self.UinvT = _grow_columns(self.UinvT, capU, np.inf, self.nU)
         if len(self.vb) < max(self.ALT.shape[1], len(self.Ud)):
@@ -113,7 +115,7 @@ class _NumbaEngine:
             self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
             self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
             self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
-            self.vb, self.deep, self.tree, self.n_nodes, self.epoch)
+            self.vb, self.deep, self.tree, self.n_nodes, self.epoch, self.links)
         return depth, nb
 
     def prune_lower(self):
@@ -135,6 +137,7 @@ class _NumbaEngine:
         (self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, self.nU) = _compact_points(
             keep, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, n_old)
         self.Umask[:self.nU] = self.Umask[:n_old][keep]
+        _k.link_points(self.Uptr, self.Uidx, self.nU, *self.links)
         if self.dense_pts:
             self.UinvT[:, :self.nU] = self.UinvT[:, :n_old][:, keep]
             self.UinvT[:, self.nU:n_old] = np.inf

@@ -164,6 +164,62 @@ def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
 
 
 @numba.njit(cache=True)
+def upper_listed(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links):
+    """:func:`upper_at` (no point left out) that reads only the points whose first support state lies in the
+    support of ``x``: ``links = (head (S,), nxt (capacity,))`` chains the points by their first support state
+    (``head[s]``: the last point added whose first state is ``s``, ``-1``: none; ``nxt[i]``: the one before it),
+    kept by :func:`_append` and :func:`link_points`. A point whose first state is outside ``supp(x)`` has ratio
+    0, so the minimum is the same (a minimum does not depend on the order); with the dense ``UinvT`` the
+    contiguous pass of :func:`upper_at` is used. The same number as :func:`upper_at`."""
+    if UinvT.shape[0] > 0:
+        return upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+    head, nxt = links
+    A = Q.shape[0]
+    fib = np.inf if A == 0 else -np.inf
+    for a in range(A):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += Q[a, s] * x[s]
+        if v > fib:
+            fib = v
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    low = 0.0
+    for j in range(n):
+        i = head[sup[j]]
+        while i >= 0:
+            di = Ud[i]
+            if di < 0.0 and Uptr[i + 1] - Uptr[i] <= n:
+                ratio = np.inf
+                for k in range(Uptr[i], Uptr[i + 1]):
+                    v = x[Uidx[k]] * Uinv[k]
+                    if v < ratio:
+                        ratio = v
+                        if v <= 0.0:
+                            break  # a support state of the point outside supp(x): ratio 0
+                v = di * ratio
+                if v < low:
+                    low = v
+            i = nxt[i]
+    saw = base + low
+    return saw if saw < fib else fib
+
+
+@numba.njit(cache=True)
+def link_points(Uptr, Uidx, nU, head, nxt):
+    """Rebuild the chains of the points by first support state (see :func:`upper_listed`)."""
+    for s in range(head.shape[0]):
+        head[s] = -1
+    for i in range(nU):
+        f = Uidx[Uptr[i]]
+        nxt[i] = head[f]
+        head[f] = i
+
+
+@numba.njit(cache=True)
 def _support(b, sup):
     n = 0
     for s in range(b.shape[0]):
@@ -259,7 +315,7 @@ def lower_since(x, sup, n, ALT, i0, nA, best, bi):
 
 @numba.njit(cache=True)
 def node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask,
-                     UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, UV0, nU0, LV0, LI0, nA0, a0, lower, clip):
+                     UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, UV0, nU0, LV0, LI0, nA0, a0, lower, clip, links):
     """:func:`node_values` at ``b`` from values known there with fewer points and vectors: the unclipped upper
     values ``UV0`` (A, O) of the successors with the first ``nU0`` points (``nU0 < 0``: none known) and the
     lower values and vectors ``LV0``, ``LI0`` (A, O) with the first ``nA0`` vectors (``nA0 < 0``: none known),
@@ -267,7 +323,7 @@ def node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, 
     vectors added since are read (:func:`upper_since`, :func:`lower_since`); the results equal
     :func:`node_values`'s. ``lower``: 0 no lower values, 1 for all actions; ``clip``: ``UV`` clipped below by
     ``LV`` (as :func:`node_values` with ``lower_action = -1``), else not (``-2``). ``UVr`` (A, O) receives the
-    unclipped upper values (0 where ``P = 0``)."""
+    unclipped upper values (0 where ``P = 0``). ``links``: the point chains of :func:`upper_listed`."""
     pred, x, mark, psup, xsup = work
     A = Tptr.shape[0]
     O = Z.shape[2]
@@ -286,7 +342,7 @@ def node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, 
                 if nU0 >= 0:
                     uv = upper_since(x, xsup, n, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UV0[a, o])
                 else:
-                    uv = upper_at(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+                    uv = upper_listed(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links)
                 UVr[a, o] = uv
                 if lower == 1:
                     if known:
@@ -504,7 +560,7 @@ def _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, 
 @numba.njit(cache=True)
 def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c,
           Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup,
-          vb, deep, tree, n_nodes, epoch):
+          vb, deep, tree, n_nodes, epoch, links):
     """One HSVI2 trial (Smith & Simmons 2005, Alg. 1 ``explore``) from ``b0`` with precision
     ``eps``: descend by the upper-bound greedy action and the observation of largest weighted
     excess uncertainty ``P(o|b,a) (U - L)(tau) - eps * discount^-(t+1)`` until the width at depth
@@ -531,6 +587,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     ``CLI[i]`` for the first ``CnA[i]`` vectors (``-1``: not known), valid while ``Cep[i] == epoch`` (the caller
     changes ``epoch`` when a pruning renumbers the sets). So a node met again reads only what was added since
     its last visit. Every value equals a fresh evaluation: the search is the same as without them.
+    ``links``: the chains of the points by first support state (:func:`upper_listed`), kept as points are added.
     Returns ``(nA, nU, depth, n_backups, width_b0, n_nodes)``."""
     S = b0.shape[0]
     A = Tptr.shape[0]
@@ -579,11 +636,11 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
                         LI0[a, o] = CLI[nid, a, o]
             node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud,
                              Umask, UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, CUV[nid], CnU[nid], LV0, LI0,
-                             CnA[nid], -1, lower_mode, False)
+                             CnA[nid], -1, lower_mode, False, links)
         else:
             node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud,
                              Umask, UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, UVr, -1, LV0, LI0, -1, -1, 0,
-                             False)
+                             False, links)
         if nid >= 0:
             Cep[nid] = epoch
             CnU[nid] = nU
@@ -595,7 +652,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
                         CLV[nid, a, o] = LV[a, o]
                         CLI[nid, a, o] = LI[a, o]
         lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
-        ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+        ub = upper_listed(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links)
         LBd[t] = lb
         UBd[t] = ub
         if t == 0:
@@ -713,6 +770,11 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
         ub = upper_since(b, bsup, nb, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UBd[k])
         nA, nU = _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx,
                          Uval, Uinv, Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w, best_v, best_a)
+        if nU > nU_k:  # the new point joins the chain of its first support state
+            head, nxt = links
+            f = Uidx[Uptr[nU_k]]
+            nxt[nU_k] = head[f]
+            head[f] = nU_k
         n_backups += 1
     return nA, nU, t, n_backups, width0, n_nodes
 
