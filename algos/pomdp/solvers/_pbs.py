@@ -40,6 +40,15 @@ carry the rewards found far from ``b0`` (RockSample's exit, Tag's capture) back 
 ``L(b0)`` early; the width-rule trials between them keep the HSVI2 progress of both bounds. Only the depth of a
 trial changes, never the backups, so both bounds stay valid.
 
+Cost of a trial (the search is unchanged; every kept value equals a fresh evaluation): the descent keeps, at each
+node of the path, the upper values of all successors and the lower values of the chosen action's successors, and
+the backup there reads only the vectors and points the deeper backups added since; nodes met again in later trials
+keep the same values in a search tree (SARSOP's per-node bounds, [KHL08]) until a pruning renumbers the sets; the
+backup scores the actions in decreasing upper Q-value and stops once the next one's upper Q-value is below the best
+backed-up value found (no vector of that action can be the best); the sawtooth reads only the points whose first
+support state lies in the belief's support (``_pbs_kernels.upper_listed``), and the belief update runs over the
+belief's support, not over all states.
+
 The model is held sparse: transitions in CSR per action (built from a sparse
 :class:`~algos.pomdp.POMDP`'s per-action CSR without a dense copy, or from a dense ``T``), observations dense ``(A, S,
 O)``, belief supports used in every inner product; alpha vectors are stored column-wise and the sawtooth

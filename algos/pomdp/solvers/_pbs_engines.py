@@ -17,6 +17,9 @@ WITNESS_PRUNING = True  # prune vectors at witness beliefs (else pointwise domin
 #: capacity factor of the numba engine's buffers when they fill up (vectors, points, their supports); the
 #: column-wise vectors are resident in full (huge pages), so the slack is at most a third of the capacity
 GROWTH = 1.5
+#: memory for the search tree's cached successor values (:func:`._pbs_kernels.trial`); its arrays are allocated
+#: once, only the nodes reached become resident, and beyond this many bytes new nodes are evaluated afresh
+TREE_CACHE_BYTES = 64 << 20
 
 
 class _NumbaEngine:
@@ -56,6 +59,13 @@ class _NumbaEngine:
         self.path = np.zeros((1, S))
         self.b0sup = np.flatnonzero(b0 > 0).astype(np.int64)
         self.deep = False  # SARSOP's selective deep sampling in the trials (see _pbs_kernels.trial)
+        # the search tree's cached successor values (see _pbs_kernels.trial); the epoch changes with each pruning
+        cap = TREE_CACHE_BYTES // (A * O * 28 + 24)
+        self.tree = (np.zeros((cap, A, O), dtype=np.int32), np.zeros(cap, dtype=np.int64),
+                     np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros((cap, A, O)),
+                     np.zeros((cap, A, O)), np.zeros((cap, A, O), dtype=np.int32))
+        self.n_nodes, self.epoch = 0, 1
+        self.links = (np.full(S, -1, dtype=np.int64), np.zeros(capU, dtype=np.int64))  # see _k.upper_listed
 
     def bounds(self):
         sup = self.b0sup
@@ -82,6 +92,7 @@ class _NumbaEngine:
             self.Ud = _grow(self.Ud, capU, self.nU)
             self.Uv = _grow(self.Uv, capU, self.nU)
             self.Umask = _grow(self.Umask, capU, self.nU)
+            self.links = (self.links[0], _grow(self.links[1], capU, self.nU))
             if self.dense_pts:
                 self.UinvT = _grow_columns(self.UinvT, capU, np.inf, self.nU)
         if len(self.vb) < max(self.ALT.shape[1], len(self.Ud)):
@@ -100,14 +111,15 @@ class _NumbaEngine:
 
     def trial(self, eps, depth_cap):
         self._reserve(depth_cap + 1)
-        self.nA, self.nU, depth, nb, _ = _k.trial(
+        self.nA, self.nU, depth, nb, _, self.n_nodes = _k.trial(
             self.b0, eps, depth_cap, self.Tptr, self.Tidx, self.Tval, self.Z, self.r, self.discount, self.ALT,
             self.AA, self.WB, self.nA, self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
             self.Umask, self.UinvT, self.nU, self.path, *self.bufs, self.work, self.cand, self.wbuf, self.bsup,
-            self.vb, self.deep)
+            self.vb, self.deep, self.tree, self.n_nodes, self.epoch, self.links)
         return depth, nb
 
     def prune_lower(self):
+        self.epoch += 1  # the vectors are renumbered: the tree's cached values are stale
         nA = self.nA
         keep = (_k.prune_witness(self.ALT, nA, self.WB, self.b0, self.n_init, self.vb) if WITNESS_PRUNING
                 else _k.prune_alphas(self.ALT, nA, self.n_init))
@@ -118,12 +130,14 @@ class _NumbaEngine:
         self.nA = m
 
     def prune_upper(self):
+        self.epoch += 1  # the points are renumbered: the tree's cached values are stale
         n_old = self.nU
         keep = _k.prune_points(self.Q, self.c, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv,
                                self.Umask, self.UinvT, n_old, np.zeros(self.S), self.vb)
         (self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, self.nU) = _compact_points(
             keep, self.Uptr, self.Uidx, self.Uval, self.Uinv, self.Ud, self.Uv, n_old)
         self.Umask[:self.nU] = self.Umask[:n_old][keep]
+        _k.link_points(self.Uptr, self.Uidx, self.nU, *self.links)
         if self.dense_pts:
             self.UinvT[:, :self.nU] = self.UinvT[:, :n_old][:, keep]
             self.UinvT[:, self.nU:n_old] = np.inf

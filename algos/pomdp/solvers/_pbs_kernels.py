@@ -29,25 +29,25 @@ DENSE_POINTS_MAX_S = 512  # dense column-wise sawtooth inverses up to this many 
 
 
 @numba.njit(cache=True)
-def predict(b, a, Tptr, Tidx, Tval, out, mark, sup):
-    """``out = b @ T[a]`` (dense, zeroed first) and its support ``sup[:n]``; returns ``n``.
+def predict(b, bsup, nb, a, Tptr, Tidx, Tval, out, mark, sup):
+    """``out = b @ T[a]`` on its support ``sup[:n]``, summed over the support ``bsup[:nb]`` of ``b`` (increasing
+    states, as :func:`_support` lists them); returns ``n``. Only the entries on ``sup[:n]`` are written (each
+    is zeroed when first reached), so the cost is that of the support, not of ``S``; readers of ``out`` read
+    it on ``sup[:n]`` only.
 
     ``mark`` (S,) int8 scratch, all zero on entry and on exit."""
-    S = b.shape[0]
-    for s in range(S):
-        out[s] = 0.0
     n = 0
-    for s in range(S):
+    for j in range(nb):
+        s = bsup[j]
         bs = b[s]
-        if bs == 0.0:
-            continue
         for k in range(Tptr[a, s], Tptr[a, s + 1]):
             t = Tidx[k]
-            out[t] += bs * Tval[k]
             if mark[t] == 0:
                 mark[t] = 1
+                out[t] = 0.0
                 sup[n] = t
                 n += 1
+            out[t] += bs * Tval[k]
     for j in range(n):
         mark[sup[j]] = 0
     return n
@@ -164,6 +164,62 @@ def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
 
 
 @numba.njit(cache=True)
+def upper_listed(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links):
+    """:func:`upper_at` (no point left out) that reads only the points whose first support state lies in the
+    support of ``x``: ``links = (head (S,), nxt (capacity,))`` chains the points by their first support state
+    (``head[s]``: the last point added whose first state is ``s``, ``-1``: none; ``nxt[i]``: the one before it),
+    kept by :func:`_append` and :func:`link_points`. A point whose first state is outside ``supp(x)`` has ratio
+    0, so the minimum is the same (a minimum does not depend on the order); with the dense ``UinvT`` the
+    contiguous pass of :func:`upper_at` is used. The same number as :func:`upper_at`."""
+    if UinvT.shape[0] > 0:
+        return upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+    head, nxt = links
+    A = Q.shape[0]
+    fib = np.inf if A == 0 else -np.inf
+    for a in range(A):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += Q[a, s] * x[s]
+        if v > fib:
+            fib = v
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    low = 0.0
+    for j in range(n):
+        i = head[sup[j]]
+        while i >= 0:
+            di = Ud[i]
+            if di < 0.0 and Uptr[i + 1] - Uptr[i] <= n:
+                ratio = np.inf
+                for k in range(Uptr[i], Uptr[i + 1]):
+                    v = x[Uidx[k]] * Uinv[k]
+                    if v < ratio:
+                        ratio = v
+                        if v <= 0.0:
+                            break  # a support state of the point outside supp(x): ratio 0
+                v = di * ratio
+                if v < low:
+                    low = v
+            i = nxt[i]
+    saw = base + low
+    return saw if saw < fib else fib
+
+
+@numba.njit(cache=True)
+def link_points(Uptr, Uidx, nU, head, nxt):
+    """Rebuild the chains of the points by first support state (see :func:`upper_listed`)."""
+    for s in range(head.shape[0]):
+        head[s] = -1
+    for i in range(nU):
+        f = Uidx[Uptr[i]]
+        nxt[i] = head[f]
+        head[f] = i
+
+
+@numba.njit(cache=True)
 def _support(b, sup):
     n = 0
     for s in range(b.shape[0]):
@@ -174,9 +230,9 @@ def _support(b, sup):
 
 
 @numba.njit(cache=True)
-def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                P, LV, UV, LI, QU, work, vb, lower_action=-1):
-    """Everything one step of the search needs at belief ``b``, for all ``(a, o)``:
+def node_values(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT,
+                nU, P, LV, UV, LI, QU, work, vb, lower_action=-1):
+    """Everything one step of the search needs at belief ``b`` (support ``bsup[:nb]``), for all ``(a, o)``:
     ``P[a, o] = P(o|b,a)``, ``LV[a, o] = P * L(tau)``, ``UV[a, o] = P * U(tau)``, the best lower
     vector ``LI[a, o]`` at the successor (0 where ``P = 0``), and the upper Q-values
     ``QU[a] = b . r[:, a] + discount * sum_o UV[a, o]``. ``work``: a scratch tuple of arrays.
@@ -185,11 +241,11 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, 
     pred, x, mark, psup, xsup = work
     A = Tptr.shape[0]
     O = Z.shape[2]
-    S = b.shape[0]
     for a in range(A):
-        npred = predict(b, a, Tptr, Tidx, Tval, pred, mark, psup)
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
         rb = 0.0
-        for s in range(S):
+        for j in range(nb):
+            s = bsup[j]
             rb += b[s] * r[s, a]
         tot = 0.0
         for o in range(O):
@@ -212,6 +268,175 @@ def node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, 
         for j in range(npred):  # keep x zero off the current support (upper_at reads any index)
             x[psup[j]] = 0.0
         QU[a] = rb + discount * tot
+
+
+@numba.njit(cache=True)
+def upper_since(x, sup, n, c, Uptr, Uidx, Uinv, Ud, i0, nU, u_old):
+    """``upper_at`` at ``x`` with the points ``0..nU-1`` from its value ``u_old`` with the points ``0..i0-1``:
+    only the points ``i0..nU-1`` are read (``min(u_old, x . c + min(0, min_i Ud[i] ratio_i))``, the same
+    products, sums and minima as :func:`upper_at`, so the same number). ``x`` must be zero off ``sup[:n]``."""
+    low = 0.0
+    for i in range(i0, nU):
+        di = Ud[i]
+        if di >= 0.0:
+            continue
+        ratio = np.inf
+        for k in range(Uptr[i], Uptr[i + 1]):
+            v = x[Uidx[k]] * Uinv[k]
+            if v < ratio:
+                ratio = v
+        v = di * ratio
+        if v < low:
+            low = v
+    if low >= 0.0:
+        return u_old
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    saw = base + low
+    return saw if saw < u_old else u_old
+
+
+@numba.njit(cache=True)
+def lower_since(x, sup, n, ALT, i0, nA, best, bi):
+    """``lower_at`` at ``x`` over the vectors ``0..nA-1`` from its result ``(best, bi)`` over ``0..i0-1``: only
+    the vectors ``i0..nA-1`` are read (the same sums in the same order, first maximum on ties)."""
+    for i in range(i0, nA):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += ALT[s, i] * x[s]
+        if v > best:
+            best = v
+            bi = i
+    return best, bi
+
+
+@numba.njit(cache=True)
+def node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask,
+                     UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, UV0, nU0, LV0, LI0, nA0, a0, lower, clip, links):
+    """:func:`node_values` at ``b`` from values known there with fewer points and vectors: the unclipped upper
+    values ``UV0`` (A, O) of the successors with the first ``nU0`` points (``nU0 < 0``: none known) and the
+    lower values and vectors ``LV0``, ``LI0`` (A, O) with the first ``nA0`` vectors (``nA0 < 0``: none known),
+    known for every action (``a0 = -1``) or for action ``a0`` only. Where a value is known only the points and
+    vectors added since are read (:func:`upper_since`, :func:`lower_since`); the results equal
+    :func:`node_values`'s. ``lower``: 0 no lower values, 1 for all actions; ``clip``: ``UV`` clipped below by
+    ``LV`` (as :func:`node_values` with ``lower_action = -1``), else not (``-2``). ``UVr`` (A, O) receives the
+    unclipped upper values (0 where ``P = 0``). ``links``: the point chains of :func:`upper_listed`."""
+    pred, x, mark, psup, xsup = work
+    A = Tptr.shape[0]
+    O = Z.shape[2]
+    for a in range(A):
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
+        rb = 0.0
+        for j in range(nb):
+            s = bsup[j]
+            rb += b[s] * r[s, a]
+        known = nA0 >= 0 and (a0 < 0 or a == a0)
+        tot = 0.0
+        for o in range(O):
+            p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
+            P[a, o] = p
+            if p > 0.0:
+                if nU0 >= 0:
+                    uv = upper_since(x, xsup, n, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UV0[a, o])
+                else:
+                    uv = upper_listed(x, xsup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links)
+                UVr[a, o] = uv
+                if lower == 1:
+                    if known:
+                        lv, li = lower_since(x, xsup, n, ALT, nA0, nA, LV0[a, o], LI0[a, o])
+                    else:
+                        lv, li = lower_at(x, xsup, n, ALT, nA, vb)
+                    LV[a, o] = lv
+                    LI[a, o] = li
+                    if clip and lv > uv:
+                        uv = lv
+                UV[a, o] = uv
+                tot += UV[a, o]
+            else:
+                LV[a, o] = 0.0
+                UV[a, o] = 0.0
+                UVr[a, o] = 0.0
+                LI[a, o] = 0
+        for j in range(npred):
+            x[psup[j]] = 0.0
+        QU[a] = rb + discount * tot
+
+
+@numba.njit(cache=True)
+def backup_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT,
+                nU, P, LV, UV, LI, QU, work, vb, UVr, UV0, nU0, LV0, LI0, nA0, a0):
+    """The values the backup at ``b`` needs, from the values known there (arguments as in
+    :func:`node_values_from`): the upper values of every successor first (``UVr``; ``QU`` from them), then the
+    actions in decreasing ``QU``, each with its lower values at its successors (``LV``, ``LI``; its ``UV``
+    clipped below by ``LV`` and its ``QU`` recomputed) and the value ``b . alpha`` of its backed-up vector
+    (:func:`backup_value`), until the next action's upper Q-value is below the best backed-up value found (less
+    a relative ``1e-9``): as the upper Q-value bounds the value of every vector of that action, no such action
+    can give the best vector. Returns ``(best_v, best_a, all_lower)``: the best value and its action (the
+    lowest index among equal values, as in :func:`update`) and whether every action's lower values were
+    computed (the others keep ``LV``, ``LI`` unset and their unclipped ``QU``)."""
+    pred, x, mark, psup, xsup = work
+    A = Tptr.shape[0]
+    O = Z.shape[2]
+    rbs = np.empty(A)
+    for a in range(A):
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
+        rb = 0.0
+        for j in range(nb):
+            s = bsup[j]
+            rb += b[s] * r[s, a]
+        rbs[a] = rb
+        tot = 0.0
+        for o in range(O):
+            p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
+            P[a, o] = p
+            if p > 0.0:
+                uv = upper_since(x, xsup, n, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UV0[a, o])
+                UVr[a, o] = uv
+                UV[a, o] = uv
+                tot += uv
+            else:
+                UVr[a, o] = 0.0
+                UV[a, o] = 0.0
+                LV[a, o] = 0.0
+                LI[a, o] = 0
+        for j in range(npred):
+            x[psup[j]] = 0.0
+        QU[a] = rb + discount * tot
+    order = np.argsort(-QU, kind="mergesort")
+    best_v = -np.inf
+    best_a = 0
+    all_lower = True
+    for m in range(A):
+        a = order[m]
+        if QU[a] < best_v - 1e-9 * max(1.0, abs(best_v)):
+            all_lower = False
+            break
+        known = a0 < 0 or a == a0
+        npred = predict(b, bsup, nb, a, Tptr, Tidx, Tval, pred, mark, psup)
+        tot = 0.0
+        for o in range(O):
+            if P[a, o] > 0.0:
+                p, n = observe(pred, psup, npred, a, o, Z, x, xsup)
+                if known:
+                    lv, li = lower_since(x, xsup, n, ALT, nA0, nA, LV0[a, o], LI0[a, o])
+                else:
+                    lv, li = lower_at(x, xsup, n, ALT, nA, vb)
+                LV[a, o] = lv
+                LI[a, o] = li
+                if lv > UV[a, o]:
+                    UV[a, o] = lv
+                tot += UV[a, o]
+        for j in range(npred):
+            x[psup[j]] = 0.0
+        QU[a] = rbs[a] + discount * tot
+        v = backup_value(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, b, bsup, nb)
+        if v > best_v or (v == best_v and a < best_a):
+            best_v = v
+            best_a = a
+    return best_v, best_a, all_lower
 
 
 @numba.njit(cache=True)
@@ -263,21 +488,32 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     when it lowers ``U(b)``.
     The caller guarantees room for one vector and one point (``S`` support entries).
     Returns ``(nA, nU)``."""
-    A = Tptr.shape[0]
-    S = b.shape[0]
-    node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                P, LV, UV, LI, QU, work, vb)
     nb = _support(b, bsup)
+    node_values(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT,
+                nU, P, LV, UV, LI, QU, work, vb)
     lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
+    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
     best_v = -np.inf
     best_a = 0
-    for a in range(A):
+    for a in range(Tptr.shape[0]):
         # b . (backed-up vector of a), computed on the support of b only (the full vector is formed
         # once, for the best action; same arithmetic as backup_vector, so the same value)
         v = backup_value(a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, b, bsup, nb)
         if v > best_v:
             best_v = v
             best_a = a
+    return _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx, Uval,
+                   Uinv, Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w, best_v, best_a)
+
+
+@numba.njit(cache=True)
+def _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx, Uval, Uinv,
+            Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w, best_v, best_a):
+    """The end of :func:`update` once ``LI``, ``QU``, the best backed-up value ``best_v`` at ``b`` (of action
+    ``best_a``) and the bounds ``lb``, ``ub`` at ``b`` are known: append the backed-up vector and the point
+    when they improve the bounds; returns ``(nA, nU)``."""
+    A = Tptr.shape[0]
+    S = b.shape[0]
     if best_v > lb + _EPS_IMPROVE * max(1.0, abs(lb)):
         backup_vector(best_a, LI, Tptr, Tidx, Tval, Z, r, discount, ALT, cand, w)
         WBptr, WBidx, WBval = WB
@@ -295,7 +531,6 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
     for a in range(A):
         if QU[a] > hu:
             hu = QU[a]
-    ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
     if best_v > hu:  # both are bounds on V*(b); keep the upper one above the lower (round-off)
         hu = best_v
     if hu < ub - _EPS_IMPROVE * max(1.0, abs(ub)):
@@ -325,7 +560,7 @@ def update(b, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uid
 @numba.njit(cache=True)
 def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c,
           Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, path, P, LV, UV, LI, QU, work, cand, w, bsup,
-          vb, deep=False):
+          vb, deep, tree, n_nodes, epoch, links):
     """One HSVI2 trial (Smith & Simmons 2005, Alg. 1 ``explore``) from ``b0`` with precision
     ``eps``: descend by the upper-bound greedy action and the observation of largest weighted
     excess uncertainty ``P(o|b,a) (U - L)(tau) - eps * discount^-(t+1)`` until the width at depth
@@ -341,9 +576,24 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     eps discount^-t)`` and passed to the chosen successor ``o*`` of ``a*`` as the values it must reach for
     ``b`` to reach them: ``(target - R(b, a*) - discount sum_{o != o*} P(o) V(tau(b, a*, o))) /
     (discount P(o*))`` with ``V = L`` resp. ``U``. Only the depth of the trial changes; the backups (and so
-    the validity of both bounds) are the same."""
+    the validity of both bounds) are the same.
+
+    Values kept between the descent and the backups, and between trials: at each node of the path the descent
+    keeps the successors' upper values and the lower values it computed (with the ``nA``, ``nU`` of the trial's
+    start); the backup there reads only the vectors and points added since. ``tree = (child, Cep, CnA, CnU, CUV,
+    CLV, CLI)`` holds the nodes of the search tree seen so far (node 0 is ``b0``; ``child[i, a, o] - 1`` the
+    successor node, ``-1``: none yet; at most ``len(Cep)`` nodes, ``n_nodes`` used) with their successors' unclipped
+    upper values ``CUV[i]`` (A, O) for the first ``CnU[i]`` points and lower values and vectors ``CLV[i]``,
+    ``CLI[i]`` for the first ``CnA[i]`` vectors (``-1``: not known), valid while ``Cep[i] == epoch`` (the caller
+    changes ``epoch`` when a pruning renumbers the sets). So a node met again reads only what was added since
+    its last visit. Every value equals a fresh evaluation: the search is the same as without them.
+    ``links``: the chains of the points by first support state (:func:`upper_listed`), kept as points are added.
+    Returns ``(nA, nU, depth, n_backups, width_b0, n_nodes)``."""
     S = b0.shape[0]
+    A = Tptr.shape[0]
     O = Z.shape[2]
+    child, Cep, CnA, CnU, CUV, CLV, CLI = tree
+    cap = Cep.shape[0]
     for s in range(S):
         path[0, s] = b0[s]
     t = 0
@@ -352,13 +602,59 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
     lhat = 0.0
     uhat = 0.0
     pred, x, mark, psup, xsup = work
+    # what the descent found at each node of the path, with the nA0 vectors and nU0 points of the trial's start
+    # (the sets do not change before the backups), reused by the backups
+    nA0 = nA
+    nU0 = nU
+    L = path.shape[0]
+    UVd = np.zeros((L, A, O))
+    LVd = np.zeros((L, A, O))
+    LId = np.zeros((L, A, O), dtype=np.int64)
+    Ad = np.zeros(L, dtype=np.int64)
+    LBd = np.empty(L)
+    UBd = np.empty(L)
+    Nid = np.full(L, -1, dtype=np.int64)
+    UVr = np.zeros((A, O))
+    LV0 = np.zeros((A, O))
+    LI0 = np.zeros((A, O), dtype=np.int64)
+    if cap > 0:
+        Nid[0] = 0
+        if n_nodes == 0:
+            n_nodes = 1
     while True:
         b = path[t]
-        node_values(b, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
-                    P, LV, UV, LI, QU, work, vb, -2)
         nb = _support(b, bsup)
+        nid = Nid[t]
+        hit = nid >= 0 and Cep[nid] == epoch
+        lower_known = hit and CnA[nid] >= 0
+        lower_mode = 1 if lower_known else 0
+        if hit:
+            if lower_known:
+                for a in range(A):
+                    for o in range(O):
+                        LV0[a, o] = CLV[nid, a, o]
+                        LI0[a, o] = CLI[nid, a, o]
+            node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud,
+                             Umask, UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, CUV[nid], CnU[nid], LV0, LI0,
+                             CnA[nid], -1, lower_mode, False, links)
+        else:
+            node_values_from(b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud,
+                             Umask, UinvT, nU, P, LV, UV, LI, QU, work, vb, UVr, UVr, -1, LV0, LI0, -1, -1, 0,
+                             False, links)
+        if nid >= 0:
+            Cep[nid] = epoch
+            CnU[nid] = nU
+            CnA[nid] = nA if lower_known else -1
+            for a in range(A):
+                for o in range(O):
+                    CUV[nid, a, o] = UVr[a, o]
+                    if lower_known:
+                        CLV[nid, a, o] = LV[a, o]
+                        CLI[nid, a, o] = LI[a, o]
         lb, _ = lower_at(b, bsup, nb, ALT, nA, vb)
-        ub = upper_at(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
+        ub = upper_listed(b, bsup, nb, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, links)
+        LBd[t] = lb
+        UBd[t] = ub
         if t == 0:
             width0 = ub - lb
             lhat = lb
@@ -372,6 +668,9 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             uhat = max(uhat, lb + thr)
         elif ub - lb <= thr:
             break
+        for a in range(A):
+            for o in range(O):
+                UVd[t, a, o] = UVr[a, o]
         a_star = 0
         qbest = -np.inf
         for a in range(QU.shape[0]):
@@ -384,16 +683,29 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             usum += UV[a_star, o]
         rb = QU[a_star] - discount * usum  # R(b, a*)
         # the lower bound is needed at the successors of a* only (excess uncertainty of each o)
-        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        if lower_known:
+            Ad[t] = -1
+            for a in range(A):
+                for o in range(O):
+                    LVd[t, a, o] = LV[a, o]
+                    LId[t, a, o] = LI[a, o]
+        else:
+            Ad[t] = a_star
+            npred = predict(b, bsup, nb, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+            for o in range(O):
+                LVd[t, a_star, o] = 0.0
+                LId[t, a_star, o] = 0
+                if P[a_star, o] > 0.0:
+                    p, n = observe(pred, psup, npred, a_star, o, Z, x, xsup)
+                    lv, li = lower_at(x, xsup, n, ALT, nA, vb)
+                    LV[a_star, o] = lv
+                    LVd[t, a_star, o] = lv
+                    LId[t, a_star, o] = li
+            for j in range(npred):
+                x[psup[j]] = 0.0
         for o in range(O):
-            if P[a_star, o] > 0.0:
-                p, n = observe(pred, psup, npred, a_star, o, Z, x, xsup)
-                lv, li = lower_at(x, xsup, n, ALT, nA, vb)
-                LV[a_star, o] = lv
-                if lv > UV[a_star, o]:
-                    UV[a_star, o] = lv
-        for j in range(npred):
-            x[psup[j]] = 0.0
+            if P[a_star, o] > 0.0 and LV[a_star, o] > UV[a_star, o]:
+                UV[a_star, o] = LV[a_star, o]
         o_star = -1
         ebest = -np.inf
         for o in range(O):
@@ -416,7 +728,7 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             den = discount * P[a_star, o_star]
             lhat = (lhat - rb - discount * lrest) / den
             uhat = (uhat - rb - discount * urest) / den
-        npred = predict(b, a_star, Tptr, Tidx, Tval, pred, mark, psup)
+        npred = predict(b, bsup, nb, a_star, Tptr, Tidx, Tval, pred, mark, psup)
         p, n = observe(pred, psup, npred, a_star, o_star, Z, x, xsup)
         nxt = path[t + 1]
         for s in range(S):
@@ -425,14 +737,46 @@ def trial(b0, eps, max_depth, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA,
             nxt[xsup[j]] = x[xsup[j]] / p
         for j in range(npred):
             x[psup[j]] = 0.0
+        if nid >= 0:  # the successor's node in the tree (a new one while there is room)
+            ch = child[nid, a_star, o_star] - 1
+            if ch < 0 and n_nodes < cap:
+                ch = n_nodes
+                n_nodes += 1
+                child[nid, a_star, o_star] = ch + 1
+                Cep[ch] = epoch - 1
+            Nid[t + 1] = ch
         t += 1
         thr = thr_next
     n_backups = 0
     for k in range(t - 1, -1, -1):
-        nA, nU = update(path[k], Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, Q, c, Uptr, Uidx, Uval, Uinv,
-                        Ud, Uv, Umask, UinvT, nU, P, LV, UV, LI, QU, work, cand, w, bsup, vb)
+        b = path[k]
+        nb = _support(b, bsup)
+        nA_k = nA
+        nU_k = nU
+        best_v, best_a, all_lower = backup_from(
+            b, bsup, nb, Tptr, Tidx, Tval, Z, r, discount, ALT, nA, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU,
+            P, LV, UV, LI, QU, work, vb, UVr, UVd[k], nU0, LVd[k], LId[k], nA0, Ad[k])
+        nid = Nid[k]
+        if nid >= 0:
+            Cep[nid] = epoch
+            CnU[nid] = nU_k
+            CnA[nid] = nA_k if all_lower else -1
+            for a in range(A):
+                for o in range(O):
+                    CUV[nid, a, o] = UVr[a, o]
+                    CLV[nid, a, o] = LV[a, o]
+                    CLI[nid, a, o] = LI[a, o]
+        lb, _ = lower_since(b, bsup, nb, ALT, nA0, nA, LBd[k], 0)
+        ub = upper_since(b, bsup, nb, c, Uptr, Uidx, Uinv, Ud, nU0, nU, UBd[k])
+        nA, nU = _append(b, bsup, nb, lb, ub, Tptr, Tidx, Tval, Z, r, discount, ALT, AA, WB, nA, c, Uptr, Uidx,
+                         Uval, Uinv, Ud, Uv, Umask, UinvT, nU, LI, QU, cand, w, best_v, best_a)
+        if nU > nU_k:  # the new point joins the chain of its first support state
+            head, nxt = links
+            f = Uidx[Uptr[nU_k]]
+            nxt[nU_k] = head[f]
+            head[f] = nU_k
         n_backups += 1
-    return nA, nU, t, n_backups, width0
+    return nA, nU, t, n_backups, width0, n_nodes
 
 
 @numba.njit(cache=True)
