@@ -171,6 +171,7 @@ def nested_dissection(coords, indptr, indices, leaf=ND_LEAF):
         emit(S)
 
     rec(np.arange(N, dtype=np.int64))
+    rec = None  # the closure refers to itself: break the cycle, so the graph's arrays (and side) are freed now
     assert pos[0] == N
     return order
 
@@ -286,8 +287,12 @@ class SparseCholesky:
         itype = np.int32 if max(self._size, P.nnz) < 2**31 else np.int64
         self._dst = smap[keep].astype(itype)
         self._src = self._pp_src[keep].astype(itype)
-        self._tpos = self._tpos.astype(itype)
-        self.indices = self.indices.astype(itype)
+        # the mirror (j, i) of each lower entry: together with _src it pairs every entry with its transpose,
+        # which is all the symmetry check and inverse_on_pattern need (the full _tpos is twice its size)
+        self._tsrc = self._tpos[self._src].astype(itype)
+        del self._tpos
+        # the column indices only size ``data``: keep P's own array where it already has the narrow type
+        self.indices = P.indices if P.indices.dtype == itype else self.indices.astype(itype)
         del self._pp_src, smap, keep
         self._nnz_L = int(len(self.Li))
         if method == "supernodal":
@@ -351,7 +356,7 @@ class SparseCholesky:
         if not np.all(np.isfinite(data)):
             raise SparseCholeskyError("sparse Cholesky: 'data' must contain only finite values; got NaN or inf.")
         scale = float(np.max(np.abs(data), initial=0.0))
-        asym = float(np.max(np.abs(data - data[self._tpos]), initial=0.0))
+        asym = float(np.max(np.abs(data[self._src] - data[self._tsrc]), initial=0.0))
         if asym > SYMMETRY_RTOL * scale:
             raise ValueError(f"'data' must give a symmetric matrix; got max |P - P^T| = {asym:.3g} "
                              f"(max |P| = {scale:.3g}).")
@@ -554,7 +559,7 @@ class SparseCholesky:
         vals = Zx[self._dst]
         out = np.empty(len(self.indices))
         out[self._src] = vals
-        out[self._tpos[self._src]] = vals
+        out[self._tsrc] = vals
         return out
 
 

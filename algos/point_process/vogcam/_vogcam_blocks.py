@@ -354,7 +354,8 @@ class VoGCAMBlocks:
     def prior(self, sigma2, phi):
         """The NNGP prior factor (precision ``Q``, ``logdet``) at ``(sigma2, phi)`` (tagged ``hyper``, so a
         state's :class:`StateFactor` can rebuild it)."""
-        prior = self.st.factor(sigma2, phi)
+        # the correlation-scale cache pays only where the variance moves at a fixed range
+        prior = self.st.factor(sigma2, phi, rows=False, cache="variance" in self.opt)
         prior.hyper = (float(sigma2), float(phi))
         return prior
 
@@ -372,7 +373,7 @@ class VoGCAMBlocks:
         elif prior is not None and getattr(prior, "hyper", None) == fac.hyper:
             p = prior
         else:
-            p = self.st.factor(*fac.hyper)
+            p = self.st.factor(*fac.hyper, rows=False, cache="variance" in self.opt)
         real = self.factor(p, fac.mu)
         out = dict(st8)
         out["fac"] = real if c2 == 1.0 else _ScaledFactor(real, c2)

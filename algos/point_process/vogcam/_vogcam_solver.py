@@ -171,6 +171,9 @@ class VoGCAMSolver(VoGCAMBlocks):
         if run.interrupted:  # back to the start of the interrupted sweep (a whole state)
             a.restore(run.state)
         else:
+            # the last sweep's start is not needed any more: checkpoint the current state, so the state
+            # of that start (its S on the pattern, its prior) is freed before the final pass
+            run.checkpoint(**a.snapshot())
             self.final_pass(a)
         return a, run
 
