@@ -291,8 +291,9 @@ class SparseCholesky:
         # which is all the symmetry check and inverse_on_pattern need (the full _tpos is twice its size)
         self._tsrc = self._tpos[self._src].astype(itype)
         del self._tpos
-        # the column indices only size ``data``: keep P's own array where it already has the narrow type
-        self.indices = P.indices if P.indices.dtype == itype else self.indices.astype(itype)
+        # past the symbolic analysis the column indices only size ``data``: keep their count, not them
+        self.nnz_P = int(P.nnz)
+        del self.indices
         del self._pp_src, smap, keep
         self._nnz_L = int(len(self.Li))
         if method == "supernodal":
@@ -350,8 +351,8 @@ class SparseCholesky:
             ``self``.
         """
         data = check_array(data, "data", ndim=1, allow_empty=True, finite=False)
-        if data.shape != (len(self.indices),):
-            raise ValueError(f"'data' must have one value per stored entry ({len(self.indices)},); got shape "
+        if data.shape != (self.nnz_P,):
+            raise ValueError(f"'data' must have one value per stored entry ({self.nnz_P},); got shape "
                              f"{data.shape}.")
         if not np.all(np.isfinite(data)):
             raise SparseCholeskyError("sparse Cholesky: 'data' must contain only finite values; got NaN or inf.")
@@ -557,7 +558,7 @@ class SparseCholesky:
         # the permuted pattern (and Z is symmetric): no per-entry row/column/position arrays
         Zx = self.selected_inverse()
         vals = Zx[self._dst]
-        out = np.empty(len(self.indices))
+        out = np.empty(self.nnz_P)
         out[self._src] = vals
         out[self._tsrc] = vals
         return out
