@@ -266,8 +266,8 @@ class NNGPFactor:
 
     Parameters
     ----------
-    B : scipy.sparse.csr_matrix of shape (N, N)
-        Unit lower-triangular factor (unit diagonal).
+    B : scipy.sparse.csr_matrix of shape (N, N) or None
+        Unit lower-triangular factor (unit diagonal); None from ``NNGPStructure.factor(..., rows=False)``.
     F : ndarray of shape (N,)
         Conditional variances, including sigma^2.
     order : ndarray of int, shape (N,)
@@ -276,12 +276,12 @@ class NNGPFactor:
         ``sum log F = log|K~|``.
     Q : scipy.sparse.csr_matrix of shape (N, N)
         The precision ``B^T F^-1 B``.
-    neighbors : ndarray of int, shape (N, k)
+    neighbors : ndarray of int32, shape (N, k)
         Neighbours of each node (-1 padded).
-    counts : ndarray of int, shape (N,)
+    counts : ndarray of int32, shape (N,)
         Neighbours per node.
-    A : ndarray of shape (N, k)
-        Coefficients a_i.
+    A : ndarray of shape (N, k) or None
+        Coefficients a_i; None from ``NNGPStructure.factor(..., rows=False)``.
     """
 
     B: sp.csr_matrix
