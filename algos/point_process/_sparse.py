@@ -171,6 +171,7 @@ def nested_dissection(coords, indptr, indices, leaf=ND_LEAF):
         emit(S)
 
     rec(np.arange(N, dtype=np.int64))
+    rec = None  # the closure refers to itself: break the cycle, so the graph's arrays (and side) are freed now
     assert pos[0] == N
     return order
 
@@ -286,8 +287,13 @@ class SparseCholesky:
         itype = np.int32 if max(self._size, P.nnz) < 2**31 else np.int64
         self._dst = smap[keep].astype(itype)
         self._src = self._pp_src[keep].astype(itype)
-        self._tpos = self._tpos.astype(itype)
-        self.indices = self.indices.astype(itype)
+        # the mirror (j, i) of each lower entry: together with _src it pairs every entry with its transpose,
+        # which is all the symmetry check and inverse_on_pattern need (the full _tpos is twice its size)
+        self._tsrc = self._tpos[self._src].astype(itype)
+        del self._tpos
+        # past the symbolic analysis the column indices only size ``data``: keep their count, not them
+        self.nnz_P = int(P.nnz)
+        del self.indices
         del self._pp_src, smap, keep
         self._nnz_L = int(len(self.Li))
         if method == "supernodal":
@@ -345,13 +351,13 @@ class SparseCholesky:
             ``self``.
         """
         data = check_array(data, "data", ndim=1, allow_empty=True, finite=False)
-        if data.shape != (len(self.indices),):
-            raise ValueError(f"'data' must have one value per stored entry ({len(self.indices)},); got shape "
+        if data.shape != (self.nnz_P,):
+            raise ValueError(f"'data' must have one value per stored entry ({self.nnz_P},); got shape "
                              f"{data.shape}.")
         if not np.all(np.isfinite(data)):
             raise SparseCholeskyError("sparse Cholesky: 'data' must contain only finite values; got NaN or inf.")
         scale = float(np.max(np.abs(data), initial=0.0))
-        asym = float(np.max(np.abs(data - data[self._tpos]), initial=0.0))
+        asym = float(np.max(np.abs(data[self._src] - data[self._tsrc]), initial=0.0))
         if asym > SYMMETRY_RTOL * scale:
             raise ValueError(f"'data' must give a symmetric matrix; got max |P - P^T| = {asym:.3g} "
                              f"(max |P| = {scale:.3g}).")
@@ -552,9 +558,9 @@ class SparseCholesky:
         # the permuted pattern (and Z is symmetric): no per-entry row/column/position arrays
         Zx = self.selected_inverse()
         vals = Zx[self._dst]
-        out = np.empty(len(self.indices))
+        out = np.empty(self.nnz_P)
         out[self._src] = vals
-        out[self._tpos[self._src]] = vals
+        out[self._tsrc] = vals
         return out
 
 

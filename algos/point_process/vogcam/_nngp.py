@@ -266,8 +266,8 @@ class NNGPFactor:
 
     Parameters
     ----------
-    B : scipy.sparse.csr_matrix of shape (N, N)
-        Unit lower-triangular factor (unit diagonal).
+    B : scipy.sparse.csr_matrix of shape (N, N) or None
+        Unit lower-triangular factor (unit diagonal); None from ``NNGPStructure.factor(..., rows=False)``.
     F : ndarray of shape (N,)
         Conditional variances, including sigma^2.
     order : ndarray of int, shape (N,)
@@ -276,12 +276,12 @@ class NNGPFactor:
         ``sum log F = log|K~|``.
     Q : scipy.sparse.csr_matrix of shape (N, N)
         The precision ``B^T F^-1 B``.
-    neighbors : ndarray of int, shape (N, k)
+    neighbors : ndarray of int32, shape (N, k)
         Neighbours of each node (-1 padded).
-    counts : ndarray of int, shape (N,)
+    counts : ndarray of int32, shape (N,)
         Neighbours per node.
-    A : ndarray of shape (N, k)
-        Coefficients a_i.
+    A : ndarray of shape (N, k) or None
+        Coefficients a_i; None from ``NNGPStructure.factor(..., rows=False)``.
     """
 
     B: sp.csr_matrix
@@ -309,22 +309,32 @@ class NNGPStructure:
         N = len(self.coords)
         self.order = node_ordering(self.coords, ordering, random_state)
         self.neighbors, self.counts = nngp_neighbors(self.coords, self.order, n_neighbors)
-        k = self.neighbors.shape[1]
-        # B pattern: row i -> {i} U N(i)
-        rows = np.repeat(np.arange(N), k + 1)
-        cols = np.column_stack([np.arange(N), self.neighbors]).ravel()
-        valid = cols >= 0
-        # int32 positions (half the bytes per node; a structure of 2^31 entries is far past any memory budget)
-        self._b_rows, self._b_cols = rows[valid].astype(np.int32), cols[valid].astype(np.int32)
-        self._b_pos = np.flatnonzero(valid).astype(np.int32)  # positions in the (N, k+1) row-major [1, -a] layout
-        del rows, cols, valid
-        Bpat = sp.csr_matrix((np.ones(len(self._b_rows)), (self._b_rows, self._b_cols)), shape=(N, N))
+        # neighbour lists as int32 (half the bytes per node; a structure of 2^31 nodes is far past any memory budget)
+        if N >= 2**31:
+            raise ValueError(f"'coords' must hold fewer than 2**31 nodes; got {N}.")
+        self.neighbors = self.neighbors.astype(np.int32)
+        self.counts = self.counts.astype(np.int32)
+        rows, cols, _ = self._b_pattern()
+        Bpat = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(N, N))
+        del rows, cols
         Qpat = (Bpat.T @ Bpat).tocsr()
+        del Bpat
         Qpat.sort_indices()
         self.Q_indptr = Qpat.indptr
         self.Q_indices = Qpat.indices
         self._pair_index = None
         self.diag_index = self._positions(np.arange(N), np.arange(N))
+
+    def _b_pattern(self):
+        """The pattern of ``B`` (row ``i``: ``{i} U N(i)``) as int32 ``(rows, cols)`` and the positions of its
+        entries in the ``(N, k+1)`` row-major ``[1, -a]`` layout; recomputed where needed (a few vector
+        operations per new range) rather than kept, since nothing else needs it."""
+        N = self.N
+        k = self.neighbors.shape[1]
+        rows = np.repeat(np.arange(N, dtype=np.int32), k + 1)
+        cols = np.column_stack([np.arange(N, dtype=np.int32), self.neighbors]).ravel()
+        pos = np.flatnonzero(cols >= 0).astype(np.int32)
+        return rows[pos], cols[pos], pos
 
     def _positions(self, rows, cols):
         """Index into the precision's ``data`` of the entries (rows, cols) (all must be in the pattern)."""
@@ -359,40 +369,68 @@ class NNGPStructure:
     def N(self):
         return len(self.coords)
 
-    def factor(self, variance, length_scale):
+    def factor(self, variance, length_scale, rows=True, cache=True):
         """An :class:`NNGPFactor` at ``(variance, length_scale)``.
 
         The variance scales out exactly (``Q = R^-1 / sigma^2``, ``F = sigma^2 F_c``), so the
-        correlation-scale factor of the last range is cached and a new variance at the same range costs
-        one rescaling (the variance steps of VoGCAM change sigma^2 alone)."""
+        correlation-scale precision of the last range is cached and a new variance at the same range costs
+        one rescaling (the variance steps of VoGCAM change sigma^2 alone). With ``rows=False`` the factor
+        carries no ``B`` and ``A`` (None): the cache keeps only ``F_c``, the precision's values and
+        ``log|K~|``, and ``B``/``A`` are recomputed (same kernel, same values) when asked for. With
+        ``cache=False`` nothing is kept (and a cached range is dropped): for a caller whose variance does
+        not change, the cache would be a second precision-sized array for nothing."""
         N = self.N
-        k = self.neighbors.shape[1]
         key = float(length_scale)
         cached = getattr(self, "_corr_cache", None)
+        A = B = None
         if cached is None or cached[0] != key:
-            A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, key, self.nu_code, self.jitter)
-            vals = np.column_stack([np.ones(N), -A]).ravel()[self._b_pos] if k else np.ones(N)
-            B = sp.csr_matrix((vals, (self._b_rows, self._b_cols)), shape=(N, N))
+            self._corr_cache = None  # the previous range's precision is freed before the new one is built
+            A, Fc, B = self._rows(key)
             Qc = self._on_pattern((B.T @ sp.diags(1.0 / Fc) @ B).tocsr())
-            cached = self._corr_cache = (key, A, Fc, B, Qc, float(np.sum(np.log(Fc))))
-        _, A, Fc, B, Qc, logdet_c = cached
-        # the structure arrays are shared with the cached correlation-scale precision (only data is new)
-        Q = sp.csr_matrix((Qc.data / variance, Qc.indices, Qc.indptr), shape=Qc.shape, copy=False)
+            cached = (key, Fc, Qc.data, float(np.sum(np.log(Fc))))
+            del Qc
+            if cache:
+                self._corr_cache = cached
+            if not rows:
+                A = B = None
+        elif rows:
+            A, _, B = self._rows(key)
+        _, Fc, qc_data, logdet_c = cached
+        if not cache:
+            # nothing kept: the precision is scaled in place (the same division, no second array)
+            fresh = self._corr_cache is not cached
+            self._corr_cache = None
+            q_data = np.divide(qc_data, variance, out=qc_data) if fresh else qc_data / variance
+        else:
+            q_data = qc_data / variance
+        # the structure arrays are the structure's own (only data is new)
+        Q = sp.csr_matrix((q_data, self.Q_indices, self.Q_indptr), shape=(N, N), copy=False)
+        del qc_data, cached
         return NNGPFactor(B=B, F=variance * Fc, order=self.order, logdet=logdet_c + N * math.log(variance), Q=Q,
                           neighbors=self.neighbors, counts=self.counts, A=A)
+
+    def _rows(self, phi):
+        """``(A, F_c, B)`` on the correlation scale at range ``phi``."""
+        N = self.N
+        k = self.neighbors.shape[1]
+        A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, phi, self.nu_code, self.jitter)
+        b_rows, b_cols, b_pos = self._b_pattern()
+        vals = np.column_stack([np.ones(N), -A]).ravel()[b_pos] if k else np.ones(N)
+        B = sp.csr_matrix((vals, (b_rows, b_cols)), shape=(N, N))
+        return A, Fc, B
 
     def _on_pattern(self, Q):
         """``Q`` re-expressed on the fixed structure (explicit zeros kept)."""
         Q = Q.tocsr()
         Q.sort_indices()
         if np.array_equal(Q.indptr, self.Q_indptr) and np.array_equal(Q.indices, self.Q_indices):
-            return Q
+            return sp.csr_matrix((Q.data, self.Q_indices, self.Q_indptr), shape=Q.shape, copy=False)
         N = Q.shape[0]
         data = np.zeros(len(self.Q_indices))
         key_pat = np.repeat(np.arange(N, dtype=np.int64), np.diff(self.Q_indptr)) * N + self.Q_indices
         key_q = np.repeat(np.arange(N, dtype=np.int64), np.diff(Q.indptr)) * N + Q.indices
         data[np.searchsorted(key_pat, key_q)] = Q.data
-        return sp.csr_matrix((data, self.Q_indices.copy(), self.Q_indptr.copy()), shape=Q.shape)
+        return sp.csr_matrix((data, self.Q_indices, self.Q_indptr), shape=Q.shape, copy=False)
 
 
 def nngp_precision(coords, kernel="matern", n_neighbors=15, ordering="coord", *, nu=0.5, variance=1.0,

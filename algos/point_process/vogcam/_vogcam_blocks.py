@@ -53,14 +53,14 @@ MIN_CONTRAST_MIN_POINTS = 10
 #: inverted (an S state keeps the recipe of its factor, ``StateFactor``, not the factor; a trial's selected
 #: inverse is written over its factor; a Newton step frees its factor before the next one is built).
 SPARSE_FACTOR_COPIES = 1
-#: Bytes per node per stored entry of the precision ``Q`` (its values and structure, ``S`` on its pattern, the
-#: prior factors alive at once, the maps of the symbolic analysis and the temporaries of a factorisation and of
-#: the range step), calibrated with FIXED_NODE_BYTES on the peak RSS of fits at 4.0e4 and 1.0e5 nodes
-#: (docs/point_process.md, "Memory").
-PATTERN_ENTRY_BYTES = 80
+#: Bytes per node per stored entry of the precision ``Q`` (its values, its structure, ``S`` on its pattern for
+#: the current state and an S step's new one, the maps of the symbolic analysis and the temporaries of a
+#: factorisation and of the range step), calibrated with FIXED_NODE_BYTES on the peak RSS of fits at 4.0e4
+#: and 1.0e5 nodes (docs/point_process.md, "Memory").
+PATTERN_ENTRY_BYTES = 60
 #: Bytes per node independent of ``k``: coordinates, counts, weights, the variational parameters, the
 #: quadrature and the minimum-contrast step.
-FIXED_NODE_BYTES = 2200
+FIXED_NODE_BYTES = 1500
 
 
 #: Stored factor entries per entry of a row of ``Q`` grow like ``FILL_SLOPE (log2 N - FILL_LOG2_OFFSET)``
@@ -354,7 +354,8 @@ class VoGCAMBlocks:
     def prior(self, sigma2, phi):
         """The NNGP prior factor (precision ``Q``, ``logdet``) at ``(sigma2, phi)`` (tagged ``hyper``, so a
         state's :class:`StateFactor` can rebuild it)."""
-        prior = self.st.factor(sigma2, phi)
+        # the correlation-scale cache pays only where the variance moves at a fixed range
+        prior = self.st.factor(sigma2, phi, rows=False, cache="variance" in self.opt)
         prior.hyper = (float(sigma2), float(phi))
         return prior
 
@@ -372,7 +373,7 @@ class VoGCAMBlocks:
         elif prior is not None and getattr(prior, "hyper", None) == fac.hyper:
             p = prior
         else:
-            p = self.st.factor(*fac.hyper)
+            p = self.st.factor(*fac.hyper, rows=False, cache="variance" in self.opt)
         real = self.factor(p, fac.mu)
         out = dict(st8)
         out["fac"] = real if c2 == 1.0 else _ScaledFactor(real, c2)

@@ -34,6 +34,7 @@ from ._vogcam_blocks import (
     THETA_MOVING_TOL,
     VARIANCE_FLOOR,
     VoGCAMBlocks,
+    _consume,
     _DenseFactor,
     fit_memory_bytes,
 )
@@ -92,8 +93,12 @@ class _Ascent:
         self.collapse_tried = np.inf  # the variance at the last rejected boundary trial
 
     def snapshot(self):
-        """The whole state (references; the blocks replace, never mutate, what they return)."""
+        """The whole state (references; the blocks replace, never mutate, what they return), but for the S
+        state's ``S`` on the precision's pattern: it follows from the state's ``s`` (mean field) or the
+        recipe of its factor, and is recomputed on a restore (:meth:`VoGCAMSolver.with_pattern`), so the
+        sweep after a checkpoint holds one such array, not two."""
         state = {k: getattr(self, k) for k in self.WHOLE}
+        state["st8"] = {k: v for k, v in state["st8"].items() if k != "Sq"}
         state.update(n_hist=len(self.hist), n_blocks=len(self.blocks), n_theta=len(self.theta_hist))
         return state
 
@@ -170,9 +175,31 @@ class VoGCAMSolver(VoGCAMBlocks):
                     break
         if run.interrupted:  # back to the start of the interrupted sweep (a whole state)
             a.restore(run.state)
+            a.st8 = self.with_pattern(a.st8, a.prior)
         else:
+            # the last sweep's start is not needed any more: checkpoint the current state, so the state
+            # of that start (its S on the pattern, its prior) is freed before the final pass
+            run.checkpoint(**a.snapshot())
             self.final_pass(a)
         return a, run
+
+    def with_pattern(self, st8, prior):
+        """``st8`` with its ``S`` on the precision's pattern (``Sq``) recomputed where a snapshot left it
+        out: from ``s`` for a mean-field state, else by the selected inverse of its factor rebuilt from
+        its recipe (the same kernels; a state scaled along the variance path by ``c^2`` gets ``c^2`` times
+        its inner factor's, equal to the ascent's to round-off)."""
+        if "Sq" in st8:
+            return st8
+        if st8["kind"] == "diag":
+            Sq = np.zeros(len(prior.Q.data))
+            Sq[self.st.diag_index] = st8["s"]
+        else:
+            fac = self.realise(st8, prior)["fac"]
+            _consume(fac)
+            Sq = fac.inverse_on_pattern()
+        out = dict(st8)
+        out["Sq"] = Sq
+        return out
 
     def step(self, a, few, hyper, tol, verbose, scale):
         """Sweep ``a.it``: the blocks, the extrapolation and boundary trials, the stopping rule; returns
@@ -204,6 +231,7 @@ class VoGCAMSolver(VoGCAMBlocks):
         m = self.m_block(m, st8, prior, beta, None, max_iter=None if fp is None else NEWTON_STEPS_WHILE_MOVING)
         record(self.elbo(m, st8, prior, beta))
         st8, _ = self.s_block(m, st8, prior, beta, max_steps=fp)
+        a.st8 = st8  # the previous state's S on the pattern is freed (the checkpoint keeps none)
         self.fp_history.append(list(self.fp_steps))
         record(self.elbo(m, st8, prior, beta))
         if "mean" in opt:
@@ -216,6 +244,7 @@ class VoGCAMSolver(VoGCAMBlocks):
             prior = self.prior(sigma2, phi)
             record(self.elbo(m, st8, prior, beta))
             m, st8, sigma2 = self.scale_block(m, st8, beta, sigma2)
+            a.st8 = st8
             prior = self.prior(sigma2, phi)
             record(self.elbo(m, st8, prior, beta))
         if "length_scale" in opt:
@@ -292,6 +321,7 @@ class VoGCAMSolver(VoGCAMBlocks):
         m = self.m_block(m, st8, prior, beta, None)
         record(self.elbo(m, st8, prior, beta))
         st8, _ = self.s_block(m, st8, prior, beta)
+        a.st8 = st8
         record(self.elbo(m, st8, prior, beta))
         if "mean" in self.opt:
             beta = self.beta_block(m, prior)
