@@ -221,3 +221,34 @@ def test_min_contrast_runs_on_an_independent_thinning_of_a_large_pattern(monkeyp
     monkeypatch.setattr(_vogcam, "MIN_CONTRAST_MAX_POINTS", len(X))
     whole = est._min_contrast(X[:5000], win, None)
     assert whole.length_scale == lgcp_min_contrast(X[:5000], win).length_scale
+
+
+def test_entries_of_s_outside_the_factor_pattern_are_solved_in_chunks(monkeypatch):
+    """Predictive sds of a sparse fit need entries of S outside the factor's pattern: solved a chunk of
+    SOLVE_COLUMNS right-hand sides at a time (memory 8 n bytes per column, not one n x m block), with
+    the same values as one block."""
+    from algos.point_process.vogcam import _vogcam_blocks
+
+    X = simulate_lgcp((0, 1, 0, 1), mean=np.log(3000), variance=1.0, length_scale=0.05, grid=128,
+                      random_state=2).points
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = VoGCAM(window=(0, 1, 0, 1), quadrature="voronoi", solver="sparse", random_state=0, max_iter=3).fit(X)
+    Q = np.random.default_rng(1).uniform(size=(3000, 2))
+    widths = []
+    solve = est._state["fac"].solve
+
+    def counted(E, *args, **kwargs):
+        if np.ndim(E) == 2:  # the blocks of unit columns (a mean solve passes one vector)
+            widths.append(E.shape[1])
+        return solve(E, *args, **kwargs)
+
+    monkeypatch.setattr(est._state["fac"], "solve", counted)
+    monkeypatch.setattr(_vogcam_blocks, "SOLVE_COLUMNS", 10**9)
+    _, whole = est.predict_log_intensity(Q, return_std=True)
+    assert len(widths) == 1 and widths[0] > 7  # the path is taken, in one block
+    widths.clear()
+    monkeypatch.setattr(_vogcam_blocks, "SOLVE_COLUMNS", 7)
+    _, chunked = est.predict_log_intensity(Q, return_std=True)
+    assert len(widths) > 1 and max(widths) == 7
+    np.testing.assert_array_equal(chunked, whole)
