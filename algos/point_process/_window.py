@@ -396,7 +396,13 @@ class Window:
         return self.vertices, b
 
     def next_vertex(self):
-        """Index of the next vertex of the same ring, for each vertex (int64, (V,))."""
+        """Index of the next vertex of the same ring, for each vertex.
+
+        Returns
+        -------
+        ndarray of int64, shape (V,)
+            ``nxt[i]``: the vertex after ``i`` along its ring (the ring's first after its last).
+        """
         nxt = np.arange(1, len(self.vertices) + 1, dtype=np.int64)
         nxt[self.ring_ptr[1:] - 1] = self.ring_ptr[:-1]
         return nxt
