@@ -927,10 +927,8 @@ def prune_points(Q, c, Uptr, Uidx, Uval, Uinv, Ud, Uv, Umask, UinvT, nU, x, vb):
 
 
 @numba.njit(cache=True)
-def mdp_backup_sparse(Qm, Tptr, Tidx, Tval, r, discount):
-    """MDP (fully observable) backup on the sparse transitions, kept below ``Qm``:
-    ``Q'[a, s] = min(Qm[a, s], r[s, a] + discount * sum_{s'} T[a, s, s'] max_{a'} Qm[a', s'])``;
-    returns ``(Q', max |Q' - Qm|)``."""
+def column_max(Qm):
+    """``max_a Qm[a, s]`` for every state ``s`` (the value of an action-value array (A, S))."""
     A, S = Qm.shape
     V = np.empty(S)
     for s in range(S):
@@ -939,6 +937,16 @@ def mdp_backup_sparse(Qm, Tptr, Tidx, Tval, r, discount):
             if Qm[b, s] > best:
                 best = Qm[b, s]
         V[s] = best
+    return V
+
+
+@numba.njit(cache=True)
+def mdp_backup_sparse(Qm, Tptr, Tidx, Tval, r, discount):
+    """MDP (fully observable) backup on the sparse transitions, kept below ``Qm``:
+    ``Q'[a, s] = min(Qm[a, s], r[s, a] + discount * sum_{s'} T[a, s, s'] max_{a'} Qm[a', s'])``;
+    returns ``(Q', max |Q' - Qm|)``."""
+    A, S = Qm.shape
+    V = column_max(Qm)
     out = np.empty((A, S))
     delta = 0.0
     for a in range(A):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._pbs_kernels import fib_row
+from ._pbs_kernels import column_max, fib_row
 
 GS_TOL = 1e-12  # Gauss-Seidel stops when a sweep moves no value by more than this times max(1, max |V|)
 GS_MAX_SWEEPS = 10_000
@@ -136,13 +136,7 @@ def fib_backup_sparse_fast(Qm, Tptr, Tidx, Tval, Z, r, discount):
     single-successor rows done as ``T sum_o Z[a, t, o] max_a' Q[a', t]`` (see the module notes)."""
     A, S = Qm.shape
     O = Z.shape[2]
-    V = np.empty(S)
-    for s in range(S):
-        best = Qm[0, s]
-        for b in range(1, A):
-            if Qm[b, s] > best:
-                best = Qm[b, s]
-        V[s] = best
+    V = column_max(Qm)
     out = np.empty((A, S))
     acc = np.empty(A)
     for a in range(A):
