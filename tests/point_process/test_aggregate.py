@@ -229,12 +229,12 @@ def test_entries_of_s_outside_the_factor_pattern_are_solved_in_chunks(monkeypatc
     the same values as one block."""
     from algos.point_process.vogcam import _vogcam_blocks
 
-    X = simulate_lgcp((0, 1, 0, 1), mean=np.log(3000), variance=1.0, length_scale=0.05, grid=128,
+    X = simulate_lgcp((0, 1, 0, 1), mean=np.log(400), variance=1.0, length_scale=0.05, grid=64,
                       random_state=2).points
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = VoGCAM(window=(0, 1, 0, 1), quadrature="voronoi", solver="sparse", random_state=0, max_iter=3).fit(X)
-    Q = np.random.default_rng(1).uniform(size=(3000, 2))
+    Q = np.random.default_rng(1).uniform(size=(400, 2))
     widths = []
     solve = est._state["fac"].solve
 
