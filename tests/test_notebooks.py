@@ -5,7 +5,9 @@ comment blocks that follow ``# %%`` become markdown cells, the code between them
 builds the same notebook (with sphinx-gallery's own converter when it is installed, otherwise with
 :func:`script_to_notebook`, which splits the cells the same way), executes it with nbclient in a fresh
 IPython kernel in quick mode (``ALGOS_EXAMPLES_QUICK=1``), in an empty working directory, and fails on
-an error in any cell or on a notebook that shows no figure (no ``image/png`` output). The kernel gets
+an error in any cell, on a notebook that shows no figure (no ``image/png`` output) or on a script that
+writes no PNG into its working directory. (The scripts run once here; the docs build runs them again
+as plain scripts through sphinx-gallery.) The kernel gets
 no ``MPLBACKEND``, as a reader's Jupyter would not: a script that forces a headless backend, or that
 never calls ``plt.show()``, shows no figure and fails here.
 """
@@ -125,6 +127,10 @@ def test_example_runs_as_notebook(script, tmp_path):
         pytest.fail(f"{_ids(script)} fails as a notebook:\n{str(exc)[-4000:]}")
     assert _has_image(nb), (f"{_ids(script)} runs as a notebook but shows no figure (no image/png output): "
                             "does it force a backend with matplotlib.use, or never call plt.show()?")
+    # what a reader who runs the script gets: its figure saved as a PNG in the working directory
+    pngs = sorted(tmp_path.rglob("*.png"))
+    assert pngs, f"{_ids(script)} wrote no PNG into its working directory {tmp_path}."
+    assert all(p.stat().st_size > 0 for p in pngs), f"{_ids(script)} wrote an empty PNG: {pngs}."
 
 
 def test_converter_matches_sphinx_gallery():
