@@ -2,8 +2,9 @@
 and by ``benchmarks/numba_first_call.py``).
 
 ``run(module)`` runs, in the calling process, a fit small enough to take well under a second once
-compiled, and that reaches the module's ``parallel=True`` kernels (where it has them) as well as its
-cached serial kernels.
+compiled, twice: as a user's small fit runs (the cached serial twins of the parallel kernels, see
+:mod:`algos._parallel`) and with :func:`algos._parallel.always_parallel`, which reaches the module's
+``parallel=True`` kernels (where it has them) on the same small input.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def _fair_matching():
     from algos.fair_matching import Greedy, HybridRanking, Ranking, random_instance
 
     inst = random_instance(30, 30, 3, p=0.2, random_state=0)
-    HybridRanking(n_runs=16).fit(inst)  # >= 8 runs and 2 threads: the parallel kernel
+    HybridRanking(n_runs=16).fit(inst)  # >= 8 runs: the parallel kernel under always_parallel
     Ranking(n_runs=16, random_state=0).fit(inst)
     Greedy(n_runs=16, random_state=0).fit(inst)
 
@@ -68,8 +69,19 @@ def _point_process():
     est.predict_log_intensity(sample.points[:20])
 
 
-def run(module):
-    """Run the small fit of ``module`` (one of :data:`MODULES`)."""
+def run(module, paths=("twins", "parallel")):
+    """Run the small fit of ``module`` (one of :data:`MODULES`) once per entry of ``paths``:
+    ``"twins"`` as a user's small fit runs (the cached serial twins of the parallel kernels),
+    ``"parallel"`` under :func:`algos._parallel.always_parallel` (the parallel kernels themselves)."""
     if module not in MODULES:
         raise ValueError(f"'module' must be one of {MODULES}; got {module!r}.")
-    globals()["_" + module]()
+    if not set(paths) <= {"twins", "parallel"}:
+        raise ValueError(f"'paths' must hold 'twins' and/or 'parallel'; got {paths!r}.")
+    from algos._parallel import always_parallel
+
+    for path in paths:
+        if path == "parallel":
+            with always_parallel():
+                globals()["_" + module]()
+        else:
+            globals()["_" + module]()

@@ -9,6 +9,10 @@ excluded; the fit itself takes well under a second once compiled (column "compil
 
     python benchmarks/numba_first_call.py                 # every module, median of 1
     python benchmarks/numba_first_call.py --repeat 3 --modules point_process,continual
+    python benchmarks/numba_first_call.py --path parallel   # the small fits forced onto the parallel kernels
+
+On small inputs the package runs the cached serial twins of its row-wise parallel kernels
+(``algos._parallel``); ``--path parallel`` measures the parallel kernels' compilation instead.
 """
 
 from __future__ import annotations
@@ -28,15 +32,15 @@ CHILD = (
     "import time, warnings\n"
     "warnings.simplefilter('ignore')\n"
     "from algos import _numba_workload as w\n"
-    "t = time.process_time(); w.run({m!r}); a = time.process_time() - t\n"
-    "t = time.process_time(); w.run({m!r}); b = time.process_time() - t\n"
+    "t = time.process_time(); w.run({m!r}, ({p!r},)); a = time.process_time() - t\n"
+    "t = time.process_time(); w.run({m!r}, ({p!r},)); b = time.process_time() - t\n"
     "print(a, b)\n"
 )
 
 
-def _child(module, cache_dir):
+def _child(module, cache_dir, path):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", CHILD.format(m=module)], env=env, cwd=REPO, check=True,
+    out = subprocess.run([sys.executable, "-c", CHILD.format(m=module, p=path)], env=env, cwd=REPO, check=True,
                          capture_output=True, text=True).stdout.split()
     return float(out[-2]), float(out[-1])
 
@@ -46,6 +50,9 @@ def main(argv=None):
 
     parser = make_parser(__doc__.splitlines()[0], ())
     parser.add_argument("--modules", default=",".join(MODULES), help="comma-separated modules")
+    parser.add_argument("--path", choices=("twins", "parallel"), default="twins",
+                        help="the small fit as a user runs it (the cached serial twins of the parallel kernels, "
+                             "default) or forced onto the parallel kernels")
     args = parser.parse_args(argv)
     repeat = args.repeat or 1
     rows = []
@@ -53,8 +60,8 @@ def main(argv=None):
         cold, warm, compiled = [], [], []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as cache:
-                first, _ = _child(module, cache)
-                second, again = _child(module, cache)
+                first, _ = _child(module, cache, args.path)
+                second, again = _child(module, cache, args.path)
             cold.append(first)
             warm.append(second)
             compiled.append(again)

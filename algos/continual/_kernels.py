@@ -33,7 +33,13 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["ACTIVATION_CODES", "reservoir_scan", "grid_scan4"]
+from .._parallel import pick, serial_twin
+
+__all__ = ["ACTIVATION_CODES", "reservoir_scan", "grid_scan4", "grid_scan4_for", "PARALLEL_MIN_PIXELS"]
+
+#: grids of fewer pixels (images x height x width) run the cached serial twin of :func:`grid_scan4`
+#: (:mod:`algos._parallel`): below it the threads save less than the kernel's compilation
+PARALLEL_MIN_PIXELS = 20_000
 
 #: Integer codes of the activations understood by the kernels.
 ACTIVATION_CODES = {"tanh": 0, "relu": 1, "leaky_relu": 2}
@@ -175,3 +181,12 @@ def grid_scan4(Z, Ws, leak, act, negative_slope, out):
             j = r - b * Nw
             _scan_strided(Z, Ws[2 + d], leak, act, negative_slope, out, h, pre, b, j, False, (2 + d) * U, d == 1)
     return out
+
+
+grid_scan4_serial = serial_twin(grid_scan4)  # cached, the same values (algos._parallel)
+
+
+def grid_scan4_for(n_pixels):
+    """:func:`grid_scan4` for a grid of ``n_pixels`` pixels: the parallel kernel from
+    ``PARALLEL_MIN_PIXELS`` on (with more than one numba thread), else its cached serial twin."""
+    return pick(grid_scan4, grid_scan4_serial, n_pixels, PARALLEL_MIN_PIXELS)

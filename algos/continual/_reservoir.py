@@ -52,7 +52,7 @@ from .._validation import (
     validate_params,
 )
 from ._checks import FLOAT_DTYPE, check_labels
-from ._kernels import ACTIVATION_CODES, grid_scan4
+from ._kernels import ACTIVATION_CODES, grid_scan4_for
 
 __all__ = ["BiReservoir2D", "draw_reservoir_weights", "SpectralRadiusWarning"]
 
@@ -376,7 +376,8 @@ class BiReservoir2D(TransformerMixin, BaseEstimator):
         W_in_cat = np.concatenate(list(self.W_in_), axis=1)  # (C, 4U)
         Z = (G.reshape(-1, C) @ W_in_cat).reshape(B, Nh, Nw, 4 * U)
         if self.backend_ == "numpy":  # the four scans in place on the grid (numba, prange)
-            grid_scan4(Z, self.W_, float(self.leak), ACTIVATION_CODES[self.activation], NEGATIVE_SLOPE, out)
+            grid_scan4_for(B * Nh * Nw)(Z, self.W_, float(self.leak), ACTIVATION_CODES[self.activation],
+                                        NEGATIVE_SLOPE, out)
             return self._check_states(out)
         rows = Z.reshape(B * Nh, Nw, 4 * U)  # every row of every image is one sequence
         cols = Z.transpose(0, 2, 1, 3).reshape(B * Nw, Nh, 4 * U)

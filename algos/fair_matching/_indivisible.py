@@ -295,7 +295,8 @@ class HybridRanking(_IndivisibleMatcher):
         tie-breaking keys). ``allocation_`` averages them; :meth:`ex_ante_cef_ratio` and
         :meth:`ex_post_cef_ratio` evaluate the CEF guarantee on them.
     backend : {"auto", "numpy", "torch", "numba"}, default="auto"
-        ``"numpy"`` (or ``"numba"``): the numba kernel (runs in parallel threads when ``n_runs >= 8``).
+        ``"numpy"`` (or ``"numba"``): the numba kernel (runs in parallel threads when ``n_runs >= 8``
+        and the runs times the edges of a batch reach 2e6).
         ``"torch"``: :func:`accel.fair_matching.hybrid_ranking_batched`, all runs as rows of
         tensors (needs torch). Both give identical matches. ``"auto"`` picks torch when ``device`` names an
         accelerator and the CPU path otherwise; see the "Backends: one rule" section of the scaling page.

@@ -35,6 +35,8 @@ import math
 import numba
 import numpy as np
 
+from .._parallel import pick
+
 __all__ = [
     "FAIR_RULES",
     "GREEDY_TIES",
@@ -52,9 +54,11 @@ FAIR_RULES = {"min_utility": 0, "random_class": 1}
 #: greedy tie rule name -> kernel code
 GREEDY_TIES = {"first": 0, "random": 1}
 
-# Use the prange variants when there are at least this many runs (and numba has > 1 thread);
-# the outputs are identical either way, only the speed changes.
+# Use the prange variants when there are at least this many runs, at least this much work (runs x
+# edges of the batch) and numba has > 1 thread: a prange kernel is compiled in every process (1-4 CPU-s,
+# see algos._parallel), the serial ones are cached; the outputs are identical either way.
 _PARALLEL_MIN_RUNS = 8
+_PARALLEL_MIN_WORK = 2_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,9 +241,9 @@ def _state_arrays(matched, class_utility):
     return m_work, u_work, write_back
 
 
-def _use_parallel(R, parallel):
+def _use_parallel(R, parallel, n_edges):
     if parallel is None:
-        return R >= _PARALLEL_MIN_RUNS and numba.config.NUMBA_NUM_THREADS > 1
+        return R >= _PARALLEL_MIN_RUNS and pick(True, False, R * n_edges, _PARALLEL_MIN_WORK)
     return bool(parallel)
 
 
@@ -261,7 +265,7 @@ def hybrid_ranking_batch(indptr, indices, agent_class, n_classes, gamma, fair_ru
 
     ``matched`` and ``class_utility`` are updated in place. Returns ``match`` (R x n_batch, int64).
     ``fair_rule`` is the code (0, 1) or the name. ``parallel=None`` runs the runs in parallel
-    threads when ``R >= 8`` (identical output).
+    threads when ``R >= 8`` and ``R * len(indices) >= 2e6`` (identical output).
     """
     fair_rule = _code(fair_rule, "fair_rule", FAIR_RULES)
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -271,7 +275,7 @@ def hybrid_ranking_batch(indptr, indices, agent_class, n_classes, gamma, fair_ru
     match = np.empty((R, m), dtype=np.int64)
     if m == 0 or R == 0:
         return match
-    kern = _hybrid_ranking_parallel if _use_parallel(R, parallel) else _hybrid_ranking_serial
+    kern = _hybrid_ranking_parallel if _use_parallel(R, parallel, len(indices)) else _hybrid_ranking_serial
     m_work, u_work, write_back = _state_arrays(matched, class_utility)
     kern(indptr, indices, agent_class, int(n_classes), float(gamma), int(fair_rule),
          np.ascontiguousarray(ranks, dtype=np.float64), np.ascontiguousarray(tie_keys, dtype=np.float64),
@@ -360,7 +364,7 @@ def ranking_batch(indptr, indices, agent_class, ranks, matched, class_utility, *
     match = np.empty((R, m), dtype=np.int64)
     if m == 0 or R == 0:
         return match
-    kern = _ranking_parallel if _use_parallel(R, parallel) else _ranking_serial
+    kern = _ranking_parallel if _use_parallel(R, parallel, len(indices)) else _ranking_serial
     m_work, u_work, write_back = _state_arrays(matched, class_utility)
     kern(indptr, indices, agent_class, np.ascontiguousarray(ranks, dtype=np.float64), m_work, u_work, match)
     write_back()
@@ -447,7 +451,7 @@ def greedy_batch(indptr, indices, agent_class, tie, tie_keys, matched, class_uti
     match = np.empty((R, m), dtype=np.int64)
     if m == 0 or R == 0:
         return match
-    kern = _greedy_parallel if _use_parallel(R, parallel) else _greedy_serial
+    kern = _greedy_parallel if _use_parallel(R, parallel, len(indices)) else _greedy_serial
     m_work, u_work, write_back = _state_arrays(matched, class_utility)
     kern(indptr, indices, agent_class, int(tie), np.ascontiguousarray(tie_keys, dtype=np.float64), m_work,
          u_work, match)

@@ -29,6 +29,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from .._parallel import pick, serial_twin
+
 __all__ = [
     "convex_cell_areas",
     "clip_areas",
@@ -38,7 +40,13 @@ __all__ = [
     "nngp_block_terms",
     "predict_rows",
     "matern_corr",
+    "PARALLEL_MIN_ROWS",
+    "rows_kernel",
 ]
+
+#: inputs of fewer rows (cells, nodes, query points) run the cached serial twin of a row-wise parallel
+#: kernel (:mod:`algos._parallel`): below it the threads save less than the kernel's compilation
+PARALLEL_MIN_ROWS = 20_000
 
 
 @numba.njit
@@ -311,3 +319,17 @@ def predict_rows(xq, coords, nbr, cnt, phi, nu_code, jitter):
         f = _kriging_row(coords, nbr[i], m, xq[i, 0], xq[i, 1], phi, nu_code, jitter, A[i])
         F[i] = f if f > 0.0 else 0.0
     return A, F
+
+
+# serial twins of the row-wise parallel kernels (same values; cached): see :mod:`algos._parallel`
+clip_areas_serial = serial_twin(clip_areas)
+nngp_rows_serial = serial_twin(nngp_rows)
+predict_rows_serial = serial_twin(predict_rows)
+_TWINS = {clip_areas: clip_areas_serial, nngp_rows: nngp_rows_serial, predict_rows: predict_rows_serial}
+
+
+def rows_kernel(kernel, n_rows):
+    """``kernel`` (one of :func:`clip_areas`, :func:`nngp_rows`, :func:`predict_rows`) for ``n_rows`` rows:
+    the parallel kernel from ``PARALLEL_MIN_ROWS`` rows on (with more than one numba thread), else its
+    cached serial twin."""
+    return pick(kernel, _TWINS[kernel], n_rows, PARALLEL_MIN_ROWS)

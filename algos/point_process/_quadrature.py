@@ -29,7 +29,7 @@ import numpy as np
 from scipy.spatial import Voronoi
 
 from .._validation import check_option, check_random_state
-from ._kernels import clip_areas
+from ._kernels import clip_areas, rows_kernel
 from ._window import Window, coordinate_array, signed_area
 
 __all__ = ["voronoi_weights", "build_quadrature", "Quadrature", "check_points", "default_grid_size",
@@ -116,8 +116,8 @@ def window_clip_areas(ptr, vidx, verts, centres, rings):
     """
     area = np.zeros(len(ptr) - 1)
     for ring in rings:
-        a = clip_areas(ptr, vidx, np.ascontiguousarray(verts), np.ascontiguousarray(centres),
-                       np.ascontiguousarray(ring))
+        a = rows_kernel(clip_areas, len(ptr) - 1)(ptr, vidx, np.ascontiguousarray(verts),
+                                                  np.ascontiguousarray(centres), np.ascontiguousarray(ring))
         area += a if signed_area(ring) > 0 else -a
     if len(rings) > 1:
         np.maximum(area, 0.0, out=area)  # round-off of a cell inside a hole

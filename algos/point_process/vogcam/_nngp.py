@@ -28,8 +28,17 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from ..._parallel import pick, serial_twin
 from ..._validation import check_array, check_option, check_random_state, check_scalar_float, check_scalar_int
-from .._kernels import _chol_solve_small, filter_earlier, matern_corr, nngp_rows, row_quadratic
+from .._kernels import (
+    PARALLEL_MIN_ROWS,
+    _chol_solve_small,
+    filter_earlier,
+    matern_corr,
+    nngp_rows,
+    row_quadratic,
+    rows_kernel,
+)
 
 __all__ = ["NNGPFactor", "nngp_precision", "nngp_neighbors", "node_ordering", "matern", "woodbury_solve",
            "NU_CODES"]
@@ -155,6 +164,9 @@ def neighbour_distances(coords, nbr, cnt):
             D[i, 0, p + 1] = d
             D[i, p + 1, 0] = d
     return D
+
+
+neighbour_distances_serial = serial_twin(neighbour_distances)  # cached, same values (algos._parallel)
 
 
 @numba.njit(parallel=True)
@@ -362,7 +374,8 @@ class NNGPStructure:
     def pair_distances(self):
         """``(N, k+1, k+1)`` distances within ``{i} U N(i)`` (:func:`neighbour_distances`), computed once."""
         if getattr(self, "_pair_distances", None) is None:
-            self._pair_distances = neighbour_distances(self.coords, self.neighbors, self.counts)
+            self._pair_distances = pick(neighbour_distances, neighbour_distances_serial, len(self.coords),
+                                       PARALLEL_MIN_ROWS)(self.coords, self.neighbors, self.counts)
         return self._pair_distances
 
     @property
@@ -413,7 +426,8 @@ class NNGPStructure:
         """``(A, F_c, B)`` on the correlation scale at range ``phi``."""
         N = self.N
         k = self.neighbors.shape[1]
-        A, Fc = nngp_rows(self.coords, self.neighbors, self.counts, phi, self.nu_code, self.jitter)
+        A, Fc = rows_kernel(nngp_rows, len(self.coords))(self.coords, self.neighbors, self.counts, phi, self.nu_code,
+                                                          self.jitter)
         b_rows, b_cols, b_pos = self._b_pattern()
         vals = np.column_stack([np.ones(N), -A]).ravel()[b_pos] if k else np.ones(N)
         B = sp.csr_matrix((vals, (b_rows, b_cols)), shape=(N, N))

@@ -58,7 +58,7 @@ from ..._validation import (
     validate_params,
 )
 from .._aggregate import AUTO_GRID_MIN_POINTS, AUTO_GRID_SIDE, grid_quadrature
-from .._kernels import predict_rows
+from .._kernels import predict_rows, rows_kernel
 from .._quadrature import build_quadrature, check_points, default_grid_size, duplicates_reported, warn_duplicates
 from .._window import MAX_COORD, Window, coordinate_array, window_or_bounding_box
 from ._nngp import NU_CODES, NNGPStructure
@@ -588,8 +588,8 @@ class VoGCAM(BaseEstimator):
         k = min(int(self.n_neighbors), len(self._U))
         _, nb = self._tree.query(U, k=k)
         nb = np.asarray(nb, dtype=np.int64).reshape(M, k)
-        A, Fc = predict_rows(np.ascontiguousarray(U), self._U, nb, np.full(M, k, dtype=np.int64), self._phi,
-                             NU_CODES[self.nu], self._st.jitter)
+        A, Fc = rows_kernel(predict_rows, M)(np.ascontiguousarray(U), self._U, nb, np.full(M, k, dtype=np.int64),
+                                             self._phi, NU_CODES[self.nu], self._st.jitter)
         return U, Zq, nb, A, Fc
 
     def predict_log_intensity(self, Xq, return_std=False, covariates=None):
