@@ -29,21 +29,34 @@ GS_MAX_SWEEPS = 10_000
 
 
 @numba.njit(cache=True)
+def _q_value(V, Tptr, Tidx, Tval, r, discount, a, s):
+    """``r[s, a] + discount T[a, s] . V``."""
+    tot = 0.0
+    for k in range(Tptr[a, s], Tptr[a, s + 1]):
+        tot += Tval[k] * V[Tidx[k]]
+    return r[s, a] + discount * tot
+
+
+@numba.njit(cache=True)
+def _backup(V, Tptr, Tidx, Tval, r, discount, s):
+    """``(H V)(s) = max_a r[s, a] + discount T[a, s] . V``."""
+    best = -np.inf
+    for a in range(Tptr.shape[0]):
+        v = _q_value(V, Tptr, Tidx, Tval, r, discount, a, s)
+        if v > best:
+            best = v
+    return best
+
+
+@numba.njit(cache=True)
 def gs_sweep(V, Tptr, Tidx, Tval, r, discount, backward):
     """One in-place Gauss-Seidel sweep of the MDP backup ``V(s) <- max_a r[s, a] + discount T[a, s] . V``;
     returns the largest change."""
-    A, S = Tptr.shape[0], r.shape[0]
+    S = r.shape[0]
     delta = 0.0
     for i in range(S):
         s = S - 1 - i if backward else i
-        best = -np.inf
-        for a in range(A):
-            tot = 0.0
-            for k in range(Tptr[a, s], Tptr[a, s + 1]):
-                tot += Tval[k] * V[Tidx[k]]
-            v = r[s, a] + discount * tot
-            if v > best:
-                best = v
+        best = _backup(V, Tptr, Tidx, Tval, r, discount, s)
         d = abs(best - V[s])
         if d > delta:
             delta = d
@@ -58,29 +71,18 @@ def mdp_q(V, Tptr, Tidx, Tval, r, discount):
     Q = np.empty((A, S))
     for a in range(A):
         for s in range(S):
-            tot = 0.0
-            for k in range(Tptr[a, s], Tptr[a, s + 1]):
-                tot += Tval[k] * V[Tidx[k]]
-            Q[a, s] = r[s, a] + discount * tot
+            Q[a, s] = _q_value(V, Tptr, Tidx, Tval, r, discount, a, s)
     return Q
 
 
 @numba.njit(cache=True)
 def bellman_excess(V, Tptr, Tidx, Tval, r, discount):
     """``max_s (H V - V)(s)`` (``H`` the MDP Bellman operator), without forming the Q-values."""
-    A, S = Tptr.shape[0], r.shape[0]
     worst = -np.inf
-    for s in range(S):
-        best = -np.inf
-        for a in range(A):
-            tot = 0.0
-            for k in range(Tptr[a, s], Tptr[a, s + 1]):
-                tot += Tval[k] * V[Tidx[k]]
-            v = r[s, a] + discount * tot
-            if v > best:
-                best = v
-        if best - V[s] > worst:
-            worst = best - V[s]
+    for s in range(r.shape[0]):
+        d = _backup(V, Tptr, Tidx, Tval, r, discount, s) - V[s]
+        if d > worst:
+            worst = d
     return worst
 
 
