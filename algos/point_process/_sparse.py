@@ -62,6 +62,7 @@ from ._sparse_kernels import (
     _sn_numeric,
     _sn_positions,
     _sn_quadratic_forms,
+    _sn_quadratic_forms_cut,
     _sn_scatter_map,
     _sn_structure,
     _sn_takahashi,
@@ -482,14 +483,20 @@ class SparseCholesky:
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
         return self._unpermuted(x)
 
-    def inverse_quadratic_forms(self, rows, vals):
+    def inverse_quadratic_forms(self, rows, vals, selected=True):
         """``b_q^T P^{-1} b_q`` for sparse vectors ``b_q``, one per row of ``rows``/``vals``, without forming
         any entry of ``P^{-1}``.
 
         ``b_q`` holds ``vals[q, t]`` at node ``rows[q, t]`` (original indices; repeated indices add). With
         ``P = L L^T`` the form is ``||L^{-1} b_q||^2``; the forward solve touches only the reach of ``b_q``,
-        the elimination-tree paths from its nodes to the root (Gilbert 1994): with a nested-dissection
-        ordering about the separators above those nodes, not the whole factor.
+        the elimination-tree paths from its nodes to the root (Gilbert 1994). With ``selected=True`` it
+        stops at the lowest common ancestor ``s`` of those nodes (by supernode): ``L`` has no entry in the
+        rows outside the ancestors ``H`` of ``s`` and the columns in ``H``, so the Schur complement of ``P``
+        on ``H`` is ``L_HH L_HH^T`` and the rest of the form is ``c^T (P^{-1})_HH c`` for what is left of
+        the right-hand side, ``c``; ``c`` lies on the rows of ``s`` below its columns, a clique of the
+        factor's pattern, where the selected inverse (:meth:`selected_inverse`, computed once and kept)
+        has every entry. Nearby nodes have a low common ancestor, so the work per form is a small subtree
+        and one dense form, instead of the separators up to the root.
 
         Parameters
         ----------
@@ -497,6 +504,9 @@ class SparseCholesky:
             Node indices of each vector's non-zeros.
         vals : array-like of float, shape (M, k)
             Their values.
+        selected : bool, default=True
+            Use the selected inverse above the common ancestor (computed on the first call if needed,
+            keeping the factor); ``False``: forward solves up to the root.
 
         Returns
         -------
@@ -517,9 +527,12 @@ class SparseCholesky:
         v = np.ascontiguousarray(vals)
         if self._sn is None:
             ar = np.arange(self.N + 1, dtype=np.int64)
-            return _sn_quadratic_forms(ar, ar[:-1], self.Lp, self.Li, self.Lp, self.Lx, r, v)
-        start, sn_of, Rp, Ri, off = self._sn
-        return _sn_quadratic_forms(start, sn_of, Rp, Ri, off, self.Lx, r, v)
+            layout = (ar, ar[:-1], self.Lp, self.Li, self.Lp)
+        else:
+            layout = self._sn
+        if rows.shape[1] == 0 or not selected:
+            return _sn_quadratic_forms(*layout, self.Lx, r, v)
+        return _sn_quadratic_forms_cut(*layout, self.Lx, self.selected_inverse(), r, v)
 
     def selected_inverse(self, overwrite=False):
         """Run the Takahashi recursions (cached until the next :meth:`factor`).
