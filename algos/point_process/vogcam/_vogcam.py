@@ -617,7 +617,8 @@ class VoGCAM(BaseEstimator):
             How the posterior part of the variance is computed (the sparse solver's fits; the dense and
             mean-field ones hold every entry of ``S`` and use the second). ``"reach"``: ``a*^T S a* =
             ||L^{-1} a*||^2`` with ``P = L L^T`` the factor of ``S^{-1}``, one forward solve per query point
-            restricted to the elimination-tree paths from ``N*`` to the root (no entry of ``S``).
+            restricted to the elimination-tree paths from ``N*`` up to their common ancestor, and the rest
+            of the form from the selected inverse (no solve with the whole factor).
             ``"neighbourhood"``: the ``k x k`` block ``S_N*N*`` from the selected inverse, with the pairs
             outside the factor's pattern solved column by column with the whole factor (the earlier method,
             much slower on large fits; docs/point_process.md, "Predictive variance").

@@ -316,8 +316,9 @@ def neighbourhood_variance(st8, nb, A, n_nodes, method="reach"):
 
     ``"reach"``: with a sparse factor ``P = L L^T`` of ``S = P^{-1}``, the form is ``||L^{-1} b_q||^2`` for the
     sparse vector ``b_q`` holding ``a_q`` on ``N_q`` (:meth:`SparseCholesky.inverse_quadratic_forms`): one
-    forward solve per query restricted to the elimination-tree paths from ``N_q`` to the root, and no entry
-    of ``S``. ``"neighbourhood"``: the ``k x k`` blocks of ``S`` (:func:`s_on_neighbourhoods`: the selected
+    forward solve per query restricted to the elimination-tree paths from ``N_q`` up to their common
+    ancestor, then a dense form with the selected inverse on that ancestor's rows; no solve with the whole
+    factor. ``"neighbourhood"``: the ``k x k`` blocks of ``S`` (:func:`s_on_neighbourhoods`: the selected
     inverse, and full solves for the pairs outside the factor's pattern), then the forms. States without a
     sparse factor (mean-field, dense, torch) always take the second route, where every entry is at hand."""
     fac = st8.get("fac")
