@@ -61,6 +61,8 @@ from ._sparse_kernels import (
     _sn_ltsolve,
     _sn_numeric,
     _sn_positions,
+    _sn_quadratic_forms,
+    _sn_quadratic_forms_cut,
     _sn_scatter_map,
     _sn_structure,
     _sn_takahashi,
@@ -480,6 +482,57 @@ class SparseCholesky:
         self._require("sample")
         x = self._ltsolve(np.ascontiguousarray(np.asarray(z, dtype=np.float64)))
         return self._unpermuted(x)
+
+    def inverse_quadratic_forms(self, rows, vals, selected=True):
+        """``b_q^T P^{-1} b_q`` for sparse vectors ``b_q``, one per row of ``rows``/``vals``, without forming
+        any entry of ``P^{-1}``.
+
+        ``b_q`` holds ``vals[q, t]`` at node ``rows[q, t]`` (original indices; repeated indices add). With
+        ``P = L L^T`` the form is ``||L^{-1} b_q||^2``; the forward solve touches only the reach of ``b_q``,
+        the elimination-tree paths from its nodes to the root (Gilbert 1994). With ``selected=True`` it
+        stops at the lowest common ancestor ``s`` of those nodes (by supernode): ``L`` has no entry in the
+        rows outside the ancestors ``H`` of ``s`` and the columns in ``H``, so the Schur complement of ``P``
+        on ``H`` is ``L_HH L_HH^T`` and the rest of the form is ``c^T (P^{-1})_HH c`` for what is left of
+        the right-hand side, ``c``; ``c`` lies on the rows of ``s`` below its columns, a clique of the
+        factor's pattern, where the selected inverse (:meth:`selected_inverse`, computed once and kept)
+        has every entry. Nearby nodes have a low common ancestor, so the work per form is a small subtree
+        and one dense form, instead of the separators up to the root.
+
+        Parameters
+        ----------
+        rows : array-like of int, shape (M, k)
+            Node indices of each vector's non-zeros.
+        vals : array-like of float, shape (M, k)
+            Their values.
+        selected : bool, default=True
+            Use the selected inverse above the common ancestor (computed on the first call if needed,
+            keeping the factor); ``False``: forward solves up to the root.
+
+        Returns
+        -------
+        ndarray of shape (M,)
+            The quadratic forms.
+        """
+        self._require("inverse_quadratic_forms")
+        rows = np.asarray(rows)
+        if rows.ndim != 2 or rows.dtype.kind not in "iu":
+            raise ValueError(f"'rows' must be a 2-d integer array; got shape {rows.shape}, dtype {rows.dtype}.")
+        vals = check_array(vals, "vals", ndim=2, allow_empty=True)
+        if vals.shape != rows.shape:
+            raise ValueError(f"'vals' must have the shape of 'rows' {rows.shape}; got {vals.shape}.")
+        if rows.size and (rows.min() < 0 or rows.max() >= self.N):
+            raise ValueError(f"'rows' must hold node indices in [0, {self.N}); got values in "
+                             f"[{rows.min()}, {rows.max()}].")
+        r = np.ascontiguousarray(self.iperm[rows.astype(np.int64)])
+        v = np.ascontiguousarray(vals)
+        if self._sn is None:
+            ar = np.arange(self.N + 1, dtype=np.int64)
+            layout = (ar, ar[:-1], self.Lp, self.Li, self.Lp)
+        else:
+            layout = self._sn
+        if rows.shape[1] == 0 or not selected:
+            return _sn_quadratic_forms(*layout, self.Lx, r, v)
+        return _sn_quadratic_forms_cut(*layout, self.Lx, self.selected_inverse(), r, v)
 
     def selected_inverse(self, overwrite=False):
         """Run the Takahashi recursions (cached until the next :meth:`factor`).

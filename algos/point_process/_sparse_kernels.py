@@ -567,3 +567,120 @@ def _sn_positions(start, sn_of, Rp, Ri, off, rows, cols):
         a = _find_row(Ri, Rp[s], Rp[s + 1], i)
         out[t] = -1 if a < 0 else off[s] + (j - start[s]) * (Rp[s + 1] - Rp[s]) + (a - Rp[s])
     return out
+
+
+@numba.njit(cache=True)
+def _sn_quadratic_forms(start, sn_of, Rp, Ri, off, Lx, rows, vals):
+    """``||L^{-1} b_q||^2 = b_q^T P^{-1} b_q`` for each row ``q`` of ``rows``/``vals`` (M, k): ``b_q`` has the
+    values ``vals[q]`` at the (permuted) positions ``rows[q]``. Each forward solve is restricted to the reach
+    of ``b_q``: the supernodes on the elimination-tree paths from its positions to the root (Gilbert 1994),
+    visited in increasing order; the work vector is zeroed as it is consumed."""
+    M, k = rows.shape
+    ns = len(start) - 1
+    x = np.zeros(start[ns])
+    mark = np.full(ns, -1, dtype=np.int64)
+    reach = np.empty(ns, dtype=np.int64)
+    out = np.empty(M)
+    for q in range(M):
+        n_reach = 0
+        for t in range(k):
+            s = sn_of[rows[q, t]]
+            while s >= 0 and mark[s] != q:
+                mark[s] = q
+                reach[n_reach] = s
+                n_reach += 1
+                ncol = start[s + 1] - start[s]
+                nr = Rp[s + 1] - Rp[s]
+                s = sn_of[Ri[Rp[s] + ncol]] if nr > ncol else -1
+        for t in range(k):
+            x[rows[q, t]] += vals[q, t]
+        path = np.sort(reach[:n_reach])
+        acc = 0.0
+        for i in range(n_reach):
+            f, ncol, r0, nr, os = _sn_dims(path[i], start, Rp, off)
+            for c in range(ncol):
+                xc = x[f + c] / Lx[os + c * nr + c]
+                x[f + c] = 0.0
+                if xc != 0.0:
+                    acc += xc * xc
+                    for a in range(c + 1, nr):
+                        x[Ri[r0 + a]] -= Lx[os + c * nr + a] * xc
+        out[q] = acc
+    return out
+
+
+@numba.njit(cache=True)
+def _sn_quadratic_forms_cut(start, sn_of, Rp, Ri, off, Lx, Zx, rows, vals):
+    """As :func:`_sn_quadratic_forms`, with the forward solve stopped at the lowest common ancestor ``s`` of
+    the supernodes of ``rows[q]``. With ``H`` the ancestors of ``s`` (``L[not H, H] = 0``), the Schur
+    complement of ``P`` on ``H`` is ``L_HH L_HH^T``, so ``||L_HH^{-1} c||^2 = c^T Z_HH c``; ``c`` (what is left
+    of the right-hand side on ``H``) lies on the rows of ``s`` below its columns, a clique of the factor's
+    pattern, where the selected inverse ``Zx`` holds every pair."""
+    M, k = rows.shape
+    ns = len(start) - 1
+    x = np.zeros(start[ns])
+    mark = np.full(ns, -1, dtype=np.int64)
+    reach = np.empty(ns, dtype=np.int64)
+    out = np.empty(M)
+    for q in range(M):
+        # the first node's path to the root, marked; the others' walks stop on a marked supernode
+        n_reach = 0
+        s = sn_of[rows[q, 0]]
+        while s >= 0:
+            mark[s] = q
+            reach[n_reach] = s
+            n_reach += 1
+            ncol = start[s + 1] - start[s]
+            nr = Rp[s + 1] - Rp[s]
+            s = sn_of[Ri[Rp[s] + ncol]] if nr > ncol else -1
+        n_path = n_reach
+        top = reach[0]
+        for t in range(1, k):
+            s = sn_of[rows[q, t]]
+            while mark[s] != q:
+                mark[s] = q
+                reach[n_reach] = s
+                n_reach += 1
+                ncol = start[s + 1] - start[s]
+                nr = Rp[s + 1] - Rp[s]
+                s = sn_of[Ri[Rp[s] + ncol]]  # a marked ancestor (the root is marked) ends the walk
+            if s > top:
+                top = s
+        # keep the first path up to the common ancestor ``top``
+        m = 0
+        for i in range(n_reach):
+            if i >= n_path or reach[i] <= top:
+                reach[m] = reach[i]
+                m += 1
+        for t in range(k):
+            x[rows[q, t]] += vals[q, t]
+        path = np.sort(reach[:m])
+        acc = 0.0
+        for i in range(m):
+            f, ncol, r0, nr, os = _sn_dims(path[i], start, Rp, off)
+            for c in range(ncol):
+                xc = x[f + c] / Lx[os + c * nr + c]
+                x[f + c] = 0.0
+                if xc != 0.0:
+                    acc += xc * xc
+                    for a in range(c + 1, nr):
+                        x[Ri[r0 + a]] -= Lx[os + c * nr + a] * xc
+        # c^T Z c on the rows of ``top`` below its columns
+        f, ncol, r0, nr, os = _sn_dims(top, start, Rp, off)
+        for a in range(ncol, nr):
+            i = Ri[r0 + a]
+            ci = x[i]
+            if ci == 0.0:
+                continue
+            st = sn_of[i]
+            ft, nct, rt, nrt, ot = _sn_dims(st, start, Rp, off)
+            cc = i - ft
+            base = ot + cc * nrt
+            lower = 0.0
+            for b in range(cc + 1, nrt):
+                lower += Zx[base + b] * x[Ri[rt + b]]
+            acc += ci * (ci * Zx[base + cc] + 2.0 * lower)
+        for a in range(ncol, nr):
+            x[Ri[r0 + a]] = 0.0
+        out[q] = acc
+    return out

@@ -224,9 +224,11 @@ def test_min_contrast_runs_on_an_independent_thinning_of_a_large_pattern(monkeyp
 
 
 def test_entries_of_s_outside_the_factor_pattern_are_solved_in_chunks(monkeypatch):
-    """Predictive sds of a sparse fit need entries of S outside the factor's pattern: solved a chunk of
-    SOLVE_COLUMNS right-hand sides at a time (memory 8 n bytes per column, not one n x m block), with
-    the same values as one block."""
+    """Predictive sds of a sparse fit with ``std_method="neighbourhood"`` need entries of S outside the
+    factor's pattern: solved a chunk of SOLVE_COLUMNS right-hand sides at a time (memory 8 n bytes per
+    column, not one n x m block), with the same values as one block; the default ``std_method="reach"``
+    solves nothing with the whole factor and gives the same sds to round-off (REACH_RTOL)."""
+    REACH_RTOL = 1e-12
     from algos.point_process.vogcam import _vogcam_blocks
 
     X = simulate_lgcp((0, 1, 0, 1), mean=np.log(400), variance=1.0, length_scale=0.05, grid=64,
@@ -245,10 +247,14 @@ def test_entries_of_s_outside_the_factor_pattern_are_solved_in_chunks(monkeypatc
 
     monkeypatch.setattr(est._state["fac"], "solve", counted)
     monkeypatch.setattr(_vogcam_blocks, "SOLVE_COLUMNS", 10**9)
-    _, whole = est.predict_log_intensity(Q, return_std=True)
+    _, whole = est.predict_log_intensity(Q, return_std=True, std_method="neighbourhood")
     assert len(widths) == 1 and widths[0] > 7  # the path is taken, in one block
     widths.clear()
     monkeypatch.setattr(_vogcam_blocks, "SOLVE_COLUMNS", 7)
-    _, chunked = est.predict_log_intensity(Q, return_std=True)
+    _, chunked = est.predict_log_intensity(Q, return_std=True, std_method="neighbourhood")
     assert len(widths) > 1 and max(widths) == 7
     np.testing.assert_array_equal(chunked, whole)
+    widths.clear()
+    _, reach = est.predict_log_intensity(Q, return_std=True)
+    assert not widths
+    assert np.max(np.abs(reach - whole) / whole) <= REACH_RTOL

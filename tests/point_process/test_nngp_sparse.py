@@ -130,6 +130,37 @@ def test_sparse_sample_has_covariance_inverse_P(method):
     assert np.sum(fac.half_solve(b) ** 2) == pytest.approx(b @ S @ b, rel=1e-10)
 
 
+@pytest.mark.parametrize("method", ["supernodal", "column"])
+def test_inverse_quadratic_forms_equal_the_dense_inverse(method):
+    """``b^T P^{-1} b`` for sparse ``b`` on 15 nearest nodes of query points (and on scattered nodes, whose
+    common ancestor is the root), both by forward solves to the root and by the solve stopped at the common
+    ancestor plus the selected inverse: equal to the forms with the dense inverse at QUAD_RTOL."""
+    from scipy.spatial import cKDTree
+
+    QUAD_RTOL = 1e-10
+    rng = np.random.default_rng(19)
+    X = rng.uniform(size=(1200, 2))
+    f = nngp_precision(X, n_neighbors=12, variance=1.0, length_scale=0.1)
+    P = (f.Q + sp.diags(rng.uniform(0.1, 30, 1200))).tocsr()
+    P.sort_indices()
+    S, _ = dense_selected(P)
+    _, near = cKDTree(X).query(rng.uniform(size=(300, 2)), k=15)
+    rows = np.vstack([near, rng.integers(0, 1200, size=(40, 15))])
+    vals = rng.normal(size=rows.shape)
+    ref = np.einsum("ij,ijk,ik->i", vals, S[rows[:, :, None], rows[:, None, :]], vals)
+    fac = SparseCholesky(P, coords=X, method=method).factor(P.data)
+    for selected in (False, True):
+        got = fac.inverse_quadratic_forms(rows, vals, selected=selected)
+        assert np.max(np.abs(got - ref) / ref) <= QUAD_RTOL
+    assert fac.Lx is not None  # the selected inverse was computed beside the factor, not over it
+    with pytest.raises(ValueError, match="'vals' must have the shape of 'rows'"):
+        fac.inverse_quadratic_forms(rows, vals[:, :3])
+    with pytest.raises(ValueError, match="'rows' must hold node indices in \\[0, 1200\\)"):
+        fac.inverse_quadratic_forms(rows + 1200, vals)
+    with pytest.raises(ValueError, match="'rows' must be a 2-d integer array"):
+        fac.inverse_quadratic_forms(rows.astype(float), vals)
+
+
 def test_supernodal_matches_column_on_a_large_pattern():
     """Both kernels on an NNGP precision with big separators (N = 3000): same factor values, log-det and
     selected inverse on the pattern, to round-off (1e-10 relative: LAPACK blocks vs scalar loops)."""

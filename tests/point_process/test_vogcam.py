@@ -346,6 +346,17 @@ def test_sparse_and_dense_solvers_agree():
     Xq = np.random.default_rng(1).uniform(size=(40, 2))
     assert np.allclose(a.predict_log_intensity(Xq, return_std=True), b.predict_log_intensity(Xq, return_std=True),
                        atol=1e-6)
+    # both std_method give the sd of the kriging predictor under the sparse fit's dense posterior
+    # covariance S = P^{-1} (columns by solves), at STD_RTOL
+    STD_RTOL = 1e-10
+    _, _, nb, A, Fc = b._conditional(Xq)
+    S = b._state["fac"].solve(np.eye(b.n_nodes_))
+    sd_dense = np.sqrt(b._sigma2 * Fc + np.einsum("ij,ijk,ik->i", A, S[nb[:, :, None], nb[:, None, :]], A))
+    for how in ("reach", "neighbourhood"):
+        assert np.max(np.abs(b.predict_log_intensity(Xq, return_std=True, std_method=how)[1] - sd_dense)
+                      / sd_dense) <= STD_RTOL
+    with pytest.raises(ValueError, match="std_method"):
+        b.predict_intensity(Xq, std_method="exact")
     # joint draws through the sparse factor (pi^T L^{-T} z) have the predicted moments: mean within 5
     # standard errors, sd within 10% (the sd of a 3000-draw sd estimate is ~1.3%)
     assert b.solver_ == "sparse"

@@ -52,6 +52,7 @@ from ..._io import check_memory_budget
 from ..._validation import (
     RANDOM_STATE_CONSTRAINTS,
     OrderedStrOptions,
+    check_option,
     check_random_state,
     check_scalar_float,
     check_scalar_int,
@@ -67,6 +68,7 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     DENSE_MAX_NODES,
     HYPERS,
     MIN_CONTRAST_MIN_POINTS,
+    STD_METHODS,
     TORCH_MAX_NODES,
     VARIANCE_COLLAPSE,
     VARIANCE_FLOOR,
@@ -75,6 +77,7 @@ from ._vogcam_blocks import (  # noqa: F401  (constants re-exported: the module'
     elbo_terms,
     fit_memory_bytes,
     lognormal_band,
+    neighbourhood_variance,
     s_on_neighbourhoods,
 )
 from ._vogcam_score import predictive_score
@@ -592,11 +595,14 @@ class VoGCAM(BaseEstimator):
                                              self._phi, NU_CODES[self.nu], self._st.jitter)
         return U, Zq, nb, A, Fc
 
-    def predict_log_intensity(self, Xq, return_std=False, covariates=None):
+    def predict_log_intensity(self, Xq, return_std=False, covariates=None, std_method="reach"):
         """Posterior mean (and sd) of the log-intensity at ``Xq`` (m, 2), per user unit area.
 
-        Kriging from the ``k`` nearest nodes: ``mu* = z*^T beta + a*^T (m_N* - Z_N* beta)``,
-        ``v* = sigma^2 F* + a*^T S_N*N* a*``.
+        Kriging from the ``k`` nearest nodes ``N*``: the NNGP conditional of the field at a query point
+        given the field at ``N*`` (weights ``a*``, conditional variance ``sigma^2 F*``) under the
+        variational posterior ``N(m, S)`` of the nodes, so ``mu* = z*^T beta + a*^T (m_N* - Z_N* beta)``,
+        ``v* = sigma^2 F* + a*^T S_N*N* a*``. Both ``std_method`` give this same ``v*`` (to round-off); they
+        differ in how ``a*^T S_N*N* a*`` is computed.
 
         Parameters
         ----------
@@ -607,6 +613,15 @@ class VoGCAM(BaseEstimator):
         covariates : callable or array-like, optional
             As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
             at ``Xq``; needed when the model was fitted with covariates.
+        std_method : {"reach", "neighbourhood"}, default="reach"
+            How the posterior part of the variance is computed (the sparse solver's fits; the dense and
+            mean-field ones hold every entry of ``S`` and use the second). ``"reach"``: ``a*^T S a* =
+            ||L^{-1} a*||^2`` with ``P = L L^T`` the factor of ``S^{-1}``, one forward solve per query point
+            restricted to the elimination-tree paths from ``N*`` up to their common ancestor, and the rest
+            of the form from the selected inverse (no solve with the whole factor).
+            ``"neighbourhood"``: the ``k x k`` block ``S_N*N*`` from the selected inverse, with the pairs
+            outside the factor's pattern solved column by column with the whole factor (the earlier method,
+            much slower on large fits; docs/point_process.md, "Predictive variance").
 
         Returns
         -------
@@ -616,6 +631,7 @@ class VoGCAM(BaseEstimator):
             Posterior standard deviation; only with ``return_std=True``.
         """
         check_is_fitted(self, "mean_")
+        check_option(std_method, "std_method", STD_METHODS)
         Xq = coordinate_array(Xq, "Xq", "m")
         M = len(Xq)
         cov = covariates
@@ -624,16 +640,16 @@ class VoGCAM(BaseEstimator):
             if cov.ndim == 0 or len(cov) != M:  # the whole array goes to the check, which names the rule
                 cov, M = covariates, 0
         if M <= PREDICT_BLOCK:
-            return self._predict_block(Xq, return_std, covariates)
+            return self._predict_block(Xq, return_std, covariates, std_method)
         # in blocks of PREDICT_BLOCK query points: the neighbourhood blocks of S take 8 k^2 bytes per point
         out = [self._predict_block(Xq[i:i + PREDICT_BLOCK], return_std,
-                                   cov if cov is None or callable(cov) else cov[i:i + PREDICT_BLOCK])
+                                   cov if cov is None or callable(cov) else cov[i:i + PREDICT_BLOCK], std_method)
                for i in range(0, M, PREDICT_BLOCK)]
         if not return_std:
             return np.concatenate(out)
         return np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
 
-    def _predict_block(self, Xq, return_std, covariates):
+    def _predict_block(self, Xq, return_std, covariates, std_method="reach"):
         """:meth:`predict_log_intensity` on one block of query points."""
         U, Zq, nb, A, Fc = self._conditional(Xq, covariates)
         beta = self._beta
@@ -641,11 +657,10 @@ class VoGCAM(BaseEstimator):
         mu = Zq @ beta + np.einsum("ij,ij->i", A, res[nb]) - 2.0 * math.log(self.scale_)
         if not return_std:
             return mu
-        Sb = s_on_neighbourhoods(self._state, nb, len(self._U))
-        v = self._sigma2 * Fc + np.einsum("ij,ijk,ik->i", A, Sb, A)
+        v = self._sigma2 * Fc + neighbourhood_variance(self._state, nb, A, len(self._U), std_method)
         return mu, np.sqrt(np.maximum(v, 0.0))
 
-    def predict_intensity(self, Xq, alpha=None, covariates=None):
+    def predict_intensity(self, Xq, alpha=None, covariates=None, std_method="reach"):
         """Posterior mean intensity ``exp(mu* + v*/2)`` at ``Xq``; with ``alpha``, also the lognormal
         ``(1 - alpha)`` band ``exp(mu* -/+ z_{alpha/2} sd*)``: returns ``(mean, lower, upper)``.
 
@@ -658,6 +673,9 @@ class VoGCAM(BaseEstimator):
         covariates : callable or array-like, optional
             As in :meth:`fit`: a callable mapping (m, 2) coordinates to (m, p), or an (m, p) array of values
             at ``Xq``; needed when the model was fitted with covariates.
+        std_method : {"reach", "neighbourhood"}, default="reach"
+            How the predictive variance is computed (the same value either way), as in
+            :meth:`predict_log_intensity`.
 
         Returns
         -------
@@ -666,7 +684,7 @@ class VoGCAM(BaseEstimator):
         lower, upper : ndarray of shape (m,)
             The band; only when ``alpha`` is given.
         """
-        mu, sd = self.predict_log_intensity(Xq, return_std=True, covariates=covariates)
+        mu, sd = self.predict_log_intensity(Xq, return_std=True, covariates=covariates, std_method=std_method)
         return lognormal_band(mu, sd, alpha)
 
     def expected_count(self, region=None):

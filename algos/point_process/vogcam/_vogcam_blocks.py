@@ -306,6 +306,30 @@ def s_on_neighbourhoods(st8, nb, n_nodes):
     return vals
 
 
+#: Ways to compute the posterior part ``a^T S_NN a`` of the predictive variance (see :func:`neighbourhood_variance`).
+STD_METHODS = ("reach", "neighbourhood")
+
+
+def neighbourhood_variance(st8, nb, A, n_nodes, method="reach"):
+    """``a_q^T S[N_q, N_q] a_q`` for every query row ``q`` (``nb``, ``A``: (M, k) neighbour nodes and kriging
+    weights), from the S state ``st8`` of ``n_nodes`` nodes; exact with either ``method``.
+
+    ``"reach"``: with a sparse factor ``P = L L^T`` of ``S = P^{-1}``, the form is ``||L^{-1} b_q||^2`` for the
+    sparse vector ``b_q`` holding ``a_q`` on ``N_q`` (:meth:`SparseCholesky.inverse_quadratic_forms`): one
+    forward solve per query restricted to the elimination-tree paths from ``N_q`` up to their common
+    ancestor, then a dense form with the selected inverse on that ancestor's rows; no solve with the whole
+    factor. ``"neighbourhood"``: the ``k x k`` blocks of ``S`` (:func:`s_on_neighbourhoods`: the selected
+    inverse, and full solves for the pairs outside the factor's pattern), then the forms. States without a
+    sparse factor (mean-field, dense, torch) always take the second route, where every entry is at hand."""
+    fac = st8.get("fac")
+    inner, c2 = (fac.inner, fac.c2) if isinstance(fac, _ScaledFactor) else (fac, 1.0)
+    if (method == "reach" and st8["kind"] != "diag" and hasattr(inner, "inverse_quadratic_forms")
+            and getattr(inner, "Lx", None) is not None):
+        return c2 * inner.inverse_quadratic_forms(nb, A)
+    Sb = s_on_neighbourhoods(st8, nb, n_nodes)
+    return np.einsum("ij,ijk,ik->i", A, Sb, A)
+
+
 def _diag_fixed_point(s, m, w, Qd):
     """Mean-field S: the per-node scalar fixed point ``s = 1 / (Q_jj + w e^{m + s/2})``, solved by
     safeguarded Newton on ``s`` from the start ``s``."""
