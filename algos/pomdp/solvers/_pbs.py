@@ -27,11 +27,10 @@ The solver follows HSVI2 [SS05]: two bounds on ``V*`` are refined by trials from
   tiny model before the clock starts, so compilation is not charged to the budget).
 
 Precision schedule (a project variant, not in [SS05]): trial ``k`` uses
-``eps_k = max(target_gap, kappa * (U(b0) - L(b0)))`` with ``kappa = KAPPA = 0.15`` for the width-rule trials
-and ``KAPPA_DEEP = 0.5`` for the deep-sampling ones (SARSOP's idea of shallow trials while the root gap is large,
-Kurniawati, Hsu & Lee 2008 §4), which keeps early trials short; the final trials run at ``eps = target_gap``
-exactly as in HSVI2, so the stopping rule is the paper's. (One factor 0.5 for both kinds left the lower bound
-behind on TagAvoid and RockSample(7, 8); 0.15 for both lost RockSample(7, 8) at 1 s; see docs/pomdp.md.)
+``eps_k = max(target_gap, kappa * (U(b0) - L(b0)))`` with ``kappa = 0.5`` (SARSOP's idea of
+shallow trials while the root gap is large, Kurniawati, Hsu & Lee 2008 §4), which keeps early
+trials short; the final trials run at ``eps = target_gap`` exactly as in HSVI2, so the stopping
+rule is the paper's.
 
 Deep sampling (SARSOP [KHL08] Alg. 3): every ``DEEP_EVERY``-th trial, the first included, ends by
 SARSOP's target rule instead of the width rule: the root's targets ``L(b0)`` and ``L(b0) + eps`` are carried down
@@ -98,8 +97,7 @@ from ._pbs_engines import _NumbaEngine, _TorchEngine, points_dense
 
 __all__ = ["PointBasedSolver"]
 
-KAPPA = 0.15         # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
-KAPPA_DEEP = 0.5     # the same factor for the deep-sampling trials (see module notes)
+KAPPA = 0.5          # precision schedule eps_k = max(target_gap, KAPPA * gap(b0)) (see module notes)
 #: every DEEP_EVERY-th trial (the first included) uses SARSOP's selective deep sampling instead of the width rule
 #: (both engines; 0: never); see the module notes
 DEEP_EVERY = 2
@@ -416,8 +414,8 @@ class PointBasedSolver(AlphaBoundsMixin, BaseEstimator):
                     break
                 if run.requested:  # Ctrl-C: stop before the next trial (the engine is whole here)
                     break
+                eps = max(target, KAPPA * (up - lo))
                 eng.deep = DEEP_EVERY > 0 and n_trials % DEEP_EVERY == 0
-                eps = max(target, (KAPPA_DEEP if eng.deep else KAPPA) * (up - lo))
                 depth, nb = eng.trial(eps, _depth_cap(eps, span, discount))
                 n_backups += nb
                 n_trials += 1
