@@ -254,3 +254,63 @@ def test_tiger95_K4_reaches_the_best_deterministic_four_node_controller(tiger95)
     rc = RECAPController(n_memory=4, random_state=0).fit(model, alphas=solver)
     assert rc.n_memory_ <= 4
     assert rc.value_ >= target - 1e-9
+
+
+# ---------------------------------------------------------------- steps shared with the smaller fit
+def test_compression_polish_shared_between_sizes_is_the_fresh_one(four_by_three):
+    """The staged schedule's first stage at K (compress to 2 K, polish) reuses the polish of the
+    unstaged schedule at 2 K kept in ``trajectories``: the result equals a fresh run's, one polish fewer."""
+    model, solver = four_by_three
+    ev = _system(model)
+    C, tab = st.policy_graph(ev, solver.alphas_, solver.actions_)
+    est = RECAPController(n_memory=2, random_state=0)
+    est._check_common(model)
+    search = est._search(model)
+    calls = []
+
+    def value(t):
+        return ev.value(t["action"], t["eta"], t["m0"])
+
+    def polish(C_, t, v):
+        calls.append(len(C_))
+        return search._polish(model, C_, t, v, solver.alphas_)
+
+    shared = {}
+    st.best_compression(ev, C, tab, 4, value, polish, trajectories=shared)
+    n_big = len(calls)
+    Cs, ts, vs = st.best_compression(ev, C, tab, 2, value, polish, trajectories=shared)
+    n_shared = len(calls) - n_big
+    calls.clear()
+    Cf, tf, vf = st.best_compression(ev, C, tab, 2, value, polish)
+    assert n_shared == len(calls) - 1  # the 4-node polish of the staged schedule came from the cache
+    assert vs == vf
+    assert np.array_equal(Cs, Cf)
+    for key in ("action", "eta", "eta_full", "m0"):
+        assert np.array_equal(ts[key], tf[key])
+
+
+def test_fit_resuming_the_smaller_fits_steps_equals_the_fit_without(four_by_three, monkeypatch):
+    """Without a time budget the growth paths resume from the smaller fit's checkpoints (and share
+    its restart sample); with one (never reached) every step runs: the same controller, bit for bit."""
+    from algos.pomdp.recap._search import RecapSearch
+
+    model, solver = four_by_three
+    steps = []
+    grow_step = RecapSearch._grow_step
+
+    def counting(self, *args, **kwargs):
+        steps.append(self.n_memory)
+        return grow_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(RecapSearch, "_grow_step", counting)
+    shared = RECAPController(n_memory=8, random_state=0).fit(model, alphas=solver)
+    n_shared = len(steps)
+    steps.clear()
+    full = RECAPController(n_memory=8, random_state=0, time_limit=1e9).fit(model, alphas=solver)
+    assert n_shared < len(steps)
+    assert shared.value_ == full.value_ and shared.construction_ == full.construction_
+    assert shared.start_values_ == full.start_values_
+    for name in ("action_", "eta_", "eta_full_", "codebook_", "value_history_", "objective_history_"):
+        assert np.array_equal(getattr(shared, name), getattr(full, name)), name
+    assert shared.m0_ == full.m0_
+    assert getattr(shared, "_checkpoints", None) is None  # not kept after the fit

@@ -89,13 +89,30 @@ def _argmin_ties(D, tie=None):
     return np.argmin(np.where(near, tie, np.inf), axis=1)
 
 
+_PAIR_CHUNK = 1 << 18  # (row, codeword, state) differences formed at once by :func:`pairwise_distance`
+
+
+def pairwise_distance(B, C, power=1):
+    """``sum_s |B[i, s] - C[j, s]| ** power`` (``power`` 1 or 2) as an (n, K) matrix: the same numbers
+    as ``(np.abs(B[:, None, :] - C[None]) ** power).sum(axis=2)`` (each entry the same sum over
+    ``s``), formed a block of rows at a time instead of as one (n, K, S) temporary."""
+    B, C = np.atleast_2d(B), np.atleast_2d(C)
+    n, K = B.shape[0], C.shape[0]
+    out = np.empty((n, K))
+    step = max(1, _PAIR_CHUNK // max(1, K * B.shape[1]))
+    for i in range(0, n, step):
+        diff = B[i:i + step, None, :] - C[None, :, :]
+        out[i:i + step] = (np.abs(diff) if power == 1 else diff ** 2).sum(axis=2)
+    return out
+
+
 def quantize(B, C, distance="l1", alphas=None):
     """Index of the nearest codeword of ``C`` (K, S) for each belief of ``B`` (N, S)."""
     B = np.atleast_2d(B)
     if distance == "l1":
-        return _argmin_ties(np.abs(B[:, None, :] - C[None, :, :]).sum(axis=2))
+        return _argmin_ties(pairwise_distance(B, C))
     if distance == "l2":
-        return _argmin_ties(((B[:, None, :] - C[None, :, :]) ** 2).sum(axis=2))
+        return _argmin_ties(pairwise_distance(B, C, power=2))
     # decision distortion with the L1 tie-break; L1 is computed only for the rows with a tie
     return _nearest_with_l1_ties(decision_distortion(B, C, alphas), B, C)
 
@@ -108,7 +125,7 @@ def _nearest_with_l1_ties(D, B, C):
     out = np.argmax(near, axis=1)
     multi = near.sum(axis=1) > 1
     if multi.any():
-        l1 = np.abs(B[multi][:, None, :] - C[None, :, :]).sum(axis=2)
+        l1 = pairwise_distance(B[multi], C)
         out[multi] = np.argmin(np.where(near[multi], l1, np.inf), axis=1)
     return out
 

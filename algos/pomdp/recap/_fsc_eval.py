@@ -192,13 +192,13 @@ class FSCSystem:
         K, S = len(action), self.n_states
         temps = [self._row_template(int(a)) for a in action]
         lens = np.array([tp[1].size for tp in temps], dtype=np.int64)
-        start = np.concatenate([[0], np.cumsum(lens)])
-        indices = np.empty(start[-1], dtype=np.int64)
-        data = np.empty(start[-1])
-        for m, (_, _, o, t, v, diag) in enumerate(temps):
-            sl = slice(start[m], start[m + 1])
-            indices[sl] = np.where(diag, m * S + t, eta[m, o] * S + t)
-            data[sl] = v
+        if K:  # the node rows one after another: node m's entries go to m * S + t (diagonal) or eta[m, o] * S + t
+            node = np.repeat(np.arange(K), lens)
+            o, t = np.concatenate([tp[2] for tp in temps]), np.concatenate([tp[3] for tp in temps])
+            indices = np.where(np.concatenate([tp[5] for tp in temps]), node * S + t, eta[node, o] * S + t)
+            data = np.concatenate([tp[4] for tp in temps])
+        else:
+            indices, data = np.zeros(0, dtype=np.int64), np.zeros(0)
         counts = np.concatenate([tp[0] for tp in temps]) if K else np.zeros(0, dtype=np.int64)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return scipy.sparse.csr_matrix((data, indices, indptr), shape=(K * S, K * S))

@@ -440,6 +440,7 @@ class RECAPController(_CodebookController):
         sub._run, sub._best = self._run, self._best  # one interrupt and one best-so-far record
         sub._model_cache = getattr(self, "_model_cache", None)
         sub._graph_cache = getattr(self, "_graph_cache", None)
+        sub._checkpoints = getattr(self, "_checkpoints", None)  # the growth paths' states at K = P
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             sub.fit(pomdp, alphas=alphas)
@@ -453,6 +454,10 @@ class RECAPController(_CodebookController):
         """The search of ``fit``: the smaller fit, the growth paths and their beam, the starts.
         Returns ``(C, tab, value, values, objectives, closed, search)`` and sets ``construction_``,
         ``start_values_``, ``policy_graph_size_`` and ``n_reachable_``."""
+        if not getattr(self, "_nested", False):
+            # the growth paths' checkpoints, shared with the smaller fits (no time budget: a path
+            # that a budget cut short is not the same computation)
+            self._checkpoints = {} if self._deadline is None else None
         if starts:  # the policy-graph start first: cheap, and what an anytime stop returns
             early = self._search(pomdp)
             early._graph_start(pomdp, G, labels)
@@ -465,13 +470,21 @@ class RECAPController(_CodebookController):
         restarts = None
         if restart and not self._expired():
             (srng,) = spawn_generators(rng, 1)
-            H = _default_horizon(discount)
-            B, w = simulate_beliefs(pomdp, max(1, -(-n_samples // H)), H, srng,
-                                    alphas=G if labels is not None else None, actions=labels, explore=0.1)
-            B, w = B[:n_samples], w[:n_samples]
-            Bu, inv = np.unique(np.round(B, 12), axis=0, return_inverse=True)
-            restarts = {"sample": (Bu, np.bincount(inv.ravel(), weights=w), int(srng.integers(0, 2**31 - K_MAX))),
-                        "b0": b0}
+            # the sample and its candidates per K are those of the smaller fit when it drew them from
+            # the same generator state (then the same numbers): shared through the checkpoints
+            shared = getattr(self, "_checkpoints", None) if self._deadline is None else None
+            rkey = ("restarts", (repr(srng.bit_generator.state), n_samples))
+            restarts = None if shared is None else shared.get(rkey)
+            if restarts is None:
+                H = _default_horizon(discount)
+                B, w = simulate_beliefs(pomdp, max(1, -(-n_samples // H)), H, srng,
+                                        alphas=G if labels is not None else None, actions=labels, explore=0.1)
+                B, w = B[:n_samples], w[:n_samples]
+                Bu, inv = np.unique(np.round(B, 12), axis=0, return_inverse=True)
+                restarts = {"sample": (Bu, np.bincount(inv.ravel(), weights=w),
+                                       int(srng.integers(0, 2**31 - K_MAX))), "b0": b0}
+                if shared is not None:
+                    shared[rkey] = restarts
 
         if self.growth_metric == "decision":
             # nested growth paths: decision-distortion candidates only, and decision + L1
@@ -485,7 +498,9 @@ class RECAPController(_CodebookController):
         # every path runs to K = n_memory - 1; only the _FINAL_BEAM best there (by the value kept so
         # far, ties to the earlier path) run the last steps, which cost the most (each polishes
         # every node of the largest controllers)
-        paths = [search._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1, restarts, local)
+        checkpoints = getattr(self, "_checkpoints", None) if self._deadline is None else None
+        paths = [search._grow_path(pomdp, G, b0, r_, refine, n_refine, discount, verbose, with_l1, restarts, local,
+                                   checkpoints=checkpoints)
                  for r_, (with_l1, local) in zip(rngs, variants)]
         scores = np.array([next(path) for path in paths])
         best = None
@@ -527,7 +542,7 @@ class RECAPController(_CodebookController):
         self.closed_ = closed
         self.bound_ = self._bound(pomdp, C, tab, discount, r, b0)
         if not getattr(self, "_nested", False):
-            self._graph_cache = None
+            self._graph_cache = self._checkpoints = None
 
     def _fit_search(self, pomdp, alphas, G, labels, pbvi, rng, discount, refine, n_refine, verbose, starts,
                     restart, n_samples, time_limit, solver_stopped):

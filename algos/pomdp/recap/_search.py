@@ -22,6 +22,7 @@ from ._codebook import (
     _default_horizon,
     _node_successors,
     _v_gamma,
+    pairwise_distance,
     quantize,
     simulate_beliefs,
 )
@@ -39,6 +40,11 @@ from ._tools import (  # noqa: F401  (BestSoFar, _unique_rows, _quantize_decisio
 
 _SUCC_CACHE = 2048  # codewords whose successors (and V_Gamma of them) RECAP keeps per fit
 _SCREEN_SIZE = 600  # K*S from which polish trials are screened by their first-order gain (see _polish)
+
+
+def _copy_tab(tab):
+    """A copy of the tables ``tab`` (its arrays copied)."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
 
 
 class RecapSearch:
@@ -187,7 +193,7 @@ class RecapSearch:
         flat = Ba.reshape(-1, S)
         nu = np.maximum(nu, 0.0) / max(nu.sum(), 1e-300) + 1e-3  # unreachable nodes keep a small weight
         w = (nu[:, None] * Pa).reshape(-1)
-        l1 = np.abs(flat[:, None, :] - C[None]).sum(axis=2).min(axis=1)
+        l1 = pairwise_distance(flat, C).min(axis=1)
         live = (Pa.reshape(-1) > 0) & (l1 > self.tol)
         score_l1 = np.where(live, w * l1, 0.0)
         def top(score):
@@ -351,7 +357,7 @@ class RecapSearch:
         # the codewords nearest to the successors of the visited nodes only (each row on its own)
         seen = np.asarray(visit, dtype=np.int64)
         d = self._distortion(pomdp, C, alphas, rows=seen)
-        l1 = np.abs(run.tab["Bn"][seen].reshape(-1, S)[:, None, :] - C[None]).sum(axis=2)
+        l1 = pairwise_distance(run.tab["Bn"][seen].reshape(-1, S), C)
         rank = np.zeros((K, A, O, min(n_alt, K)), dtype=np.int64)
         rank[seen] = np.argsort(d + 1e-9 * l1, axis=1, kind="stable").reshape(len(seen), A, O, K)[:, :, :, :n_alt]
         for _ in range(n_sweeps):
@@ -466,7 +472,7 @@ class RecapSearch:
 
 
     def _grow_path(self, pomdp, G, b0, rng, refine, n_refine, discount, verbose, with_l1, restarts=None,
-                   local="touched"):
+                   local="touched", checkpoints=None):
         """One nested growth K = 1..n_memory, as a generator: it yields the best value so far once,
         before step K = n_memory (the checkpoint where ``fit`` keeps the best paths), and returns
         (C, tab, value, values, objectives, closed).
@@ -475,7 +481,19 @@ class RecapSearch:
         as a K-node candidate, so the growth runs one step past ``n_memory`` (that step without
         restart candidates); every K's accepted controller depends only on the steps up to K + 1.
         The fits for different ``n_memory`` are not nested: the steps K >= n_memory are full steps
-        (``_full_step``) and the checkpoint selection depends on n_memory."""
+        (``_full_step``) and the checkpoint selection depends on n_memory.
+
+        ``checkpoints`` (a dict, optional; only for a fit without a time budget): the path's state at
+        its checkpoint is stored there under ``(with_l1, local, the rng's state at the start,
+        n_memory)``, and a path of a larger ``n_memory`` with the same key starts from the stored
+        state of the largest smaller ``n_memory`` instead of repeating its steps: the steps
+        ``K < P`` of the paths at ``n_memory = P`` and ``2 P`` are the same computation (the same
+        full steps, candidates, random numbers and restart sample), so the fit at ``2 P`` resumes
+        its smaller fit's paths at step ``P`` with the same numbers."""
+        key = None
+        if checkpoints is not None:
+            key = (bool(with_l1), local, repr(rng.bit_generator.state),
+                   None if restarts is None else restarts["sample"][2])
         C = b0[None, :].copy()
         checked = False  # whether the checkpoint before the last steps was passed (see ``fit``)
         tab = self._build(pomdp, C, G)
@@ -500,11 +518,30 @@ class RecapSearch:
             settle(1)
         merge = merge and self.n_memory >= 2
         last = self.n_memory + 1 if merge else self.n_memory
-        for K in range(2, last + 1):
+        first = 2
+        stored = [] if key is None else [P for (k_, P) in checkpoints if k_ == key and P < self.n_memory]
+        if stored:  # resume from the smaller fit's checkpoint (see above)
+            first = max(stored)
+            snap = checkpoints[(key, first)]
+            C, tab, value, kept, closed = snap["C"].copy(), _copy_tab(snap["tab"]), snap["value"], snap["kept"], \
+                snap["closed"]
+            kept = (kept[0].copy(), _copy_tab(kept[1]), kept[2])
+            values[:], objectives[:] = list(snap["values"]), list(snap["objectives"])
+            rng.bit_generator.state = snap["rng"]
+            self._values_cache = snap["values_cache"]
+            if bar is not None:
+                bar.update(len(values))
+        for K in range(first, last + 1):
             if self._expired():  # anytime: the best controller so far (``fit`` warns)
                 break
             if K == self.n_memory:
                 checked = True
+                if key is not None and not self._expired():
+                    checkpoints[(key, K)] = dict(C=C.copy(), tab=_copy_tab(tab), value=value, closed=closed,
+                                                 kept=(kept[0].copy(), _copy_tab(kept[1]), kept[2]),
+                                                 values=list(values),
+                                                 objectives=list(objectives), rng=rng.bit_generator.state,
+                                                 values_cache=self._values_cache)
                 yield kept[2]
                 if self._expired():  # (the budget may have run out in the other paths meanwhile)
                     break

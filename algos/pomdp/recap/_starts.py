@@ -226,6 +226,11 @@ def compress(ev, C, tab, K, evaluate, n_candidates=3, batch=0.25, expired=None, 
     return C, tab, evaluate(tab)
 
 
+def _copy_tables(tab):
+    """A copy of the tables ``tab`` (its arrays copied: the caller may change them in place)."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in tab.items()}
+
+
 #: compression schedules tried by :func:`best_compression`: (share of the excess merged per batch
 #: round, single merges solved exactly per step, staged)
 COMPRESSIONS = ((0.25, 3, False), (0.1, 8, False), (0.1, 8, True))
@@ -240,8 +245,9 @@ def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSION
     then polished); the result of highest exact value is kept (ties to the earlier schedule).
     ``trajectories`` (a dict, optional): the batch rounds of :func:`compress` per batch share,
     shared by the schedules and by later calls on the same ``(C, tab)`` with another ``K``; it also
-    keeps each compression of ``(C, tab)`` itself per (batch share, candidates, size), so the staged
-    schedule's first stage at ``K`` serves the unstaged schedule at ``2 K`` (the same controller).
+    keeps each compression of ``(C, tab)`` itself per (batch share, candidates, size), and its polish,
+    so the staged schedule's first stage at ``K`` is the unstaged schedule at ``2 K`` (the same
+    controller, polished once).
     With ``expired()`` given, the schedules stop once it says True: the best K-node result of the
     completed schedules is returned, or None when none completed."""
     if len(C) <= K:  # the graph has at most K nodes: polished as it is
@@ -268,9 +274,20 @@ def best_compression(ev, C, tab, K, evaluate, polish=None, schedules=COMPRESSION
                         trajectories[key] = out
                 if out is None:
                     return best
+                first = Cs is C
                 Cs, ts, v = out
                 if polish is not None:
-                    ts, v = polish(Cs, ts, v)
+                    # the polish of a compression of the graph itself is kept too: the staged
+                    # schedule's first stage at K polishes the controller the unstaged schedule at
+                    # 2 K polishes (the same numbers), and the fit at 2 K runs before its smaller fit
+                    pkey = ("polished", batch, n_cand, stage)
+                    done = trajectories.get(pkey) if first else None
+                    if done is None:
+                        ts, v = polish(Cs, ts, v)
+                        if first and not (expired is not None and expired()):  # (a polish cut short: not kept)
+                            trajectories[pkey] = (_copy_tables(ts), v)
+                    else:
+                        ts, v = _copy_tables(done[0]), done[1]
         if best is None or v > best[2]:
             best = (Cs, ts, v)
     return best

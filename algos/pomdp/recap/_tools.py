@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._codebook import _nearest_with_l1_ties
+from ._codebook import _nearest_with_l1_ties, pairwise_distance
 from ._polish import _tie
 
 
@@ -69,7 +69,7 @@ def _weighted_kmeans(X, w, k, rng, n_iter=50):
     C = np.array(centers)
     assign = None
     for _ in range(n_iter):
-        D = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+        D = pairwise_distance(X, C, power=2)
         new = D.argmin(axis=1)
         if assign is not None and np.array_equal(new, assign):
             break
