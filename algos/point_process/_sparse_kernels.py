@@ -570,6 +570,31 @@ def _sn_positions(start, sn_of, Rp, Ri, off, rows, cols):
 
 
 @numba.njit(cache=True)
+def _sn_parent(s, start, sn_of, Rp, Ri):
+    """The elimination-tree parent of supernode ``s`` (the supernode of its first row below its columns;
+    -1 at a root)."""
+    ncol = start[s + 1] - start[s]
+    return sn_of[Ri[Rp[s] + ncol]] if Rp[s + 1] - Rp[s] > ncol else -1
+
+
+@numba.njit(cache=True)
+def _sn_forward_norm2(path, start, Rp, Ri, off, Lx, x):
+    """``||y||^2`` of the forward solve ``L y = x`` restricted to the supernodes ``path`` (increasing, closed
+    under the updates they make); ``x`` is consumed on ``path``'s columns (zeroed) and updated below them."""
+    acc = 0.0
+    for i in range(len(path)):
+        f, ncol, r0, nr, os = _sn_dims(path[i], start, Rp, off)
+        for c in range(ncol):
+            xc = x[f + c] / Lx[os + c * nr + c]
+            x[f + c] = 0.0
+            if xc != 0.0:
+                acc += xc * xc
+                for a in range(c + 1, nr):
+                    x[Ri[r0 + a]] -= Lx[os + c * nr + a] * xc
+    return acc
+
+
+@numba.njit(cache=True)
 def _sn_quadratic_forms(start, sn_of, Rp, Ri, off, Lx, rows, vals):
     """``||L^{-1} b_q||^2 = b_q^T P^{-1} b_q`` for each row ``q`` of ``rows``/``vals`` (M, k): ``b_q`` has the
     values ``vals[q]`` at the (permuted) positions ``rows[q]``. Each forward solve is restricted to the reach
@@ -589,23 +614,10 @@ def _sn_quadratic_forms(start, sn_of, Rp, Ri, off, Lx, rows, vals):
                 mark[s] = q
                 reach[n_reach] = s
                 n_reach += 1
-                ncol = start[s + 1] - start[s]
-                nr = Rp[s + 1] - Rp[s]
-                s = sn_of[Ri[Rp[s] + ncol]] if nr > ncol else -1
+                s = _sn_parent(s, start, sn_of, Rp, Ri)
         for t in range(k):
             x[rows[q, t]] += vals[q, t]
-        path = np.sort(reach[:n_reach])
-        acc = 0.0
-        for i in range(n_reach):
-            f, ncol, r0, nr, os = _sn_dims(path[i], start, Rp, off)
-            for c in range(ncol):
-                xc = x[f + c] / Lx[os + c * nr + c]
-                x[f + c] = 0.0
-                if xc != 0.0:
-                    acc += xc * xc
-                    for a in range(c + 1, nr):
-                        x[Ri[r0 + a]] -= Lx[os + c * nr + a] * xc
-        out[q] = acc
+        out[q] = _sn_forward_norm2(np.sort(reach[:n_reach]), start, Rp, Ri, off, Lx, x)
     return out
 
 
@@ -630,20 +642,16 @@ def _sn_quadratic_forms_cut(start, sn_of, Rp, Ri, off, Lx, Zx, rows, vals):
             mark[s] = q
             reach[n_reach] = s
             n_reach += 1
-            ncol = start[s + 1] - start[s]
-            nr = Rp[s + 1] - Rp[s]
-            s = sn_of[Ri[Rp[s] + ncol]] if nr > ncol else -1
+            s = _sn_parent(s, start, sn_of, Rp, Ri)
         n_path = n_reach
         top = reach[0]
         for t in range(1, k):
             s = sn_of[rows[q, t]]
-            while mark[s] != q:
+            while mark[s] != q:  # a marked ancestor (the root is marked) ends the walk
                 mark[s] = q
                 reach[n_reach] = s
                 n_reach += 1
-                ncol = start[s + 1] - start[s]
-                nr = Rp[s + 1] - Rp[s]
-                s = sn_of[Ri[Rp[s] + ncol]]  # a marked ancestor (the root is marked) ends the walk
+                s = _sn_parent(s, start, sn_of, Rp, Ri)
             if s > top:
                 top = s
         # keep the first path up to the common ancestor ``top``
@@ -654,17 +662,7 @@ def _sn_quadratic_forms_cut(start, sn_of, Rp, Ri, off, Lx, Zx, rows, vals):
                 m += 1
         for t in range(k):
             x[rows[q, t]] += vals[q, t]
-        path = np.sort(reach[:m])
-        acc = 0.0
-        for i in range(m):
-            f, ncol, r0, nr, os = _sn_dims(path[i], start, Rp, off)
-            for c in range(ncol):
-                xc = x[f + c] / Lx[os + c * nr + c]
-                x[f + c] = 0.0
-                if xc != 0.0:
-                    acc += xc * xc
-                    for a in range(c + 1, nr):
-                        x[Ri[r0 + a]] -= Lx[os + c * nr + a] * xc
+        acc = _sn_forward_norm2(np.sort(reach[:m]), start, Rp, Ri, off, Lx, x)
         # c^T Z c on the rows of ``top`` below its columns
         f, ncol, r0, nr, os = _sn_dims(top, start, Rp, off)
         for a in range(ncol, nr):
