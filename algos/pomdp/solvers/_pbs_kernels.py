@@ -94,6 +94,26 @@ def lower_at(x, sup, n, ALT, nA, vb):
 
 
 @numba.njit(cache=True)
+def _fib_and_base(x, sup, n, Q, c):
+    """``max_a Q[a] . x`` (``inf`` without actions) and ``c . x``, over the support ``sup[:n]`` of ``x``:
+    the FIB cap and the corner term of the sawtooth upper bound."""
+    A = Q.shape[0]
+    fib = np.inf if A == 0 else -np.inf
+    for a in range(A):
+        v = 0.0
+        for j in range(n):
+            s = sup[j]
+            v += Q[a, s] * x[s]
+        if v > fib:
+            fib = v
+    base = 0.0
+    for j in range(n):
+        s = sup[j]
+        base += c[s] * x[s]
+    return fib, base
+
+
+@numba.njit(cache=True)
 def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
     """Upper bound at ``x``: min of the fast informed bound ``max_a Q[a] . x`` and the sawtooth
     interpolation of the points ``0..nU-1`` (point ``skip`` left out; ``-1``: none) over the corner
@@ -119,19 +139,7 @@ def upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, skip, vb):
     for j in range(n):
         s = sup[j]
         xm[s >> 6] |= np.uint64(1) << np.uint64(s & 63)
-    A = Q.shape[0]
-    fib = np.inf if A == 0 else -np.inf
-    for a in range(A):
-        v = 0.0
-        for j in range(n):
-            s = sup[j]
-            v += Q[a, s] * x[s]
-        if v > fib:
-            fib = v
-    base = 0.0
-    for j in range(n):
-        s = sup[j]
-        base += c[s] * x[s]
+    fib, base = _fib_and_base(x, sup, n, Q, c)
     low = 0.0
     for i in range(nU):
         di = Ud[i]
@@ -174,19 +182,7 @@ def upper_listed(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, vb, li
     if UinvT.shape[0] > 0:
         return upper_at(x, sup, n, Q, c, Uptr, Uidx, Uinv, Ud, Umask, UinvT, nU, -1, vb)
     head, nxt = links
-    A = Q.shape[0]
-    fib = np.inf if A == 0 else -np.inf
-    for a in range(A):
-        v = 0.0
-        for j in range(n):
-            s = sup[j]
-            v += Q[a, s] * x[s]
-        if v > fib:
-            fib = v
-    base = 0.0
-    for j in range(n):
-        s = sup[j]
-        base += c[s] * x[s]
+    fib, base = _fib_and_base(x, sup, n, Q, c)
     low = 0.0
     for j in range(n):
         i = head[sup[j]]
