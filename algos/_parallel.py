@@ -17,7 +17,7 @@ import contextlib
 
 import numba
 
-__all__ = ["serial_twin", "pick", "always_parallel"]
+__all__ = ["serial_twin", "pick", "use_parallel", "always_parallel"]
 
 _ALWAYS = [False]
 
@@ -58,9 +58,14 @@ def pick(kernel, twin, work, min_work):
     -------
     numba dispatcher
     """
-    if _ALWAYS[0] or (work >= min_work and numba.get_num_threads() > 1):
-        return kernel
-    return twin
+    return kernel if use_parallel(work, min_work) else twin
+
+
+def use_parallel(work, min_work):
+    """Whether an input of ``work`` units runs the parallel kernel: ``work >= min_work`` and numba runs more than
+    one thread, or within :func:`always_parallel` (the rule of :func:`pick`, for callers that choose between
+    kernels of their own)."""
+    return _ALWAYS[0] or (work >= min_work and numba.get_num_threads() > 1)
 
 
 @contextlib.contextmanager

@@ -16,13 +16,14 @@ from numba.core.caching import NullCache
 
 from algos import _parallel
 from algos.continual import _kernels as ck
+from algos.federated import _kernels as fk
 from algos.point_process import _kernels as pk
 from algos.point_process.vogcam import _nngp
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [(pk.clip_areas, pk.clip_areas_serial), (pk.nngp_rows, pk.nngp_rows_serial),
          (pk.predict_rows, pk.predict_rows_serial), (_nngp.neighbour_distances, _nngp.neighbour_distances_serial),
-         (ck.grid_scan4, ck.grid_scan4_serial)]
+         (ck.grid_scan4, ck.grid_scan4_serial), (fk.local_gd_clients, fk.local_gd_clients_serial)]
 
 
 @pytest.mark.parametrize("kernel, twin", PAIRS, ids=[k.py_func.__name__ for k, _ in PAIRS])
@@ -113,6 +114,7 @@ warnings.simplefilter("ignore")
 import numpy as np
 from algos.continual import BiReservoir2D
 from algos.continual import _kernels as ck
+from algos.federated import _kernels as fk
 from algos.fair_matching import HybridRanking, random_instance
 from algos.fair_matching import _ranking_kernels as fk
 from algos.point_process import VoGCAM, simulate_lgcp

@@ -35,7 +35,7 @@ import math
 import numba
 import numpy as np
 
-from .._parallel import pick
+from .._parallel import use_parallel
 
 __all__ = [
     "FAIR_RULES",
@@ -243,7 +243,7 @@ def _state_arrays(matched, class_utility):
 
 def _use_parallel(R, parallel, n_edges):
     if parallel is None:
-        return R >= _PARALLEL_MIN_RUNS and pick(True, False, R * n_edges, _PARALLEL_MIN_WORK)
+        return R >= _PARALLEL_MIN_RUNS and use_parallel(R * n_edges, _PARALLEL_MIN_WORK)
     return bool(parallel)
 
 

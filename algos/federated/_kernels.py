@@ -27,6 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._parallel import serial_twin
+
 __all__ = ["local_gd_clients", "local_gd_clients_serial", "fisher_diag"]
 
 
@@ -159,14 +161,9 @@ def local_gd_clients(X, y, offsets, W, b, A, B, cW, cb, cA, cB, train, epochs, l
                     train, epochs, lr, l2, mu, order, batch_size)
 
 
-@numba.njit(cache=True)
-def local_gd_clients_serial(X, y, offsets, W, b, A, B, cW, cb, cA, cB, train, epochs, lr, l2, mu, order, batch_size):
-    """Serial twin of :func:`local_gd_clients` (same per-client code, so bit-identical results): used for
-    one or a few clients, where starting the thread pool costs more than the work."""
-    M = offsets.shape[0] - 1
-    for m in range(M):
-        _one_client(X, y, offsets[m], offsets[m + 1], W[m], b[m], A[m], B[m], cW[m], cb[m], cA[m], cB[m],
-                    train, epochs, lr, l2, mu, order, batch_size)
+#: the serial twin of :func:`local_gd_clients` (the same function compiled without ``parallel`` and cached, so
+#: bit-identical results): used for one or a few clients, where starting the thread pool costs more than the work
+local_gd_clients_serial = serial_twin(local_gd_clients)
 
 
 @numba.njit(cache=True)

@@ -38,6 +38,7 @@ from accel._federated_checks import (  # noqa: F401 - shared with the torch path
     _check_Xy,
 )
 
+from .._parallel import pick
 from .._validation import check_random_state, check_scalar_float, check_scalar_int
 
 __all__ = [
@@ -343,8 +344,8 @@ def _train_clients(starts, Xs, ys, *, n_classes, epochs, lr, l2=1e-3, centers=No
                 order[e, lo:hi] = lo + rngs[m].permutation(hi - lo)
         bs = batch_size
     # parallel only when there is enough work to amortise the thread pool (results are bit-identical)
-    kernel = local_gd_clients if M >= PARALLEL_MIN_CLIENTS and N * d * C * max(epochs, 1) >= PARALLEL_MIN_WORK \
-        else local_gd_clients_serial
+    kernel = (pick(local_gd_clients, local_gd_clients_serial, N * d * C * max(epochs, 1), PARALLEL_MIN_WORK)
+              if M >= PARALLEL_MIN_CLIENTS else local_gd_clients_serial)
     kernel(X, y, offsets, W, b, A, B, cW, cb, cA, cB, train, epochs, lr, l2, mu, order, bs)
     _check_diverged((W, b, A, B), lr, X)
     out = []
